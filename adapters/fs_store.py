@@ -1,0 +1,212 @@
+"""The filesystem run store: one folder per run under `$LI_HOME/runs`, atomic fenced writes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+from application.ports import RunNotFound, StoreBusy, StoreRefused
+from domain.availability import MALFORMED, MISSING, UNREADABLE, Availability, ConsoleText
+from domain.run import RecordUnusable, Run, is_run_id, make_run_id
+
+RECORD = "record.json"
+LOCK = "record.lock"
+
+
+def atomic_write(path: str, data: bytes) -> None:
+    """Temp file in the same folder, fsync, `os.replace`; the temp is removed in `finally`."""
+    folder = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+class FsRunStore:
+    """`RunStore` on a real filesystem. Readers never need the lock to see a whole record."""
+
+    def __init__(self, home: str, reads: Callable[[str], None] | None = None) -> None:
+        self.home = os.path.abspath(home)
+        self.runs = os.path.join(self.home, "runs")
+        self._on_read = reads  # a hook for tests and benchmarks that count record reads
+
+    def run_dir(self, run_id: str) -> str:
+        if not is_run_id(run_id):
+            raise ValueError(f"not a run id: {run_id!r}")
+        return os.path.join(self.runs, run_id)
+
+    def reserve(self, now: datetime) -> str:
+        try:
+            os.makedirs(self.runs, exist_ok=True)
+            while True:
+                run_id = make_run_id(now, os.urandom(3).hex())
+                try:
+                    os.mkdir(os.path.join(self.runs, run_id))
+                    return run_id
+                except FileExistsError:
+                    continue
+        except OSError as exc:
+            raise StoreRefused(f"cannot allocate a run under {self.runs}: {exc.strerror}") from exc
+
+    def discard(self, run_id: str) -> None:
+        shutil.rmtree(self.run_dir(run_id), ignore_errors=True)
+
+    def create(self, run: Run) -> Run:
+        first = run.evolve(generation=1)
+        try:
+            with self._lock(run.run_id, 10.0):
+                self._write(first)
+        except OSError as exc:
+            raise StoreRefused(f"cannot write the record: {exc.strerror or exc}") from exc
+        return first
+
+    def read(self, run_id: str) -> Run:
+        path = os.path.join(self.run_dir(run_id), RECORD)
+        if self._on_read is not None:
+            self._on_read(run_id)
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+        except FileNotFoundError as exc:
+            raise RunNotFound(run_id) from exc
+        except NotADirectoryError as exc:
+            raise RunNotFound(run_id) from exc
+        except OSError as exc:
+            raise RecordUnusable(UNREADABLE, f"record.json: {exc.strerror or exc}") from exc
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise RecordUnusable(MALFORMED, f"record.json is not valid JSON: {exc}") from exc
+        return Run.from_dict(data)
+
+    def update(self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0) -> Run | None:
+        try:
+            with self._lock(run_id, lock_timeout):
+                current = self.read(run_id)
+                new = change(current)
+                if new is None:
+                    return None
+                new = new.evolve(generation=current.generation + 1)
+                self._write(new)
+                return new
+        except OSError as exc:
+            raise StoreRefused(f"cannot write the record: {exc.strerror or exc}") from exc
+
+    def _lock(self, run_id: str, timeout: float) -> Any:
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(os.path.join(self.run_dir(run_id), LOCK), timeout=timeout)
+        try:
+            lock.acquire()
+        except Timeout as exc:
+            raise StoreBusy(f"the lock of {run_id} was not free within {timeout}s") from exc
+        return _Held(lock)
+
+    def _write(self, run: Run) -> None:
+        body = json.dumps(run.to_dict(), indent=1, sort_keys=True).encode("utf-8")
+        atomic_write(os.path.join(self.run_dir(run.run_id), RECORD), body)
+
+    def run_ids(self) -> Iterator[str]:
+        try:
+            names = os.listdir(self.runs)
+        except FileNotFoundError:
+            return iter(())
+        return iter(sorted((n for n in names if is_run_id(n)), reverse=True))
+
+    def write_text(self, run_id: str, name: str, text: str) -> None:
+        try:
+            atomic_write(os.path.join(self.run_dir(run_id), name), text.encode("utf-8", "surrogateescape"))
+        except OSError as exc:
+            raise StoreRefused(f"cannot write {name}: {exc.strerror or exc}") from exc
+
+    def read_text(self, run_id: str, name: str) -> str:
+        with open(os.path.join(self.run_dir(run_id), name), encoding="utf-8", errors="surrogateescape") as handle:
+            return handle.read()
+
+    def console(self, run_id: str, tail_chars: int) -> ConsoleText:
+        path = os.path.join(self.run_dir(run_id), "console.log")
+        try:
+            with open(path, "rb") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                span = min(size, max(tail_chars, 0) * 4)
+                handle.seek(size - span)
+                raw = handle.read(span)
+        except FileNotFoundError:
+            return ConsoleText(Availability.unavailable(MISSING, "console.log does not exist"), None)
+        except OSError as exc:
+            return ConsoleText(Availability.unavailable(UNREADABLE, f"console.log: {exc.strerror}"), None)
+        text = raw.decode("utf-8", errors="replace")
+        if span < size and text:
+            text = text[1:] if text[0] == "\ufffd" else text  # a cut multibyte character
+        tail = text[-tail_chars:] if tail_chars > 0 else ""
+        return ConsoleText(Availability.of(tail), span < size or len(tail) < len(text))
+
+    def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
+        root = os.path.join(self.run_dir(run_id), "artifacts")
+        if not os.path.isdir(root):
+            return Availability.unavailable(MISSING, "artifacts/ does not exist")
+        try:
+            return Availability.of(sorted(_listing(root), key=lambda a: str(a["name"])))
+        except OSError as exc:
+            return Availability.unavailable(UNREADABLE, f"artifacts/: {exc.strerror or exc}")
+
+    def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
+        path = os.path.join(self.run_dir(run_id), "manifest.json")
+        try:
+            with open(path, "rb") as handle:
+                data = json.loads(handle.read().decode("utf-8"))
+        except FileNotFoundError:
+            return Availability.unavailable(MISSING, "manifest.json does not exist (yet)")
+        except OSError as exc:
+            return Availability.unavailable(UNREADABLE, f"manifest.json: {exc.strerror}")
+        except (UnicodeDecodeError, ValueError) as exc:
+            return Availability.unavailable(MALFORMED, f"manifest.json: {exc}")
+        if not isinstance(data, dict):
+            return Availability.unavailable(MALFORMED, "manifest.json is not a JSON object")
+        return Availability.of(data)
+
+    def remove(self, run_id: str) -> None:
+        shutil.rmtree(self.run_dir(run_id))
+
+
+class _Held:
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+
+    def __enter__(self) -> _Held:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+def _listing(root: str) -> Iterator[dict[str, Any]]:
+    for folder, _dirs, files in os.walk(root, onerror=_raise):
+        for name in files:
+            path = os.path.join(folder, name)
+            yield {"name": os.path.relpath(path, root), "path": path,
+                   "size": os.path.getsize(path), "sha256": _sha256(path)}
+
+
+def _raise(error: OSError) -> None:
+    raise error
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,137 @@
+"""An in-memory `RunStore` for tests and for other programs' tests; same semantics as the filesystem one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+from application.ports import RunNotFound
+from domain.availability import MALFORMED, MISSING, Availability, ConsoleText
+from domain.run import RecordUnusable, Run, is_run_id, make_run_id
+
+
+class MemoryRunStore:
+    """Keeps records as serialized JSON so a record read here is as detached as one read from disk."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._records: dict[str, str] = {}
+        self._reserved: set[str] = set()
+        self._files: dict[tuple[str, str], str] = {}
+        self._artifacts: dict[str, dict[str, bytes]] = {}
+        self._counter = 0
+        self.reads: list[str] = []
+
+    def run_dir(self, run_id: str) -> str:
+        return f"memory://runs/{run_id}"
+
+    def reserve(self, now: datetime) -> str:
+        with self._lock:
+            self._counter += 1
+            run_id = make_run_id(now, f"{self._counter:06x}")
+            self._reserved.add(run_id)
+            self._artifacts[run_id] = {}
+            return run_id
+
+    def discard(self, run_id: str) -> None:
+        with self._lock:
+            self._reserved.discard(run_id)
+            self._records.pop(run_id, None)
+
+    def create(self, run: Run) -> Run:
+        first = run.evolve(generation=1)
+        with self._lock:
+            self._records[run.run_id] = json.dumps(first.to_dict())
+        return first
+
+    def read(self, run_id: str) -> Run:
+        self.reads.append(run_id)
+        with self._lock:
+            raw = self._records.get(run_id)
+        if raw is None:
+            raise RunNotFound(run_id)
+        try:
+            return Run.from_dict(json.loads(raw))
+        except ValueError as exc:
+            raise RecordUnusable(MALFORMED, str(exc)) from exc
+
+    def update(self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0) -> Run | None:
+        with self._lock:
+            current = self.read(run_id)
+            new = change(current)
+            if new is None:
+                return None
+            new = new.evolve(generation=current.generation + 1)
+            self._records[run_id] = json.dumps(new.to_dict())
+            return new
+
+    def put_raw(self, run_id: str, raw: str) -> None:
+        """Store arbitrary record text (corrupt records for tests)."""
+        with self._lock:
+            self._records[run_id] = raw
+
+    def run_ids(self) -> Iterator[str]:
+        with self._lock:
+            ids = sorted((i for i in self._records if is_run_id(i)), reverse=True)
+        return iter(ids)
+
+    def write_text(self, run_id: str, name: str, text: str) -> None:
+        with self._lock:
+            self._files[(run_id, name)] = text
+
+    def read_text(self, run_id: str, name: str) -> str:
+        with self._lock:
+            if (run_id, name) not in self._files:
+                raise FileNotFoundError(name)
+            return self._files[(run_id, name)]
+
+    def append_console(self, run_id: str, text: str) -> None:
+        with self._lock:
+            self._files[(run_id, "console.log")] = self._files.get((run_id, "console.log"), "") + text
+
+    def put_artifact(self, run_id: str, name: str, body: bytes) -> None:
+        with self._lock:
+            self._artifacts.setdefault(run_id, {})[name] = body
+
+    def console(self, run_id: str, tail_chars: int) -> ConsoleText:
+        with self._lock:
+            text = self._files.get((run_id, "console.log"))
+        if text is None:
+            return ConsoleText(Availability.unavailable(MISSING, "console.log does not exist"), None)
+        tail = text[-tail_chars:] if tail_chars > 0 else ""
+        return ConsoleText(Availability.of(tail), len(tail) < len(text))
+
+    def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
+        with self._lock:
+            files = self._artifacts.get(run_id)
+        if files is None:
+            return Availability.unavailable(MISSING, "artifacts/ does not exist")
+        return Availability.of([
+            {"name": name, "path": f"{self.run_dir(run_id)}/artifacts/{name}", "size": len(body),
+             "sha256": hashlib.sha256(body).hexdigest()}
+            for name, body in sorted(files.items())
+        ])
+
+    def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
+        with self._lock:
+            raw = self._files.get((run_id, "manifest.json"))
+        if raw is None:
+            return Availability.unavailable(MISSING, "manifest.json does not exist (yet)")
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            return Availability.unavailable(MALFORMED, str(exc))
+        if not isinstance(data, dict):
+            return Availability.unavailable(MALFORMED, "manifest.json is not a JSON object")
+        return Availability.of(data)
+
+    def remove(self, run_id: str) -> None:
+        with self._lock:
+            self._records.pop(run_id, None)
+            self._artifacts.pop(run_id, None)
+            for key in [k for k in self._files if k[0] == run_id]:
+                del self._files[key]

@@ -1,0 +1,74 @@
+"""Real processes: the psutil prober, the process-group signaller and the detached spawner."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from functools import cache
+
+from application.ports import SpawnFailed, SpawnRequest
+from domain.evidence import HostFacts, ProcessObservation
+
+
+def _first_line(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as handle:
+            return handle.readline().strip() or None
+    except OSError:
+        return None
+
+
+@cache
+def host_facts() -> HostFacts:
+    """This host's identity: machine id (else hostname) and the kernel's boot id."""
+    host = _first_line("/etc/machine-id") or _first_line("/var/lib/dbus/machine-id")
+    return HostFacts(host_id=host or f"hostname:{socket.gethostname()}",
+                     boot_id=_first_line("/proc/sys/kernel/random/boot_id"))
+
+
+class PsutilProber:
+    """Advisory liveness from psutil: existence, create time, zombie state."""
+
+    def host(self) -> HostFacts:
+        return host_facts()
+
+    def observe(self, pid: int) -> ProcessObservation:
+        import psutil
+
+        try:
+            process = psutil.Process(pid)
+            create_time = process.create_time()
+            zombie = process.status() == psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return ProcessObservation(pid, exists=False)
+        except psutil.AccessDenied:
+            return ProcessObservation(pid, exists=True, access_denied=True)
+        except (OSError, ValueError) as exc:
+            return ProcessObservation(pid, exists=True, error=str(exc))
+        return ProcessObservation(pid, exists=True, create_time=create_time, zombie=zombie)
+
+
+class GroupSignaller:
+    def signal_group(self, pgid: int, signum: int) -> bool:
+        try:
+            os.killpg(pgid, signum)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+class DetachedSpawner:
+    """Own session and process group, stdin closed, output to the run's console log."""
+
+    def spawn(self, request: SpawnRequest) -> int:
+        try:
+            with open(request.log_path, "ab") as log:
+                child = subprocess.Popen(
+                    list(request.argv), cwd=request.cwd, env=dict(request.env),
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    start_new_session=True, close_fds=True,
+                )
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            raise SpawnFailed(f"{type(exc).__name__}: {exc}") from exc
+        return child.pid

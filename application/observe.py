@@ -1,0 +1,78 @@
+"""One authority for every status-bearing answer: read, probe, judge, reap if conclusive, derive."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from application.ports import Clock, ProcessProber, RunStore, StoreBusy, StoreRefused
+from domain.evidence import Finding, ProcessObservation, judge
+from domain.lifecycle import PREPARING_THRESHOLD_SECONDS, Derivation, derive, reap
+from domain.run import Run
+
+ReapHook = Callable[[Run], None]
+
+
+@dataclass(frozen=True)
+class Observed:
+    """A record as read, what the probe found, and the derivation every verb reports."""
+
+    run: Run
+    finding: Finding | None
+    derivation: Derivation
+
+
+class Observer:
+    """Status, list and wait all resolve runs here, so no two verbs can disagree about one run."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        prober: ProcessProber,
+        clock: Clock,
+        on_reaped: ReapHook | None = None,
+        preparing_threshold: float = PREPARING_THRESHOLD_SECONDS,
+        reap_lock_timeout: float = 5.0,
+    ) -> None:
+        self.store = store
+        self.prober = prober
+        self.clock = clock
+        self.on_reaped = on_reaped
+        self.preparing_threshold = preparing_threshold
+        self.reap_lock_timeout = reap_lock_timeout
+
+    def observe(self, run_id: str, probe_ended: bool = False) -> Observed:
+        """Observe one run; raises RunNotFound or RecordUnusable when it cannot be read."""
+        run = self.store.read(run_id)
+        finding, seen = self._probe(run, probe_ended)
+        if finding is not None and finding.conclusive and not run.end_recorded:
+            run = self._try_reap(run, finding, seen) or run
+        return Observed(run, finding, derive(run, finding, self.clock.now(), self.preparing_threshold))
+
+    def _probe(self, run: Run, probe_ended: bool) -> tuple[Finding | None, ProcessObservation | None]:
+        if run.end_recorded and not probe_ended:
+            return None, None
+        pid = run.incarnation.pid if run.incarnation is not None else run.pid
+        host = self.prober.host()
+        if run.incarnation is not None and run.incarnation.host_id != host.host_id:
+            return judge(run.incarnation, pid, None, host), None  # foreign: never probe here
+        seen = self.prober.observe(pid) if pid is not None else None
+        return judge(run.incarnation, pid, seen, host), seen
+
+    def _try_reap(self, judged: Run, finding: Finding, seen: ProcessObservation | None) -> Run | None:
+        """The fenced compare-and-set: publish only over the generation that was judged."""
+        evidence = finding.evidence(judged.incarnation, seen)
+        now = self.clock.now()
+
+        def change(current: Run) -> Run | None:
+            if current.generation != judged.generation:
+                return None
+            return reap(current, finding, now, evidence)
+
+        try:
+            published = self.store.update(judged.run_id, change, self.reap_lock_timeout)
+        except (StoreBusy, StoreRefused):
+            return None
+        if published is not None and self.on_reaped is not None:
+            self.on_reaped(published)
+        return published

@@ -1,0 +1,174 @@
+"""Ports: what the use cases need from the world, as `typing.Protocol`s named by role."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from domain.availability import Availability, ConsoleText
+from domain.evidence import HostFacts, ProcessObservation
+from domain.run import Run
+
+
+class RunNotFound(Exception):
+    """No run folder with this id exists."""
+
+
+class StoreBusy(Exception):
+    """The run's lock could not be taken in time; nothing was written."""
+
+
+class StoreRefused(Exception):
+    """The store refused a write (read-only, full disk, permissions); nothing was published."""
+
+
+class RunStore(Protocol):
+    """Durable runs: one folder per run, `record.json` the lifecycle authority."""
+
+    def reserve(self, now: datetime) -> str:
+        """Atomically allocate a fresh run id (and its folder)."""
+        ...
+
+    def discard(self, run_id: str) -> None:
+        """Remove a reserved run that never had a record (validation undo)."""
+        ...
+
+    def create(self, run: Run) -> Run:
+        """Write the first record of a reserved run (generation 1)."""
+        ...
+
+    def read(self, run_id: str) -> Run:
+        """Read the record without a lock; raises RunNotFound or RecordUnusable."""
+        ...
+
+    def update(
+        self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0
+    ) -> Run | None:
+        """Read-modify-write under the run's lock; `change` returning None writes nothing.
+
+        Raises StoreBusy when the lock cannot be had, StoreRefused when the write fails.
+        """
+        ...
+
+    def run_ids(self) -> Iterator[str]:
+        """Every run id, newest first (ids sort by submission time)."""
+        ...
+
+    def run_dir(self, run_id: str) -> str:
+        """Where the run's files live (absolute path)."""
+        ...
+
+    def write_text(self, run_id: str, name: str, text: str) -> None:
+        """Write a run file (instruction, request) atomically."""
+        ...
+
+    def read_text(self, run_id: str, name: str) -> str:
+        """Read a run file; raises OSError when it is missing or unreadable."""
+        ...
+
+    def console(self, run_id: str, tail_chars: int) -> ConsoleText:
+        """The last `tail_chars` characters of the console log, read from the end."""
+        ...
+
+    def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
+        """The artifacts listing: name, size, sha256 of each file."""
+        ...
+
+    def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
+        """The run manifest written by the runner before its end."""
+        ...
+
+    def remove(self, run_id: str) -> None:
+        """Delete a run folder entirely (prune)."""
+        ...
+
+
+class ProcessProber(Protocol):
+    """Advisory liveness: what a pid looks like now, and the identity of a new process."""
+
+    def observe(self, pid: int) -> ProcessObservation:
+        ...
+
+    def host(self) -> HostFacts:
+        ...
+
+
+class Signaller(Protocol):
+    """Signals a process group; reports whether anything was there to signal."""
+
+    def signal_group(self, pgid: int, signum: int) -> bool:
+        ...
+
+
+@dataclass(frozen=True)
+class SpawnRequest:
+    argv: Sequence[str]
+    cwd: str
+    env: Mapping[str, str]
+    log_path: str
+
+
+class SpawnFailed(Exception):
+    """The child could not be started (exec, cwd, descriptor limits)."""
+
+
+class Spawner(Protocol):
+    """Starts a fully detached child (own session, stdin closed) and returns its pid."""
+
+    def spawn(self, request: SpawnRequest) -> int:
+        ...
+
+
+class Clock(Protocol):
+    """Wall time for records, monotonic time and sleep for windows."""
+
+    def now(self) -> datetime:
+        ...
+
+    def monotonic(self) -> float:
+        ...
+
+    def sleep(self, seconds: float) -> None:
+        ...
+
+
+@dataclass(frozen=True)
+class NoticeResult:
+    ok: bool
+    exit_code: int | None = None
+    error: str | None = None
+    failure_class: str | None = None
+
+
+class Notifier(Protocol):
+    """Delivers a terminal notice: argv (already rendered) with the JSON payload on stdin."""
+
+    def deliver(self, argv: Sequence[str], payload: Mapping[str, Any]) -> NoticeResult:
+        ...
+
+
+@dataclass
+class ProviderResult:
+    exit_code: int
+    answer: str | None = None
+    is_error: bool = False
+    timed_out: bool = False
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+class Provider(Protocol):
+    """Does the work of one agent leg: runs a CLI (or shell) and returns its answer."""
+
+    name: str
+
+    def available(self) -> bool:
+        """True when the provider's executable can be found."""
+        ...
+
+    def run(
+        self, instruction: str, model: str | None, cwd: str, env: Mapping[str, str],
+        console: Any, timeout: float | None,
+    ) -> ProviderResult:
+        ...

@@ -1,0 +1,59 @@
+"""The envelope (D3), the closed error kinds, and the contract version (D2)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+CONTRACT_VERSION = 1
+MIN_SUPPORTED_VERSION = 1
+IMPLEMENTATION = "lionrun"
+EXIT_CONFIG = 78  # EX_CONFIG: a required module could not be imported (D8)
+
+
+class ErrorKind(str, Enum):
+    """The closed set of refusal kinds; a new kind costs a contract version."""
+
+    NOT_FOUND = "not_found"
+    INVALID_INPUT = "invalid_input"
+    CONFLICT = "conflict"
+    UNAVAILABLE = "unavailable"
+    INTERNAL = "internal"
+
+
+ERROR_KINDS: frozenset[str] = frozenset(k.value for k in ErrorKind)
+
+
+class ContractError(Exception):
+    """A refusal the dispatcher turns into an `ok: false` envelope."""
+
+    def __init__(self, kind: ErrorKind, message: str, detail: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.detail = detail
+
+
+def success(data: dict[str, Any]) -> dict[str, Any]:
+    """An `ok: true` envelope carrying `data`."""
+    return {"ok": True, "contract_version": CONTRACT_VERSION, "data": data, "error": None}
+
+
+def failure(kind: ErrorKind, message: str, detail: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An `ok: false` envelope; `message` is for people and never parsed."""
+    error = {"kind": ErrorKind(kind).value, "message": message, "detail": detail}
+    return {"ok": False, "contract_version": CONTRACT_VERSION, "data": None, "error": error}
+
+
+def is_well_formed(envelope: object) -> bool:
+    """True when `envelope` has the D3 shape: version, `ok`, exactly one of data/error."""
+    if not isinstance(envelope, dict):
+        return False
+    if not isinstance(envelope.get("ok"), bool) or not isinstance(envelope.get("contract_version"), int):
+        return False
+    data, error = envelope.get("data"), envelope.get("error")
+    if (data is None) == (error is None):
+        return False
+    if error is not None:
+        return isinstance(error, dict) and error.get("kind") in ERROR_KINDS and not envelope["ok"]
+    return bool(envelope["ok"])

@@ -1,0 +1,95 @@
+"""D4/D6: the producer's derivations. The only place a record becomes an answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from domain.evidence import CONCLUSIVE, Finding
+from domain.run import PREPARING, STARTED, Run, iso, parse_iso
+
+OUTCOMES: Final = ("succeeded", "failed", "cancelled", "indeterminate")
+STATUSES_AT_V1: Final = (
+    "running", "completed", "completed_empty", "failed", "timed_out",
+    "aborted", "cancelled", "killed", "exited", "unknown",
+)
+PREPARING_THRESHOLD_SECONDS: Final = 600.0
+
+_OUTCOME_OF: Final = {
+    "completed": "succeeded",
+    "completed_empty": "failed",
+    "failed": "failed",
+    "timed_out": "failed",
+    "killed": "failed",
+    "cancelled": "cancelled",
+    "aborted": "cancelled",
+}
+
+REAP_REASONS: Final = {
+    "pid_absent": "process_gone_without_outcome",
+    "pid_recycled": "process_gone_pid_recycled",
+    "host_rebooted": "process_gone_host_rebooted",
+    "process_zombie": "process_gone_zombie",
+}
+
+
+def classify(status: str) -> str:
+    """The producer's classification of an ended run's status; anything unknown is indeterminate."""
+    return _OUTCOME_OF.get(status, "indeterminate")
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """Everything a status-bearing answer says about one run at one moment."""
+
+    status: str
+    terminal: bool
+    outcome: str | None
+    reason_code: str | None
+    alive: bool | None
+    possibly_orphaned: bool
+    stopped: bool
+    aged_preparing: bool
+    age_seconds: float
+
+
+def age_of(run: Run, now: datetime) -> float:
+    submitted = parse_iso(run.submitted_at)
+    return 0.0 if submitted is None else (now - submitted).total_seconds()
+
+
+def derive(
+    run: Run,
+    finding: Finding | None,
+    now: datetime,
+    preparing_threshold: float = PREPARING_THRESHOLD_SECONDS,
+) -> Derivation:
+    """Turn a record and an advisory liveness finding into status/terminal/outcome and flags."""
+    age = age_of(run, now)
+    alive = finding.alive if finding is not None else None
+    if run.end_recorded:
+        outcome = run.outcome if run.outcome in OUTCOMES else classify(run.status)
+        return Derivation(run.status, True, outcome, run.reason_code, alive, False, False, False, age)
+    if run.spawn_state == PREPARING:
+        aged = age >= preparing_threshold
+        return Derivation(run.status, False, None, None, alive, aged, False, aged, age)
+    stopped = finding is not None and finding.local and finding.alive is not True
+    status = "exited" if stopped and run.spawn_state == STARTED else run.status
+    return Derivation(status, False, None, None, alive, stopped, stopped, False, age)
+
+
+def reap(run: Run, finding: Finding, now: datetime, evidence: dict[str, object]) -> Run | None:
+    """The terminal a fenced reap would publish, or None when this run is not eligible."""
+    if run.end_recorded or run.spawn_state != STARTED or finding.code not in CONCLUSIVE:
+        return None
+    cancelled = run.kill_requested_at is not None
+    return run.evolve(
+        status="cancelled" if cancelled else "exited",
+        outcome="cancelled" if cancelled else "indeterminate",
+        reason_code=REAP_REASONS[finding.code],
+        finished_at=iso(now),
+        finished_at_precision="upper_bound",
+        terminal_source="reaper",
+        terminal_evidence=dict(evidence),
+    )

@@ -1,0 +1,147 @@
+"""The run record: the lifecycle authority persisted as `record.json`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, fields, replace
+from datetime import datetime
+from typing import Any
+
+RECORD_SCHEMA_VERSION = 1
+RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
+KINDS = ("agent", "flow", "fanout")
+
+PREPARING = "preparing"
+STARTED = "started"
+FAILED = "failed"
+
+
+class RecordUnusable(Exception):
+    """A record exists but cannot be used: malformed, or of a schema we do not know."""
+
+    def __init__(self, reason_code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason_code = reason_code
+        self.detail = detail
+
+
+def is_run_id(value: str) -> bool:
+    """True for `YYYYMMDDTHHMMSS-xxxxxx`; nothing else can name a run folder."""
+    return bool(RUN_ID_PATTERN.match(value))
+
+
+def make_run_id(now: datetime, suffix: str) -> str:
+    """A run id from a UTC instant and six hex digits; ids sort by submission time."""
+    if not re.fullmatch(r"[0-9a-f]{6}", suffix):
+        raise ValueError("suffix must be six lowercase hex digits")
+    return f"{now.strftime('%Y%m%dT%H%M%S')}-{suffix}"
+
+
+def iso(moment: datetime) -> str:
+    """ISO 8601 UTC with microseconds and `+00:00`."""
+    return moment.isoformat(timespec="microseconds")
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+@dataclass(frozen=True)
+class Incarnation:
+    """Who the run's process is: enough to tell it from a later process with the same pid."""
+
+    host_id: str | None
+    boot_id: str | None
+    pid: int
+    create_time: float | None
+    pgid: int | None
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What became of the terminal notice (D9); `attempted` with `ok: None` is an unknown outcome."""
+
+    attempted: bool
+    ok: bool | None = None
+    exit_code: int | None = None
+    error: str | None = None
+    failure_class: str | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run's durable record. Only the lifecycle authority (runner, submitter, reaper) writes it."""
+
+    run_id: str
+    kind: str
+    status: str
+    submitted_at: str
+    label: str | None = None
+    spawn_state: str | None = PREPARING
+    started_at: str | None = None
+    finished_at: str | None = None
+    finished_at_precision: str | None = None
+    pid: int | None = None
+    incarnation: Incarnation | None = None
+    outcome: str | None = None
+    reason_code: str | None = None
+    exit_code: int | None = None
+    generation: int = 0
+    kill_requested_at: str | None = None
+    notify: list[str] | None = None
+    notify_source: str | None = None
+    delivery: Delivery | None = None
+    terminal_source: str | None = None
+    terminal_evidence: dict[str, Any] | None = None
+    model: str | None = None
+    cwd: str | None = None
+    timeout: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def end_recorded(self) -> bool:
+        """A recorded end: `finished_at`, or a producer-written spawn failure (D4)."""
+        return self.finished_at is not None or self.spawn_state == FAILED
+
+    def evolve(self, **changes: Any) -> Run:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["schema_version"] = RECORD_SCHEMA_VERSION
+        return data
+
+    @classmethod
+    def from_dict(cls, data: object) -> Run:
+        """Read a record through the one place that refuses what it does not understand."""
+        if not isinstance(data, dict):
+            raise RecordUnusable("malformed", "record is not a JSON object")
+        version = data.get("schema_version", RECORD_SCHEMA_VERSION)
+        if version != RECORD_SCHEMA_VERSION:
+            raise RecordUnusable("unknown_schema", f"record schema_version {version!r} is not known")
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        try:
+            if values.get("incarnation") is not None:
+                values["incarnation"] = Incarnation(**values["incarnation"])
+            if values.get("delivery") is not None:
+                values["delivery"] = Delivery(**values["delivery"])
+            run = cls(**values)
+        except TypeError as exc:
+            raise RecordUnusable("malformed", f"record fields are malformed: {exc}") from exc
+        _check_types(run)
+        return run
+
+
+def _check_types(run: Run) -> None:
+    if not isinstance(run.run_id, str) or not isinstance(run.status, str):
+        raise RecordUnusable("malformed", "run_id and status must be strings")
+    if not isinstance(run.submitted_at, str) or not isinstance(run.generation, int):
+        raise RecordUnusable("malformed", "submitted_at must be a string, generation an integer")
+    if run.pid is not None and not isinstance(run.pid, int):
+        raise RecordUnusable("malformed", "pid must be an integer")
+    try:
+        parse_iso(run.submitted_at)
+        parse_iso(run.finished_at)
+    except (TypeError, ValueError) as exc:
+        raise RecordUnusable("malformed", f"bad timestamp: {exc}") from exc

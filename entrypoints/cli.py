@@ -1,0 +1,50 @@
+"""The `li` argument parser, built from the verb table. Standard library only."""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+VERSION = "0.1.0"
+
+
+class UsageError(Exception):
+    """Bad arguments: `invalid_input` under --machine, exit 2 for a person."""
+
+    def __init__(self, message: str, usage: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.usage = usage
+
+
+class HelpRequested(Exception):
+    """`--help` was asked for; the text is the answer."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises instead of printing and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, self.format_usage())
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise UsageError(message or f"exit {status}", self.format_usage())
+
+    def print_help(self, file: object = None) -> None:
+        raise HelpRequested(self.format_help())
+
+
+def build_parser() -> Parser:
+    from entrypoints.verbs import VERBS
+
+    parser = Parser(prog="li", description="Run agent work as detached, durable runs.",
+                    epilog="Add --machine anywhere for one JSON envelope on stdout.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for module in VERBS:
+        module.register(sub)
+    return parser

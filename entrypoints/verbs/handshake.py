@@ -1,0 +1,31 @@
+"""`li handshake`: which contract this build speaks (D2)."""
+
+from __future__ import annotations
+
+import os
+from argparse import Namespace
+from typing import Any
+
+from domain.contract import CONTRACT_VERSION, IMPLEMENTATION, MIN_SUPPORTED_VERSION
+from entrypoints.cli import VERSION
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("handshake", help="print the contract version this li speaks")
+    parser.set_defaults(verb=__import__(__name__, fromlist=["_"]))
+
+
+def run(args: Namespace) -> dict[str, Any]:
+    return {
+        "contract_version": CONTRACT_VERSION,
+        "min_supported_version": MIN_SUPPORTED_VERSION,
+        "implementation": IMPLEMENTATION,
+        "implementation_version": VERSION,
+        "module": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    }
+
+
+def show(data: dict[str, Any], args: Namespace) -> int:
+    print(f"{data['implementation']} {data['implementation_version']}: contract v{data['contract_version']}"
+          f" (oldest honoured: v{data['min_supported_version']}) at {data['module']}")
+    return 0

@@ -1,0 +1,44 @@
+"""Shared fixtures; every module in tests/steps/ is loaded as a pytest-bdd step plugin."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from collections.abc import Iterator
+
+import pytest
+
+pytest_plugins = sorted(
+    f"tests.steps.{path.stem}"
+    for path in (pathlib.Path(__file__).parent / "steps").glob("*.py")
+    if not path.name.startswith("_")
+)
+
+
+@pytest.fixture
+def li_home(tmp_path: pathlib.Path) -> str:
+    """An isolated `LI_HOME` for one test."""
+    home = tmp_path / "li-home"
+    home.mkdir()
+    return str(home)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test reads or writes the developer's real state or notify configuration."""
+    monkeypatch.setenv("LI_HOME", str(tmp_path / "default-li-home"))
+    monkeypatch.delenv("LI_NOTIFY_COMMAND", raising=False)
+    monkeypatch.setenv("NO_COLOR", os.environ.get("NO_COLOR", ""))
+    from entrypoints.container import set_container
+
+    set_container(None)
+    yield
+    set_container(None)
+
+
+@pytest.fixture(params=["memory", "fs"])
+def world(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> object:
+    """The same scenario against the in-memory and the real filesystem adapters, so they cannot drift."""
+    from tests.worlds import make_world
+
+    return make_world(request.param, str(tmp_path))

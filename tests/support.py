@@ -1,0 +1,78 @@
+"""Test helpers: drive the real `li` (or `$LI_BIN`) and build containers over real or in-memory adapters."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def li_bin() -> str:
+    """`$LI_BIN` when it is an absolute path, else the `li` installed beside this interpreter."""
+    env = os.environ.get("LI_BIN", "")
+    if env and os.path.isabs(env):
+        return env
+    beside = os.path.join(os.path.dirname(sys.executable), "li")
+    if os.path.exists(beside):
+        return beside
+    found = shutil.which("li")
+    if not found:
+        raise RuntimeError("no li executable: install the project or set LI_BIN")
+    return os.path.abspath(found)
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def envelope(self) -> dict[str, Any]:
+        """The one JSON object on stdout; fails the test when there is anything else."""
+        value = json.loads(self.stdout)
+        assert isinstance(value, dict), self.stdout
+        return value
+
+    @property
+    def data(self) -> dict[str, Any]:
+        envelope = self.envelope
+        assert envelope["ok"] is True, envelope
+        return envelope["data"]
+
+    @property
+    def error(self) -> dict[str, Any]:
+        envelope = self.envelope
+        assert envelope["ok"] is False, envelope
+        return envelope["error"]
+
+
+def run_li(*argv: str, home: str | None = None, stdin: str | None = None, env: dict[str, str] | None = None,
+           timeout: float = 60, cwd: str | None = None) -> Result:
+    """Run `li` as a subprocess with `LI_HOME` pointed at `home`."""
+    full_env = dict(os.environ)
+    full_env.pop("LI_NOTIFY_COMMAND", None)
+    if home is not None:
+        full_env["LI_HOME"] = home
+    full_env.update(env or {})
+    proc = subprocess.run(
+        [li_bin(), *argv], input=stdin, capture_output=True, text=True, timeout=timeout,
+        env=full_env, cwd=cwd, stdin=None if stdin is not None else subprocess.DEVNULL,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def machine(*argv: str, **kwargs: Any) -> Result:
+    """`li ... --machine`, asserting the D3/D8 invariants every call must keep."""
+    result = run_li(*argv, "--machine", **kwargs)
+    assert result.returncode == 0, (argv, result.returncode, result.stderr)
+    envelope = result.envelope
+    assert envelope["contract_version"] == 1
+    assert (envelope["data"] is None) != (envelope["error"] is None), envelope
+    return result

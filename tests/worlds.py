@@ -1,0 +1,44 @@
+"""Worlds: a container over in-memory fakes or over the real filesystem store, same scenarios on both."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dependency_injector import providers
+
+from adapters.clocks import FakeClock
+from adapters.fakes import RecordingNotifier, RecordingSignaller, ScriptedProber, ScriptedSpawner
+from adapters.fs_store import FsRunStore
+from adapters.memory_store import MemoryRunStore
+from entrypoints.container import Container
+
+
+@dataclass
+class World:
+    """A container whose clock, prober, signaller, spawner and notifier are fakes; the store varies."""
+
+    kind: str
+    container: Container
+    clock: FakeClock
+    prober: ScriptedProber
+    store: Any
+    notifier: RecordingNotifier
+    signaller: RecordingSignaller
+    spawner: ScriptedSpawner
+
+
+def make_world(kind: str, tmp_path: str) -> World:
+    clock, prober = FakeClock(), ScriptedProber()
+    store: Any = MemoryRunStore() if kind == "memory" else FsRunStore(f"{tmp_path}/li-home")
+    notifier, signaller, spawner = RecordingNotifier(), RecordingSignaller(prober), ScriptedSpawner(prober)
+    container = Container()
+    container.config.from_dict({"home": f"{tmp_path}/li-home", "preparing_threshold": 600.0})
+    container.clock.override(providers.Object(clock))
+    container.prober.override(providers.Object(prober))
+    container.store.override(providers.Object(store))
+    container.signaller.override(providers.Object(signaller))
+    container.spawner.override(providers.Object(spawner))
+    if hasattr(container, "notifier"):
+        container.notifier.override(providers.Object(notifier))
+    return World(kind, container, clock, prober, store, notifier, signaller, spawner)
