@@ -75,7 +75,8 @@ def derive(
         aged = age >= preparing_threshold
         return Derivation(run.status, False, None, None, alive, aged, False, aged, age)
     stopped = finding is not None and finding.local and finding.alive is not True
-    status = "exited" if stopped and run.spawn_state == STARTED else run.status
+    # "exited" only where the process is established not alive; denied or unreadable stays verbatim.
+    status = "exited" if stopped and alive is False else run.status
     return Derivation(status, False, None, None, alive, stopped, stopped, False, age)
 
 
