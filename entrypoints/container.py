@@ -9,7 +9,9 @@ from dependency_injector import containers, providers
 from adapters.clocks import SystemClock
 from adapters.fs_store import FsRunStore
 from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
+from application.kill import KILL_GRACE_DEFAULT, Killer
 from application.observe import Observer
+from application.reads import RunReads
 
 
 def default_home() -> str:
@@ -18,6 +20,15 @@ def default_home() -> str:
         return os.path.abspath(os.environ["LI_HOME"])
     state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(state, "li")
+
+
+def kill_grace_from_env() -> float:
+    """Seconds between SIGTERM and SIGKILL: `$LI_KILL_GRACE` when it is a number in [0, 60], else 3."""
+    try:
+        grace = float(os.environ.get("LI_KILL_GRACE", ""))
+    except ValueError:
+        return KILL_GRACE_DEFAULT
+    return grace if 0.0 <= grace <= 60.0 else KILL_GRACE_DEFAULT
 
 
 class Container(containers.DeclarativeContainer):
@@ -35,6 +46,13 @@ class Container(containers.DeclarativeContainer):
         prober=prober,
         clock=clock,
         preparing_threshold=config.preparing_threshold,
+    )
+
+    # Reads and kill (issue 4).
+    reads = providers.Factory(RunReads, store=store, observer=observer)
+    kill_grace = providers.Callable(kill_grace_from_env)
+    killer = providers.Factory(
+        Killer, store=store, observer=observer, prober=prober, signaller=signaller, clock=clock, grace=kill_grace,
     )
 
 

@@ -1,0 +1,177 @@
+"""Read use cases: status, output and list, each resolved through the one Observer (D4, D6, D7)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+from typing import Any, Final
+
+from application.answers import lifecycle_fields
+from application.observe import Observed, Observer
+from application.ports import RunNotFound, RunStore
+from domain.availability import MALFORMED, NOT_RECORDED, NOT_YET_WRITTEN, Availability
+from domain.contract import ContractError, ErrorKind
+from domain.run import RecordUnusable, Run, is_run_id
+
+TAIL_CHARS_DEFAULT: Final = 20_000
+TAIL_CHARS_MAX: Final = 1_000_000
+LIMIT_DEFAULT: Final = 50
+LIMIT_MAX: Final = 1000
+USAGE_KEYS: Final = ("usage", "metering")  # where a manifest carries the run's meter
+
+# Human-mode exit codes by an ended run's status; anything else that ended is 1.
+_EXIT_OF: Final = {"completed": 0, "failed": 1, "completed_empty": 1, "timed_out": 124, "cancelled": 143}
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def check_run_id(run_id: str) -> str:
+    """Refuse anything not of the run-id form before it can name a path (invalid_input)."""
+    if not isinstance(run_id, str) or not is_run_id(run_id):
+        raise ContractError(ErrorKind.INVALID_INPUT, f"{run_id!r} is not a run id (expected YYYYMMDDTHHMMSS-xxxxxx)",
+                            {"run_id": run_id})
+    return run_id
+
+
+def bounded_count(raw: str | None, name: str, default: int, maximum: int, minimum: int = 0) -> int:
+    """A non-negative decimal count; `None` is the default, above `maximum` clamps, anything else refuses."""
+    if raw is None:
+        return default
+    text = str(raw).strip()
+    if not _DIGITS.fullmatch(text) or int(text) < minimum:
+        raise ContractError(ErrorKind.INVALID_INPUT, f"{name} must be an integer >= {minimum}, not {raw!r}",
+                            {"argument": name, "value": str(raw)})
+    return min(int(text), maximum)
+
+
+def exit_code_for(status: str) -> int:
+    """The human-mode exit code of an ended run: completed 0, timed_out 124, cancelled 143, else 1."""
+    return _EXIT_OF.get(status, 1)
+
+
+def pid_of(run: Run) -> int | None:
+    return run.pid if run.pid is not None else (run.incarnation.pid if run.incarnation else None)
+
+
+def delivery_of(run: Run, terminal: bool) -> Availability[dict[str, Any]]:
+    """The notice's recorded outcome (D9) under D7: no notice configured is a fact, not a failure."""
+    if run.delivery is not None:
+        value = asdict(run.delivery)
+        if not isinstance(value["attempted"], bool):
+            return Availability.unavailable(MALFORMED, "the recorded delivery has no boolean `attempted`")
+        return Availability.of(value)
+    if not run.notify:
+        return Availability.of({"attempted": False})
+    if not terminal:
+        return Availability.unavailable(NOT_YET_WRITTEN, "a notice is configured; it is sent when the run ends")
+    return Availability.unavailable(NOT_RECORDED, "a notice was configured but no delivery attempt is recorded")
+
+
+def usage_of(manifest: Availability[dict[str, Any]]) -> Availability[dict[str, Any]]:
+    """The meter as the manifest recorded it; an absent or unreadable meter is unavailable, never zero."""
+    if not manifest.available or manifest.value is None:
+        detail = f"the manifest that carries the meter is unavailable: {manifest.detail}"
+        return Availability.unavailable(manifest.reason_code or NOT_RECORDED, detail)
+    for key in USAGE_KEYS:
+        if key in manifest.value:
+            meter = manifest.value[key]
+            if not isinstance(meter, dict):
+                return Availability.unavailable(MALFORMED, f"manifest `{key}` is not an object")
+            return Availability.of(dict(meter))
+    return Availability.unavailable(NOT_RECORDED, "the manifest records no usage")
+
+
+def error_row(run_id: str, reason_code: str, message: str) -> dict[str, Any]:
+    """A list row for a record that could not be read: it says so, with null lifecycle fields."""
+    return {
+        "run_id": run_id, "kind": None, "label": None, "status": None, "terminal": None, "outcome": None,
+        "reason_code": None, "possibly_orphaned": None, "spawn_state": None, "submitted_at": None,
+        "error": {"kind": ErrorKind.UNAVAILABLE.value, "reason_code": reason_code, "message": message},
+    }
+
+
+class RunReads:
+    """`li job status|output|list`: read-only answers; a reader never rewrites a record it cannot use."""
+
+    def __init__(self, store: RunStore, observer: Observer) -> None:
+        self.store = store
+        self.observer = observer
+
+    def observe(self, run_id: str, probe_ended: bool = True) -> Observed:
+        """One observation, with a missing run `not_found` and an unusable record `unavailable`."""
+        return observe_or_refuse(self.observer, run_id, probe_ended)
+
+    def status(self, run_id: str) -> dict[str, Any]:
+        """The D4 answer plus advisory liveness and every read-derived field under D7."""
+        observed = self.observe(run_id)
+        run, d = observed.run, observed.derivation
+        manifest = self.store.manifest(run_id)
+        common = lifecycle_fields(observed)
+        return {
+            **{k: common[k] for k in ("run_id", "kind", "label", "status", "terminal", "outcome", "reason_code")},
+            "alive": d.alive, "pid": pid_of(run), "spawn_state": run.spawn_state,
+            "submitted_at": run.submitted_at, "finished_at": run.finished_at,
+            "possibly_orphaned": d.possibly_orphaned, "age_seconds": round(d.age_seconds, 3),
+            "delivery": delivery_of(run, d.terminal).to_wire(),
+            "manifest": manifest.to_wire(), "usage": usage_of(manifest).to_wire(),
+        }
+
+    def output(self, run_id: str, tail_chars: int = TAIL_CHARS_DEFAULT) -> dict[str, Any]:
+        """The console tail, the artifacts listing and the manifest, each saying whether it could be read."""
+        check_run_id(run_id)
+        try:
+            self.store.read(run_id)
+        except RunNotFound as exc:
+            raise not_found(run_id) from exc
+        except RecordUnusable as exc:
+            raise unusable(run_id, exc) from exc
+        return {
+            "run_id": run_id,
+            "console": self.store.console(run_id, tail_chars).to_wire(),
+            "artifacts": self.store.artifacts(run_id).to_wire(),
+            "manifest": self.store.manifest(run_id).to_wire(),
+        }
+
+    def listing(self, limit: int = LIMIT_DEFAULT, status: str | None = None) -> dict[str, Any]:
+        """Newest first; reads only as many records as the limit needs (ids sort by time)."""
+        rows: list[dict[str, Any]] = []
+        truncated = False
+        for run_id in self.store.run_ids():
+            row = self._row(run_id)
+            if row is None or (status is not None and row["error"] is None and row["status"] != status):
+                continue
+            if len(rows) >= limit:
+                truncated = True
+                break
+            rows.append(row)
+        return {"runs": rows, "truncated": truncated, "limit": limit}
+
+    def _row(self, run_id: str) -> dict[str, Any] | None:
+        """One list row; None for a folder that is not (or no longer) a run, e.g. a reservation."""
+        try:
+            observed = self.observer.observe(run_id)
+        except RunNotFound:
+            return None
+        except RecordUnusable as exc:
+            return error_row(run_id, exc.reason_code, exc.detail)
+        return {**lifecycle_fields(observed), "error": None}
+
+
+def unusable(run_id: str, exc: RecordUnusable) -> ContractError:
+    """A record that exists but cannot be used: `unavailable`, with the reason in detail."""
+    return ContractError(ErrorKind.UNAVAILABLE, f"the record of {run_id} cannot be used: {exc.detail}",
+                         {"run_id": run_id, "reason_code": exc.reason_code})
+
+
+def not_found(run_id: str) -> ContractError:
+    return ContractError(ErrorKind.NOT_FOUND, f"no run with id {run_id}", {"run_id": run_id})
+
+
+def observe_or_refuse(observer: Observer, run_id: str, probe_ended: bool = True) -> Observed:
+    """Observe one run through the single authority, refusing a bad id, a missing run or an unusable record."""
+    check_run_id(run_id)
+    try:
+        return observer.observe(run_id, probe_ended=probe_ended)
+    except RunNotFound as exc:
+        raise not_found(run_id) from exc
+    except RecordUnusable as exc:
+        raise unusable(run_id, exc) from exc
