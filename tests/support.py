@@ -75,4 +75,17 @@ def machine(*argv: str, **kwargs: Any) -> Result:
     envelope = result.envelope
     assert envelope["contract_version"] == 1
     assert (envelope["data"] is None) != (envelope["error"] is None), envelope
+    for hook in ENVELOPE_HOOKS:
+        hook(argv, envelope)
     return result
+
+
+def _schema_check(argv: tuple[str, ...], envelope: dict[str, Any]) -> None:
+    """Every envelope `machine()` sees is validated against its verb's published schema."""
+    from tests.contract.validate import check_envelope
+
+    check_envelope(argv, envelope)
+
+
+# Called with (argv, envelope) after every `machine()` call; tests may append their own checks.
+ENVELOPE_HOOKS: list[Any] = [_schema_check]

@@ -1,0 +1,1 @@
+"""Developer tools: schema generation and the traceability report."""

@@ -1,0 +1,67 @@
+"""Write the published JSON Schema (`contract/v1/*.json`) from the pydantic models in `domain.wire`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(REPO, "contract", "v1")
+
+
+def expected() -> dict[str, str]:
+    """File name -> committed text, as the models say it must be."""
+    sys.path.insert(0, REPO)
+    from domain.wire import all_schemas, render
+
+    return {f"{name}.json": render(schema) for name, schema in all_schemas().items()}
+
+
+def stale(folder: str = OUT) -> list[str]:
+    """Files that differ from the models, are missing, or are left over."""
+    want = expected()
+    present = {n for n in os.listdir(folder) if n.endswith(".json")} if os.path.isdir(folder) else set()
+    problems = [f"extra: {n}" for n in sorted(present - set(want))]
+    for name, text in sorted(want.items()):
+        path = os.path.join(folder, name)
+        if not os.path.exists(path):
+            problems.append(f"missing: {name}")
+        elif _read(path) != text:
+            problems.append(f"differs: {name}")
+    return problems
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def write(folder: str = OUT) -> list[str]:
+    os.makedirs(folder, exist_ok=True)
+    want = expected()
+    for name in os.listdir(folder):
+        if name.endswith(".json") and name not in want:
+            os.unlink(os.path.join(folder, name))
+    for name, text in want.items():
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    return sorted(want)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 when the committed schema is stale")
+    args = parser.parse_args(argv)
+    if args.check:
+        problems = stale()
+        for line in problems:
+            print(line, file=sys.stderr)
+        return 1 if problems else 0
+    for name in write():
+        print(f"wrote contract/v1/{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
