@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from application.ports import Clock, ProcessProber, RunStore, StoreBusy, StoreRefused
-from domain.evidence import Finding, ProcessObservation, judge
-from domain.lifecycle import PREPARING_THRESHOLD_SECONDS, Derivation, derive, reap
+from domain.evidence import Finding, HostFacts, ProcessObservation, judge, worth_probing
+from domain.lifecycle import PREPARING_THRESHOLD_SECONDS, Derivation, derive, reap, reapable
 from domain.run import Run
 
 ReapHook = Callable[[Run], None]
@@ -44,24 +44,33 @@ class Observer:
     def observe(self, run_id: str, probe_ended: bool = False) -> Observed:
         """Observe one run; raises RunNotFound or RecordUnusable when it cannot be read."""
         run = self.store.read(run_id)
-        finding, seen = self._probe(run, probe_ended)
-        if finding is not None and finding.conclusive and not run.end_recorded:
-            run = self._try_reap(run, finding, seen) or run
+        here = self.prober.host()
+        finding, seen = self._probe(run, here, probe_ended)
+        if finding is not None and reapable(run, finding):
+            run = self._try_reap(run, finding, seen, here) or run
         return Observed(run, finding, derive(run, finding, self.clock.now(), self.preparing_threshold))
 
-    def _probe(self, run: Run, probe_ended: bool) -> tuple[Finding | None, ProcessObservation | None]:
+    def _probe(
+        self, run: Run, here: HostFacts, probe_ended: bool,
+    ) -> tuple[Finding | None, ProcessObservation | None]:
         if run.end_recorded and not probe_ended:
             return None, None
         pid = run.incarnation.pid if run.incarnation is not None else run.pid
-        host = self.prober.host()
-        if run.incarnation is not None and run.incarnation.host_id != host.host_id:
-            return judge(run.incarnation, pid, None, host), None  # foreign: never probe here
-        seen = self.prober.observe(pid) if pid is not None else None
-        return judge(run.incarnation, pid, seen, host), seen
+        # Another host's pid (or a pid from before a reboot) names nothing here: never probe it.
+        seen = self.prober.observe(pid) if pid is not None and worth_probing(run.incarnation, pid, here) else None
+        return judge(run.incarnation, pid, seen, here), seen
 
-    def _try_reap(self, judged: Run, finding: Finding, seen: ProcessObservation | None) -> Run | None:
-        """The fenced compare-and-set: publish only over the generation that was judged."""
-        evidence = finding.evidence(judged.incarnation, seen)
+    def _try_reap(
+        self, judged: Run, finding: Finding, seen: ProcessObservation | None, here: HostFacts,
+    ) -> Run | None:
+        """The fenced compare-and-set: publish only over the generation that was judged.
+
+        Under the run's lock the store re-reads the record; a moved generation, a recorded end
+        or a changed phase writes nothing. Only the one caller whose write published calls
+        `on_reaped` (the terminal notice), so losers and refused writes send nothing.
+        """
+        evidence = finding.evidence(judged.incarnation, seen, here)
+        evidence["judged_generation"] = judged.generation
         now = self.clock.now()
 
         def change(current: Run) -> Run | None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from domain.run import Incarnation
 
@@ -22,6 +23,9 @@ ACCESS_DENIED = "access_denied"
 IDENTITY_NOT_RECORDED = "identity_not_recorded"
 IDENTITY_UNREADABLE = "identity_unreadable"
 NO_PROCESS_RECORDED = "no_process_recorded"
+INCONCLUSIVE = frozenset({
+    ALIVE, FOREIGN_HOST, ACCESS_DENIED, IDENTITY_NOT_RECORDED, IDENTITY_UNREADABLE, NO_PROCESS_RECORDED,
+})
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,12 @@ class ProcessObservation:
 
 @dataclass(frozen=True)
 class Finding:
-    """A judgement about a recorded process; only `conclusive` ones may end a run."""
+    """A judgement about a recorded process; only `conclusive` ones may end a run.
+
+    `local` is False when this reader is not entitled to judge the record at all
+    (another host, or a reader that cannot tell its own host): such a record is
+    never reaped and never called stopped from here.
+    """
 
     code: str
     alive: bool | None
@@ -54,20 +63,41 @@ class Finding:
 
     @property
     def conclusive(self) -> bool:
-        return self.code in CONCLUSIVE
+        return self.local and self.code in CONCLUSIVE
 
-    def evidence(self, incarnation: Incarnation | None, seen: ProcessObservation | None) -> dict[str, Any]:
+    def evidence(
+        self, incarnation: Incarnation | None, seen: ProcessObservation | None,
+        here: HostFacts | None = None,
+    ) -> dict[str, Any]:
         """The facts a reap records beside its terminal, so the outcome is attributable."""
         return {
             "finding": self.code,
             "recorded": None if incarnation is None else {
                 "host_id": incarnation.host_id, "boot_id": incarnation.boot_id,
                 "pid": incarnation.pid, "create_time": incarnation.create_time,
+                "pgid": incarnation.pgid,
             },
             "observed": None if seen is None else {
                 "exists": seen.exists, "create_time": seen.create_time, "zombie": seen.zombie,
             },
+            "observer": None if here is None else {"host_id": here.host_id, "boot_id": here.boot_id},
         }
+
+
+def is_own_host(incarnation: Incarnation | None, here: HostFacts) -> bool | None:
+    """True/False when the record's host is known and ours/not ours; None when it cannot be told."""
+    if incarnation is None or incarnation.host_id is None or here.host_id is None:
+        return None
+    return incarnation.host_id == here.host_id
+
+
+def worth_probing(incarnation: Incarnation | None, pid: int | None, here: HostFacts) -> bool:
+    """A pid means something only on the record's own host and boot; never probe another's."""
+    if not _is_pid(pid):
+        return False
+    if incarnation is None or incarnation.host_id is None:
+        return True  # a record from before identity existed: the probe is advisory only
+    return is_own_host(incarnation, here) is True and not _rebooted(incarnation, here)
 
 
 def judge(
@@ -77,33 +107,54 @@ def judge(
     here: HostFacts,
 ) -> Finding:
     """Map an observation of a recorded process to a finding; pure and total."""
-    if incarnation is None:
+    if incarnation is None or incarnation.host_id is None:
         if pid is None:
             return Finding(NO_PROCESS_RECORDED, None)
-        alive = None if seen is None or seen.access_denied or seen.error else seen.exists and not seen.zombie
-        return Finding(IDENTITY_NOT_RECORDED, alive)
-    if incarnation.host_id is None or here.host_id is None:
-        return Finding(IDENTITY_NOT_RECORDED, None)
+        return Finding(IDENTITY_NOT_RECORDED, _advisory_alive(seen))
+    if here.host_id is None:
+        return Finding(IDENTITY_UNREADABLE, None, local=False)  # cannot tell ours from another's
     if incarnation.host_id != here.host_id:
         return Finding(FOREIGN_HOST, None, local=False)
-    if incarnation.boot_id and here.boot_id and incarnation.boot_id != here.boot_id:
+    if _rebooted(incarnation, here):
         return Finding(HOST_REBOOTED, False)
     return _judge_local(incarnation, seen)
 
 
+def _rebooted(incarnation: Incarnation, here: HostFacts) -> bool:
+    return bool(incarnation.boot_id and here.boot_id and incarnation.boot_id != here.boot_id)
+
+
+def _is_pid(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _is_time(value: object) -> TypeGuard[float]:
+    """A usable create time: a finite number (records are JSON; trust nothing)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value)
+
+
+def _advisory_alive(seen: ProcessObservation | None) -> bool | None:
+    if seen is None or seen.error is not None or seen.access_denied:
+        return None
+    return seen.exists and not seen.zombie
+
+
 def _judge_local(incarnation: Incarnation, seen: ProcessObservation | None) -> Finding:
+    """Same host, same boot: the pid and its create time decide."""
     if seen is None or seen.error is not None:
         return Finding(IDENTITY_UNREADABLE, None)
     if not seen.exists:
         return Finding(PID_ABSENT, False)
     if seen.access_denied:
         return Finding(ACCESS_DENIED, None)
-    if incarnation.create_time is None:
-        return Finding(IDENTITY_NOT_RECORDED, None)
-    if seen.create_time is None:
-        return Finding(IDENTITY_UNREADABLE, None)
+    if not _is_time(incarnation.create_time):
+        return Finding(IDENTITY_NOT_RECORDED, _advisory_alive(seen))
+    if not _is_time(seen.create_time):
+        return Finding(IDENTITY_UNREADABLE, _advisory_alive(seen))
     if abs(seen.create_time - incarnation.create_time) > CREATE_TIME_TOLERANCE:
         return Finding(PID_RECYCLED, False)
     if seen.zombie:
-        return Finding(PROCESS_ZOMBIE, False)
+        return Finding(PROCESS_ZOMBIE, False)  # ours, exited, not yet collected by its parent
     return Finding(ALIVE, True)

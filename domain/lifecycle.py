@@ -69,7 +69,7 @@ def derive(
     age = age_of(run, now)
     alive = finding.alive if finding is not None else None
     if run.end_recorded:
-        outcome = run.outcome if run.outcome in OUTCOMES else classify(run.status)
+        outcome = recorded_outcome(run)
         return Derivation(run.status, True, outcome, run.reason_code, alive, False, False, False, age)
     if run.spawn_state == PREPARING:
         aged = age >= preparing_threshold
@@ -80,9 +80,26 @@ def derive(
     return Derivation(status, False, None, None, alive, stopped, stopped, False, age)
 
 
+def recorded_outcome(run: Run) -> str | None:
+    """The outcome of a recorded end (the writer's, else the classification); None with no end."""
+    if not run.end_recorded:
+        return None
+    return run.outcome if run.outcome in OUTCOMES else classify(run.status)
+
+
+def reapable(run: Run, finding: Finding) -> bool:
+    """The per-phase eligibility predicate: a started run, no end, a conclusive local finding.
+
+    A `preparing` record has no child whose absence could be proven, so it is never eligible;
+    a record of another host is never judged conclusive here (`Finding.conclusive`).
+    """
+    return (not run.end_recorded and run.spawn_state == STARTED
+            and finding.local and finding.code in CONCLUSIVE)
+
+
 def reap(run: Run, finding: Finding, now: datetime, evidence: dict[str, object]) -> Run | None:
     """The terminal a fenced reap would publish, or None when this run is not eligible."""
-    if run.end_recorded or run.spawn_state != STARTED or finding.code not in CONCLUSIVE:
+    if not reapable(run, finding):
         return None
     cancelled = run.kill_requested_at is not None
     return run.evolve(
