@@ -8,8 +8,10 @@ from dependency_injector import containers, providers
 
 from adapters.clocks import SystemClock
 from adapters.fs_store import FsRunStore
+from adapters.notifier import CommandNotifier, timeout_from_env
 from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
 from application.kill import KILL_GRACE_DEFAULT, Killer
+from application.notify import Notices
 from application.observe import Observer
 from application.reads import RunReads
 
@@ -39,12 +41,15 @@ class Container(containers.DeclarativeContainer):
     prober = providers.Singleton(PsutilProber)
     signaller = providers.Singleton(GroupSignaller)
     spawner = providers.Singleton(DetachedSpawner)
+    notifier = providers.Singleton(CommandNotifier, timeout=providers.Callable(timeout_from_env))
 
+    notices = providers.Factory(Notices, store=store, notifier=notifier)
     observer = providers.Factory(
         Observer,
         store=store,
         prober=prober,
         clock=clock,
+        on_reaped=notices.provided.send,  # the reap winner, and only it, sends the notice (D9)
         preparing_threshold=config.preparing_threshold,
     )
 
