@@ -1,11 +1,17 @@
-"""`li job list`: newest first, bounded (D6)."""
+"""`li job list`: newest first, bounded, and says when truncated (D6)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from argparse import Namespace
+from datetime import datetime
 from typing import Any
 
-from entrypoints.verbs._common import this, unbuilt
+from entrypoints.verbs._common import this
+
+COLUMNS = ("RUN ID", "KIND", "LABEL", "STATUS", "OUTCOME", "AGE")
+_COLOURS = {"succeeded": "32", "failed": "31", "cancelled": "33", "indeterminate": "35", "error": "31"}
 
 
 def register(sub: Any) -> None:
@@ -16,4 +22,53 @@ def register(sub: Any) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    unbuilt("li job list")
+    from application.reads import LIMIT_DEFAULT, LIMIT_MAX, bounded_count
+    from entrypoints.container import get_container
+
+    limit = bounded_count(args.limit, "--limit", LIMIT_DEFAULT, LIMIT_MAX, minimum=1)
+    result: dict[str, Any] = get_container().reads().listing(limit, args.status)
+    return result
+
+
+def show(data: dict[str, Any], args: Namespace) -> int:
+    """An aligned table; colour only on a terminal and only when NO_COLOR is unset or empty."""
+    from entrypoints.container import get_container
+
+    now = get_container().clock().now()
+    rows = [_cells(row, now) for row in data["runs"]]
+    widths = [max(len(line[i]) for line in [list(COLUMNS), *(cells for cells, _ in rows)]) for i in range(6)]
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    print(_line(list(COLUMNS), widths, None, colour))
+    for cells, tone in rows:
+        print(_line(cells, widths, tone, colour))
+    if data["truncated"]:
+        print(f"(showing the newest {data['limit']}; more runs exist — use --limit)", file=sys.stderr)
+    return 0
+
+
+def _cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | None]:
+    if row["error"] is not None:
+        error = row["error"]
+        return [row["run_id"], "?", "", f"unreadable ({error['reason_code']})", "-", "-"], "error"
+    age = _age(row["submitted_at"], now)
+    outcome = row["outcome"] or "-"
+    status = row["status"] + (" (possibly orphaned)" if row["possibly_orphaned"] else "")
+    return [row["run_id"], row["kind"], row["label"] or "", status, outcome, age], row["outcome"]
+
+
+def _line(cells: list[str], widths: list[int], tone: str | None, colour: bool) -> str:
+    padded = [cell.ljust(width) for cell, width in zip(cells, widths, strict=True)]
+    if colour and tone in _COLOURS:
+        padded[3] = f"\033[{_COLOURS[tone]}m{padded[3]}\033[0m"
+    elif colour and tone is None and cells[0] == COLUMNS[0]:
+        padded = [f"\033[1m{cell}\033[0m" for cell in padded]
+    return "  ".join(padded).rstrip()
+
+
+def _age(submitted_at: str, now: datetime) -> str:
+    from entrypoints.verbs.job_status import human_age
+
+    try:
+        return human_age((now - datetime.fromisoformat(submitted_at)).total_seconds())
+    except (TypeError, ValueError):
+        return "?"

@@ -1,20 +1,112 @@
-"""`li job output RUN_ID`."""
+"""`li job output RUN_ID`: console tail, artifacts and manifest, each under D7; `--follow` for people."""
 
 from __future__ import annotations
 
+import os
+import sys
 from argparse import Namespace
-from typing import Any
+from typing import Any, BinaryIO
 
-from entrypoints.verbs._common import this, unbuilt
+from domain.contract import ContractError, ErrorKind
+from entrypoints.verbs._common import require_run_id, this
+
+FOLLOW_POLL_SECONDS = 0.2
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("output")
+    parser = sub.add_parser("output", help="a run's console tail, artifacts and manifest")
     parser.add_argument("run_id", metavar="RUN_ID")
     parser.add_argument("--tail-chars", help="how many characters of the console to return (default 20000)")
     parser.add_argument("--follow", action="store_true", help="stream the console until the run ends")
     parser.set_defaults(verb=this(__name__))
 
 
+def _tail_chars(args: Namespace) -> int:
+    from application.reads import TAIL_CHARS_DEFAULT, TAIL_CHARS_MAX, bounded_count
+
+    return bounded_count(args.tail_chars, "--tail-chars", TAIL_CHARS_DEFAULT, TAIL_CHARS_MAX)
+
+
 def run(args: Namespace) -> dict[str, Any]:
-    unbuilt("li job output")
+    from entrypoints.container import get_container
+
+    if args.follow:
+        raise ContractError(ErrorKind.INVALID_INPUT, "--follow streams text for people and is not available "
+                            "under --machine; read `li job output` again or use `li job wait`")
+    run_id = require_run_id(args.run_id)
+    result: dict[str, Any] = get_container().reads().output(run_id, _tail_chars(args))
+    return result
+
+
+def human(args: Namespace) -> int:
+    if args.follow:
+        return follow(args)
+    return show(run(args), args)
+
+
+def show(data: dict[str, Any], args: Namespace) -> int:
+    """The console text on stdout; anything about it that is not the text goes to stderr."""
+    console = data["console"]
+    if not console["available"]:
+        print(f"li: console unavailable ({console['reason_code']}): {console['detail']}", file=sys.stderr)
+        return 5
+    sys.stdout.write(console["value"])
+    sys.stdout.flush()
+    if console["truncated"]:
+        print(f"li: (the last {len(console['value'])} characters; the log is longer — see --tail-chars)",
+              file=sys.stderr)
+    return 0
+
+
+def follow(args: Namespace) -> int:
+    """Stream the console as it grows; exit when the run records an end, with the run's exit code."""
+    from application.reads import exit_code_for
+    from entrypoints.container import get_container
+
+    container = get_container()
+    reads, clock = container.reads(), container.clock()
+    run_id = require_run_id(args.run_id)
+    reads.observe(run_id, probe_ended=False)  # a bad, missing or unusable run is refused before streaming
+    path = os.path.join(container.store().run_dir(run_id), "console.log")
+    out = sys.stdout.buffer
+    offset = _start(path, _tail_chars(args))
+    while True:
+        derivation = reads.observe(run_id, probe_ended=False).derivation
+        offset = _drain(path, offset, out)  # after the observation: an end is recorded after the console
+        if derivation.terminal:
+            return exit_code_for(derivation.status)
+        if derivation.stopped:
+            print(f"li: {run_id}: the process is gone and no end was recorded (status {derivation.status})",
+                  file=sys.stderr)
+            return 1
+        clock.sleep(FOLLOW_POLL_SECONDS)
+
+
+def _start(path: str, tail_bytes: int) -> int:
+    """Begin at about the last `tail_bytes` of the log, on a character boundary."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            start = max(0, size - tail_bytes)
+            handle.seek(start)
+            head = handle.read(4)
+    except OSError:
+        return 0
+    skip = next((i for i, byte in enumerate(head) if not 0x80 <= byte <= 0xBF), len(head))
+    return start + skip
+
+
+def _drain(path: str, offset: int, out: BinaryIO) -> int:
+    """Copy whatever the log gained since `offset`; a log that shrank is read again from the start."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            offset = 0 if size < offset else offset
+            handle.seek(offset)
+            while chunk := handle.read(1 << 16):
+                out.write(chunk)
+                offset += len(chunk)
+    except OSError:
+        return offset
+    out.flush()
+    return offset

@@ -1,18 +1,77 @@
-"""`li job status RUN_ID`."""
+"""`li job status RUN_ID`: the producer's derivations, advisory liveness and D7 fields (D4, D6)."""
 
 from __future__ import annotations
 
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import this, unbuilt
+from entrypoints.verbs._common import require_run_id, this
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("status")
+    parser = sub.add_parser("status", help="one run's status, terminal and outcome")
     parser.add_argument("run_id", metavar="RUN_ID")
     parser.set_defaults(verb=this(__name__))
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    unbuilt("li job status")
+    from entrypoints.container import get_container
+
+    reads = get_container().reads()
+    result: dict[str, Any] = reads.status(require_run_id(args.run_id))
+    return result
+
+
+def show(data: dict[str, Any], args: Namespace) -> int:
+    """A short readable summary; unavailable fields say why instead of pretending to be empty."""
+    outcome = data["outcome"] or "-"
+    lines = [
+        f"{data['run_id']}  {data['kind']}  {data['label'] or ''}".rstrip(),
+        f"  status     {data['status']}  (terminal: {_yes(data['terminal'])}, outcome: {outcome})",
+    ]
+    if data["reason_code"]:
+        lines.append(f"  reason     {data['reason_code']}")
+    lines.append(f"  process    pid {data['pid'] if data['pid'] is not None else '-'}, alive: {_yes(data['alive'])}"
+                 f"{'  (possibly orphaned)' if data['possibly_orphaned'] else ''}")
+    lines.append(f"  submitted  {data['submitted_at']}  ({human_age(data['age_seconds'])} ago)")
+    if data["finished_at"]:
+        lines.append(f"  finished   {data['finished_at']}")
+    lines.append(f"  notice     {_notice(data['delivery'])}")
+    lines.append(f"  usage      {_usage(data['usage'])}")
+    print("\n".join(lines))
+    return 0
+
+
+def _yes(value: bool | None) -> str:
+    return "unknown" if value is None else ("yes" if value else "no")
+
+
+def human_age(seconds: float) -> str:
+    """`42s`, `17m`, `5h`, `3d`: how long ago, for people."""
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h" if seconds < 172800 else f"{seconds // 86400}d"
+
+
+def _unavailable(field: dict[str, Any]) -> str:
+    return f"unavailable ({field['reason_code']}): {field['detail']}"
+
+
+def _notice(delivery: dict[str, Any]) -> str:
+    if not delivery["available"]:
+        return _unavailable(delivery)
+    value = delivery["value"]
+    if not value.get("attempted"):
+        return "none configured"
+    if value.get("ok") is None:
+        return "attempted, outcome unknown"
+    return "delivered" if value["ok"] else f"failed ({value.get('failure_class') or value.get('error')})"
+
+
+def _usage(usage: dict[str, Any]) -> str:
+    if not usage["available"]:
+        return _unavailable(usage)
+    return ", ".join(f"{key} {value}" for key, value in usage["value"].items()) or "(empty meter)"
