@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 CONTRACT_VERSION = 1
@@ -11,7 +11,7 @@ IMPLEMENTATION = "lionrun"
 EXIT_CONFIG = 78  # EX_CONFIG: a required module could not be imported (D8)
 
 
-class ErrorKind(str, Enum):
+class ErrorKind(StrEnum):
     """The closed set of refusal kinds; a new kind costs a contract version."""
 
     NOT_FOUND = "not_found"

@@ -4,9 +4,23 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import IO
 
 # Modules a run needs. A broken installation is diagnosed by exit 78 before any run exists.
 REQUIRED_MODULES = ("pydantic", "psutil", "filelock", "dependency_injector", "yaml")
+EXIT_CONFIG = 78  # EX_CONFIG (D8); mirrors domain.contract.EXIT_CONFIG without importing it
+
+# Run in a child interpreter: import each module, print the first failure on one line.
+_PROBE = """
+import importlib, sys
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+    except BaseException as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        sys.stdout.write(f"{name}: {type(exc).__name__}: {text}")
+        sys.exit(1)
+"""
 
 
 class EnvironmentFault(Exception):
@@ -27,16 +41,29 @@ def split_machine(argv: list[str]) -> tuple[bool, list[str]]:
     return machine, rest
 
 
-def protect_stdout() -> object:
-    """Reserve the real stdout for the one envelope; anything else written to fd 1 goes to stderr."""
+def protect_stdout() -> IO[str]:
+    """Keep the real stdout for the one envelope; anything else written to fd 1 goes to stderr.
+
+    The envelope descriptor is a private duplicate (not inherited by children); fd 1 itself is
+    pointed at stderr, so a stray print, `os.write(1, ...)` or a child process cannot reach it.
+    """
     sys.stdout.flush()
-    envelope_fd = os.dup(1)
-    os.dup2(2, 1)
+    try:
+        envelope_fd = os.dup(1)
+    except OSError:  # stdout was closed by the caller: nobody can read an envelope
+        envelope_fd = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no stderr either: stray output is discarded rather than mixed in
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
     sys.stdout = sys.stderr
     return os.fdopen(envelope_fd, "w", encoding="utf-8", closefd=True)
 
 
 def missing_required() -> str | None:
+    """The first required module the import system cannot even find (cheap: nothing is imported)."""
     from importlib.util import find_spec
 
     for name in REQUIRED_MODULES:
@@ -48,9 +75,38 @@ def missing_required() -> str | None:
     return None
 
 
+def import_required() -> None:
+    """Import every required module here and now; raise EnvironmentFault on the first that fails."""
+    import importlib
+
+    for name in REQUIRED_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - any failure to import is an environment fault
+            raise EnvironmentFault(f"{name}: {type(exc).__name__}: {exc}") from exc
+
+
+def verify_importable() -> None:
+    """Prove every required module imports, in a child interpreter so this process stays light."""
+    import subprocess
+
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-c", _PROBE, *REQUIRED_MODULES],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        import_required()  # no child could be had; answer the same question in-process
+        return
+    if probe.returncode != 0:
+        raise EnvironmentFault(probe.stdout.strip() or f"import probe exited {probe.returncode}")
+
+
 def diagnose(exc: BaseException | str) -> int:
-    print(f"li: environment fault: required module not importable: {exc}", file=sys.stderr)
-    return 78
+    """One line on stderr, nothing on stdout, exit 78."""
+    reason = " ".join(str(exc).split())
+    print(f"li: environment fault: required module not importable: {reason}", file=sys.stderr)
+    return EXIT_CONFIG
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     machine, args = split_machine(args)
     missing = missing_required()
     if missing is not None:
-        return diagnose(missing)
+        return diagnose(f"{missing} (no such module)")
     out = protect_stdout() if machine else sys.stdout
     try:
         from entrypoints.dispatch import dispatch

@@ -5,57 +5,93 @@ from __future__ import annotations
 import json
 import sys
 from argparse import Namespace
+from collections.abc import Callable
 from typing import IO, Any
 
 from domain.contract import ContractError, ErrorKind, failure, success
-from entrypoints.bootstrap import EnvironmentFault
+from entrypoints.bootstrap import EnvironmentFault, import_required
 from entrypoints.cli import VERSION, HelpRequested, UsageError, build_parser
 
 # Human-mode exit codes for refusals; under --machine every envelope exits 0 (D8).
 HUMAN_EXIT = {"invalid_input": 2, "not_found": 3, "conflict": 4, "unavailable": 5, "internal": 70}
+# Commands that may allocate a run: their dependencies are imported before they start, so an
+# import failure inside them is never reported as exit 78 once a run might exist (D8).
+ALLOCATING_COMMANDS = frozenset({"agent", "orchestrate"})
+
+
+class LateImportError(RuntimeError):
+    """An import failed after the request began work: an internal error, never exit 78."""
 
 
 def emit(envelope: dict[str, Any], out: IO[str]) -> None:
     """Write the one envelope; lone surrogates from undecodable argv never reach the wire."""
-    text = json.dumps(envelope, ensure_ascii=False, allow_nan=False) + "\n"
     try:
-        out.buffer.write(text.encode("utf-8", errors="replace"))  # type: ignore[attr-defined]
+        text = json.dumps(envelope, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        text = json.dumps(failure(ErrorKind.INTERNAL, f"the answer could not be encoded: {error}"))
+    try:
+        out.buffer.write((text + "\n").encode("utf-8", errors="replace"))  # type: ignore[attr-defined]
         out.flush()
     except (BrokenPipeError, OSError):
         pass  # the caller went away; nothing else may be written in its place
 
 
-def answer(args: list[str]) -> tuple[Namespace | None, dict[str, Any]]:
-    """Parse and run one request, returning the envelope (never raising, except for D8)."""
+def invoke(namespace: Namespace, method: Callable[[Namespace], Any]) -> Any:
+    """Call a verb; an ImportError is an environment fault only while nothing can have run."""
+    if getattr(namespace, "command", None) not in ALLOCATING_COMMANDS:
+        try:
+            return method(namespace)
+        except ImportError as error:
+            raise EnvironmentFault(str(error)) from error
+    import_required()  # may raise EnvironmentFault: nothing has been executed yet
+    try:
+        return method(namespace)
+    except ImportError as error:
+        raise LateImportError(f"an import failed after the request began: {error}") from error
+
+
+def answer(args: list[str]) -> dict[str, Any]:
+    """Parse and run one request, returning its envelope; only an EnvironmentFault escapes."""
     try:
         namespace = build_parser().parse_args(args)
         if namespace.version:
-            return namespace, success({"version": VERSION, "implementation": "lionrun"})
+            return success({"version": VERSION, "implementation": "lionrun"})
         verb = getattr(namespace, "verb", None)
         if verb is None:
-            raise UsageError("no command given; try `li --help`")
-        return namespace, success(verb.run(namespace))
+            raise UsageError("no command given; try `li --help`", build_parser().format_usage())
+        data = invoke(namespace, verb.run)
+        if not isinstance(data, dict):
+            raise TypeError(f"{namespace.command} answered {type(data).__name__}, not an object")
+        return success(data)
     except HelpRequested as request:
-        return None, success({"help": request.text})
+        return success({"help": request.text})
     except UsageError as error:
-        return None, failure(ErrorKind.INVALID_INPUT, error.message.strip(), {"usage": error.usage.strip()})
+        return failure(ErrorKind.INVALID_INPUT, error.message.strip(), {"usage": error.usage.strip()})
     except ContractError as error:
-        return None, failure(error.kind, error.message, error.detail)
+        return failure(error.kind, error.message, error.detail)
+    except EnvironmentFault:
+        raise
     except ImportError as error:
         raise EnvironmentFault(str(error)) from error
     except KeyboardInterrupt:
-        return None, failure(ErrorKind.INTERNAL, "interrupted before an answer was established")
-    except Exception as error:  # noqa: BLE001 - the envelope is the contract, even for our bugs
+        return failure(ErrorKind.INTERNAL, "interrupted before an answer was established")
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the envelope is the contract, even for our bugs
         print(f"li: internal error: {type(error).__name__}: {error}", file=sys.stderr)
-        return None, failure(ErrorKind.INTERNAL, f"{type(error).__name__}: {error}")
+        return failure(ErrorKind.INTERNAL, f"{type(error).__name__}: {error}")
 
 
 def dispatch(args: list[str], *, machine: bool, out: IO[str]) -> int:
+    """Answer one request: one envelope and exit 0 under --machine, readable text otherwise."""
     if machine:
-        _, envelope = answer(args)
-        emit(envelope, out)
+        emit(answer(args), out)
         return 0
     return human(args, out)
+
+
+def refuse(message: str, code: int) -> int:
+    """A person gets one line on stderr and a non-zero exit, never a traceback."""
+    print("li: " + " ".join(message.split()), file=sys.stderr)
+    return code
 
 
 def human(args: list[str], out: IO[str]) -> int:
@@ -66,28 +102,26 @@ def human(args: list[str], out: IO[str]) -> int:
         out.write(request.text)
         return 0
     except UsageError as error:
-        print(f"li: error: {error.message.strip()}", file=sys.stderr)
-        print(error.usage.strip(), file=sys.stderr)
-        return 2
+        return refuse(f"error: {error.message.strip()} (see `li --help`)", 2)
     verb = getattr(namespace, "verb", None)
     if namespace.version:
         out.write(f"li {VERSION}\n")
         return 0
     if verb is None:
-        print("li: error: no command given; try `li --help`", file=sys.stderr)
-        return 2
+        return refuse("error: no command given; try `li --help`", 2)
     try:
         if hasattr(verb, "human"):
-            return int(verb.human(namespace))
-        return int(verb.show(verb.run(namespace), namespace))
+            return int(invoke(namespace, verb.human))
+        data = invoke(namespace, verb.run)
+        if not hasattr(verb, "show"):
+            out.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+            return 0
+        return int(verb.show(data, namespace))
     except ContractError as error:
-        print(f"li: {error.kind.value}: {error.message}", file=sys.stderr)
-        return HUMAN_EXIT[error.kind.value]
-    except ImportError as error:
-        raise EnvironmentFault(str(error)) from error
+        return refuse(f"{error.kind.value}: {error.message}", HUMAN_EXIT[error.kind.value])
+    except EnvironmentFault:
+        raise
     except KeyboardInterrupt:
-        print("li: interrupted", file=sys.stderr)
-        return 130
+        return refuse("interrupted", 130)
     except Exception as error:  # noqa: BLE001 - a person gets one line, never a traceback
-        print(f"li: internal error: {type(error).__name__}: {error}", file=sys.stderr)
-        return 70
+        return refuse(f"internal error: {type(error).__name__}: {error}", 70)

@@ -16,6 +16,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
+    """The D2 data. A consumer registers on this answer, so it first proves the install imports."""
+    from entrypoints.bootstrap import verify_importable
+
+    verify_importable()  # EnvironmentFault -> exit 78, never a handshake over a broken install
     return {
         "contract_version": CONTRACT_VERSION,
         "min_supported_version": MIN_SUPPORTED_VERSION,
