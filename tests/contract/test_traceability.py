@@ -1,0 +1,125 @@
+"""Every ADR-0106 id has a scenario, every id-like tag names an id, and features/README.md is current."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+
+from tools.trace_report import (
+    check,
+    coverage,
+    render_table,
+    requirements,
+    results,
+    scenarios,
+    strays,
+    uncovered,
+    updated_readme,
+)
+
+# How many "Exact semantics" bullets each decision has in ADR-0106, in order (D1: normative sentences).
+BULLETS = {"D1": 6, "D2": 5, "D3": 6, "D4": 8, "D5": 10, "D6": 9, "D7": 6, "D8": 4, "D9": 4, "D10": 8,
+           "C": 8, "R": 6}
+
+
+def test_the_table_numbers_every_bullet_of_the_adr_in_order() -> None:
+    ids = [r.id for r in requirements()]
+    assert len(ids) == len(set(ids))
+    counts = Counter(i.split(".")[0] if i.startswith("D") else i[0] for i in ids)
+    assert dict(counts) == BULLETS
+    for prefix, count in BULLETS.items():
+        expected = [f"{prefix}.{n}" if prefix.startswith("D") else f"{prefix}{n}" for n in range(1, count + 1)]
+        assert [i for i in ids if (i.split(".")[0] if i.startswith("D") else i[0]) == prefix] == expected
+
+
+def test_every_id_is_covered_by_a_scenario() -> None:
+    gaps = uncovered(requirements(), scenarios())
+    assert gaps == [], f"{len(gaps)} ids have no scenario tagged with them: {', '.join(gaps)}"
+
+
+def test_no_scenario_tag_names_an_id_that_does_not_exist() -> None:
+    assert strays(requirements(), scenarios()) == []
+
+
+def test_the_readme_table_names_the_scenarios_that_cover_each_id() -> None:
+    with open(os.path.join("features", "README.md"), encoding="utf-8") as handle:
+        current = handle.read()
+    assert current == updated_readme(), "run `.venv/bin/python tools/trace_report.py --update-readme`"
+
+
+# --- the checker itself, on a features folder of our own -------------------------------------
+
+
+def write(folder: str, name: str, text: str) -> None:
+    with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+README = """intro
+<!-- trace-table:start -->
+| Id | Requirement (ADR-0106) | Scenarios |
+| --- | --- | --- |
+| D4.1 | status is open | — |
+| D4.2 | terminal | — |
+| C5 | never none | — |
+<!-- trace-table:end -->
+tail
+"""
+
+FEATURE = """@D4
+Feature: D4 — status is opaque
+  Rule: status is open
+    @D4.1 @cli
+    Scenario: an unknown status is carried verbatim
+      Given a run
+
+  @C5
+  Rule: never none
+    Scenario Outline: an unreadable manifest is not none
+      Given <thing>
+      Examples:
+        | thing |
+        | x     |
+
+    @D4.9
+    Scenario: a typo in a tag
+      Given a run
+"""
+
+
+def test_the_checker_finds_gaps_strays_and_rule_tags(tmp_path: object) -> None:
+    folder = str(tmp_path)
+    write(folder, "README.md", README)
+    write(folder, "d04.feature", FEATURE)
+    reqs, scens = requirements(os.path.join(folder, "README.md")), scenarios(folder)
+    assert [s.name for s in scens] == ["an unknown status is carried verbatim",
+                                       "an unreadable manifest is not none", "a typo in a tag"]
+    assert uncovered(reqs, scens) == ["D4.2"]
+    assert strays(reqs, scens) == ["d04.feature: a typo in a tag (line 17): @D4.9"]
+    assert [s.name for s in coverage(reqs, scens)["C5"]] == ["an unreadable manifest is not none",
+                                                             "a typo in a tag"]
+    table = render_table(reqs, scens)
+    assert "| D4.1 | status is open | d04.feature: an unknown status is carried verbatim |" in table
+    assert "| D4.2 | terminal | — |" in table
+    assert updated_readme(os.path.join(folder, "README.md"), folder).endswith("<!-- trace-table:end -->\ntail\n")
+
+
+def test_results_are_read_from_a_cucumber_report(tmp_path: object) -> None:
+    report = os.path.join(str(tmp_path), "cucumber.json")
+    passed = {"result": {"status": "passed"}}
+    failed = {"result": {"status": "failed"}}
+    with open(report, "w", encoding="utf-8") as handle:
+        json.dump([{"uri": "features/d04.feature", "elements": [
+            {"name": "a", "steps": [passed, passed]},
+            {"name": "b", "steps": [passed, failed]},
+            {"name": "c", "steps": [passed]},
+            {"name": "c", "steps": [failed]},
+        ]}], handle)
+    assert results(report) == {"d04.feature: a": "passed", "d04.feature: b": "failed",
+                               "d04.feature: c": "failed"}
+
+
+def test_check_reports_nothing_when_complete() -> None:
+    problems = check()
+    assert problems == [] or all(p.startswith(("uncovered", "stray", "features/README.md")) for p in problems)

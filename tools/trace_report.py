@@ -1,0 +1,220 @@
+"""Print ADR-0106's traceability table with each scenario's last result, or refresh it in features/README.md.
+
+    .venv/bin/python tools/trace_report.py                  # table + results from build/cucumber.json
+    .venv/bin/python tools/trace_report.py --report FILE    # results from another cucumber json
+    .venv/bin/python tools/trace_report.py --update-readme  # rewrite the Scenarios column
+    .venv/bin/python tools/trace_report.py --check          # exit 1 on gaps, strays or a stale README
+
+Results come from the pytest-bdd cucumber report that a test run writes with
+`pytest --cucumber-json=build/cucumber.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FEATURES = os.path.join(REPO, "features")
+README = os.path.join(FEATURES, "README.md")
+DEFAULT_REPORT = os.path.join(REPO, "build", "cucumber.json")
+START, END = "<!-- trace-table:start -->", "<!-- trace-table:end -->"
+
+ID_LIKE = re.compile(r"^(D\d+(\.\d+)?|C\d+|R\d+)$")
+DECISIONS = {f"D{n}" for n in range(1, 11)}
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    text: str
+
+
+@dataclass
+class Scenario:
+    """One scenario (or outline) and every tag it carries, inherited from its Rule and Feature."""
+
+    file: str
+    name: str
+    line: int
+    tags: set[str] = field(default_factory=set)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.file}: {self.name}"
+
+
+def requirements(readme: str = README) -> list[Requirement]:
+    """The ids and their text, from the table in features/README.md (the registry of ids)."""
+    with open(readme, encoding="utf-8") as handle:
+        text = handle.read()
+    body = text[text.index(START) + len(START): text.index(END)]
+    rows = []
+    for line in body.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and ID_LIKE.match(cells[0]):
+            rows.append(Requirement(cells[0], cells[1]))
+    return rows
+
+
+def scenarios(folder: str = FEATURES) -> list[Scenario]:
+    """Every scenario of every .feature file under `folder`, with inherited tags."""
+    from gherkin.parser import Parser
+
+    found: list[Scenario] = []
+    for path in sorted(glob.glob(os.path.join(folder, "**", "*.feature"), recursive=True)):
+        with open(path, encoding="utf-8") as handle:
+            doc = Parser().parse(handle.read())
+        feature = doc.get("feature") or {}
+        rel = os.path.relpath(path, folder)
+        found += list(_walk(feature.get("children", []), rel, _tags(feature)))
+    return found
+
+
+def _tags(node: dict) -> set[str]:
+    return {t["name"].lstrip("@") for t in node.get("tags", [])}
+
+
+def _walk(children: list, rel: str, inherited: set[str]) -> Iterable[Scenario]:
+    for child in children:
+        if "rule" in child:
+            rule = child["rule"]
+            yield from _walk(rule.get("children", []), rel, inherited | _tags(rule))
+        elif "scenario" in child:
+            node = child["scenario"]
+            tags = inherited | _tags(node)
+            for examples in node.get("examples", []):
+                tags |= _tags(examples)
+            yield Scenario(rel, node["name"], node["location"]["line"], tags)
+
+
+def coverage(reqs: list[Requirement], scens: list[Scenario]) -> dict[str, list[Scenario]]:
+    known = {r.id for r in reqs}
+    table: dict[str, list[Scenario]] = {r.id: [] for r in reqs}
+    for scenario in scens:
+        for tag in scenario.tags & known:
+            table[tag].append(scenario)
+    return table
+
+
+def uncovered(reqs: list[Requirement], scens: list[Scenario]) -> list[str]:
+    return [rid for rid, covering in coverage(reqs, scens).items() if not covering]
+
+
+def strays(reqs: list[Requirement], scens: list[Scenario]) -> list[str]:
+    """Id-like tags that name no id (a typo, or a bullet the table does not have)."""
+    known = {r.id for r in reqs} | DECISIONS
+    return sorted({f"{s.ref} (line {s.line}): @{t}" for s in scens for t in s.tags
+                   if ID_LIKE.match(t) and t not in known})
+
+
+def render_table(reqs: list[Requirement], scens: list[Scenario]) -> str:
+    table = coverage(reqs, scens)
+    lines = ["| Id | Requirement (ADR-0106) | Scenarios |", "| --- | --- | --- |"]
+    for req in reqs:
+        covering = "<br>".join(sorted(s.ref.replace("|", "\\|") for s in table[req.id])) or "—"
+        lines.append(f"| {req.id} | {req.text} | {covering} |")
+    return "\n".join(lines)
+
+
+def updated_readme(readme: str = README, folder: str = FEATURES) -> str:
+    with open(readme, encoding="utf-8") as handle:
+        text = handle.read()
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    table = render_table(requirements(readme), scenarios(folder))
+    return f"{head}{START}\n{table}\n{END}{tail}"
+
+
+def results(report: str) -> dict[str, str]:
+    """`file: scenario name` -> passed / failed / skipped, from a pytest-bdd cucumber json report.
+
+    A scenario run more than once (parametrised worlds, outline examples) is failed if any run
+    failed, skipped if every run skipped, else passed.
+    """
+    with open(report, encoding="utf-8") as handle:
+        features = json.load(handle)
+    seen: dict[str, list[str]] = {}
+    for feature in features:
+        rel = os.path.relpath(os.path.join(REPO, feature.get("uri", "")), FEATURES)
+        rel = rel if not rel.startswith("..") else os.path.basename(feature.get("uri", ""))
+        for element in feature.get("elements", []):
+            statuses = [s.get("result", {}).get("status", "skipped") for s in element.get("steps", [])]
+            seen.setdefault(f"{rel}: {element.get('name')}", []).append(_verdict(statuses))
+    return {ref: _combine(verdicts) for ref, verdicts in seen.items()}
+
+
+def _verdict(statuses: list[str]) -> str:
+    if any(s == "failed" for s in statuses):
+        return "failed"
+    if statuses and all(s == "passed" for s in statuses):
+        return "passed"
+    return "skipped"
+
+
+def _combine(verdicts: list[str]) -> str:
+    if "failed" in verdicts:
+        return "failed"
+    return "passed" if "passed" in verdicts else "skipped"
+
+
+def print_report(report: str | None) -> int:
+    reqs, scens = requirements(), scenarios()
+    table = coverage(reqs, scens)
+    last = results(report) if report and os.path.exists(report) else {}
+    if report and not last:
+        print(f"(no results: {report} not found; run pytest --cucumber-json={report})\n")
+    counts = {"passed": 0, "failed": 0, "skipped": 0, "not run": 0, "uncovered": 0}
+    for req in reqs:
+        print(f"{req.id:6} {req.text}")
+        if not table[req.id]:
+            counts["uncovered"] += 1
+            print("       UNCOVERED: no scenario carries this id")
+        for scenario in sorted(table[req.id], key=lambda s: s.ref):
+            verdict = last.get(scenario.ref, "not run")
+            counts[verdict] += 1
+            print(f"       [{verdict.upper():7}] {scenario.ref}")
+    for stray in strays(reqs, scens):
+        print(f"STRAY TAG: {stray}")
+    print("\n" + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    return 1 if counts["failed"] or counts["uncovered"] else 0
+
+
+def check() -> list[str]:
+    reqs, scens = requirements(), scenarios()
+    problems = [f"uncovered: {rid}" for rid in uncovered(reqs, scens)]
+    problems += [f"stray tag: {s}" for s in strays(reqs, scens)]
+    with open(README, encoding="utf-8") as handle:
+        if handle.read() != updated_readme():
+            problems.append("features/README.md: the Scenarios column is stale "
+                            "(run tools/trace_report.py --update-readme)")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--report", default=DEFAULT_REPORT, help="pytest-bdd cucumber json report")
+    parser.add_argument("--update-readme", action="store_true", help="rewrite the Scenarios column")
+    parser.add_argument("--check", action="store_true", help="exit 1 on gaps, strays or a stale table")
+    args = parser.parse_args(argv)
+    if args.update_readme:
+        text = updated_readme()
+        with open(README, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        print("features/README.md updated")
+        return 0
+    if args.check:
+        problems = check()
+        print("\n".join(problems) or "traceability: complete")
+        return 1 if problems else 0
+    return print_report(args.report)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
