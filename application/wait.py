@@ -1,0 +1,224 @@
+"""D10 bounded observation: observe ids, partition them, pace by the floor, answer within the window."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from application.answers import lifecycle_fields
+from application.observe import Observed, Observer
+from application.ports import Clock, RunNotFound
+from domain.lifecycle import Derivation
+from domain.observation import (
+    MAX_WAIT_BOUNDS,
+    MAX_WAIT_DEFAULT,
+    POLL_BOUNDS,
+    POLL_DEFAULT,
+    Clamped,
+    clamp,
+    next_sleep,
+    timed_out,
+)
+from domain.partition import TERMINAL, Partition, bucket_of, partition
+from domain.run import RecordUnusable, is_run_id
+
+NOT_FOUND = "not_found"
+INVALID_INPUT = "invalid_input"
+RECORD_UNUSABLE = "record_unusable"
+LIFECYCLE_KEYS = (
+    "kind", "label", "status", "terminal", "outcome", "reason_code",
+    "possibly_orphaned", "spawn_state", "submitted_at",
+)
+
+
+class WaitInterrupted(Exception):
+    """Raised out of a sleep when the caller stops the wait; the answer so far is still given."""
+
+
+class StopFlag:
+    """Set from a signal handler: a sleep in progress is cut short, an observation pass never is."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.sleeping = False
+
+    def request(self) -> None:
+        """Ask the wait to answer now with what it has observed."""
+        self.requested = True
+        if self.sleeping:
+            raise WaitInterrupted
+
+
+@dataclass(frozen=True)
+class IdError:
+    """Why one id could not be observed; never stops the other ids."""
+
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One id's latest observation, or the reason it has none."""
+
+    run_id: str
+    observed: Observed | None = None
+    error: IdError | None = None
+
+    @property
+    def bucket(self) -> str | None:
+        return None if self.observed is None else bucket_of(self.observed.derivation)
+
+    def entry(self) -> dict[str, Any]:
+        """The wire entry: the common lifecycle fields, or nulls beside a per-id error."""
+        if self.observed is not None:
+            return {**lifecycle_fields(self.observed), "error": None}
+        fields: dict[str, Any] = {"run_id": self.run_id, **dict.fromkeys(LIFECYCLE_KEYS)}
+        error = None if self.error is None else {"kind": self.error.kind, "message": self.error.message}
+        return {**fields, "error": error}
+
+
+@dataclass(frozen=True)
+class WaitResult:
+    """What a wait learned: entries in input order, the partition, and the window it used."""
+
+    requested_ids: tuple[str, ...]
+    seen: dict[str, Seen]
+    partition: Partition
+    max_wait: Clamped
+    poll_interval: Clamped
+    unresolved_spawn_after: float
+    waited: bool = False
+    interrupted: bool = False
+    passes: int = 1
+
+    @property
+    def entries(self) -> list[Seen]:
+        """One per requested position, duplicates included, in input order."""
+        return [self.seen[run_id] for run_id in self.requested_ids]
+
+    def to_data(self) -> dict[str, Any]:
+        """The D10 wire shape."""
+        part = self.partition
+        return {
+            "runs": [seen.entry() for seen in self.entries],
+            "all_terminal": part.all_terminal,
+            "timed_out": timed_out(part),
+            "pending": list(part.pending),
+            "stopped_without_end": list(part.stopped_without_end),
+            "unresolved_spawn": list(part.unresolved_spawn),
+            "unresolved_spawn_after": self.unresolved_spawn_after,
+            "max_wait": self.max_wait.effective,
+            "poll_interval": self.poll_interval.effective,
+            "requested_max_wait": self.max_wait.requested,
+            "requested_poll_interval": self.poll_interval.requested,
+        }
+
+
+PassHook = Callable[[WaitResult], None]
+
+
+@dataclass
+class _Progress:
+    seen: dict[str, Seen] = field(default_factory=dict)
+    passes: int = 0
+    waited: bool = False
+
+
+class Waiter:
+    """Bounded observation over the one Observer: it reads, it never changes a run except by a fenced reap."""
+
+    def __init__(self, observer: Observer, clock: Clock) -> None:
+        self.observer = observer
+        self.clock = clock
+
+    def wait(
+        self,
+        run_ids: Sequence[str],
+        max_wait: object = None,
+        poll_interval: object = None,
+        stop: StopFlag | None = None,
+        on_pass: PassHook | None = None,
+    ) -> WaitResult:
+        """Observe every id until none is pending, the window closes, or `stop` is requested."""
+        window = clamp(max_wait, MAX_WAIT_BOUNDS, MAX_WAIT_DEFAULT)
+        poll = clamp(poll_interval, POLL_BOUNDS, POLL_DEFAULT)
+        flag = stop or StopFlag()
+        deadline = self.clock.monotonic() + window.effective
+        progress = _Progress()
+        try:
+            while True:
+                self._observe_pass(run_ids, progress)
+                result = self._snapshot(run_ids, progress, window, poll, interrupted=False)
+                if on_pass is not None:
+                    on_pass(result)
+                if flag.requested:
+                    break
+                pause = next_sleep(result.partition, progress.waited,
+                                   deadline - self.clock.monotonic(), poll.effective)
+                if pause is None:
+                    return result
+                self._sleep(pause, flag)
+                progress.waited = True
+        except WaitInterrupted:
+            pass
+        return self._snapshot(run_ids, progress, window, poll, interrupted=True)
+
+    def _sleep(self, seconds: float, flag: StopFlag) -> None:
+        flag.sleeping = True
+        try:
+            if flag.requested:
+                raise WaitInterrupted
+            self.clock.sleep(seconds)
+        finally:
+            flag.sleeping = False
+
+    def _observe_pass(self, run_ids: Sequence[str], progress: _Progress) -> None:
+        """Look at every distinct id once; a terminal answer is durable, so it is not read again."""
+        for run_id in dict.fromkeys(run_ids):
+            known = progress.seen.get(run_id)
+            if known is not None and (known.bucket == TERMINAL or _refused(known)):
+                continue
+            progress.seen[run_id] = self.look(run_id)
+        progress.passes += 1
+
+    def look(self, run_id: str) -> Seen:
+        """Observe one id through the Observer; anything that keeps it from being read is a per-id error."""
+        if not isinstance(run_id, str) or not is_run_id(run_id):
+            return Seen(run_id, error=IdError(INVALID_INPUT, f"{run_id!r} is not a run id "
+                                                              "(expected YYYYMMDDTHHMMSS-xxxxxx)"))
+        try:
+            return Seen(run_id, self.observer.observe(run_id))
+        except RunNotFound:
+            return Seen(run_id, error=IdError(NOT_FOUND, f"no run with id {run_id}"))
+        except RecordUnusable as exc:
+            return Seen(run_id, error=IdError(RECORD_UNUSABLE, f"record of {run_id} is unusable "
+                                                               f"({exc.reason_code}): {exc.detail}"))
+        except OSError as exc:
+            return Seen(run_id, error=IdError(RECORD_UNUSABLE, f"record of {run_id} is unreadable: {exc}"))
+
+    def _snapshot(
+        self, run_ids: Sequence[str], progress: _Progress, window: Clamped, poll: Clamped,
+        interrupted: bool,
+    ) -> WaitResult:
+        seen = {run_id: progress.seen.get(run_id) or _unobserved(run_id) for run_id in run_ids}
+        observed = [(run_id, _derivation(seen[run_id])) for run_id in run_ids]
+        return WaitResult(
+            tuple(run_ids), seen, partition(observed), window, poll,
+            self.observer.preparing_threshold, progress.waited, interrupted, progress.passes,
+        )
+
+
+def _derivation(seen: Seen) -> Derivation | None:
+    return None if seen.observed is None else seen.observed.derivation
+
+
+def _unobserved(run_id: str) -> Seen:
+    """Only reachable when a wait is stopped before its first pass finished."""
+    return Seen(run_id, error=IdError(RECORD_UNUSABLE, f"{run_id} was not observed before the wait stopped"))
+
+
+def _refused(seen: Seen) -> bool:
+    """A malformed id can never name a run, so it is not looked at again."""
+    return seen.error is not None and seen.error.kind == INVALID_INPUT
