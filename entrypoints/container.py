@@ -14,6 +14,7 @@ from application.kill import KILL_GRACE_DEFAULT, Killer
 from application.notify import Notices
 from application.observe import Observer
 from application.reads import RunReads
+from application.wait import Waiter
 
 
 def default_home() -> str:
@@ -59,6 +60,9 @@ class Container(containers.DeclarativeContainer):
     killer = providers.Factory(
         Killer, store=store, observer=observer, prober=prober, signaller=signaller, clock=clock, grace=kill_grace,
     )
+
+    # Bounded observation (issue 5): over the same Observer, so wait cannot disagree with status.
+    waiter = providers.Factory(Waiter, observer=observer, clock=clock)
 
 
 _container: Container | None = None
