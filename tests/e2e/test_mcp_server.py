@@ -1,0 +1,191 @@
+"""`li mcp` driven by the MCP SDK's own stdio client: the server is a consumer of the real `li`."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from entrypoints.mcp_server import main
+from tests.support import REPO, li_bin
+
+FAKE_V2 = os.path.join(REPO, "tests", "fakes", "fake_li_v2.py")
+VERBS = {
+    "submit_agent",
+    "submit_flow",
+    "submit_fanout",
+    "status",
+    "output",
+    "list_runs",
+    "kill",
+    "wait",
+}
+
+
+def install_li(path: pathlib.Path, target: str) -> str:
+    """Put an `li` at `path` that runs `target`; replacing it later swaps the build behind the path."""
+    staged = path.with_suffix(".new")
+    staged.write_text(f'#!/bin/sh\nexec {target} "$@"\n')
+    staged.chmod(0o755)
+    os.replace(staged, path)
+    return str(path)
+
+
+def real_li(path: pathlib.Path) -> str:
+    return install_li(path, li_bin())
+
+
+def v2_li(path: pathlib.Path) -> str:
+    return install_li(path, f"{sys.executable} {FAKE_V2}")
+
+
+def server(li_path: str, li_home: str) -> StdioServerParameters:
+    """Our `li mcp --li PATH` (whatever `li` it drives), spawned by the SDK as an MCP host would."""
+    env = {"LI_HOME": li_home, "PYTHONPATH": REPO}
+    ours = os.path.join(os.path.dirname(sys.executable), "li")
+    command, head = (
+        (ours, ["mcp"])
+        if os.path.exists(ours)
+        else (sys.executable, ["-m", "entrypoints.mcp_server"])
+    )
+    return StdioServerParameters(command=command, args=[*head, "--li", li_path], env=env, cwd=REPO)
+
+
+def in_session(params: StdioServerParameters, body: Callable[[Client], Awaitable[None]]) -> None:
+    async def session() -> None:
+        with anyio.fail_after(120):
+            async with Client(params, mode="legacy") as client:
+                await body(client)
+
+    anyio.run(session)
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> tuple[bool, dict[str, Any]]:
+    result = await client.call_tool(tool, arguments)
+    assert result.structured_content is not None, result
+    return bool(result.is_error), result.structured_content
+
+
+async def wait_until_settled(client: Client, run_id: str) -> dict[str, Any]:
+    """What an agent does: call wait until the classification says there is nothing left to wait for."""
+    for _ in range(20):
+        failed, body = await call(client, "wait", run_ids=[run_id], max_wait=20, poll_interval=0.1)
+        assert not failed, body
+        if body["classification"]["settled"]:
+            return body
+    raise AssertionError(f"{run_id} never settled")
+
+
+def test_the_server_lists_every_tool_with_guidance(tmp_path: pathlib.Path, li_home: str) -> None:
+    async def body(client: Client) -> None:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == VERBS | {"handshake"}
+        assert "stopped_without_end" in (tools["wait"].description or "")
+        assert "wait" in (tools["submit_agent"].description or "")
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)
+
+
+def test_a_session_submits_an_sh_run_waits_for_it_and_reads_its_artifact(
+    tmp_path: pathlib.Path, li_home: str
+) -> None:
+    async def body(client: Client) -> None:
+        prompt = 'printf "hello from lionrun" > "$LI_ARTIFACTS_DIR/hello.txt"; echo done'
+        failed, submitted = await call(
+            client, "submit_agent", prompt=prompt, model="sh", label="e2e"
+        )
+        assert not failed and submitted["surface"] == "ok", submitted
+        run_id = submitted["data"]["run_id"]
+        assert submitted["classification"]["run"]["branch"] == "not_ended"
+
+        waited = await wait_until_settled(client, run_id)
+        assert waited["classification"]["runs"][0]["branch"] == "succeeded"
+        assert waited["data"]["runs"][0]["status"] == waited["classification"]["runs"][0]["status"]
+
+        failed, output = await call(client, "output", run_id=run_id, artifact="hello.txt")
+        assert not failed, output
+        artifact = output["classification"]["artifact"]
+        assert artifact["text"] == "hello from lionrun" and artifact["sha256_verified"]
+        assert output["classification"]["evidence"]["artifacts"]["evidence"] == "present"
+        listed = {a["name"]: a for a in output["data"]["artifacts"]["value"]}
+        digest = hashlib.sha256(pathlib.Path(listed["hello.txt"]["path"]).read_bytes()).hexdigest()
+        assert digest == listed["hello.txt"]["sha256"]
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)
+
+
+def test_status_list_and_kill_answer_through_the_client(
+    tmp_path: pathlib.Path, li_home: str
+) -> None:
+    async def body(client: Client) -> None:
+        _, submitted = await call(client, "submit_agent", prompt="sleep 30", model="sh")
+        run_id = submitted["data"]["run_id"]
+        failed, status = await call(client, "status", run_id=run_id)
+        assert not failed and status["classification"]["run"]["status"] == status["data"]["status"]
+        _, listed = await call(client, "list_runs", limit=5)
+        assert run_id in [row["run_id"] for row in listed["classification"]["runs"]]
+        failed, killed = await call(client, "kill", run_id=run_id)
+        assert not failed and killed["data"]["action"] in (
+            "signalled",
+            "already_terminal",
+            "no_process",
+        )
+        waited = await wait_until_settled(client, run_id)
+        assert waited["classification"]["runs"][0]["branch"] not in ("succeeded", "not_ended")
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)
+
+
+def test_an_unknown_run_is_a_refusal_not_a_surface_fault(
+    tmp_path: pathlib.Path, li_home: str
+) -> None:
+    async def body(client: Client) -> None:
+        failed, status = await call(client, "status", run_id="20200101T000000-000000")
+        assert failed and status["surface"] == "refused" and status["error"]["kind"] == "not_found"
+        assert status["classification"]["surface_fault"] is False
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)
+
+
+def test_a_v2_li_swapped_in_mid_session_degrades_the_surface(
+    tmp_path: pathlib.Path, li_home: str
+) -> None:
+    li_path = real_li(tmp_path / "li")
+
+    async def body(client: Client) -> None:
+        _, submitted = await call(client, "submit_agent", prompt="echo hi", model="sh")
+        run_id = submitted["data"]["run_id"]
+        v2_li(tmp_path / "li")
+        failed, status = await call(client, "status", run_id=run_id)
+        assert failed and status["surface"] == "degraded" and status["data"] is None
+        assert status["classification"]["contract_version"] == 2
+        real_li(tmp_path / "li")
+        failed, again = await call(client, "status", run_id=run_id)
+        assert failed and again["surface"] == "degraded", "trust returns only through a handshake"
+        failed, hello = await call(client, "handshake")
+        assert not failed and hello["classification"]["registered"] is True
+        failed, status = await call(client, "status", run_id=run_id)
+        assert not failed and status["data"]["run_id"] == run_id
+
+    in_session(server(li_path, li_home), body)
+
+
+def test_a_v2_li_at_start_up_registers_no_verbs(tmp_path: pathlib.Path, li_home: str) -> None:
+    async def body(client: Client) -> None:
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+        assert tools == ["handshake"]
+        failed, hello = await call(client, "handshake")
+        assert failed and hello["surface"] == "degraded" and hello["data"] is None
+        assert hello["classification"]["registered"] is False
+
+    in_session(server(v2_li(tmp_path / "li"), li_home), body)
+
+
+def test_the_server_will_not_start_without_an_executable_li(tmp_path: pathlib.Path) -> None:
+    assert main(["--li", str(tmp_path / "missing" / "li")]) == 78
