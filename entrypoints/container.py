@@ -7,12 +7,14 @@ import os
 from dependency_injector import containers, providers
 
 from adapters.clocks import SystemClock
+from adapters.diagnostics import SystemDiagnostics
 from adapters.fs_store import FsRunStore
 from adapters.notifier import CommandNotifier, timeout_from_env
 from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
 from application.kill import KILL_GRACE_DEFAULT, Killer
 from application.notify import Notices
 from application.observe import Observer
+from application.prune import Pruner
 from application.reads import RunReads
 from application.wait import Waiter
 
@@ -63,6 +65,10 @@ class Container(containers.DeclarativeContainer):
 
     # Bounded observation (issue 5): over the same Observer, so wait cannot disagree with status.
     waiter = providers.Factory(Waiter, observer=observer, clock=clock)
+
+    # Doctor and prune (issue 9).
+    diagnostics = providers.Singleton(SystemDiagnostics, home=config.home)
+    pruner = providers.Factory(Pruner, store=store, observer=observer, clock=clock)
 
 
 _container: Container | None = None

@@ -1,11 +1,15 @@
-"""`li doctor`: check what a run needs."""
+"""`li doctor`: check what a run needs, and say what to do about each failure."""
 
 from __future__ import annotations
 
+import sys
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import this, unbuilt
+from entrypoints.verbs._common import this
+
+MARKS = {"ok": ("ok", "green"), "error": ("FAIL", "red"), "warning": ("warn", "yellow"),
+         "info": ("note", "blue")}
 
 
 def register(sub: Any) -> None:
@@ -14,4 +18,25 @@ def register(sub: Any) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    unbuilt("li doctor")
+    from application.doctor import diagnose
+    from entrypoints.container import get_container
+
+    return diagnose(get_container().diagnostics())
+
+
+def show(data: dict[str, Any], args: Namespace) -> int:
+    """One line per check; a failed one is followed by what to do. Exit 1 when an error failed."""
+    from entrypoints.style import paint
+
+    out = sys.stdout
+    width = max((len(c["name"]) for c in data["checks"]), default=0)
+    for check in data["checks"]:
+        word, colour = MARKS["ok" if check["ok"] else check["severity"]]
+        out.write(f"{paint(word.ljust(4), colour, out)}  {check['name'].ljust(width)}  {check['detail']}\n")
+        if not check["ok"] and check["fix"]:
+            out.write(f"{'':4}  {'':{width}}  fix: {check['fix']}\n")
+    failed = [c for c in data["checks"] if not c["ok"] and c["severity"] == "error"]
+    summary = "ready: runs can be started and observed here" if data["ok"] else (
+        f"not ready: {len(failed)} check{'s' if len(failed) != 1 else ''} failed")
+    out.write(paint(summary, "green" if data["ok"] else "red", out) + "\n")
+    return 0 if data["ok"] else 1

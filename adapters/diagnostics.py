@@ -1,0 +1,98 @@
+"""The machine as `li doctor` sees it: the real `Diagnostics` adapter."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+
+from application.doctor import NotifySetting
+
+MACHINE_ID_PATHS = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
+CONFIG_NAME = "config.toml"
+
+
+def _first_line(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as handle:
+            return handle.readline().strip() or None
+    except OSError:
+        return None
+
+
+class SystemDiagnostics:
+    """Answers doctor's questions from this process, its environment and the filesystem."""
+
+    def __init__(self, home: str, environ: Mapping[str, str] | None = None) -> None:
+        self._home = os.path.abspath(home)
+        self._environ = os.environ if environ is None else environ
+
+    def home(self) -> str:
+        return self._home
+
+    def store_write_error(self) -> str | None:
+        try:
+            os.makedirs(self._home, exist_ok=True)
+            fd, path = tempfile.mkstemp(prefix=".doctor-", dir=self._home)
+            os.close(fd)
+            os.unlink(path)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+        return None
+
+    def machine_id(self) -> str | None:
+        return next((found for p in MACHINE_ID_PATHS if (found := _first_line(p))), None)
+
+    def boot_id(self) -> str | None:
+        return _first_line(BOOT_ID_PATH)
+
+    def own_create_time(self) -> tuple[float | None, str | None]:
+        try:
+            import psutil
+
+            return psutil.Process(os.getpid()).create_time(), None
+        except Exception as exc:  # noqa: BLE001 - any failure here is the finding itself
+            return None, f"{type(exc).__name__}: {exc}"
+
+    def find_executable(self, name: str) -> str | None:
+        if os.sep in name:
+            path = os.path.abspath(os.path.expanduser(name))
+            return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+        found = shutil.which(name, path=self._environ.get("PATH", os.defpath))
+        if found is None and name == "sh" and os.access("/bin/sh", os.X_OK):
+            found = "/bin/sh"
+        return os.path.abspath(found) if found else None
+
+    def notify_setting(self) -> NotifySetting | None:
+        from domain.notify import NotifyTemplateError, split_template, template_of
+
+        env_value = self._environ.get("LI_NOTIFY_COMMAND")
+        if env_value:
+            try:
+                return NotifySetting("LI_NOTIFY_COMMAND", tuple(split_template(env_value)))
+            except NotifyTemplateError as exc:
+                return NotifySetting("LI_NOTIFY_COMMAND", None, str(exc))
+        path = os.path.join(self._home, CONFIG_NAME)
+        try:
+            entry = self._config_entry(path)
+            return None if entry is None else NotifySetting(path, tuple(template_of(entry)))
+        except (NotifyTemplateError, ConfigUnreadable) as exc:
+            return NotifySetting(path, None, str(exc))
+
+    def _config_entry(self, path: str) -> object:
+        import tomllib
+
+        try:
+            with open(path, "rb") as handle:
+                config = tomllib.load(handle)
+        except FileNotFoundError:
+            return None
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigUnreadable(f"cannot read {path}: {exc}") from exc
+        return config.get("notify")
+
+
+class ConfigUnreadable(Exception):
+    """`config.toml` exists but cannot be read or parsed."""

@@ -1,0 +1,144 @@
+"""`li doctor`: check what a run needs on this machine, and say what to do about each failure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+Severity = Literal["error", "warning", "info"]
+PROVIDER_CLIS = ("claude", "codex", "gemini")
+
+
+@dataclass(frozen=True)
+class NotifySetting:
+    """The configured notify command: where it came from, its argv, or why it could not be read."""
+
+    source: str
+    argv: tuple[str, ...] | None
+    error: str | None = None
+
+
+class Diagnostics(Protocol):
+    """The questions doctor asks the machine; each answers with a fact, never raises."""
+
+    def home(self) -> str:
+        """Where runs are stored ($LI_HOME)."""
+        ...
+
+    def store_write_error(self) -> str | None:
+        """Create and remove a temp file under the store; None when that worked, else why not."""
+        ...
+
+    def machine_id(self) -> str | None:
+        ...
+
+    def boot_id(self) -> str | None:
+        ...
+
+    def own_create_time(self) -> tuple[float | None, str | None]:
+        """This process's create time as psutil reads it, or (None, why not)."""
+        ...
+
+    def find_executable(self, name: str) -> str | None:
+        """The absolute path `name` resolves to (PATH lookup, or a path checked for +x)."""
+        ...
+
+    def notify_setting(self) -> NotifySetting | None:
+        """LI_NOTIFY_COMMAND, else `notify` in $LI_HOME/config.toml, else None."""
+        ...
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding; `severity` is how much it matters when `ok` is false."""
+
+    name: str
+    ok: bool
+    severity: Severity
+    detail: str
+    fix: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "severity": self.severity,
+                "detail": self.detail, "fix": self.fix}
+
+
+def check_store(diag: Diagnostics) -> Check:
+    error = diag.store_write_error()
+    if error is None:
+        return Check("store.writable", True, "error", f"{diag.home()} is writable")
+    return Check("store.writable", False, "error", f"cannot write under {diag.home()}: {error}",
+                 "make the directory writable, or point LI_HOME at a directory you own")
+
+
+def check_machine_id(diag: Diagnostics) -> Check:
+    if diag.machine_id():
+        return Check("host.machine_id", True, "warning", "machine id readable (/etc/machine-id)")
+    return Check("host.machine_id", False, "warning",
+                 "no readable /etc/machine-id; runs are attributed to this host by hostname",
+                 "run `systemd-machine-id-setup` (or `dbus-uuidgen --ensure=/etc/machine-id`) as root")
+
+
+def check_boot_id(diag: Diagnostics) -> Check:
+    if diag.boot_id():
+        return Check("host.boot_id", True, "warning", "boot id readable (/proc/sys/kernel/random/boot_id)")
+    return Check("host.boot_id", False, "warning",
+                 "no readable boot id; a run orphaned by a reboot is only found by its pid",
+                 "mount /proc (Linux) so /proc/sys/kernel/random/boot_id can be read")
+
+
+def check_create_time(diag: Diagnostics) -> Check:
+    created, error = diag.own_create_time()
+    if created is not None:
+        return Check("process.create_time", True, "error", "psutil reads process create times")
+    return Check("process.create_time", False, "error",
+                 f"psutil cannot read a process create time: {error}",
+                 "reinstall psutil (`pip install --force-reinstall psutil`) and make /proc readable; "
+                 "without it a run's process cannot be told from a later one with the same pid")
+
+
+def check_shell(diag: Diagnostics) -> Check:
+    found = diag.find_executable("sh")
+    if found:
+        return Check("provider.sh", True, "error", f"sh runs shell work ({found})")
+    return Check("provider.sh", False, "error", "no `sh` on PATH or at /bin/sh",
+                 "put a POSIX shell on PATH; `li agent sh ...` needs it")
+
+
+def check_provider(diag: Diagnostics, name: str) -> Check:
+    found = diag.find_executable(name)
+    if found:
+        return Check(f"provider.{name}", True, "warning", f"{name} found at {found}")
+    return Check(f"provider.{name}", False, "warning", f"{name} not found on PATH",
+                 f"install the {name} CLI to run `li agent {name} ...`; other providers still work")
+
+
+def check_notify(diag: Diagnostics) -> Check:
+    setting = diag.notify_setting()
+    if setting is None:
+        return Check("notify.command", True, "info", "no notify command configured (runs end silently)")
+    if setting.error is not None or not setting.argv:
+        return Check("notify.command", False, "error",
+                     f"notify command from {setting.source} cannot be read: {setting.error or 'empty'}",
+                     f"fix {setting.source}: an argv template such as `notify-send li {{run_id}}`")
+    found = diag.find_executable(setting.argv[0])
+    if found:
+        return Check("notify.command", True, "error", f"notify command {found} (from {setting.source})")
+    return Check("notify.command", False, "error",
+                 f"notify command {setting.argv[0]!r} (from {setting.source}) is not an executable",
+                 f"install {setting.argv[0]!r} or change {setting.source} to a command that exists")
+
+
+HOST_CHECKS: tuple[Callable[[Diagnostics], Check], ...] = (
+    check_store, check_machine_id, check_boot_id, check_create_time, check_shell,
+)
+
+
+def diagnose(diag: Diagnostics) -> dict[str, Any]:
+    """`{ok, checks}`: ok is false when any check of severity `error` failed."""
+    checks = [check(diag) for check in HOST_CHECKS]
+    checks += [check_provider(diag, name) for name in PROVIDER_CLIS]
+    checks.append(check_notify(diag))
+    ok = not any(not c.ok and c.severity == "error" for c in checks)
+    return {"ok": ok, "checks": [c.to_wire() for c in checks]}

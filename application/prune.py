@@ -1,0 +1,102 @@
+"""`li job prune`: remove runs that recorded an end, and only those, under each run's lock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from application.observe import Observer
+from application.ports import Clock, RunNotFound, RunStore, StoreBusy, StoreRefused
+from domain.run import RecordUnusable, Run, parse_iso
+
+SECONDS_PER_DAY = 86400.0
+
+# Why a run was kept.
+NOT_ENDED = "not_ended"
+ENDED_RECENTLY = "ended_recently"
+RECORD_UNUSABLE = "record_unusable"
+NO_RECORD = "no_record"
+BUSY = "busy"
+REMOVE_FAILED = "remove_failed"
+
+
+@dataclass
+class PruneReport:
+    """What was (or, in a dry run, would be) removed, and every run kept with its reason."""
+
+    dry_run: bool
+    removed: list[str] = field(default_factory=list)
+    kept: list[dict[str, Any]] = field(default_factory=list)
+
+    def keep(self, run_id: str, reason: str, detail: str | None = None) -> None:
+        self.kept.append({"run_id": run_id, "reason": reason, "detail": detail})
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"removed": list(self.removed), "kept": list(self.kept), "dry_run": self.dry_run}
+
+
+def ended_at(run: Run) -> datetime | None:
+    """When the run's end was recorded; a spawn failure ended at submission."""
+    return parse_iso(run.finished_at) or parse_iso(run.submitted_at)
+
+
+def old_enough(run: Run, now: datetime, older_than_days: float) -> bool:
+    """True when the run recorded an end at least `older_than_days` before `now`."""
+    end = ended_at(run)
+    return end is not None and (now - end).total_seconds() >= older_than_days * SECONDS_PER_DAY
+
+
+class Pruner:
+    """Resolves every run through the Observer, then deletes only ended ones under their lock."""
+
+    def __init__(self, store: RunStore, observer: Observer, clock: Clock, lock_timeout: float = 5.0) -> None:
+        self.store = store
+        self.observer = observer
+        self.clock = clock
+        self.lock_timeout = lock_timeout
+
+    def prune(self, older_than_days: float = 0.0, dry_run: bool = False) -> PruneReport:
+        report = PruneReport(dry_run)
+        for run_id in list(self.store.run_ids()):
+            self._consider(run_id, older_than_days, report)
+        return report
+
+    def _consider(self, run_id: str, older_than_days: float, report: PruneReport) -> None:
+        try:
+            observed = self.observer.observe(run_id)  # may reap a conclusive orphan to its end
+        except RunNotFound:
+            return report.keep(run_id, NO_RECORD, "the run folder has no record (yet)")
+        except RecordUnusable as exc:
+            return report.keep(run_id, RECORD_UNUSABLE, f"{exc.reason_code}: {exc.detail}")
+        if not observed.derivation.terminal:
+            return report.keep(run_id, NOT_ENDED, f"status {observed.derivation.status}")
+        if not old_enough(observed.run, self.clock.now(), older_than_days):
+            return report.keep(run_id, ENDED_RECENTLY, f"ended at {ended_at(observed.run)}")
+        if report.dry_run:
+            return report.removed.append(run_id)
+        self._remove(run_id, older_than_days, report)
+
+    def _remove(self, run_id: str, older_than_days: float, report: PruneReport) -> None:
+        """Delete inside the run's read-modify-write, so no writer holds the lock meanwhile."""
+        removed: list[str] = []
+        now = self.clock.now()
+
+        def delete_if_still_ended(current: Run) -> None:
+            if current.end_recorded and old_enough(current, now, older_than_days):
+                self.store.remove(run_id)
+                removed.append(run_id)
+            return None  # nothing is written back: the record is gone, or stays as it was
+
+        try:
+            self.store.update(run_id, delete_if_still_ended, self.lock_timeout)
+        except RunNotFound:
+            return None  # removed by someone else meanwhile
+        except StoreBusy as exc:
+            return report.keep(run_id, BUSY, str(exc))
+        except (StoreRefused, RecordUnusable) as exc:
+            return report.keep(run_id, REMOVE_FAILED, str(exc))
+        if removed:
+            report.removed.append(run_id)
+        else:
+            report.keep(run_id, NOT_ENDED, "its record changed while it was being removed")
