@@ -164,11 +164,15 @@ class SubmitData(Wire):
 
 
 class StatusData(Lifecycle):
-    """`li job status RUN_ID` (D4, D6, D7, D9)."""
+    """`li job status RUN_ID` (D4, D6, D7, D9): derivations, advisory liveness, read-derived fields."""
 
     alive: bool | None
     pid: int | None
     finished_at: str | None
+    age_seconds: float
+    delivery: DeliveryAvailability
+    manifest: ManifestAvailability
+    usage: UsageAvailability
 
 
 class OutputData(Wire):
@@ -180,36 +184,19 @@ class OutputData(Wire):
     manifest: ManifestAvailability
 
 
-class ListRow(Wire):
-    """One row of `li job list`; an unreadable record is a row that says so (`error`)."""
+class RowError(Wire):
+    """Why one id or row could not be observed; the other ids and rows are unaffected.
 
-    run_id: str
-    status: str | None = None
-    terminal: bool | None = None
-    outcome: Outcome | None = None
+    `kind` is open: in use are not_found, invalid_input, record_unusable (wait) and unavailable (list).
+    """
 
-
-class ListData(Wire):
-    """`li job list`: newest first, bounded, and says when truncated (D6)."""
-
-    runs: list[ListRow]
-    truncated: bool
-
-
-class KillData(Wire):
-    """`li job kill RUN_ID`: what was done, never process death or terminality (D6)."""
-
-    run_id: str
-    action: KillAction | None = None
-
-
-class WaitError(Wire):
-    kind: ErrorKindName
+    kind: str
     message: str
+    reason_code: str | None = None
 
 
-class WaitEntry(Wire):
-    """One requested id, in input order; a per-id error leaves the lifecycle fields null (D10)."""
+class Row(Wire):
+    """A list row or wait entry: the lifecycle fields, all null when `error` says it could not be read."""
 
     run_id: str
     kind: str | None
@@ -221,13 +208,31 @@ class WaitEntry(Wire):
     possibly_orphaned: bool | None
     spawn_state: SpawnState | None
     submitted_at: str | None
-    error: WaitError | None
+    error: RowError | None
+
+
+class ListData(Wire):
+    """`li job list`: newest first, bounded by `limit`, and says when truncated (D6)."""
+
+    runs: list[Row]
+    truncated: bool
+    limit: int
+
+
+class KillData(Wire):
+    """`li job kill RUN_ID`: what was done, never process death or terminality (D6)."""
+
+    run_id: str
+    action: KillAction
+    status: str
+    terminal: bool
+    outcome: Outcome | None
 
 
 class WaitData(Wire):
     """`li job wait RUN_ID...`: entries plus the four-way partition and the echoed bounds (D10)."""
 
-    runs: list[WaitEntry]
+    runs: list[Row]
     all_terminal: bool
     timed_out: bool
     pending: list[str]
@@ -241,27 +246,41 @@ class WaitData(Wire):
 
 
 class DoctorCheck(Wire):
+    """One finding; `severity` is how much it matters when `ok` is false, `fix` what to do."""
+
     name: str
     ok: bool
+    severity: Literal["error", "warning", "info"]
+    detail: str | None
+    fix: str | None
 
 
 class DoctorData(Wire):
-    """`li doctor`: what a run needs here, check by check."""
+    """`li doctor`: what a run needs here, check by check; `ok` is false when an error-check fails."""
 
-    checks: list[DoctorCheck] | None = None
+    ok: bool
+    checks: list[DoctorCheck]
+
+
+class PruneKept(Wire):
+    run_id: str
+    reason: str
+    detail: str | None
 
 
 class PruneData(Wire):
-    """`li job prune`: only runs that recorded an end are ever removed."""
+    """`li job prune`: only runs that recorded an end are ever removed; every kept run says why."""
 
-    removed: list[str] | None = None
-    dry_run: bool | None = None
+    removed: list[str]
+    kept: list[PruneKept]
+    dry_run: bool
 
 
 class CompletionData(Wire):
     """`li completion bash|zsh`."""
 
-    script: str | None = None
+    shell: Literal["bash", "zsh"]
+    script: str
 
 
 # The verb table of the published schema: file stem -> data model.

@@ -17,7 +17,10 @@ ADR_STATUS = {
     "status": "completed_empty", "terminal": True, "outcome": "failed", "reason_code": "no_artifacts",
     "alive": False, "pid": 41234, "submitted_at": "2026-07-25T17:50:10.412331+00:00",
     "finished_at": "2026-07-25T17:51:28.636751+00:00", "possibly_orphaned": False,
-    "spawn_state": "started",
+    "spawn_state": "started", "age_seconds": 78.2,
+    "delivery": {"available": True, "value": {"attempted": False}, "reason_code": None, "detail": None},
+    "manifest": {"available": False, "value": None, "reason_code": "missing", "detail": "not yet"},
+    "usage": {"available": False, "value": None, "reason_code": "missing", "detail": "no manifest"},
 }
 ADR_SUBMIT = {"run_id": "20260725T175010-97f334", "pid": 41234, "status": "running",
               "terminal": False, "outcome": None, "log": "/abs/path/to/console.log"}
