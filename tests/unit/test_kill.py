@@ -1,0 +1,164 @@
+"""The kill use case on both worlds: it records the request, signals only its own group, never relabels an end."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from adapters.fakes import ScriptedProber
+from application.kill import Killer
+from domain.contract import ContractError
+from domain.run import Incarnation
+from tests.steps.reads_steps import end, put_run, scripted_incarnation
+
+
+class DyingSignaller:
+    """A group that dies on the signals listed in `fatal`; signal 0 asks whether it still lives."""
+
+    def __init__(self, prober: ScriptedProber, fatal: tuple[int, ...] = (signal.SIGTERM, signal.SIGKILL)) -> None:
+        self.prober = prober
+        self.fatal = fatal
+        self.signals: list[tuple[int, int]] = []
+
+    def signal_group(self, pgid: int, signum: int) -> bool:
+        there = pgid in self.prober.processes
+        if signum != 0:
+            self.signals.append((pgid, signum))
+        if there and signum in self.fatal:
+            self.prober.kill(pgid)
+        return there
+
+
+def killer(world, signaller=None, grace: float = 1.0) -> Killer:
+    observer = world.container.observer()
+    return Killer(world.store, observer, world.prober, signaller or world.signaller, world.clock, grace=grace)
+
+
+def live_run(world, pid: int = 5151, **fields):
+    world.prober.start(pid, create_time=1000.0)
+    return put_run(world.store, world.clock.now(), pid=pid,
+                   incarnation=scripted_incarnation(world.prober, pid), **fields)
+
+
+def sent(signaller) -> list[tuple[int, int]]:
+    return [s for s in signaller.signals if s[1] != 0]
+
+
+def test_a_live_run_is_signalled_with_sigterm_and_its_kill_request_recorded(world) -> None:
+    run = live_run(world)
+    signaller = DyingSignaller(world.prober)
+    answer = killer(world, signaller).kill(run.run_id)
+    assert answer["action"] == "signalled"
+    assert sent(signaller) == [(5151, signal.SIGTERM)]
+    record = world.store.read(run.run_id)
+    assert record.kill_requested_at == "2026-07-25T17:50:10.000000+00:00"
+    assert set(answer) == {"run_id", "action", "status", "terminal", "outcome"}
+
+
+def test_the_answer_reports_what_the_authority_says_after_the_signal(world) -> None:
+    run = live_run(world)
+    answer = killer(world, DyingSignaller(world.prober)).kill(run.run_id)
+    # the process is conclusively gone and the kill was requested: the first observation reaps it cancelled
+    assert (answer["status"], answer["terminal"], answer["outcome"]) == ("cancelled", True, "cancelled")
+
+
+def test_a_group_that_outlives_the_grace_gets_sigkill(world) -> None:
+    run = live_run(world)
+    stubborn = DyingSignaller(world.prober, fatal=(signal.SIGKILL,))
+    answer = killer(world, stubborn, grace=2.0).kill(run.run_id)
+    assert answer["action"] == "signalled"
+    assert sent(stubborn) == [(5151, signal.SIGTERM), (5151, signal.SIGKILL)]
+    assert sum(world.clock.naps) >= 2.0
+
+
+def test_sigkill_is_not_sent_to_a_group_that_died_of_sigterm(world) -> None:
+    run = live_run(world)
+    signaller = DyingSignaller(world.prober)
+    killer(world, signaller, grace=2.0).kill(run.run_id)
+    assert signal.SIGKILL not in [s for _, s in sent(signaller)]
+    assert world.clock.naps == []
+
+
+def test_an_ended_run_is_already_terminal_and_nothing_changes(world) -> None:
+    run = live_run(world)
+    ended = end(world.store, run.run_id, "completed", "succeeded", now=world.clock.now())
+    signaller = DyingSignaller(world.prober)
+    answer = killer(world, signaller).kill(run.run_id)
+    assert answer == {"run_id": run.run_id, "action": "already_terminal", "status": "completed",
+                      "terminal": True, "outcome": "succeeded"}
+    assert signaller.signals == []
+    assert world.store.read(run.run_id) == ended  # not even kill_requested_at, not even a generation
+
+
+def test_a_reused_pid_is_never_signalled(world) -> None:
+    run = live_run(world)
+    world.prober.start(5151, create_time=9999.0)  # the pid now belongs to someone else
+    signaller = DyingSignaller(world.prober)
+    answer = killer(world, signaller).kill(run.run_id)
+    assert answer["action"] == "no_process"
+    assert signaller.signals == []
+    assert 5151 in world.prober.processes
+
+
+def test_a_gone_process_is_no_process_and_never_an_error(world) -> None:
+    run = live_run(world)
+    world.prober.kill(5151)
+    answer = killer(world).kill(run.run_id)
+    assert answer["action"] == "no_process"
+    assert world.signaller.signals == []
+
+
+@pytest.mark.parametrize("case", ["foreign_host", "no_identity", "preparing", "access_denied"])
+def test_a_leader_that_cannot_be_proven_ours_is_not_signalled(world, case: str) -> None:
+    world.prober.start(5151, create_time=1000.0)
+    fields: dict = {"pid": 5151}
+    if case == "foreign_host":
+        fields["incarnation"] = Incarnation("host-b", "boot-9", 5151, 1000.0, 5151)
+    elif case == "preparing":
+        fields = {"spawn_state": "preparing"}
+    elif case == "access_denied":
+        fields["incarnation"] = scripted_incarnation(world.prober, 5151)
+        world.prober.deny(5151)
+    run = put_run(world.store, world.clock.now(), **fields)
+    answer = killer(world).kill(run.run_id)
+    assert answer["action"] == "no_process"
+    assert world.signaller.signals == []
+    assert world.store.read(run.run_id).kill_requested_at is not None
+
+
+def test_a_second_kill_keeps_the_first_request_time(world) -> None:
+    run = live_run(world)
+    signaller = DyingSignaller(world.prober, fatal=())
+    killer(world, signaller, grace=0.1).kill(run.run_id)
+    first = world.store.read(run.run_id)
+    world.clock.advance(60)
+    killer(world, signaller, grace=0.1).kill(run.run_id)
+    assert world.store.read(run.run_id).kill_requested_at == first.kill_requested_at
+
+
+def test_an_end_recorded_under_the_lock_first_wins_over_the_kill(world) -> None:
+    run = live_run(world)
+    end(world.store, run.run_id, "failed", "failed", "exit_1", now=world.clock.now())
+    answer = killer(world, DyingSignaller(world.prober)).kill(run.run_id)
+    assert (answer["action"], answer["status"], answer["outcome"]) == ("already_terminal", "failed", "failed")
+
+
+def test_a_kill_that_cannot_be_recorded_signals_nothing(world) -> None:
+    from application.ports import StoreBusy
+
+    run = live_run(world)
+
+    class Busy:
+        def __getattr__(self, name):
+            return getattr(world.store, name)
+
+        def update(self, *args, **kwargs):
+            raise StoreBusy("held")
+
+    signaller = DyingSignaller(world.prober)
+    refused = Killer(Busy(), world.container.observer(), world.prober, signaller, world.clock)
+    with pytest.raises(ContractError) as error:
+        refused.kill(run.run_id)
+    assert error.value.kind.value == "unavailable"
+    assert signaller.signals == []
