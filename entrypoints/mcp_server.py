@@ -11,6 +11,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import anyio
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 
@@ -39,8 +40,9 @@ RUN_ID = "the run id returned by a submit tool (YYYYMMDDTHHMMSS-xxxxxx)"
 
 DESCRIPTIONS = {
     "handshake": (
-        "Ask `li` which contract it speaks. Registration happened at start-up; call this when "
-        "another tool reports surface `degraded` to see whether the surface can be trusted again."
+        "Ask `li` which contract it speaks. Call it when another tool reports surface `degraded` "
+        "(or when only this tool is listed): an understood version trusts the surface again and "
+        "registers the other tools (list tools again); any other version keeps them unavailable."
     ),
     "submit_agent": (
         "Start one detached run and return its run_id at once (the work is not done yet). "
@@ -49,8 +51,8 @@ DESCRIPTIONS = {
         "Then call `wait` with the run_id, then `output`."
     ),
     "submit_flow": (
-        "Start a declared flow (a YAML/JSON DAG file of steps) as one detached run; returns its "
-        "run_id at once. Then call `wait`, then `output`."
+        "Start a declared flow (spec_path: absolute path of a YAML/JSON DAG file of steps) as one "
+        "detached run; returns its run_id at once. Then call `wait`, then `output`."
     ),
     "submit_fanout": (
         "Start N parallel legs of one prompt (or one leg per model in `models`), optionally with a "
@@ -150,19 +152,25 @@ def artifact_text(reply: Reply, name: str) -> dict[str, Any]:
 class Tools:
     """The MCP tools; each is one contract-client call plus its classification."""
 
-    def __init__(self, client: ContractClient) -> None:
+    def __init__(self, client: ContractClient, server: MCPServer) -> None:
         self.client = client
+        self.server = server
+        self.verbs_registered = False
 
-    def handshake(self) -> CallToolResult:
-        hello = self.client.handshake()
-        return answer(
-            hello.reply,
-            {
-                "registered": hello.registered,
-                "reason": hello.reason,
-                "state": self.client.state.value,
-            },
-        )
+    def register_verbs(self) -> None:
+        """Add every verb tool; done once, and only after a handshake the client accepted (C1)."""
+        if not self.verbs_registered:
+            for name in VERBS:
+                self.server.add_tool(getattr(self, name), name=name, description=DESCRIPTIONS[name])
+            self.verbs_registered = True
+
+    async def handshake(self) -> CallToolResult:
+        # The li call runs on a worker thread; registering happens here, on the server's loop.
+        hello = await anyio.to_thread.run_sync(self.client.handshake)
+        if hello.registered:
+            self.register_verbs()
+        state = {"registered": hello.registered, "reason": hello.reason}
+        return answer(hello.reply, {**state, "state": self.client.state.value})
 
     def submit_agent(
         self,
@@ -246,13 +254,12 @@ def build_server(client: ContractClient) -> MCPServer:
     """Handshake once; register the verbs only when the version is understood (C1)."""
     hello = client.handshake()
     server = MCPServer("lionrun", instructions=INSTRUCTIONS, log_level="WARNING")
-    tools = Tools(client)
+    tools = Tools(client, server)
     server.add_tool(tools.handshake, name="handshake", description=DESCRIPTIONS["handshake"])
-    if not hello.registered:
+    if hello.registered:
+        tools.register_verbs()
+    else:
         print(f"li mcp: verbs not registered: {hello.reason}", file=sys.stderr)
-        return server
-    for name in VERBS:
-        server.add_tool(getattr(tools, name), name=name, description=DESCRIPTIONS[name])
     return server
 
 

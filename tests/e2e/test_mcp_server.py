@@ -176,13 +176,20 @@ def test_a_v2_li_swapped_in_mid_session_degrades_the_surface(
     in_session(server(li_path, li_home), body)
 
 
-def test_a_v2_li_at_start_up_registers_no_verbs(tmp_path: pathlib.Path, li_home: str) -> None:
+def test_a_v2_li_at_start_up_registers_no_verbs_until_a_handshake_succeeds(
+    tmp_path: pathlib.Path, li_home: str
+) -> None:
     async def body(client: Client) -> None:
         tools = [tool.name for tool in (await client.list_tools()).tools]
         assert tools == ["handshake"]
         failed, hello = await call(client, "handshake")
         assert failed and hello["surface"] == "degraded" and hello["data"] is None
         assert hello["classification"]["registered"] is False
+        real_li(tmp_path / "li")
+        failed, hello = await call(client, "handshake")
+        assert not failed and hello["classification"]["registered"] is True
+        tools = [tool.name for tool in (await client.list_tools(cache_mode="refresh")).tools]
+        assert set(tools) == VERBS | {"handshake"}
 
     in_session(server(v2_li(tmp_path / "li"), li_home), body)
 
