@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from dependency_injector import containers, providers
 
@@ -11,12 +12,15 @@ from adapters.diagnostics import SystemDiagnostics
 from adapters.fs_store import FsRunStore
 from adapters.notifier import CommandNotifier, timeout_from_env
 from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
+from adapters.providers import ChildGroups, default_providers
 from application.kill import KILL_GRACE_DEFAULT, Killer
 from application.notify import Notices
 from application.observe import Observer
 from application.prune import Pruner
 from application.reads import RunReads
+from application.submit import SubmitService
 from application.wait import Waiter
+from application.work import WorkService
 
 
 def default_home() -> str:
@@ -34,6 +38,16 @@ def kill_grace_from_env() -> float:
     except ValueError:
         return KILL_GRACE_DEFAULT
     return grace if 0.0 <= grace <= 60.0 else KILL_GRACE_DEFAULT
+
+
+def runner_command() -> list[str]:
+    """The detached child: this interpreter running `entrypoints.runner` (the run id is appended)."""
+    return [sys.executable, "-m", "entrypoints.runner"]
+
+
+def runner_environment(home: str) -> dict[str, str]:
+    """What a runner inherits: this environment, `LI_HOME`, and no cwd on sys.path (PYTHONSAFEPATH)."""
+    return {**os.environ, "LI_HOME": home, "PYTHONSAFEPATH": "1"}
 
 
 class Container(containers.DeclarativeContainer):
@@ -69,6 +83,19 @@ class Container(containers.DeclarativeContainer):
     # Doctor and prune (issue 9).
     diagnostics = providers.Singleton(SystemDiagnostics, home=config.home)
     pruner = providers.Factory(Pruner, store=store, observer=observer, clock=clock)
+
+    # Submit and the work a run does (issue 3). The runner adds `notices().send` as its after-end hook.
+    child_groups = providers.Singleton(ChildGroups)
+    provider_registry = providers.Singleton(default_providers, groups=child_groups)
+    submitter = providers.Factory(
+        SubmitService, store=store, spawner=spawner, prober=prober, signaller=signaller, clock=clock,
+        providers=provider_registry, runner_command=providers.Callable(runner_command),
+        env=providers.Callable(runner_environment, home=config.home),
+    )
+    work = providers.Factory(
+        WorkService, store=store, clock=clock, providers=provider_registry,
+        stop_children=child_groups.provided.terminate_all,
+    )
 
 
 _container: Container | None = None

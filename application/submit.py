@@ -1,0 +1,172 @@
+"""Submit (D5): validate, reserve an id, write the instruction and a `preparing` record, spawn, attach."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from application.ports import (
+    Clock,
+    ProcessProber,
+    Provider,
+    RunStore,
+    Signaller,
+    Spawner,
+    SpawnFailed,
+    SpawnRequest,
+    StoreBusy,
+    StoreRefused,
+)
+from domain.contract import ContractError, ErrorKind
+from domain.lifecycle import classify
+from domain.request import RunRequest, check_prompt, invalid
+from domain.run import FAILED, PREPARING, STARTED, Incarnation, Run, iso
+
+SPAWN_FAILED = "spawn_failed"
+SPAWN_ERROR = "spawn_error"
+ATTACH_FAILED = "attach_failed"
+SIGKILL = 9
+
+
+@dataclass(frozen=True)
+class Handle:
+    """What submit returns: a handle to resolve through status reads, never a result (D5)."""
+
+    run_id: str
+    pid: int
+    log: str
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "pid": self.pid, "status": "running", "terminal": False,
+                "outcome": None, "log": self.log}
+
+
+class SubmitService:
+    """Turns a validated request into a detached run whose spawn phase is always recorded."""
+
+    def __init__(self, store: RunStore, spawner: Spawner, prober: ProcessProber, signaller: Signaller,
+                 clock: Clock, providers: Mapping[str, Provider], runner_command: Sequence[str],
+                 env: Mapping[str, str]) -> None:
+        self.store = store
+        self.spawner = spawner
+        self.prober = prober
+        self.signaller = signaller
+        self.clock = clock
+        self.providers = providers
+        self.runner_command = list(runner_command)
+        self.env = dict(env)
+
+    def validate(self, request: RunRequest) -> None:
+        """Everything that can be refused is refused here, before anything touches disk."""
+        check_prompt(request.instruction, "instruction")
+        if not request.legs:
+            raise invalid("the run has no work to do")
+        for name in sorted(request.providers):
+            provider = self.providers.get(name)
+            if provider is None:
+                raise invalid(f"unknown model provider {name!r}", provider=name)
+            if not provider.available():
+                raise ContractError(ErrorKind.UNAVAILABLE,
+                                    f"the {name} executable is not installed or not on PATH",
+                                    {"provider": name})
+
+    def submit(self, request: RunRequest) -> Handle:
+        """Validate, allocate, spawn; a spawn that fails leaves a terminal failed record and raises."""
+        self.validate(request)
+        run_id = self._allocate(request)
+        return self._launch(run_id, request)
+
+    def log_path(self, run_id: str) -> str:
+        return f"{self.store.run_dir(run_id)}/console.log"
+
+    def _allocate(self, request: RunRequest) -> str:
+        now = self.clock.now()
+        try:
+            run_id = self.store.reserve(now)
+        except StoreRefused as exc:
+            raise ContractError(ErrorKind.UNAVAILABLE, str(exc), {"reason_code": "store_refused"}) from exc
+        try:
+            self.store.write_text(run_id, "instruction.txt", request.instruction)
+            self.store.write_text(run_id, "request.json", json.dumps(request.to_dict(), indent=1))
+            self.store.create(self._preparing(run_id, request, iso(now)))
+        except BaseException as exc:
+            self.store.discard(run_id)  # no record survives, so nothing dangles
+            if isinstance(exc, (StoreRefused, OSError)):
+                raise ContractError(ErrorKind.UNAVAILABLE, f"the run could not be written: {exc}",
+                                    {"reason_code": "store_refused"}) from exc
+            raise
+        return run_id
+
+    def _preparing(self, run_id: str, request: RunRequest, now: str) -> Run:
+        return Run(
+            run_id=run_id, kind=request.kind, status="running", submitted_at=now, label=request.label,
+            spawn_state=PREPARING, notify=list(request.notify) if request.notify is not None else None,
+            notify_source=request.notify_source, model=request.model_text, cwd=request.cwd,
+            timeout=request.timeout, extra={"legs": len(request.legs)},
+        )
+
+    def _launch(self, run_id: str, request: RunRequest) -> Handle:
+        spawn = SpawnRequest([*self.runner_command, run_id], request.cwd, self.env, self.log_path(run_id))
+        try:
+            pid = self.spawner.spawn(spawn)
+        except SpawnFailed as exc:
+            raise self._refuse(run_id, SPAWN_FAILED, f"the run could not be started: {exc}") from exc
+        except BaseException as exc:
+            error = self._refuse(run_id, SPAWN_ERROR, f"the spawn raised {type(exc).__name__}: {exc}")
+            if isinstance(exc, Exception):
+                raise error from exc
+            raise
+        try:
+            self._attach(run_id, pid)
+        except BaseException as exc:
+            self.signaller.signal_group(pid, SIGKILL)  # an unattached child would run unrecorded
+            error = self._refuse(run_id, ATTACH_FAILED, f"the started run could not be recorded: {exc}")
+            if isinstance(exc, Exception):
+                raise error from exc
+            raise
+        return Handle(run_id, pid, self.log_path(run_id))
+
+    def _attach(self, run_id: str, pid: int) -> None:
+        """The write that attaches the pid carries `started` and the process incarnation."""
+        host = self.prober.host()
+        seen = self.prober.observe(pid)
+        incarnation = Incarnation(host.host_id, host.boot_id, pid,
+                                  seen.create_time if seen.exists else None, pid)
+        now = iso(self.clock.now())
+
+        def change(current: Run) -> Run:
+            state = STARTED if current.spawn_state == PREPARING else current.spawn_state
+            return current.evolve(spawn_state=state, pid=pid, incarnation=incarnation,
+                                  started_at=current.started_at or now)
+
+        self._update(run_id, change)
+
+    def _refuse(self, run_id: str, reason: str, message: str) -> ContractError:
+        """Record the terminal spawn failure, then describe it for an `ok: false` envelope."""
+        now = iso(self.clock.now())
+
+        def change(current: Run) -> Run | None:
+            if current.end_recorded:
+                return None
+            return current.evolve(spawn_state=FAILED, status="failed", outcome=classify("failed"),
+                                  reason_code=reason, finished_at=now, terminal_source="submit",
+                                  extra={**current.extra, "spawn_error": message})
+
+        try:
+            self._update(run_id, change)
+            recorded = True
+        except Exception:  # noqa: BLE001 - the disk that refused the spawn may refuse this too
+            recorded = False
+        return ContractError(ErrorKind.UNAVAILABLE, message,
+                             {"run_id": run_id, "reason_code": reason, "failure_recorded": recorded})
+
+    def _update(self, run_id: str, change: Callable[[Run], Run | None], attempts: int = 3) -> None:
+        for attempt in range(attempts):
+            try:
+                self.store.update(run_id, change)
+                return
+            except StoreBusy:
+                if attempt == attempts - 1:
+                    raise

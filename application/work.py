@@ -1,0 +1,261 @@
+"""What a run does inside its detached child: legs, artifacts and manifest first, then the end."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from application.orchestrate import LegConsole, LegOutcome, artifact_name, plan, prompt_for, run_dag
+from application.ports import Clock, Provider, ProviderResult, RunStore, StoreBusy, StoreRefused
+from domain.availability import Availability
+from domain.contract import ContractError
+from domain.lifecycle import classify
+from domain.request import Leg, RunRequest, invalid
+from domain.run import Run, iso
+
+AfterEnd = Callable[[Run], None]
+EXIT_BY_STATUS: Mapping[str, int] = {
+    "completed": 0, "completed_empty": 1, "failed": 1, "timed_out": 124, "aborted": 130, "cancelled": 143,
+}
+
+
+def exit_status(status: str) -> int:
+    """The human-mode exit code of a run's status (anything unrecognised is a failure)."""
+    return EXIT_BY_STATUS.get(status, 1)
+
+
+def _no_hook(run: Run) -> None:
+    """The default after-end hook: nothing to deliver."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where the work happens: the console stream and the environment legs run with."""
+
+    console: Any
+    env: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class End:
+    """How the run ended, decided from its legs before anything is recorded."""
+
+    status: str
+    reason_code: str | None
+    exit_code: int
+
+
+def decide(outcomes: list[LegOutcome], cancelled: bool, produced: bool, error: str | None) -> End:
+    """The run's end from its legs: cancel beats error beats timeout beats failure beats emptiness."""
+    if cancelled:
+        return End("cancelled", "cancelled", 143)
+    if error is not None:
+        return End("failed", error, 1)
+    if any(o.status == "timed_out" for o in outcomes):
+        return End("timed_out", "timeout", 124)
+    failed = next((o for o in outcomes if o.status not in ("completed",)), None)
+    if failed is not None:
+        code = failed.result.exit_code if failed.result is not None else 1
+        return End("failed", failed.reason_code or "leg_failed", code if code > 0 else 1)
+    if not produced:
+        return End("completed_empty", "no_artifacts", 0)
+    return End("completed", None, 0)
+
+
+def leg_status(result: ProviderResult, cancelled: bool) -> tuple[str, str | None]:
+    """One leg's status and reason from its provider's result."""
+    if cancelled:
+        return "cancelled", "cancelled"
+    if result.timed_out:
+        return "timed_out", "timeout"
+    if result.is_error:
+        return "failed", "provider_error"
+    if result.exit_code != 0:
+        return "failed", "exit_nonzero"
+    return "completed", None
+
+
+class WorkService:
+    """Runs a submitted run's legs, writes artifacts and `manifest.json`, then records the end."""
+
+    def __init__(self, store: RunStore, clock: Clock, providers: Mapping[str, Provider],
+                 after_end: AfterEnd | None = None, stop_children: Callable[[], None] | None = None,
+                 lock_attempts: int = 6) -> None:
+        self.store = store
+        self.clock = clock
+        self.providers = providers
+        self.after_end = after_end or _no_hook
+        self.stop_children = stop_children
+        self.lock_attempts = lock_attempts
+        self._cancelled = threading.Event()
+        self._console_lock = threading.Lock()
+
+    def cancel(self) -> None:
+        """SIGTERM: stop every running leg; the end will be recorded as `cancelled`."""
+        self._cancelled.set()
+        if self.stop_children is not None:
+            self.stop_children()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def perform(self, run_id: str, workspace: Workspace) -> Run | None:
+        """Do the work and record its end; returns the ended record (None if it could not be written)."""
+        began = self.clock.monotonic()
+        outcomes: list[LegOutcome] = []
+        error: str | None = None
+        request: RunRequest | None = None
+        try:
+            request = self._load(run_id)
+            outcomes = self._execute(run_id, request, workspace, began)
+        except ContractError as exc:
+            error = "request_unreadable"
+            self._say(workspace, f"li runner: {exc.message}\n")
+        except Exception as exc:  # noqa: BLE001 - every exception still leaves a recorded end
+            error = "runner_error"
+            self._say(workspace, f"li runner: internal error: {type(exc).__name__}: {exc}\n")
+        produced = self._produced(run_id, outcomes)
+        end = decide(outcomes, self.cancelled, produced, error)
+        self._write_manifest(run_id, request, outcomes, self.clock.monotonic() - began, workspace)
+        return self._finish(run_id, end, workspace)
+
+    def _load(self, run_id: str) -> RunRequest:
+        try:
+            instruction = self.store.read_text(run_id, "instruction.txt")
+            raw = json.loads(self.store.read_text(run_id, "request.json"))
+        except (OSError, ValueError) as exc:
+            raise invalid(f"the run's request cannot be read: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise invalid("request.json is not a JSON object")
+        return RunRequest.from_dict(raw, instruction)
+
+    def _execute(self, run_id: str, request: RunRequest, workspace: Workspace, began: float) -> list[LegOutcome]:
+        legs = plan(request)
+        deadline = None if request.timeout is None else began + request.timeout
+        shared = len(legs) > 1
+
+        def run_leg(leg: Leg, prompt: str) -> LegOutcome:
+            console = LegConsole(workspace.console, f"[{leg.id}] " if shared else "", self._console_lock)
+            return self._run_leg(run_id, request, leg, prompt, console, workspace.env, deadline)
+
+        return run_dag(legs, run_leg, lambda leg, answers: prompt_for(request, leg, answers),
+                       lambda: self.cancelled)
+
+    def _run_leg(self, run_id: str, request: RunRequest, leg: Leg, prompt: str, console: LegConsole,
+                 env: Mapping[str, str], deadline: float | None) -> LegOutcome:
+        start = self.clock.monotonic()
+        remaining = None if deadline is None else deadline - start
+        if remaining is not None and remaining <= 0:
+            return LegOutcome(leg, "timed_out", "timeout")
+        provider = self.providers[leg.model.provider]
+        result = provider.run(prompt, leg.model.model, request.cwd, {**env, "LI_LEG_ID": leg.id},
+                              console, remaining)
+        status, reason = leg_status(result, self.cancelled)
+        artifact = None
+        if result.answer:
+            artifact = artifact_name(request.kind, leg.id)
+            self.store.write_text(run_id, f"artifacts/{artifact}", result.answer)
+        return LegOutcome(leg, status, reason, result, artifact, self.clock.monotonic() - start)
+
+    def _produced(self, run_id: str, outcomes: list[LegOutcome]) -> bool:
+        if any(o.artifact for o in outcomes):
+            return True
+        listing = self.store.artifacts(run_id)
+        return bool(listing.available and listing.value)
+
+    def _write_manifest(self, run_id: str, request: RunRequest | None, outcomes: list[LegOutcome],
+                        wall: float, workspace: Workspace) -> None:
+        manifest = build_manifest(run_id, request, outcomes, wall)
+        try:
+            self.store.write_text(run_id, "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
+        except (OSError, StoreRefused) as exc:
+            self._say(workspace, f"li runner: manifest.json not written: {exc}\n")
+
+    def _finish(self, run_id: str, end: End, workspace: Workspace) -> Run | None:
+        now = iso(self.clock.now())
+
+        def change(current: Run) -> Run | None:
+            if current.end_recorded:
+                return None  # an end is already recorded (a reap); never relabel it
+            reason = "kill_requested" if end.status == "cancelled" and current.kill_requested_at else end.reason_code
+            return current.evolve(status=end.status, outcome=classify(end.status), reason_code=reason,
+                                  exit_code=end.exit_code, finished_at=now, terminal_source="runner")
+
+        ended = self._update(run_id, change, workspace)
+        if ended is not None:
+            self._say(workspace, f"li runner: {ended.status}"
+                                 f"{f' ({ended.reason_code})' if ended.reason_code else ''}\n")
+            try:
+                self.after_end(ended)
+            except Exception as exc:  # noqa: BLE001 - a notice failing never unrecords the end
+                self._say(workspace, f"li runner: after-end hook failed: {type(exc).__name__}: {exc}\n")
+        return ended
+
+    def _update(self, run_id: str, change: Callable[[Run], Run | None], workspace: Workspace) -> Run | None:
+        for _ in range(self.lock_attempts):
+            try:
+                return self.store.update(run_id, change)
+            except StoreBusy:
+                continue
+            except StoreRefused as exc:
+                self._say(workspace, f"li runner: the end could not be recorded: {exc}\n")
+                return None
+        self._say(workspace, "li runner: the end could not be recorded: the record stayed locked\n")
+        return None
+
+    def _say(self, workspace: Workspace, text: str) -> None:
+        with self._console_lock:
+            workspace.console.write(text)
+            workspace.console.flush()
+
+
+def build_manifest(run_id: str, request: RunRequest | None, outcomes: list[LegOutcome],
+                   wall: float) -> dict[str, Any]:
+    """`manifest.json`: one entry per leg plus the run's metering (D7 shapes, never a silent zero)."""
+    return {
+        "schema_version": 1,
+        "run_id": run_id,
+        "kind": request.kind if request is not None else None,
+        "legs": [_leg_entry(o) for o in outcomes],
+        "metering": meter(outcomes, wall),
+    }
+
+
+def _leg_entry(outcome: LegOutcome) -> dict[str, Any]:
+    result = outcome.result
+    return {
+        "id": outcome.leg.id, "model": outcome.leg.model.text, "provider": outcome.leg.model.provider,
+        "depends_on": list(outcome.leg.depends_on), "status": outcome.status,
+        "reason_code": outcome.reason_code, "artifact": outcome.artifact and f"artifacts/{outcome.artifact}",
+        "exit_code": result.exit_code if result else None, "is_error": result.is_error if result else None,
+        "timed_out": result.timed_out if result else None, "wall_seconds": round(outcome.wall_seconds, 3),
+        "usage": dict(result.usage) if result else {},
+    }
+
+
+def meter(outcomes: list[LegOutcome], wall: float) -> dict[str, Any]:
+    """Wall seconds always; tokens and cost only when every leg that ran reported them."""
+    ran = [o for o in outcomes if o.result is not None]
+    tokens = _total(ran, ("input_tokens", "output_tokens"))
+    cost = _total(ran, ("cost_usd",))
+    return {
+        "wall_seconds": round(wall, 3),
+        "tokens": tokens.to_wire(),
+        "cost_usd": Availability(cost.available, None if cost.value is None else cost.value["cost_usd"],
+                                 cost.reason_code, cost.detail).to_wire(),
+    }
+
+
+def _total(ran: list[LegOutcome], keys: tuple[str, ...]) -> Availability[dict[str, Any]]:
+    if not ran:
+        return Availability.unavailable("not_reported", "no leg ran")
+    silent = [o.leg.id for o in ran if o.result is None or any(
+        not isinstance(o.result.usage.get(k), int | float) for k in keys)]
+    if silent:
+        return Availability.unavailable("not_reported", f"not reported by: {', '.join(silent)}")
+    totals = {k: sum(o.result.usage[k] for o in ran if o.result is not None) for k in keys}
+    return Availability.of(totals)
