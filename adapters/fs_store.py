@@ -156,6 +156,8 @@ class FsRunStore:
     def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
         root = os.path.join(self.run_dir(run_id), "artifacts")
         if not os.path.isdir(root):
+            if os.path.lexists(root):
+                return Availability.unavailable(MALFORMED, "artifacts is not a directory")
             return Availability.unavailable(MISSING, "artifacts/ does not exist")
         try:
             return Availability.of(sorted(_listing(root), key=lambda a: str(a["name"])))
@@ -196,6 +198,8 @@ def _listing(root: str) -> Iterator[dict[str, Any]]:
     for folder, _dirs, files in os.walk(root, onerror=_raise):
         for name in files:
             path = os.path.join(folder, name)
+            if not os.path.isfile(path):  # a fifo would block the digest; a dangling link has no bytes
+                raise OSError(f"{os.path.relpath(path, root)} is not a readable regular file")
             yield {"name": os.path.relpath(path, root), "path": path,
                    "size": os.path.getsize(path), "sha256": _sha256(path)}
 

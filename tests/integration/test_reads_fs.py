@@ -1,0 +1,150 @@
+"""The reads over the real filesystem store: four different answers, and a tail read from the end (D7)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import UTC, datetime
+
+import pytest
+
+from adapters.clocks import FakeClock
+from adapters.fakes import ScriptedProber
+from adapters.fs_store import FsRunStore
+from application.observe import Observer
+from application.reads import RunReads
+from tests.steps.reads_steps import put_run
+
+
+@pytest.fixture
+def fs(tmp_path) -> tuple[RunReads, FsRunStore, str]:
+    store = FsRunStore(str(tmp_path / "li-home"))
+    run = put_run(store, datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC), status="completed",
+                  finished_at="2026-07-25T17:51:00.000000+00:00", outcome="succeeded")
+    return RunReads(store, Observer(store, ScriptedProber(), FakeClock())), store, run.run_id
+
+
+def path(store: FsRunStore, run_id: str, *names: str) -> str:
+    return os.path.join(store.run_dir(run_id), *names)
+
+
+def bytes_read_by_this_process() -> int:
+    with open("/proc/self/io", encoding="ascii") as handle:
+        return next(int(line.split()[1]) for line in handle if line.startswith("rchar:"))
+
+
+def test_a_ten_megabyte_console_returns_the_asked_tail_read_from_the_end(fs) -> None:
+    reads, store, run_id = fs
+    with open(path(store, run_id, "console.log"), "wb") as handle:
+        handle.write(b"x" * (10 * 1024 * 1024 - 6) + b"\nlast\n")
+    before = bytes_read_by_this_process()
+    console = reads.output(run_id, 1000)["console"]
+    spent = bytes_read_by_this_process() - before
+    assert (console["available"], console["truncated"], len(console["value"])) == (True, True, 1000)
+    assert console["value"].endswith("x\nlast\n")
+    assert spent < 1024 * 1024, f"read {spent} bytes for a 1000-character tail"
+
+
+def test_the_whole_log_is_not_truncated(fs) -> None:
+    reads, store, run_id = fs
+    with open(path(store, run_id, "console.log"), "w", encoding="utf-8") as handle:
+        handle.write("héllo wörld\n")
+    assert reads.output(run_id)["console"] == {"available": True, "value": "héllo wörld\n", "reason_code": None,
+                                               "detail": None, "truncated": False}
+
+
+def test_a_tail_never_starts_inside_a_multibyte_character(fs) -> None:
+    reads, store, run_id = fs
+    with open(path(store, run_id, "console.log"), "w", encoding="utf-8") as handle:
+        handle.write("ü" * 5000)
+    console = reads.output(run_id, 10)["console"]
+    assert (console["value"], console["truncated"]) == ("ü" * 10, True)
+
+
+def test_console_missing_unreadable_and_empty_are_three_different_answers(fs) -> None:
+    reads, store, run_id = fs
+    missing = reads.output(run_id)["console"]
+    os.mkdir(path(store, run_id, "console.log"))  # unreadable even for root: a directory where a file belongs
+    unreadable = reads.output(run_id)["console"]
+    os.rmdir(path(store, run_id, "console.log"))
+    open(path(store, run_id, "console.log"), "w").close()
+    empty = reads.output(run_id)["console"]
+    assert (missing["available"], missing["reason_code"], missing["value"]) == (False, "missing", None)
+    assert (unreadable["available"], unreadable["reason_code"], unreadable["value"]) == (False, "unreadable", None)
+    assert (empty["available"], empty["value"], empty["truncated"]) == (True, "", False)
+
+
+def test_a_console_that_is_not_text_is_still_returned_with_replacements(fs) -> None:
+    reads, store, run_id = fs
+    with open(path(store, run_id, "console.log"), "wb") as handle:
+        handle.write(b"ok \xff\xfe done\n")
+    console = reads.output(run_id)["console"]
+    assert console["available"] is True and console["value"].startswith("ok ") and "done" in console["value"]
+
+
+def test_manifest_missing_unreadable_malformed_and_empty_are_four_answers(fs) -> None:
+    reads, store, run_id = fs
+    answers = [reads.output(run_id)["manifest"]]
+    os.mkdir(path(store, run_id, "manifest.json"))
+    answers.append(reads.output(run_id)["manifest"])
+    os.rmdir(path(store, run_id, "manifest.json"))
+    for text in ("{truncated", "[]", "{}"):
+        with open(path(store, run_id, "manifest.json"), "w", encoding="utf-8") as handle:
+            handle.write(text)
+        answers.append(reads.output(run_id)["manifest"])
+    assert [(a["available"], a["reason_code"], a["value"]) for a in answers] == [
+        (False, "missing", None), (False, "unreadable", None), (False, "malformed", None),
+        (False, "malformed", None), (True, None, {})]
+    assert all(a["detail"] for a in answers[:4])
+
+
+def test_artifacts_missing_unreadable_malformed_and_empty_are_four_answers(fs) -> None:
+    reads, store, run_id = fs
+    answers = [reads.output(run_id)["artifacts"]]
+    os.mkdir(path(store, run_id, "artifacts"))
+    answers.append(reads.output(run_id)["artifacts"])
+    os.symlink("/nonexistent/target", path(store, run_id, "artifacts", "dangling.txt"))
+    answers.append(reads.output(run_id)["artifacts"])
+    os.unlink(path(store, run_id, "artifacts", "dangling.txt"))
+    os.rmdir(path(store, run_id, "artifacts"))
+    open(path(store, run_id, "artifacts"), "w").close()
+    answers.append(reads.output(run_id)["artifacts"])
+    assert [(a["available"], a["reason_code"], a["value"]) for a in answers] == [
+        (False, "missing", None), (True, None, []), (False, "unreadable", None), (False, "malformed", None)]
+
+
+def test_a_fifo_among_the_artifacts_is_unreadable_and_never_hangs_the_read(fs) -> None:
+    reads, store, run_id = fs
+    os.mkdir(path(store, run_id, "artifacts"))
+    os.mkfifo(path(store, run_id, "artifacts", "pipe"))
+    assert reads.output(run_id)["artifacts"]["reason_code"] == "unreadable"
+
+
+def test_artifacts_are_listed_with_name_path_size_and_digest(fs) -> None:
+    reads, store, run_id = fs
+    os.makedirs(path(store, run_id, "artifacts", "legs"))
+    with open(path(store, run_id, "artifacts", "response.md"), "wb") as handle:
+        handle.write(b"# answer\n")
+    with open(path(store, run_id, "artifacts", "legs", "a.txt"), "wb") as handle:
+        handle.write(b"")
+    listing = reads.output(run_id)["artifacts"]["value"]
+    assert listing == [
+        {"name": "legs/a.txt", "path": path(store, run_id, "artifacts", "legs", "a.txt"), "size": 0,
+         "sha256": hashlib.sha256(b"").hexdigest()},
+        {"name": "response.md", "path": path(store, run_id, "artifacts", "response.md"), "size": 9,
+         "sha256": hashlib.sha256(b"# answer\n").hexdigest()},
+    ]
+
+
+def test_an_unreadable_record_is_unavailable_and_left_as_it_was(fs) -> None:
+    reads, store, run_id = fs
+    os.replace(path(store, run_id, "record.json"), path(store, run_id, "moved"))
+    os.mkdir(path(store, run_id, "record.json"))
+    from domain.contract import ContractError
+
+    with pytest.raises(ContractError) as refused:
+        reads.status(run_id)
+    assert (refused.value.kind.value, refused.value.detail["reason_code"]) == ("unavailable", "unreadable")
+    row = reads.listing()["runs"][0]
+    assert row["error"]["reason_code"] == "unreadable" and row["status"] is None
+    assert os.path.isdir(path(store, run_id, "record.json"))
