@@ -42,12 +42,21 @@ class Observer:
         self.reap_lock_timeout = reap_lock_timeout
 
     def observe(self, run_id: str, probe_ended: bool = False) -> Observed:
-        """Observe one run; raises RunNotFound or RecordUnusable when it cannot be read."""
-        run = self.store.read(run_id)
+        """Observe one run; raises RunNotFound or RecordUnusable when it cannot be read.
+
+        A reap lost to a moved generation (another reader's reap, the runner's own end) is
+        followed by one fresh observation, so a loser reports what the winner published.
+        """
         here = self.prober.host()
-        finding, seen = self._probe(run, here, probe_ended)
-        if finding is not None and reapable(run, finding):
-            run = self._try_reap(run, finding, seen, here) or run
+        for _attempt in range(2):
+            run = self.store.read(run_id)
+            finding, seen = self._probe(run, here, probe_ended)
+            if finding is None or not reapable(run, finding):
+                break
+            published, moved = self._try_reap(run, finding, seen, here)
+            run = published or run
+            if not moved:
+                break
         return Observed(run, finding, derive(run, finding, self.clock.now(), self.preparing_threshold))
 
     def _probe(
@@ -62,26 +71,29 @@ class Observer:
 
     def _try_reap(
         self, judged: Run, finding: Finding, seen: ProcessObservation | None, here: HostFacts,
-    ) -> Run | None:
+    ) -> tuple[Run | None, bool]:
         """The fenced compare-and-set: publish only over the generation that was judged.
 
         Under the run's lock the store re-reads the record; a moved generation, a recorded end
         or a changed phase writes nothing. Only the one caller whose write published calls
         `on_reaped` (the terminal notice), so losers and refused writes send nothing.
+        Returns the published record (or None) and whether the record had moved on.
         """
         evidence = finding.evidence(judged.incarnation, seen, here)
         evidence["judged_generation"] = judged.generation
         now = self.clock.now()
 
+        moved = False
+
         def change(current: Run) -> Run | None:
-            if current.generation != judged.generation:
-                return None
-            return reap(current, finding, now, evidence)
+            nonlocal moved
+            moved = current.generation != judged.generation
+            return None if moved else reap(current, finding, now, evidence)
 
         try:
             published = self.store.update(judged.run_id, change, self.reap_lock_timeout)
         except (StoreBusy, StoreRefused):
-            return None
+            return None, False  # untouched; the next observation retries
         if published is not None and self.on_reaped is not None:
             self.on_reaped(published)
-        return published
+        return published, moved
