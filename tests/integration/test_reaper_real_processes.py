@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -45,10 +46,8 @@ def group() -> Iterator[subprocess.Popen[bytes]]:
     """A real detached process group (a shell and its sleeping child), killed at teardown."""
     child = subprocess.Popen(["sh", "-c", "sleep 300 & wait"], start_new_session=True)
     yield child
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     child.wait()
 
 
