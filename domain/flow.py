@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from domain.request import DEFAULT_PROVIDER, Leg, check_prompt, invalid, parse_model
 
@@ -123,7 +122,7 @@ def render(prompt: str, answers: Mapping[str, str | None]) -> str:
     return PLACEHOLDER.sub(lambda m: answers.get(m.group(1)) or "", prompt)
 
 
-def describe(spec: Mapping[str, Any]) -> str | None:
+def describe(spec: object) -> str | None:
     """The flow's name, when it has one."""
-    name = spec.get("name")
+    name = spec.get("name") if isinstance(spec, Mapping) else None
     return name if isinstance(name, str) else None

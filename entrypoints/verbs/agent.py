@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from argparse import Namespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from entrypoints.verbs._common import this, unbuilt
+from entrypoints.verbs._common import this
+
+if TYPE_CHECKING:
+    from application.submit import Handle
+    from domain.request import RunRequest
+
+FOLLOW_POLL = 0.1
 
 
 def add_submit_options(parser: Any) -> None:
@@ -28,4 +36,206 @@ def register(sub: Any) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    unbuilt("li agent")
+    """Under --machine a submit always answers with the handle, detached or not."""
+    return submit(agent_request(args)).to_wire()
+
+
+def show(data: dict[str, Any], args: Namespace) -> int:
+    print(data["run_id"])
+    return 0
+
+
+def human(args: Namespace) -> int:
+    return submit_for_person(agent_request(args), args)
+
+
+def agent_request(args: Namespace) -> RunRequest:
+    """Validate `li agent`'s arguments into a RunRequest; nothing touches disk here."""
+    from domain.request import (
+        DEFAULT_PROVIDER,
+        Leg,
+        RunRequest,
+        check_prompt,
+        parse_model,
+        split_words,
+    )
+
+    common = common_options(args)
+    model_text, prompt = prompt_and_model(args, split_words)
+    model = parse_model(model_text or DEFAULT_PROVIDER)
+    instruction = check_prompt(prompt)
+    return RunRequest(kind="agent", instruction=instruction, legs=(Leg("main", model),), **common)
+
+
+def prompt_and_model(args: Namespace, split: Any) -> tuple[str | None, str | None]:
+    """`[MODEL] PROMPT`, `--prompt` or `--prompt-file PATH|-`: exactly one source of prompt text."""
+    from domain.request import invalid
+
+    if args.prompt is not None and args.prompt_file is not None:
+        raise invalid("give either --prompt or --prompt-file, not both")
+    given = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
+    model, positional = split(args.words, given is not None)
+    return model, given if given is not None else positional
+
+
+def read_prompt_file(path: str | None) -> str | None:
+    """The prompt file's text (stdin for `-`), refused when unreadable or not UTF-8."""
+    from domain.request import PROMPT_LIMIT, invalid
+
+    if path is None:
+        return None
+    try:
+        if path == "-":
+            raw = sys.stdin.buffer.read(PROMPT_LIMIT + 1) if sys.stdin is not None else b""
+        else:
+            with open(path, "rb") as handle:
+                raw = handle.read(PROMPT_LIMIT + 1)
+    except OSError as exc:
+        raise invalid(f"cannot read the prompt file {path!r}: {exc.strerror or exc}", path=path) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise invalid(f"the prompt file {path!r} is not UTF-8 text", path=path) from None
+
+
+def common_options(args: Namespace) -> dict[str, Any]:
+    """Checks shared by every submit verb: argv size, numbers, working directory, notification."""
+    from domain.request import check_argv, parse_timeout
+
+    check_argv(argument_strings(args))
+    notify, source = resolve_notify(args.notify)
+    return {"cwd": resolve_cwd(args.cwd), "label": args.label, "timeout": parse_timeout(args.timeout),
+            "notify": notify, "notify_source": source}
+
+
+def argument_strings(args: Namespace) -> list[str]:
+    """Every string the caller passed, as the argument vector carried them."""
+    strings: list[str] = []
+    for value in vars(args).values():
+        if isinstance(value, str):
+            strings.append(value)
+        elif isinstance(value, list):
+            strings.extend(v for v in value if isinstance(v, str))
+    return strings
+
+
+def resolve_cwd(cwd: str | None) -> str:
+    from domain.request import invalid
+
+    try:
+        path = os.path.abspath(cwd if cwd is not None else os.getcwd())
+    except OSError as exc:
+        raise invalid(f"the current directory cannot be used: {exc.strerror}") from None
+    if not os.path.isdir(path):
+        raise invalid(f"--cwd {cwd!r} is not an existing directory", cwd=cwd)
+    return path
+
+
+def resolve_notify(flag: str | None) -> tuple[tuple[str, ...] | None, str | None]:
+    """The delivery argv template: --notify, else $LI_NOTIFY_COMMAND, else `notify` in config.toml."""
+    if flag is not None:
+        return split_command(flag, "--notify"), "flag"
+    env = os.environ.get("LI_NOTIFY_COMMAND")
+    if env:
+        return split_command(env, "LI_NOTIFY_COMMAND"), "env"
+    configured = config_notify()
+    return (configured, "config") if configured is not None else (None, None)
+
+
+def split_command(text: str, where: str) -> tuple[str, ...]:
+    import shlex
+
+    from domain.request import invalid
+
+    try:
+        argv = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise invalid(f"{where} is not a well-quoted command: {exc}") from None
+    if not argv:
+        raise invalid(f"{where} is empty")
+    return argv
+
+
+def config_notify() -> tuple[str, ...] | None:
+    """`notify = "cmd {run_id}"` or `notify = ["cmd", "{run_id}"]` in `$LI_HOME/config.toml`."""
+    import tomllib
+
+    from domain.request import invalid
+    from entrypoints.container import default_home
+
+    path = os.path.join(default_home(), "config.toml")
+    try:
+        with open(path, "rb") as handle:
+            config = tomllib.load(handle)
+    except FileNotFoundError:
+        return None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise invalid(f"{path} cannot be read: {exc}", path=path) from None
+    value = config.get("notify")
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return split_command(value, f"notify in {path}")
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise invalid(f"notify in {path} must be a command string or a list of strings", path=path)
+
+
+def submit(request: RunRequest) -> Handle:
+    """Hand the validated request to the submit service (which checks providers, then spawns)."""
+    from entrypoints.container import get_container
+
+    return get_container().submitter().submit(request)
+
+
+def submit_for_person(request: RunRequest, args: Namespace) -> int:
+    """Human mode: --detach prints the id and how to follow; otherwise follow the run to its end."""
+    handle = submit(request)
+    if args.detach:
+        print(handle.run_id)
+        print(f"follow it: li job status {handle.run_id} · li job output {handle.run_id} · "
+              f"li job wait {handle.run_id}\nconsole: {handle.log}", file=sys.stderr)
+        return 0
+    return follow(handle)
+
+
+def follow(handle: Handle) -> int:
+    """Stream the console to the terminal until the run's end is recorded; exit with its code."""
+    import signal
+    import time
+
+    from application.work import exit_status
+    from entrypoints.container import get_container
+
+    container = get_container()
+    observer, offset, stopping = container.observer(), 0, False
+    while True:
+        try:
+            offset = _copy_console(handle.log, offset)
+            observed = observer.observe(handle.run_id)
+            if observed.derivation.terminal:
+                _copy_console(handle.log, offset)
+                return exit_status(observed.derivation.status)
+            if observed.derivation.stopped:
+                print(f"li: run {handle.run_id} stopped without recording an end", file=sys.stderr)
+                return 1
+            time.sleep(FOLLOW_POLL)
+        except KeyboardInterrupt:
+            if stopping:
+                raise
+            stopping = True  # a second ^C leaves the run to itself
+            print(f"li: stopping run {handle.run_id}", file=sys.stderr)
+            container.signaller().signal_group(handle.pid, signal.SIGTERM)
+
+
+def _copy_console(path: str, offset: int) -> int:
+    try:
+        with open(path, "rb") as log:
+            log.seek(offset)
+            chunk = log.read()
+    except OSError:
+        return offset
+    if chunk:
+        sys.stdout.buffer.write(chunk)
+        sys.stdout.flush()
+    return offset + len(chunk)

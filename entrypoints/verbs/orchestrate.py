@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from argparse import Namespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from entrypoints.verbs._common import this, unbuilt
+from entrypoints.verbs._common import this
 from entrypoints.verbs.agent import add_submit_options
+
+if TYPE_CHECKING:
+    from domain.request import RunRequest
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("orchestrate", help="run a flow (DAG) or a fanout of agents")
     kinds = parser.add_subparsers(dest="mode", metavar="MODE")
     flow = kinds.add_parser("flow", help="run a YAML or JSON DAG of steps")
-    flow.add_argument("spec", metavar="SPEC", help="path of the flow spec (YAML or JSON)")
+    flow.add_argument("spec", metavar="SPEC", help="path of the flow spec (YAML or JSON), or - for stdin")
     add_submit_options(flow)
     flow.set_defaults(verb=this(__name__))
     fanout = kinds.add_parser("fanout", help="run N legs of one prompt in parallel")
@@ -29,4 +32,83 @@ def register(sub: Any) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    unbuilt("li orchestrate")
+    from entrypoints.verbs.agent import submit
+
+    return submit(orchestrate_request(args)).to_wire()
+
+
+def show(data: dict[str, Any], args: Namespace) -> int:
+    print(data["run_id"])
+    return 0
+
+
+def human(args: Namespace) -> int:
+    from entrypoints.verbs.agent import submit_for_person
+
+    return submit_for_person(orchestrate_request(args), args)
+
+
+def orchestrate_request(args: Namespace) -> RunRequest:
+    from domain.request import invalid
+
+    mode = getattr(args, "mode", None)
+    if mode == "flow":
+        return flow_request(args)
+    if mode == "fanout":
+        return fanout_request(args)
+    raise invalid("choose a mode: li orchestrate flow SPEC, or li orchestrate fanout [MODEL] PROMPT")
+
+
+def flow_request(args: Namespace) -> RunRequest:
+    """The spec is read and fully validated here; its text becomes the run's instruction.txt."""
+    from domain.flow import describe, parse_flow
+    from domain.request import RunRequest, check_prompt
+    from entrypoints.verbs.agent import common_options, read_prompt_file
+
+    common = common_options(args)
+    text = check_prompt(read_prompt_file(args.spec), "flow spec")
+    spec = decode_spec(text, args.spec)
+    legs = parse_flow(spec)
+    common["label"] = common["label"] or describe(spec)
+    return RunRequest(kind="flow", instruction=text, legs=legs, **common)
+
+
+def decode_spec(text: str, path: str) -> object:
+    """YAML (of which JSON is a subset); a syntax error is `invalid_input`."""
+    import yaml
+
+    from domain.request import invalid
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise invalid(f"the flow spec {path!r} is not valid YAML or JSON: {exc}", path=path) from None
+
+
+def fanout_request(args: Namespace) -> RunRequest:
+    """N legs of one model, or one leg per `--models` entry, and optionally a synthesis leg."""
+    from domain.request import (
+        DEFAULT_PROVIDER,
+        Leg,
+        RunRequest,
+        check_prompt,
+        invalid,
+        parse_legs,
+        parse_model,
+        parse_models,
+        split_words,
+    )
+    from entrypoints.verbs.agent import common_options, prompt_and_model
+
+    common = common_options(args)
+    model_text, prompt = prompt_and_model(args, split_words)
+    if args.models is not None and (args.legs is not None or model_text is not None):
+        raise invalid("--models names every leg's model; do not also give --legs or a MODEL")
+    models = (parse_models(args.models) if args.models is not None
+              else [parse_model(model_text or DEFAULT_PROVIDER)] * parse_legs(args.legs))
+    synthesize = parse_model(args.synthesize) if args.synthesize is not None else None
+    if synthesize is not None and synthesize.provider == "sh":
+        raise invalid("--synthesize needs an agent model (claude, codex, gemini); sh cannot merge answers")
+    legs = tuple(Leg(f"leg-{n}", model) for n, model in enumerate(models, start=1))
+    return RunRequest(kind="fanout", instruction=check_prompt(prompt), legs=legs, synthesize=synthesize,
+                      **common)

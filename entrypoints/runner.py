@@ -1,0 +1,57 @@
+"""`python -m entrypoints.runner RUN_ID`: the detached child that does a run's work and records its end."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from types import FrameType
+from typing import Any
+
+_early_term = False
+
+
+def _remember_term(signum: int, frame: FrameType | None) -> None:
+    global _early_term
+    _early_term = True
+
+
+def provider_environment(run_id: str, artifacts: str) -> dict[str, str]:
+    """What every leg sees: this environment plus the run's id and artifacts folder."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
+    env.update(LI_RUN_ID=run_id, LI_ARTIFACTS_DIR=artifacts)
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _remember_term)  # a SIGTERM before the work exists still cancels it
+    args = sys.argv[1:] if argv is None else argv
+    from domain.run import is_run_id
+
+    if len(args) != 1 or not is_run_id(args[0]):
+        print("usage: python -m entrypoints.runner RUN_ID", file=sys.stderr)
+        return 2
+    return perform(args[0])
+
+
+def perform(run_id: str) -> int:
+    """Everything from the container: the work service, its hook, the store's run folder."""
+    from application.work import Workspace, exit_status
+    from entrypoints.container import get_container
+
+    container = get_container()
+    hook: Any = container.notices().send if hasattr(container, "notices") else None
+    work = container.work(after_end=hook) if hook is not None else container.work()
+    signal.signal(signal.SIGTERM, lambda signum, frame: work.cancel())
+    if _early_term:
+        work.cancel()
+    artifacts = os.path.join(container.store().run_dir(run_id), "artifacts")
+    os.makedirs(artifacts, exist_ok=True)
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(line_buffering=True)
+    ended = work.perform(run_id, Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts)))
+    return exit_status(ended.status) if ended is not None else 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())
