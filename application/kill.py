@@ -50,10 +50,34 @@ class Killer:
     def kill(self, run_id: str) -> dict[str, Any]:
         """Record `kill_requested_at` (unless an end is recorded), signal the group, report the action."""
         check_run_id(run_id)
-        run = self._record_request(run_id)
-        action = ALREADY_TERMINAL if run.end_recorded else self._signal(run)
+        action = self._act(run_id)
         d = observe_or_refuse(self.observer, run_id, probe_ended=False).derivation
         return {"run_id": run_id, "action": action, "status": d.status, "terminal": d.terminal, "outcome": d.outcome}
+
+    def _act(self, run_id: str) -> str:
+        run = self._read(run_id)
+        if run.end_recorded:
+            return ALREADY_TERMINAL
+        if self._conclusively_gone(run):
+            return NO_PROCESS  # it stopped on its own: a kill request now would misattribute its end
+        run = self._record_request(run_id)
+        return ALREADY_TERMINAL if run.end_recorded else self._signal(run)
+
+    def _read(self, run_id: str) -> Run:
+        try:
+            return self.store.read(run_id)
+        except RunNotFound as exc:
+            raise not_found(run_id) from exc
+        except RecordUnusable as exc:
+            raise unusable(run_id, exc) from exc
+
+    def _conclusively_gone(self, run: Run) -> bool:
+        incarnation = run.incarnation
+        if incarnation is None:
+            return False
+        host = self.prober.host()
+        seen = self.prober.observe(incarnation.pid) if incarnation.host_id == host.host_id else None
+        return judge(incarnation, incarnation.pid, seen, host).conclusive
 
     def _record_request(self, run_id: str) -> Run:
         """Under the lock: stamp the request on a run with no recorded end; return the record as it stands."""
@@ -67,7 +91,6 @@ class Killer:
             return current.evolve(kill_requested_at=now)
 
         try:
-            self.store.read(run_id)  # refuse a missing or unusable record before taking any lock
             written = self.store.update(run_id, change)
         except RunNotFound as exc:
             raise not_found(run_id) from exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -11,7 +12,6 @@ from datetime import timedelta
 from typing import Any
 
 from domain.run import Delivery, Incarnation, Run, iso
-
 
 # --- helpers shared with the unit, integration and e2e tests of issue 4 ----------------------------
 
@@ -78,10 +78,8 @@ class Sleeper:
         return Incarnation(here.host_id, here.boot_id, self.pid, created, os.getpgid(self.pid))
 
     def kill_group(self, signum: int = signal.SIGKILL) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.pid, signum)
-        except ProcessLookupError:
-            pass
 
     def gone(self, timeout: float = 10.0) -> int:
         """Wait for the reaper; the process's return code (negative for a signal)."""

@@ -109,6 +109,14 @@ def test_a_gone_process_is_no_process_and_never_an_error(world) -> None:
     assert world.signaller.signals == []
 
 
+def test_a_process_that_ended_on_its_own_is_not_labelled_cancelled_by_a_late_kill(world) -> None:
+    run = live_run(world)
+    world.prober.kill(5151)
+    answer = killer(world).kill(run.run_id)
+    assert (answer["action"], answer["status"], answer["outcome"]) == ("no_process", "exited", "indeterminate")
+    assert world.store.read(run.run_id).kill_requested_at is None
+
+
 @pytest.mark.parametrize("case", ["foreign_host", "no_identity", "preparing", "access_denied"])
 def test_a_leader_that_cannot_be_proven_ours_is_not_signalled(world, case: str) -> None:
     world.prober.start(5151, create_time=1000.0)

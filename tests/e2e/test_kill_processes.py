@@ -1,0 +1,116 @@
+"""`li job kill` against real process groups: it signals its own group, and only its own."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psutil
+import pytest
+
+from adapters.fs_store import FsRunStore
+from tests.steps.reads_steps import Sleeper, end, put_run
+from tests.support import machine
+
+FAST = {"LI_KILL_GRACE": "0.3"}
+
+
+@pytest.fixture
+def sleepers() -> Iterator[list[Sleeper]]:
+    started: list[Sleeper] = []
+    yield started
+    for process in started:
+        process.stop()
+
+
+def start(sleepers: list[Sleeper], argv: list[str] | None = None) -> Sleeper:
+    process = Sleeper(argv)
+    sleepers.append(process)
+    return process
+
+
+def wait_for(predicate, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.02)
+
+
+def kill(run_id: str, home: str) -> dict:
+    return machine("job", "kill", run_id, home=home, env=FAST).data
+
+
+def test_kill_of_a_live_run_signals_its_group_and_the_process_dies(li_home: str, sleepers) -> None:
+    process = start(sleepers)
+    store = FsRunStore(li_home)
+    run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=process.incarnation())
+    answer = kill(run.run_id, li_home)
+    assert answer["action"] == "signalled"
+    assert process.gone() == -signal.SIGTERM
+    record = store.read(run.run_id)
+    assert record.kill_requested_at is not None
+    status = machine("job", "status", run.run_id, home=li_home).data
+    assert (status["terminal"], status["outcome"], status["alive"]) == (True, "cancelled", False)
+
+
+def test_kill_reaches_every_member_of_the_group(li_home: str, sleepers, tmp_path) -> None:
+    leader = start(sleepers, ["sh", "-c", "sleep 120 & wait"])
+    wait_for(lambda: psutil.Process(leader.pid).children())
+    child = psutil.Process(leader.pid).children()[0]
+    store = FsRunStore(li_home)
+    run = put_run(store, datetime.now(UTC), pid=leader.pid, incarnation=leader.incarnation())
+    assert kill(run.run_id, li_home)["action"] == "signalled"
+    leader.gone()
+    wait_for(lambda: not child.is_running() or child.status() == psutil.STATUS_ZOMBIE)
+
+
+def test_a_group_that_ignores_sigterm_gets_sigkill_after_the_grace(li_home: str, sleepers, tmp_path) -> None:
+    ready = tmp_path / "ready"
+    process = start(sleepers, ["sh", "-c", f"trap '' TERM; touch {ready}; exec sleep 120"])
+    wait_for(ready.exists)
+    store = FsRunStore(li_home)
+    run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=process.incarnation())
+    assert kill(run.run_id, li_home)["action"] == "signalled"
+    assert process.gone() == -signal.SIGKILL
+
+
+def test_kill_of_a_finished_run_is_already_terminal_and_changes_nothing(li_home: str, sleepers) -> None:
+    process = start(sleepers)  # a live process that holds the finished run's pid
+    store = FsRunStore(li_home)
+    run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=process.incarnation())
+    end(store, run.run_id, "completed", "succeeded")
+    record = os.path.join(store.run_dir(run.run_id), "record.json")
+    before = Path(record).read_bytes()
+    answer = kill(run.run_id, li_home)
+    assert answer == {"run_id": run.run_id, "action": "already_terminal", "status": "completed",
+                      "terminal": True, "outcome": "succeeded"}
+    assert Path(record).read_bytes() == before
+    assert process.proc.poll() is None
+
+
+def test_kill_refuses_a_reused_pid(li_home: str, sleepers) -> None:
+    process = start(sleepers)
+    store = FsRunStore(li_home)
+    stale = process.incarnation(create_time_shift=-300.0)  # our run's process was another, older one
+    run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=stale)
+    answer = kill(run.run_id, li_home)
+    assert answer["action"] == "no_process"
+    time.sleep(0.3)
+    assert process.proc.poll() is None, "a process that is not the run's was signalled"
+
+
+def test_kill_of_a_run_whose_process_is_gone_is_no_process(li_home: str, sleepers) -> None:
+    process = start(sleepers)
+    store = FsRunStore(li_home)
+    run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=process.incarnation())
+    process.kill_group()
+    process.gone()
+    answer = kill(run.run_id, li_home)
+    assert answer["action"] == "no_process"
+    # it ended on its own: the kill is not recorded, so its end is not misattributed to the kill
+    assert (answer["terminal"], answer["outcome"], answer["status"]) == (True, "indeterminate", "exited")
+    assert store.read(run.run_id).kill_requested_at is None
