@@ -1,0 +1,144 @@
+"""The verb table: every command `li` has, with good and bad arguments, each run with --machine.
+
+Add rows here when you add a verb; `test_stdout_purity.py` fails if a registered command has
+none. Keep rows cheap: submit rows use invalid input or `sh true`, waits use `--max-wait 0`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+UNKNOWN = "20990101T000000-abcdef"  # a well-formed run id that names no run
+HUGE = "9" * 40
+INVALID_UTF8 = os.fsdecode(b"\xff\xfe-not-utf8")  # raw argv bytes that are not UTF-8
+UNICODE = "ünïcødé-✓-名前"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One request: `li <argv> --machine`."""
+
+    name: str
+    argv: tuple[str, ...]
+
+
+def row(name: str, *argv: str) -> Row:
+    return Row(name, tuple(argv))
+
+
+TOP = [
+    row("no-arguments"),
+    row("help", "--help"),
+    row("help-short", "-h"),
+    row("version", "--version"),
+    row("unknown-command", "no-such-command"),
+    row("unknown-top-flag", "--no-such-flag"),
+    row("unicode-command", UNICODE),
+    row("invalid-utf8-command", INVALID_UTF8),
+    row("traversal-command", "../../etc/passwd"),
+    row("huge-command", HUGE),
+]
+
+HANDSHAKE = [
+    row("handshake", "handshake"),
+    row("handshake-help", "handshake", "--help"),
+    row("handshake-unknown-flag", "handshake", "--no-such-flag"),
+    row("handshake-extra-argument", "handshake", "extra"),
+    row("handshake-invalid-utf8", "handshake", INVALID_UTF8),
+]
+
+AGENT = [
+    row("agent-help", "agent", "--help"),
+    row("agent-missing-prompt", "agent"),
+    row("agent-unknown-flag", "agent", "--no-such-flag"),
+    row("agent-sh-true", "agent", "sh", "true", "--detach"),
+    row("agent-unicode-label", "agent", "sh", "true", "--detach", "--label", UNICODE),
+    row("agent-unknown-model", "agent", "no-such-model/x", "hello", "--detach"),
+    row("agent-missing-prompt-file", "agent", "sh", "--prompt-file", "/nonexistent/prompt.txt", "--detach"),
+    row("agent-missing-cwd", "agent", "sh", "true", "--detach", "--cwd", "/nonexistent/dir"),
+    row("agent-bad-timeout", "agent", "sh", "true", "--detach", "--timeout", "soon"),
+    row("agent-negative-timeout", "agent", "sh", "true", "--detach", "--timeout", "-5"),
+    row("agent-huge-timeout", "agent", "sh", "true", "--detach", "--timeout", HUGE + "e999"),
+    row("agent-invalid-utf8-prompt-file", "agent", "sh", "--prompt-file", INVALID_UTF8, "--detach"),
+]
+
+ORCHESTRATE = [
+    row("orchestrate-help", "orchestrate", "--help"),
+    row("orchestrate-missing-mode", "orchestrate"),
+    row("orchestrate-unknown-mode", "orchestrate", "no-such-mode"),
+    row("flow-help", "orchestrate", "flow", "--help"),
+    row("flow-missing-spec", "orchestrate", "flow"),
+    row("flow-nonexistent-spec", "orchestrate", "flow", "/nonexistent/flow.yaml", "--detach"),
+    row("flow-traversal-spec", "orchestrate", "flow", "../../etc/passwd", "--detach"),
+    row("flow-unknown-flag", "orchestrate", "flow", "x.yaml", "--no-such-flag"),
+    row("fanout-help", "orchestrate", "fanout", "--help"),
+    row("fanout-missing-prompt", "orchestrate", "fanout"),
+    row("fanout-bad-legs", "orchestrate", "fanout", "sh", "true", "--legs", "many", "--detach"),
+    row("fanout-negative-legs", "orchestrate", "fanout", "sh", "true", "--legs", "-1", "--detach"),
+    row("fanout-huge-legs", "orchestrate", "fanout", "sh", "true", "--legs", HUGE, "--detach"),
+]
+
+JOB = [
+    row("job", "job"),
+    row("job-help", "job", "--help"),
+    row("job-unknown-subcommand", "job", "no-such-subcommand"),
+    row("status-help", "job", "status", "--help"),
+    row("status-missing-id", "job", "status"),
+    row("status-unknown-id", "job", "status", UNKNOWN),
+    row("status-traversal-id", "job", "status", "../../etc/passwd"),
+    row("status-absolute-path-id", "job", "status", "/etc/passwd"),
+    row("status-empty-id", "job", "status", ""),
+    row("status-unicode-id", "job", "status", UNICODE),
+    row("status-invalid-utf8-id", "job", "status", INVALID_UTF8),
+    row("status-huge-id", "job", "status", HUGE * 10),
+    row("status-unknown-flag", "job", "status", UNKNOWN, "--no-such-flag"),
+    row("output-help", "job", "output", "--help"),
+    row("output-missing-id", "job", "output"),
+    row("output-unknown-id", "job", "output", UNKNOWN),
+    row("output-traversal-id", "job", "output", "../../etc/passwd"),
+    row("output-huge-tail", "job", "output", UNKNOWN, "--tail-chars", HUGE),
+    row("output-negative-tail", "job", "output", UNKNOWN, "--tail-chars", "-1"),
+    row("output-bad-tail", "job", "output", UNKNOWN, "--tail-chars", "lots"),
+    row("output-follow-unknown-id", "job", "output", UNKNOWN, "--follow"),
+    row("list", "job", "list"),
+    row("list-help", "job", "list", "--help"),
+    row("list-zero-limit", "job", "list", "--limit", "0"),
+    row("list-huge-limit", "job", "list", "--limit", HUGE),
+    row("list-bad-limit", "job", "list", "--limit", "some"),
+    row("list-unicode-status", "job", "list", "--status", UNICODE),
+    row("list-invalid-utf8-status", "job", "list", "--status", INVALID_UTF8),
+    row("kill-help", "job", "kill", "--help"),
+    row("kill-missing-id", "job", "kill"),
+    row("kill-unknown-id", "job", "kill", UNKNOWN),
+    row("kill-traversal-id", "job", "kill", ".."),
+    row("wait-help", "job", "wait", "--help"),
+    row("wait-no-ids", "job", "wait", "--max-wait", "0"),
+    row("wait-unknown-id", "job", "wait", UNKNOWN, "--max-wait", "0"),
+    row("wait-traversal-id", "job", "wait", "../../etc/passwd", UNKNOWN, "--max-wait", "0"),
+    row("wait-nan-bounds", "job", "wait", UNKNOWN, "--max-wait", "nan", "--poll-interval", "nan"),
+    row("wait-huge-poll", "job", "wait", UNKNOWN, "--max-wait", "0", "--poll-interval", HUGE),
+    row("wait-bad-max-wait", "job", "wait", UNKNOWN, "--max-wait", "forever"),
+    row("wait-ids-from-empty-stdin", "job", "wait", "-", "--max-wait", "0"),
+    row("prune-help", "job", "prune", "--help"),
+    row("prune-empty-home", "job", "prune"),
+    row("prune-dry-run", "job", "prune", "--dry-run"),
+    row("prune-bad-days", "job", "prune", "--older-than", "yesterday"),
+    row("prune-huge-days", "job", "prune", "--older-than", HUGE, "--dry-run"),
+]
+
+OTHERS = [
+    row("doctor", "doctor"),
+    row("doctor-help", "doctor", "--help"),
+    row("doctor-unknown-flag", "doctor", "--no-such-flag"),
+    row("completion-bash", "completion", "bash"),
+    row("completion-zsh", "completion", "zsh"),
+    row("completion-help", "completion", "--help"),
+    row("completion-unknown-shell", "completion", "fish"),
+    row("completion-missing-shell", "completion"),
+    row("mcp-under-machine", "mcp"),
+    row("mcp-help", "mcp", "--help"),
+    row("mcp-unknown-flag", "mcp", "--no-such-flag"),
+]
+
+ROWS: list[Row] = [*TOP, *HANDSHAKE, *AGENT, *ORCHESTRATE, *JOB, *OTHERS]
