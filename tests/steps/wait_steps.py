@@ -1,0 +1,534 @@
+"""Steps for features/d10_wait.feature, and the run builders the wait tests share (fake and real processes)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from dependency_injector import providers
+from pytest_bdd import given, parsers, then, when
+
+from adapters.clocks import FakeClock
+from adapters.fs_store import RECORD, FsRunStore
+from application.wait import StopFlag, WaitResult
+from domain.run import FAILED, PREPARING, STARTED, Incarnation, Run, iso
+from tests.support import REPO, li_bin
+
+UNKNOWN_ID = "20991231T235959-abcdef"
+MALFORMED_ID = "../not-a-run"
+AGED = 700.0  # seconds: past the 600 s unresolved_spawn threshold
+WIRE_KEYS = {
+    "runs", "all_terminal", "timed_out", "pending", "stopped_without_end", "unresolved_spawn",
+    "unresolved_spawn_after", "max_wait", "poll_interval", "requested_max_wait", "requested_poll_interval",
+}
+ENTRY_KEYS = {
+    "run_id", "kind", "label", "status", "terminal", "outcome", "reason_code", "possibly_orphaned",
+    "spawn_state", "submitted_at", "error",
+}
+COMPARED = ("run_id", "kind", "label", "status", "terminal", "outcome", "reason_code",
+            "possibly_orphaned", "spawn_state", "submitted_at")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the tags of features/d10_wait.feature (the suite runs with --strict-markers)."""
+    config.addinivalue_line("markers", "D10: ADR-0106 D10 bounded observation scenarios")
+    config.addinivalue_line("markers", "cli: scenarios that drive the real li executable")
+    for n in range(1, 9):
+        config.addinivalue_line("markers", f"D10.{n}: ADR-0106 D10 bullet {n}")
+
+
+# --- a clock on which things happen while the wait sleeps ---------------------------------------
+
+
+class EventClock(FakeClock):
+    """A FakeClock that runs scheduled actions when a sleep carries it past their moment."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[float, Callable[[], None]]] = []
+
+    def after(self, seconds: float, action: Callable[[], None]) -> None:
+        self.events.append((self.monotonic() + seconds, action))
+
+    def sleep(self, seconds: float) -> None:
+        super().sleep(seconds)
+        due = [event for event in self.events if event[0] <= self.monotonic() + 1e-9]
+        self.events = [event for event in self.events if event not in due]
+        for _moment, action in due:
+            action()
+
+
+# --- building runs in a world (fake processes) ------------------------------------------------------
+
+
+def record(run_id: str, now: datetime, status: str = "running", **fields: Any) -> Run:
+    return Run(run_id, "agent", status, iso(now), label=f"wait-{status}", **fields)
+
+
+def incarnation(world: Any, pid: int, created: float = 1000.0) -> Incarnation:
+    facts = world.prober.host()
+    return Incarnation(facts.host_id, facts.boot_id, pid, created, pid)
+
+
+def end(run: Run, status: str, now: datetime, outcome: str | None = None) -> Run:
+    return run.evolve(status=status, finished_at=iso(now), outcome=outcome)
+
+
+def build(world: Any, clock: FakeClock, state: str, pid: int) -> str:
+    """Write one run in `state` through the world's store; returns the id to ask about."""
+    if state == "unknown":
+        return UNKNOWN_ID
+    if state == "malformed":
+        return MALFORMED_ID
+    now = clock.now()
+    born = now - timedelta(seconds=AGED) if state == "aged preparing" else now
+    run_id = world.store.reserve(born)
+    if state == "corrupt":
+        _corrupt(world, run_id)
+        return run_id
+    world.store.create(_record_for(world, state, run_id, born, pid))
+    if state == "running, noted done by mcp":  # what another surface's sidecar believes
+        world.store.write_text(run_id, "mcp_job.json", json.dumps({"status": "completed", "done": True}))
+    return run_id
+
+
+def _record_for(world: Any, state: str, run_id: str, now: datetime, pid: int) -> Run:
+    started = record(run_id, now, spawn_state=STARTED, started_at=iso(now), pid=pid, incarnation=incarnation(world, pid))
+    if state == "running, noted done by mcp":
+        world.prober.start(pid)
+        return started.evolve(extra={"submitted_via": "mcp", "mcp_job": {"status": "completed"}})
+    if state in ("running", "ends soon", "running elsewhere"):
+        world.prober.start(pid)
+        if state == "running elsewhere":
+            foreign = Incarnation("host-b", "boot-9", pid, 1000.0, pid)
+            return started.evolve(incarnation=foreign)
+        return started
+    if state in ("completed", "failed", "completed_empty", "timed_out", "cancelled", "vanished"):
+        return end(started, state, now)
+    if state == "spawn failed":
+        return record(run_id, now, "failed", spawn_state=FAILED, outcome="failed", reason_code="spawn_failed")
+    if state == "gone, reapable":
+        return started  # pid never started in the scripted prober: conclusively absent
+    if state == "gone, identity unrecorded":
+        return record(run_id, now, spawn_state=None, pid=pid)  # a pre-field record, its pid absent
+    if state == "alive, identity unrecorded":
+        world.prober.start(pid)
+        return record(run_id, now, spawn_state=None, pid=pid)
+    if state in ("fresh preparing", "aged preparing"):
+        return record(run_id, now, spawn_state=PREPARING)
+    raise AssertionError(f"no such run state in the wait steps: {state!r}")
+
+
+def _corrupt(world: Any, run_id: str) -> None:
+    if hasattr(world.store, "put_raw"):
+        world.store.put_raw(run_id, "{not json")
+        return
+    with open(os.path.join(world.store.run_dir(run_id), RECORD), "w", encoding="utf-8") as handle:
+        handle.write("{not json")
+
+
+def snapshot(store: Any, run_ids: list[str]) -> dict[str, Any]:
+    """Every readable record as its full dict, for "exactly as it was" comparisons."""
+    out: dict[str, Any] = {}
+    for run_id in run_ids:
+        try:
+            out[run_id] = store.read(run_id).to_dict()
+        except Exception:  # noqa: BLE001 - unknown, malformed and corrupt ids have no record to compare
+            out[run_id] = None
+    return out
+
+
+# --- the scenario context -----------------------------------------------------------------------------
+
+
+@dataclass
+class WaitContext:
+    world: Any
+    clock: EventClock
+    ids: dict[str, str] = field(default_factory=dict)
+    states: dict[str, str] = field(default_factory=dict)
+    before: dict[str, Any] = field(default_factory=dict)
+    result: WaitResult | None = None
+    data: dict[str, Any] | None = None
+    next_pid: int = 51000
+
+    def id_of(self, name: str) -> str:
+        return self.ids.get(name, name)
+
+    def names(self, text: str) -> list[str]:
+        return [part.strip() for part in text.split(",") if part.strip()]
+
+    def name_of(self, run_id: str) -> str:
+        return next((n for n, i in self.ids.items() if i == run_id), run_id)
+
+
+@pytest.fixture
+def wait_ctx(world: Any) -> WaitContext:
+    clock = EventClock()
+    world.container.clock.override(providers.Object(clock))
+    return WaitContext(world, clock)
+
+
+@given(parsers.parse("a wait batch on this host:"), target_fixture="wait_ctx")
+def _batch(wait_ctx: WaitContext, datatable: list[list[str]]) -> WaitContext:
+    header, *rows = datatable
+    assert header == ["name", "state"], header
+    for name, state in rows:
+        wait_ctx.next_pid += 1
+        wait_ctx.ids[name] = build(wait_ctx.world, wait_ctx.clock, state, wait_ctx.next_pid)
+        wait_ctx.states[name] = state
+    wait_ctx.before = snapshot(wait_ctx.world.store, list(wait_ctx.ids.values()))
+    return wait_ctx
+
+
+@given(parsers.parse('"{name}" records its end {seconds:g} seconds into the wait'))
+def _ends_later(wait_ctx: WaitContext, name: str, seconds: float) -> None:
+    run_id = wait_ctx.id_of(name)
+    world = wait_ctx.world
+
+    def act() -> None:
+        now = wait_ctx.clock.now()
+        world.store.update(run_id, lambda run: end(run, "completed", now))
+        world.prober.kill(world.store.read(run_id).pid)
+
+    wait_ctx.clock.after(seconds, act)
+
+
+@when(parsers.parse('the caller waits on "{names}" with max wait {max_wait} and poll interval {poll}'))
+def _wait(wait_ctx: WaitContext, names: str, max_wait: str, poll: str) -> None:
+    ids = [wait_ctx.id_of(n) for n in wait_ctx.names(names)]
+    waiter = wait_ctx.world.container.waiter()
+    wait_ctx.result = waiter.wait(ids, _arg(max_wait), _arg(poll))
+    wait_ctx.data = json.loads(json.dumps(wait_ctx.result.to_data(), allow_nan=False))
+
+
+@when(parsers.parse('the caller waits on "{names}" and is interrupted during sleep {count:d}'))
+def _interrupted(wait_ctx: WaitContext, names: str, count: int) -> None:
+    ids = [wait_ctx.id_of(n) for n in wait_ctx.names(names)]
+    flag = StopFlag()
+    wait_ctx.clock.after(count - 0.5, flag.request)  # lands inside the count-th one-second sleep
+    wait_ctx.result = wait_ctx.world.container.waiter().wait(ids, 60, 1, stop=flag)
+    wait_ctx.data = wait_ctx.result.to_data()
+
+
+def _cell(value: Any) -> str:
+    """How a table cell spells a wire value: null is -, booleans are true/false."""
+    return "-" if value is None else json.dumps(value) if isinstance(value, bool) else str(value)
+
+
+def _arg(text: str) -> Any:
+    """Feature values arrive as text, as argv would give them; `none` means not given."""
+    return None if text == "none" else text.strip('"')
+
+
+@then("the wait entries in order are:")
+def _entries(wait_ctx: WaitContext, datatable: list[list[str]]) -> None:
+    header, *rows = datatable
+    data = wait_ctx.data
+    assert data is not None
+    assert [wait_ctx.name_of(e["run_id"]) for e in data["runs"]] == [row[0] for row in rows]
+    for entry, row in zip(data["runs"], rows, strict=True):
+        expected = dict(zip(header, row, strict=True))
+        actual = {
+            "name": wait_ctx.name_of(entry["run_id"]),
+            **{key: _cell(entry[key]) for key in ("status", "terminal", "outcome", "reason_code")},
+            "error": entry["error"]["kind"] if entry["error"] else "-",
+        }
+        assert {k: actual[k] for k in header} == expected, entry
+
+
+@then("the wait partition is:")
+def _partition(wait_ctx: WaitContext, datatable: list[list[str]]) -> None:
+    header, *rows = datatable
+    assert header == ["bucket", "names"]
+    data = wait_ctx.data
+    assert data is not None
+    for bucket, names in rows:
+        assert [wait_ctx.name_of(i) for i in data[bucket]] == wait_ctx.names(names), (bucket, data[bucket])
+
+
+@then("the four buckets are disjoint and cover every id that was observed")
+def _disjoint(wait_ctx: WaitContext) -> None:
+    data, result = wait_ctx.data, wait_ctx.result
+    assert data is not None and result is not None
+    part = result.partition
+    listed = [*part.terminal, *data["pending"], *data["stopped_without_end"], *data["unresolved_spawn"]]
+    observed = {e["run_id"] for e in data["runs"] if e["error"] is None}
+    errored = {e["run_id"] for e in data["runs"] if e["error"] is not None}
+    assert len(listed) == len(set(listed)) and set(listed) == observed
+    assert not errored & set(listed)
+
+
+@then(parsers.parse("all_terminal is {all_terminal} and timed_out is {timed_out}"))
+def _flags(wait_ctx: WaitContext, all_terminal: str, timed_out: str) -> None:
+    data = wait_ctx.data
+    assert data is not None
+    assert (data["all_terminal"], data["timed_out"]) == (all_terminal == "true", timed_out == "true")
+
+
+@then(parsers.parse("the wait slept {naps} and observed {passes:d} times"))
+def _naps(wait_ctx: WaitContext, naps: str, passes: int) -> None:
+    expected = [] if naps == "not at all" else [float(n) for n in naps.removeprefix("for ").split(" then ")]
+    assert wait_ctx.clock.naps == pytest.approx(expected)
+    assert wait_ctx.result is not None and wait_ctx.result.passes == passes
+
+
+@then("every record of the wait batch is exactly as it was")
+def _untouched(wait_ctx: WaitContext) -> None:
+    assert snapshot(wait_ctx.world.store, list(wait_ctx.ids.values())) == wait_ctx.before
+
+
+@then(parsers.parse('only "{name}" was written, by one fenced reap'))
+def _only_reaped(wait_ctx: WaitContext, name: str) -> None:
+    after = snapshot(wait_ctx.world.store, list(wait_ctx.ids.values()))
+    changed = [wait_ctx.name_of(i) for i in after if after[i] != wait_ctx.before[i]]
+    assert changed == [name]
+    run_id = wait_ctx.id_of(name)
+    # The reap published over the generation it judged (the notice's delivery record may follow it).
+    assert after[run_id]["terminal_source"] == "reaper"
+    assert after[run_id]["terminal_evidence"]["judged_generation"] == wait_ctx.before[run_id]["generation"]
+
+
+@then("the wait answer has exactly the D10 wire shape")
+def _shape(wait_ctx: WaitContext) -> None:
+    data = wait_ctx.data
+    assert data is not None and set(data) == WIRE_KEYS
+    assert all(set(entry) == ENTRY_KEYS for entry in data["runs"])
+    assert data["unresolved_spawn_after"] == 600.0
+
+
+@then(parsers.parse("the wait echoes max wait {max_wait} as {requested_max} and poll interval {poll} as {requested_poll}"))
+def _echo(wait_ctx: WaitContext, max_wait: str, requested_max: str, poll: str, requested_poll: str) -> None:
+    data = wait_ctx.data
+    assert data is not None
+    assert (data["max_wait"], data["poll_interval"]) == (float(max_wait), float(poll))
+    assert (data["requested_max_wait"], data["requested_poll_interval"]) == (
+        json.loads(requested_max), json.loads(requested_poll))
+
+
+@then("wait, status and list say the same of every run in the batch")
+def _agree(wait_ctx: WaitContext) -> None:
+    from domain.contract import ContractError
+
+    data = wait_ctx.data
+    assert data is not None
+    reads = wait_ctx.world.container.reads()
+    rows = {row["run_id"]: row for row in reads.listing(limit=1000)["runs"]}
+    for entry in data["runs"]:
+        try:
+            status = reads.status(entry["run_id"])
+        except ContractError as refusal:
+            assert entry["error"] is not None, entry
+            assert entry["run_id"] not in rows or rows[entry["run_id"]]["error"] is not None
+            assert (refusal.kind.value, entry["error"]["kind"]) in AGREEING_REFUSALS
+            continue
+        assert entry["error"] is None
+        assert {k: status[k] for k in COMPARED} == {k: entry[k] for k in COMPARED}
+        assert {k: rows[entry["run_id"]][k] for k in COMPARED} == {k: entry[k] for k in COMPARED}
+
+
+# status refuses an id with the envelope's closed kinds; wait reports the same fact per id.
+AGREEING_REFUSALS = {
+    ("not_found", "not_found"), ("invalid_input", "invalid_input"), ("unavailable", "record_unusable"),
+}
+
+
+# --- real processes, for the CLI scenarios and the end-to-end tests ----------------------------------
+
+
+@dataclass
+class RealBatch:
+    """Runs written through FsRunStore whose processes are real, detached and cleaned up afterwards."""
+
+    home: str
+    store: FsRunStore
+    ids: dict[str, str] = field(default_factory=dict)
+    children: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def add(self, name: str, state: str, **options: Any) -> str:
+        self.ids[name] = real_run(self, state, **options)
+        return self.ids[name]
+
+    def cleanup(self) -> None:
+        for child in self.children:
+            if child.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.pid, signal.SIGKILL)
+                child.wait(timeout=10)
+
+
+@pytest.fixture
+def real_batch(li_home: str) -> Iterator[RealBatch]:
+    batch = RealBatch(li_home, FsRunStore(li_home))
+    yield batch
+    batch.cleanup()
+
+
+def spawn_detached(batch: RealBatch, argv: list[str]) -> subprocess.Popen[bytes]:
+    child = subprocess.Popen(argv, start_new_session=True, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
+    batch.children.append(child)
+    return child
+
+
+def real_incarnation(pid: int) -> Incarnation:
+    import psutil
+
+    from adapters.processes import host_facts
+
+    facts = host_facts()
+    return Incarnation(facts.host_id, facts.boot_id, pid, psutil.Process(pid).create_time(), os.getpgid(pid))
+
+
+END_LATER = """
+import sys, time
+from datetime import UTC, datetime
+time.sleep(float(sys.argv[3]))
+from adapters.fs_store import FsRunStore
+now = datetime.now(UTC).isoformat(timespec="microseconds")
+FsRunStore(sys.argv[1]).update(sys.argv[2], lambda r: r.evolve(status="completed", finished_at=now))
+"""
+
+
+def real_run(batch: RealBatch, state: str, ends_after: float = 1.0) -> str:
+    """A run in `state` on the real store, with a real process where the state has one."""
+    if state == "unknown":
+        return UNKNOWN_ID
+    if state == "malformed":
+        return MALFORMED_ID
+    now = datetime.now(UTC)
+    born = now - timedelta(seconds=AGED) if state == "aged preparing" else now
+    run_id = batch.store.reserve(born)
+    base = Run(run_id, "agent", "running", iso(born), label=f"e2e-{state}", spawn_state=PREPARING)
+    if state in ("aged preparing", "fresh preparing"):
+        batch.store.create(base)
+        return run_id
+    if state in ("completed", "failed"):
+        batch.store.create(base.evolve(status=state, spawn_state=STARTED, finished_at=iso(now)))
+        return run_id
+    batch.store.create(base)
+    if state == "running":
+        child = spawn_detached(batch, ["sleep", "120"])
+    elif state == "ends soon":
+        child = spawn_detached(batch, [sys.executable, "-c", END_LATER, batch.home, run_id, str(ends_after)])
+    elif state in ("orphan", "reapable orphan"):
+        child = spawn_detached(batch, ["true"])
+        child.wait(timeout=10)
+    else:
+        raise AssertionError(f"no such real run state: {state!r}")
+    attach(batch, run_id, child, identity=state != "orphan")
+    return run_id
+
+
+def attach(batch: RealBatch, run_id: str, child: subprocess.Popen[bytes], identity: bool) -> None:
+    """Record the started phase as submit would; an "orphan" is a pre-field record (no phase, no identity)."""
+    if not identity:
+        batch.store.update(run_id, lambda r: r.evolve(spawn_state=None, pid=child.pid))
+        return
+    found = real_incarnation(child.pid) if child.poll() is None else None
+    batch.store.update(run_id, lambda r: r.evolve(spawn_state=STARTED, started_at=iso(datetime.now(UTC)),
+                                                  pid=child.pid, incarnation=found))
+
+
+def signal_when_waiting(proc: subprocess.Popen[str], signum: int, timeout: float = 20.0) -> None:
+    """Send `signum` once li has installed its wait handlers (SIGTERM shows up as caught in /proc)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _catches_sigterm(proc.pid):
+            proc.send_signal(signum)
+            return
+        time.sleep(0.02)
+    raise AssertionError("li never started waiting")
+
+
+def _catches_sigterm(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+            caught = next(line for line in handle if line.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(int(caught.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+
+
+def start_li(*argv: str, home: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "LI_HOME": home}
+    env.pop("LI_NOTIFY_COMMAND", None)
+    return subprocess.Popen([li_bin(), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, env=env)
+
+
+def alive(child: subprocess.Popen[bytes]) -> bool:
+    return child.poll() is None
+
+
+# --- CLI scenario steps (real li, real processes) ------------------------------------------------------
+
+
+@dataclass
+class CliWait:
+    batch: RealBatch
+    before: dict[str, Any] = field(default_factory=dict)
+    proc: subprocess.Popen[str] | None = None
+    stdout: str = ""
+    stderr: str = ""
+    code: int | None = None
+
+
+@given(parsers.parse('a real run "{name}" whose process keeps running'), target_fixture="cli_wait")
+def _real_running(real_batch: RealBatch, name: str) -> CliWait:
+    real_batch.add(name, "running")
+    return CliWait(real_batch, snapshot(real_batch.store, list(real_batch.ids.values())))
+
+
+@when(parsers.parse('li waits on "{name}" under --machine and receives {signame} mid-wait'))
+def _signalled(cli_wait: CliWait, name: str, signame: str) -> None:
+    run_id = cli_wait.batch.ids[name]
+    proc = start_li("job", "wait", run_id, "--machine", "--max-wait", "60", "--poll-interval", "0.1",
+                    home=cli_wait.batch.home)
+    signal_when_waiting(proc, getattr(signal, signame))
+    cli_wait.stdout, cli_wait.stderr = proc.communicate(timeout=30)
+    cli_wait.code = proc.returncode
+
+
+@when(parsers.parse('li waits on "{name}" under --machine after its caller has gone away'))
+def _disconnected(cli_wait: CliWait, name: str) -> None:
+    run_id = cli_wait.batch.ids[name]
+    proc = start_li("job", "wait", run_id, "--machine", "--max-wait", "0.5", "--poll-interval", "0.1",
+                    home=cli_wait.batch.home)
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reading end is gone: the caller disconnected
+    _out, cli_wait.stderr = proc.communicate(timeout=30)
+    cli_wait.code = proc.returncode
+
+
+@then(parsers.parse('li still prints one envelope that reports "{name}" pending'))
+def _printed(cli_wait: CliWait, name: str) -> None:
+    assert cli_wait.code == 0, cli_wait.stderr
+    envelope = json.loads(cli_wait.stdout)
+    assert envelope["ok"] is True and envelope["contract_version"] == 1
+    data = envelope["data"]
+    run_id = cli_wait.batch.ids[name]
+    assert data["pending"] == [run_id] and data["all_terminal"] is False
+    assert [e["run_id"] for e in data["runs"]] == [run_id]
+
+
+@then("li exits without a traceback")
+def _clean_exit(cli_wait: CliWait) -> None:
+    assert cli_wait.code == 0
+    assert "Traceback" not in cli_wait.stderr and "Exception ignored" not in cli_wait.stderr
+
+
+@then(parsers.parse('the real run "{name}" is still running and its record is exactly as it was'))
+def _still_running(cli_wait: CliWait, name: str) -> None:
+    assert all(alive(child) for child in cli_wait.batch.children)
+    assert snapshot(cli_wait.batch.store, list(cli_wait.batch.ids.values())) == cli_wait.before
