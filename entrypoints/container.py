@@ -107,6 +107,10 @@ def get_container() -> Container:
     if _container is None:
         _container = Container()
         _container.config.from_dict({"home": default_home(), "preparing_threshold": 600.0})
+        if os.environ.get("LI_FAULT_PAUSE"):  # the fault suite's pause points (adapters/faults.py)
+            from adapters.faults import install
+
+            install(_container)
     return _container
 
 
