@@ -1,0 +1,81 @@
+"""Flow specs are parsed and refused purely: ids, models, prompts, dependencies, cycles, placeholders."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from domain.contract import ContractError, ErrorKind
+from domain.flow import ancestors, parse_flow, render
+
+
+def spec(*steps: dict[str, Any], **top: Any) -> dict[str, Any]:
+    return {"steps": list(steps), **top}
+
+
+def refused(value: object) -> ContractError:
+    with pytest.raises(ContractError) as caught:
+        parse_flow(value)
+    assert caught.value.kind is ErrorKind.INVALID_INPUT
+    return caught.value
+
+
+def test_steps_come_back_in_an_order_where_every_step_follows_its_dependencies() -> None:
+    legs = parse_flow(spec(
+        {"id": "summary", "prompt": "sum {{steps.research}} {{ steps.draft }}", "depends_on": ["research", "draft"]},
+        {"id": "research", "model": "claude/opus", "prompt": "research"},
+        {"id": "draft", "prompt": "draft", "depends_on": "research"},
+    ))
+    assert [leg.id for leg in legs] == ["research", "draft", "summary"]
+    assert legs[0].model.provider == "claude" and legs[0].model.model == "opus"
+    assert legs[1].depends_on == ("research",)
+
+
+def test_a_step_without_a_model_takes_the_flows_model_else_sh() -> None:
+    assert parse_flow(spec({"id": "a", "prompt": "x"}))[0].model.text == "sh"
+    assert parse_flow(spec({"id": "a", "prompt": "x"}, model="codex"))[0].model.text == "codex"
+
+
+def test_a_cycle_is_refused_naming_the_steps_on_it() -> None:
+    error = refused(spec({"id": "a", "prompt": "x", "depends_on": ["b"]},
+                         {"id": "b", "prompt": "y", "depends_on": ["a"]},
+                         {"id": "c", "prompt": "z"}))
+    assert error.detail == {"cycle": ["a", "b"]}
+
+
+def test_a_step_depending_on_itself_is_a_cycle() -> None:
+    refused(spec({"id": "a", "prompt": "x", "depends_on": ["a"]}))
+
+
+def test_an_unknown_dependency_is_refused() -> None:
+    error = refused(spec({"id": "a", "prompt": "x", "depends_on": ["ghost"]}))
+    assert error.detail == {"step": "a", "unknown": ["ghost"]}
+
+
+@pytest.mark.parametrize("bad", [
+    None, [], "steps", {"steps": []}, {"steps": "a"}, {"stepz": [{"id": "a", "prompt": "x"}]},
+    spec({"id": "a"}), spec({"id": "a", "prompt": "   "}), spec({"id": "a", "prompt": 3}),
+    spec({"id": "../etc", "prompt": "x"}), spec({"id": "a", "prompt": "x", "model": "gpt"}),
+    spec({"id": "a", "prompt": "x", "model": 5}), spec({"id": "a", "prompt": "x", "extra": 1}),
+    spec({"id": "a", "prompt": "x"}, {"id": "a", "prompt": "y"}),
+    spec({"id": "a", "prompt": "x", "depends_on": [1]}), spec("not a mapping"),
+    {"steps": [{"id": f"s{n}", "prompt": "x"} for n in range(65)]},
+])
+def test_malformed_specs_are_invalid_input(bad: object) -> None:
+    refused(bad)
+
+
+def test_a_placeholder_may_only_name_an_upstream_step() -> None:
+    error = refused(spec({"id": "a", "prompt": "{{steps.b}}"}, {"id": "b", "prompt": "y"}))
+    assert error.detail == {"step": "a", "placeholders": ["b"]}
+
+
+def test_answers_of_transitive_ancestors_are_available() -> None:
+    legs = parse_flow(spec({"id": "a", "prompt": "x"}, {"id": "b", "prompt": "y", "depends_on": ["a"]},
+                           {"id": "c", "prompt": "{{steps.a}}", "depends_on": ["b"]}))
+    assert ancestors(legs, "c") == {"a", "b"}
+
+
+def test_render_puts_upstream_answers_into_their_placeholders() -> None:
+    assert render("A={{steps.a}} B={{ steps.b }} C={{steps.c}}", {"a": "1", "b": None}) == "A=1 B= C="
