@@ -1,0 +1,250 @@
+"""The work a run does, on both worlds: legs, artifacts and manifest first, then the end, then the hook."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable
+
+import pytest
+from dependency_injector import providers
+
+from application.ports import ProviderResult
+from application.work import Workspace, decide
+from domain.request import Leg, ModelSpec, RunRequest
+
+Script = Callable[[str, "str | None"], ProviderResult]
+
+
+class FakeProvider:
+    """Answers from a script; remembers every prompt, model and environment it was given."""
+
+    def __init__(self, name: str, script: Script | None = None) -> None:
+        self.name = name
+        self.script = script or (lambda prompt, model: ProviderResult(0, answer=f"{name}: {prompt}"))
+        self.calls: list[tuple[str, str | None, dict[str, str], float | None]] = []
+
+    def available(self) -> bool:
+        return True
+
+    def run(self, instruction, model, cwd, env, console, timeout) -> ProviderResult:
+        self.calls.append((instruction, model, dict(env), timeout))
+        console.write(f"running {instruction[:20]}\n")
+        return self.script(instruction, model)
+
+
+def setup(world, **scripts: Script) -> dict[str, FakeProvider]:
+    registry = {name: FakeProvider(name, scripts.get(name)) for name in ("sh", "claude", "codex", "gemini")}
+    world.container.provider_registry.override(providers.Object(registry))
+    return registry
+
+
+def submitted(world, legs: tuple[Leg, ...], kind: str = "agent", instruction: str = "do it", **fields) -> str:
+    request = RunRequest(kind=kind, instruction=instruction, legs=legs, cwd="/tmp", **fields)
+    run_id = world.container.submitter().submit(request).run_id
+    if world.kind == "fs":
+        os.makedirs(os.path.join(world.store.run_dir(run_id), "artifacts"))  # the runner's job
+    return run_id
+
+
+def agent(model: str = "claude/opus") -> tuple[Leg, ...]:
+    provider, _, name = model.partition("/")
+    return (Leg("main", ModelSpec(provider, name or None)),)
+
+
+def perform(world, run_id: str, hook=None, cancel_first: bool = False):
+    work = world.container.work(after_end=hook) if hook else world.container.work()
+    if cancel_first:
+        work.cancel()
+    console = io.StringIO()
+    ended = work.perform(run_id, Workspace(console, {"LI_RUN_ID": run_id}))
+    return ended, console.getvalue()
+
+
+def manifest(world, run_id: str) -> dict:
+    found = world.store.manifest(run_id)
+    assert found.available, found
+    return found.value
+
+
+def test_an_answer_becomes_response_md_and_the_run_completes_succeeded(world) -> None:
+    registry = setup(world)
+    run_id = submitted(world, agent())
+    ended, console = perform(world, run_id)
+    assert (ended.status, ended.outcome, ended.reason_code, ended.exit_code) == ("completed", "succeeded", None, 0)
+    assert ended.finished_at and ended.terminal_source == "runner"
+    assert world.store.read_text(run_id, "artifacts/response.md") == "claude: do it"
+    assert registry["claude"].calls[0][:2] == ("do it", "opus")
+    assert registry["claude"].calls[0][2]["LI_LEG_ID"] == "main"
+    assert "running do it" in console and "completed" in console
+
+
+def test_work_that_produces_nothing_is_completed_empty_and_not_a_success(world) -> None:
+    setup(world, sh=lambda p, m: ProviderResult(0, answer=None))
+    ended, _ = perform(world, submitted(world, agent("sh")))
+    assert (ended.status, ended.outcome, ended.reason_code) == ("completed_empty", "failed", "no_artifacts")
+
+
+def test_a_failing_provider_fails_the_run_with_its_exit_code(world) -> None:
+    setup(world, sh=lambda p, m: ProviderResult(3, answer="partial"))
+    ended, _ = perform(world, submitted(world, agent("sh")))
+    assert (ended.status, ended.outcome, ended.reason_code, ended.exit_code) == ("failed", "failed", "exit_nonzero", 3)
+
+
+def test_a_provider_reporting_an_error_fails_the_run(world) -> None:
+    setup(world, claude=lambda p, m: ProviderResult(0, answer="oops", is_error=True))
+    ended, _ = perform(world, submitted(world, agent()))
+    assert (ended.status, ended.reason_code) == ("failed", "provider_error")
+
+
+def test_a_timed_out_leg_times_the_run_out(world) -> None:
+    registry = setup(world, sh=lambda p, m: ProviderResult(-15, timed_out=True))
+    ended, _ = perform(world, submitted(world, agent("sh"), timeout=2.5))
+    assert (ended.status, ended.outcome, ended.reason_code, ended.exit_code) == ("timed_out", "failed", "timeout", 124)
+    assert registry["sh"].calls[0][3] == 2.5  # the leg is given what is left of the run's timeout
+
+
+def test_a_cancelled_run_is_recorded_cancelled(world) -> None:
+    setup(world)
+    ended, _ = perform(world, submitted(world, agent()), cancel_first=True)
+    assert (ended.status, ended.outcome, ended.reason_code, ended.exit_code) == ("cancelled", "cancelled", "cancelled", 143)
+
+
+def test_a_cancel_after_a_kill_request_names_the_kill(world) -> None:
+    setup(world)
+    run_id = submitted(world, agent())
+    world.store.update(run_id, lambda r: r.evolve(kill_requested_at="2026-07-25T17:50:11.000000+00:00"))
+    ended, _ = perform(world, run_id, cancel_first=True)
+    assert (ended.status, ended.reason_code) == ("cancelled", "kill_requested")
+
+
+def test_the_manifest_is_written_before_the_end_and_the_hook_runs_after_it(world) -> None:
+    setup(world)
+    run_id = submitted(world, agent())
+    seen = {}
+    original = world.store.update
+
+    def watching_update(rid, change, lock_timeout=10.0):
+        seen.setdefault("manifest_at_end", world.store.manifest(rid).available)
+        return original(rid, change, lock_timeout)
+
+    world.store.update = watching_update
+    ended, _ = perform(world, run_id, hook=lambda run: seen.setdefault("hook", world.store.read(run.run_id)))
+    assert seen["manifest_at_end"] is True
+    assert seen["hook"].finished_at == ended.finished_at and seen["hook"].status == "completed"
+
+
+def test_a_failing_hook_never_unrecords_the_end(world) -> None:
+    setup(world)
+    run_id = submitted(world, agent())
+
+    def explode(run):
+        raise RuntimeError("notifier down")
+
+    ended, console = perform(world, run_id, hook=explode)
+    assert world.store.read(run_id).status == "completed" and "notifier down" in console
+
+
+def test_an_end_already_recorded_is_never_relabelled(world) -> None:
+    setup(world)
+    run_id = submitted(world, agent())
+    world.store.update(run_id, lambda r: r.evolve(status="exited", outcome="indeterminate",
+                                                  finished_at="2026-07-25T17:50:12.000000+00:00"))
+    hooked = []
+    ended, _ = perform(world, run_id, hook=hooked.append)
+    assert ended is None and hooked == []
+    assert world.store.read(run_id).status == "exited"
+
+
+def test_an_unreadable_request_still_ends_the_run_failed(world) -> None:
+    setup(world)
+    run_id = submitted(world, agent())
+    world.store.write_text(run_id, "request.json", "{not json")
+    ended, console = perform(world, run_id)
+    assert (ended.status, ended.reason_code) == ("failed", "request_unreadable")
+    assert manifest(world, run_id)["legs"] == []
+
+
+def test_the_manifest_meters_wall_time_tokens_and_cost_where_reported(world) -> None:
+    usage = {"input_tokens": 11, "output_tokens": 7, "cost_usd": 0.25}
+    setup(world, claude=lambda p, m: ProviderResult(0, answer="a", usage=dict(usage)))
+    run_id = submitted(world, agent())
+    perform(world, run_id)
+    found = manifest(world, run_id)
+    assert found["legs"][0]["usage"] == usage and found["legs"][0]["artifact"] == "artifacts/response.md"
+    metering = found["metering"]
+    assert metering["wall_seconds"] >= 0
+    assert metering["tokens"] == {"available": True, "value": {"input_tokens": 11, "output_tokens": 7},
+                                  "reason_code": None, "detail": None}
+    assert metering["cost_usd"]["value"] == 0.25
+
+
+def test_usage_that_was_not_reported_is_unavailable_never_zero(world) -> None:
+    setup(world)
+    run_id = submitted(world, agent("sh"))
+    perform(world, run_id)
+    metering = manifest(world, run_id)["metering"]
+    assert metering["tokens"]["available"] is False and metering["tokens"]["reason_code"] == "not_reported"
+    assert metering["cost_usd"]["value"] is None
+
+
+def test_fanout_legs_each_leave_an_artifact_and_a_manifest_entry_and_synthesis_sees_them(world) -> None:
+    registry = setup(world)
+    legs = (Leg("leg-1", ModelSpec("claude")), Leg("leg-2", ModelSpec("codex")))
+    run_id = submitted(world, legs, kind="fanout", instruction="task", synthesize=ModelSpec("gemini"))
+    ended, _ = perform(world, run_id)
+    assert ended.status == "completed"
+    assert world.store.read_text(run_id, "artifacts/leg-1.md") == "claude: task"
+    assert world.store.read_text(run_id, "artifacts/leg-2.md") == "codex: task"
+    synthesis_prompt = registry["gemini"].calls[0][0]
+    assert "claude: task" in synthesis_prompt and "codex: task" in synthesis_prompt
+    entries = manifest(world, run_id)["legs"]
+    assert [(e["id"], e["artifact"]) for e in entries] == [
+        ("leg-1", "artifacts/leg-1.md"), ("leg-2", "artifacts/leg-2.md"), ("synthesis", "artifacts/response.md")]
+
+
+def test_a_flow_hands_upstream_answers_to_downstream_prompts(world) -> None:
+    registry = setup(world)
+    legs = (Leg("research", ModelSpec("claude"), "find facts"),
+            Leg("write", ModelSpec("codex"), "write using {{steps.research}}", ("research",)))
+    run_id = submitted(world, legs, kind="flow", instruction="steps: ...")
+    ended, _ = perform(world, run_id)
+    assert ended.status == "completed"
+    assert registry["codex"].calls[0][0] == "write using claude: find facts"
+    assert world.store.read_text(run_id, "artifacts/step-write.md") == "codex: write using claude: find facts"
+
+
+def test_a_flow_step_whose_upstream_failed_is_skipped_and_the_run_fails(world) -> None:
+    registry = setup(world, claude=lambda p, m: ProviderResult(1, answer=None))
+    legs = (Leg("a", ModelSpec("claude"), "x"), Leg("b", ModelSpec("codex"), "y", ("a",)))
+    run_id = submitted(world, legs, kind="flow", instruction="spec")
+    ended, _ = perform(world, run_id)
+    assert (ended.status, ended.reason_code) == ("failed", "exit_nonzero")
+    assert registry["codex"].calls == []
+    assert [(e["id"], e["status"], e["reason_code"]) for e in manifest(world, run_id)["legs"]] == [
+        ("a", "failed", "exit_nonzero"), ("b", "skipped", "upstream_failed")]
+
+
+def test_a_leg_that_raises_fails_only_as_itself(world) -> None:
+    def boom(prompt, model):
+        raise RuntimeError("adapter bug")
+
+    setup(world, codex=boom)
+    legs = (Leg("leg-1", ModelSpec("claude")), Leg("leg-2", ModelSpec("codex")))
+    ended, _ = perform(world, submitted(world, legs, kind="fanout"))
+    assert (ended.status, ended.reason_code) == ("failed", "leg_error")
+
+
+@pytest.mark.parametrize("cancelled, error, statuses, produced, expected", [
+    (True, "runner_error", ["failed"], True, "cancelled"),
+    (False, "runner_error", ["completed"], True, "failed"),
+    (False, None, ["completed", "timed_out", "failed"], True, "timed_out"),
+    (False, None, ["completed", "failed"], True, "failed"),
+    (False, None, ["completed"], False, "completed_empty"),
+    (False, None, ["completed"], True, "completed"),
+])
+def test_the_end_is_decided_by_precedence(cancelled, error, statuses, produced, expected) -> None:
+    from application.orchestrate import LegOutcome
+
+    outcomes = [LegOutcome(Leg(f"l{n}", ModelSpec("sh")), s, None, ProviderResult(0)) for n, s in enumerate(statuses)]
+    assert decide(outcomes, cancelled, produced, error).status == expected
