@@ -152,7 +152,7 @@ def agent_allocates_then_fails(contract_call: ContractCall) -> None:
             container = get_container()
             container.store().reserve(container.clock().now())
             import a_module_that_is_not_installed  # noqa: F401
-        _a.run = _allocate_then_fail
+        _a.run = _a.human = _allocate_then_fail
     """)
 
 
