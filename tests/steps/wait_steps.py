@@ -421,9 +421,15 @@ def real_run(batch: RealBatch, state: str, ends_after: float = 1.0) -> str:
         child = spawn_detached(batch, ["sleep", "120"])
     elif state == "ends soon":
         child = spawn_detached(batch, [sys.executable, "-c", END_LATER, batch.home, run_id, str(ends_after)])
-    elif state in ("orphan", "reapable orphan"):
+    elif state == "orphan":  # a pre-field record whose pid is gone: an inconclusive finding
         child = spawn_detached(batch, ["true"])
         child.wait(timeout=10)
+    elif state == "reapable orphan":  # identity recorded while alive, then the process died
+        child = spawn_detached(batch, ["sleep", "120"])
+        attach(batch, run_id, child, identity=True)
+        child.kill()
+        child.wait(timeout=10)
+        return run_id
     else:
         raise AssertionError(f"no such real run state: {state!r}")
     attach(batch, run_id, child, identity=state != "orphan")
