@@ -1,0 +1,216 @@
+"""Real processes, real store: the detached runner does the work; spawn faults leave terminal records."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import time
+
+import pytest
+from dependency_injector import providers
+
+from adapters.fs_store import FsRunStore
+from adapters.processes import DetachedSpawner
+from application.ports import SpawnRequest
+from entrypoints.container import get_container, set_container
+from entrypoints.dispatch import answer
+
+FAKES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fakes", "bin")
+
+
+@pytest.fixture
+def home(li_home: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("LI_HOME", li_home)
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
+    set_container(None)
+    return li_home
+
+
+def submit(*argv: str) -> dict:
+    return answer(["agent", "--detach", *argv])
+
+
+def ended(home: str, run_id: str, within: float = 30.0):
+    store = FsRunStore(home)
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        record = store.read(run_id)
+        if record.end_recorded:
+            return record
+        time.sleep(0.05)
+    raise AssertionError(f"{run_id} did not end: {store.read(run_id)}")
+
+
+def run_file(home: str, run_id: str, name: str) -> str:
+    with open(os.path.join(home, "runs", run_id, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def pid_gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_sh_run_writes_its_artifact_and_ends_completed(home: str, tmp_path) -> None:
+    envelope = submit("--cwd", str(tmp_path), "sh", 'echo hello > "$LI_ARTIFACTS_DIR/out.txt"; pwd')
+    run_id = envelope["data"]["run_id"]
+    record = ended(home, run_id)
+    assert (record.status, record.outcome, record.exit_code) == ("completed", "succeeded", 0)
+    assert run_file(home, run_id, "artifacts/out.txt") == "hello\n"
+    assert run_file(home, run_id, "artifacts/response.md") == f"{tmp_path}\n"  # it ran in --cwd
+    assert json.loads(run_file(home, run_id, "manifest.json"))["legs"][0]["status"] == "completed"
+
+
+def test_the_child_is_in_its_own_session_with_stdin_closed(home: str) -> None:
+    envelope = submit("sh", 'ls -l /proc/$$/fd/0 > "$LI_ARTIFACTS_DIR/stdin"; ps -o sid= -p $PPID > "$LI_ARTIFACTS_DIR/sid"')
+    data = envelope["data"]
+    ended(home, data["run_id"])
+    assert run_file(home, data["run_id"], "artifacts/stdin").rstrip().endswith("/dev/null")
+    assert int(run_file(home, data["run_id"], "artifacts/sid")) == data["pid"] != os.getsid(0)
+
+
+def test_a_working_directory_removed_between_validation_and_spawn_leaves_a_terminal_failure(home, tmp_path) -> None:
+    doomed = tmp_path / "doomed"
+    doomed.mkdir()
+
+    class RemovingSpawner:
+        """The fault: the cwd vanishes after validation passed, then the real spawner runs."""
+
+        def spawn(self, request: SpawnRequest) -> int:
+            doomed.rmdir()
+            return DetachedSpawner().spawn(request)
+
+    get_container().spawner.override(providers.Object(RemovingSpawner()))
+    envelope = submit("--cwd", str(doomed), "sh", "echo never")
+    assert envelope["ok"] is False and envelope["error"]["kind"] == "unavailable"
+    run_id = envelope["error"]["detail"]["run_id"]
+    record = FsRunStore(home).read(run_id)
+    assert (record.spawn_state, record.status, record.outcome, record.reason_code) == (
+        "failed", "failed", "failed", "spawn_failed")
+    assert record.finished_at is not None
+
+
+def test_a_non_executable_interpreter_leaves_a_terminal_failure(home, tmp_path) -> None:
+    interpreter = tmp_path / "python"
+    interpreter.write_text("#!/bin/sh\n")
+    interpreter.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    container = get_container()
+    container.submitter.override(providers.Factory(
+        container.submitter.cls, store=container.store, spawner=container.spawner, prober=container.prober,
+        signaller=container.signaller, clock=container.clock, providers=container.provider_registry,
+        runner_command=[str(interpreter), "-m", "entrypoints.runner"], env={"LI_HOME": home}))
+    envelope = submit("sh", "echo never")
+    assert envelope["ok"] is False
+    record = FsRunStore(home).read(envelope["error"]["detail"]["run_id"])
+    assert record.end_recorded and record.reason_code == "spawn_failed" and "Permission" in record.extra["spawn_error"]
+
+
+def test_sigterm_to_the_run_cancels_it_and_stops_the_work(home) -> None:
+    envelope = submit("sh", 'sleep 30 & echo $! > "$LI_ARTIFACTS_DIR/pid"; wait')
+    run_id, pid = envelope["data"]["run_id"], envelope["data"]["pid"]
+    pidfile = os.path.join(home, "runs", run_id, "artifacts", "pid")
+    deadline = time.monotonic() + 10
+    while not (os.path.exists(pidfile) and open(pidfile).read().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sleeper = int(open(pidfile).read())
+    os.killpg(pid, signal.SIGTERM)
+    record = ended(home, run_id)
+    assert (record.status, record.outcome, record.exit_code) == ("cancelled", "cancelled", 143)
+    assert pid_gone(sleeper)
+
+
+def test_a_timeout_kills_the_whole_process_group_of_the_work(home) -> None:
+    envelope = submit("--timeout", "1", "sh", 'sleep 30 & echo $! > "$LI_ARTIFACTS_DIR/pid"; wait')
+    run_id = envelope["data"]["run_id"]
+    record = ended(home, run_id)
+    assert (record.status, record.outcome, record.reason_code) == ("timed_out", "failed", "timeout")
+    assert pid_gone(int(run_file(home, run_id, "artifacts/pid")))
+
+
+def test_claude_stream_json_gives_the_answer_usage_and_cost(home, tmp_path, monkeypatch) -> None:
+    log = tmp_path / "argv.jsonl"
+    monkeypatch.setenv("FAKE_ARGV_LOG", str(log))
+    run_id = submit("claude/opus", "what is two and two")["data"]["run_id"]
+    record = ended(home, run_id)
+    assert record.status == "completed"
+    assert run_file(home, run_id, "artifacts/response.md") == "claude(opus) says: what is two and two"
+    argv = json.loads(log.read_text().splitlines()[0])["argv"]
+    assert argv == ["-p", "what is two and two", "--output-format", "stream-json", "--verbose", "--model", "opus"]
+    manifest = json.loads(run_file(home, run_id, "manifest.json"))
+    assert manifest["metering"]["tokens"]["value"] == {"input_tokens": 11, "output_tokens": 7}
+    assert manifest["metering"]["cost_usd"]["value"] == 0.0123
+
+
+def test_a_claude_result_with_is_error_fails_the_run(home, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "error")
+    record = ended(home, submit("claude", "x")["data"]["run_id"])
+    assert (record.status, record.reason_code) == ("failed", "provider_error")
+
+
+def test_claude_without_a_result_event_fails_and_an_empty_answer_is_completed_empty(home, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "noresult")
+    assert ended(home, submit("claude", "x")["data"]["run_id"]).status == "failed"
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "empty")
+    assert ended(home, submit("claude", "x")["data"]["run_id"]).status == "completed_empty"
+
+
+def test_a_long_prompt_reaches_claude_on_stdin(home, tmp_path, monkeypatch) -> None:
+    log = tmp_path / "argv.jsonl"
+    monkeypatch.setenv("FAKE_ARGV_LOG", str(log))
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("word " * 30000)  # 150 KB: too long for one argv string
+    record = ended(home, submit("--prompt-file", str(prompt), "claude")["data"]["run_id"])
+    assert record.status == "completed"
+    logged = json.loads(log.read_text().splitlines()[0])
+    assert "-p" in logged["argv"] and logged["prompt_len"] == 150000
+
+
+@pytest.mark.parametrize("model, answer", [("codex/o3", "codex(o3) says: hi"),
+                                           ("gemini/gemini-pro", "gemini(gemini-pro) says: hi")])
+def test_codex_and_gemini_answers_become_response_md(home, model: str, answer: str) -> None:
+    run_id = submit(model, "hi")["data"]["run_id"]
+    record = ended(home, run_id)
+    assert record.status == "completed"
+    assert run_file(home, run_id, "artifacts/response.md") == answer
+    tokens = json.loads(run_file(home, run_id, "manifest.json"))["metering"]["tokens"]
+    assert tokens["available"] is True and tokens["value"]["input_tokens"] > 0
+
+
+@pytest.mark.parametrize("env", ["FAKE_CODEX_MODE", "FAKE_GEMINI_MODE"])
+def test_codex_and_gemini_errors_fail_the_run(home, monkeypatch, env: str) -> None:
+    monkeypatch.setenv(env, "error")
+    model = "codex" if "CODEX" in env else "gemini"
+    assert ended(home, submit(model, "hi")["data"]["run_id"]).status == "failed"
+
+
+def test_a_fanout_runs_its_legs_in_parallel_inside_one_run(home) -> None:
+    # every leg waits until all three have started: sequential legs would each see only themselves
+    script = ('A="$LI_ARTIFACTS_DIR"; touch "$A/$LI_LEG_ID.start"; for i in $(seq 200); do '
+              '[ "$(ls "$A"/*.start | wc -l)" -ge 3 ] && break; sleep 0.05; done; ls "$A"/*.start | wc -l')
+    envelope = answer(["orchestrate", "fanout", "--detach", "--legs", "3", "sh", script])
+    run_id = envelope["data"]["run_id"]
+    record = ended(home, run_id)
+    assert record.status == "completed" and record.kind == "fanout"
+    for n in (1, 2, 3):
+        assert run_file(home, run_id, f"artifacts/leg-{n}.md").strip() == "3"
+    legs = json.loads(run_file(home, run_id, "manifest.json"))["legs"]
+    assert [leg["id"] for leg in legs] == ["leg-1", "leg-2", "leg-3"]
+
+
+def test_a_flow_passes_answers_downstream(home, tmp_path) -> None:
+    spec = tmp_path / "flow.yaml"
+    spec.write_text("name: demo\nsteps:\n  - id: first\n    prompt: echo alpha\n"
+                    "  - id: second\n    depends_on: [first]\n    prompt: 'echo got {{steps.first}}'\n")
+    envelope = answer(["orchestrate", "flow", "--detach", str(spec)])
+    run_id = envelope["data"]["run_id"]
+    record = ended(home, run_id)
+    assert record.status == "completed" and record.label == "demo"
+    assert run_file(home, run_id, "artifacts/step-second.md") == "got alpha\n"
