@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import signal
 import stat
 import time
@@ -116,11 +117,11 @@ def test_a_non_executable_interpreter_leaves_a_terminal_failure(home, tmp_path) 
 def test_sigterm_to_the_run_cancels_it_and_stops_the_work(home) -> None:
     envelope = submit("sh", 'sleep 30 & echo $! > "$LI_ARTIFACTS_DIR/pid"; wait')
     run_id, pid = envelope["data"]["run_id"], envelope["data"]["pid"]
-    pidfile = os.path.join(home, "runs", run_id, "artifacts", "pid")
+    pidfile = pathlib.Path(home, "runs", run_id, "artifacts", "pid")
     deadline = time.monotonic() + 10
-    while not (os.path.exists(pidfile) and open(pidfile).read().strip()) and time.monotonic() < deadline:
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    sleeper = int(open(pidfile).read())
+    sleeper = int(pidfile.read_text())
     os.killpg(pid, signal.SIGTERM)
     record = ended(home, run_id)
     assert (record.status, record.outcome, record.exit_code) == ("cancelled", "cancelled", 143)
