@@ -49,7 +49,7 @@ def is_well_formed(envelope: object) -> bool:
     """True when `envelope` has the D3 shape: version, `ok`, exactly one of data/error."""
     if not isinstance(envelope, dict):
         return False
-    if not isinstance(envelope.get("ok"), bool) or not isinstance(envelope.get("contract_version"), int):
+    if not isinstance(envelope.get("ok"), bool) or type(envelope.get("contract_version")) is not int:
         return False
     data, error = envelope.get("data"), envelope.get("error")
     if (data is None) == (error is None):

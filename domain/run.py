@@ -27,7 +27,7 @@ class RecordUnusable(Exception):
 
 def is_run_id(value: str) -> bool:
     """True for `YYYYMMDDTHHMMSS-xxxxxx`; nothing else can name a run folder."""
-    return bool(RUN_ID_PATTERN.match(value))
+    return isinstance(value, str) and RUN_ID_PATTERN.fullmatch(value) is not None
 
 
 def make_run_id(now: datetime, suffix: str) -> str:
@@ -117,7 +117,7 @@ class Run:
         if not isinstance(data, dict):
             raise RecordUnusable("malformed", "record is not a JSON object")
         version = data.get("schema_version", RECORD_SCHEMA_VERSION)
-        if version != RECORD_SCHEMA_VERSION:
+        if not _is_int(version) or version != RECORD_SCHEMA_VERSION:
             raise RecordUnusable("unknown_schema", f"record schema_version {version!r} is not known")
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
@@ -133,15 +133,23 @@ class Run:
         return run
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _check_types(run: Run) -> None:
-    if not isinstance(run.run_id, str) or not isinstance(run.status, str):
-        raise RecordUnusable("malformed", "run_id and status must be strings")
-    if not isinstance(run.submitted_at, str) or not isinstance(run.generation, int):
-        raise RecordUnusable("malformed", "submitted_at must be a string, generation an integer")
-    if run.pid is not None and not isinstance(run.pid, int):
-        raise RecordUnusable("malformed", "pid must be an integer")
-    try:
-        parse_iso(run.submitted_at)
-        parse_iso(run.finished_at)
-    except (TypeError, ValueError) as exc:
-        raise RecordUnusable("malformed", f"bad timestamp: {exc}") from exc
+    """Refuse a record whose fields a reader would trip over later (wrong types, naive times)."""
+    if not all(isinstance(v, str) for v in (run.run_id, run.status, run.kind, run.submitted_at)):
+        raise RecordUnusable("malformed", "run_id, kind, status and submitted_at must be strings")
+    if not _is_int(run.generation) or (run.pid is not None and not _is_int(run.pid)):
+        raise RecordUnusable("malformed", "generation and pid must be integers")
+    texts = (run.label, run.spawn_state, run.outcome, run.reason_code, run.finished_at, run.started_at)
+    if not all(v is None or isinstance(v, str) for v in texts):
+        raise RecordUnusable("malformed", "label, spawn_state, outcome, reason_code and times must be strings")
+    for stamp in (run.submitted_at, run.started_at, run.finished_at, run.kill_requested_at):
+        try:
+            moment = parse_iso(stamp)
+        except (TypeError, ValueError) as exc:
+            raise RecordUnusable("malformed", f"bad timestamp {stamp!r}: {exc}") from exc
+        if moment is not None and moment.tzinfo is None:
+            raise RecordUnusable("malformed", f"timestamp {stamp!r} has no UTC offset")
