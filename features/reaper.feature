@@ -7,6 +7,11 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
   Rule: R1 — Incarnation identity is recorded at spawn, and it is what the reaper judges
 
+    @R1 @cli
+    Scenario: A submitted run records host id, boot id, pid, create time and process group
+      Given li submitted a run that is still working
+      Then its record carries the incarnation of its live process on this host and boot
+
     @R1
     Scenario: The evidence a reap publishes is the recorded incarnation against what was observed
       Given the reaper's host has a started run whose recorded process is gone

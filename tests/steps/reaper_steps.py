@@ -304,3 +304,34 @@ def _notice_payload(world: Any, reaper_ctx: dict[str, Any]) -> None:
 def _incarnation(world: Any, reaper_ctx: dict[str, Any]) -> None:
     inc = world.store.read(reaper_ctx["run"].run_id).incarnation
     assert inc == Incarnation(HOST, BOOT, PID, CREATED, PID)
+
+
+# ---- R1 through the real li ----------------------------------------------------------------------
+
+@given("li submitted a run that is still working")
+def _li_submitted(li_home: str, reaper_ctx: dict[str, Any]) -> None:
+    from tests.support import machine
+
+    handle = machine("agent", "--detach", "sh", "sleep 300", home=li_home).data
+    reaper_ctx.update(handle=handle, home=li_home)
+
+
+@then("its record carries the incarnation of its live process on this host and boot")
+def _li_incarnation(reaper_ctx: dict[str, Any]) -> None:
+    import json
+    import os
+    import signal
+
+    from adapters.processes import PsutilProber, host_facts
+
+    handle, home = reaper_ctx["handle"], reaper_ctx["home"]
+    try:
+        with open(os.path.join(home, "runs", handle["run_id"], "record.json"), encoding="utf-8") as f:
+            inc = json.load(f)["incarnation"]
+        seen = PsutilProber().observe(handle["pid"])
+        facts = host_facts()
+        assert (inc["host_id"], inc["boot_id"], inc["pid"], inc["pgid"]) == (
+            facts.host_id, facts.boot_id, handle["pid"], os.getpgid(handle["pid"]))
+        assert seen.create_time is not None and abs(inc["create_time"] - seen.create_time) <= 0.1
+    finally:
+        os.killpg(handle["pid"], signal.SIGKILL)

@@ -1,0 +1,79 @@
+"""The fenced reap as the Observer runs it: compare-and-set, one winner, losers report the winner's end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from application.observe import Observer
+from domain.evidence import Finding
+from domain.lifecycle import reap
+from domain.run import iso
+from tests.steps.reaper_steps import Interleaved, assert_one_reap, put_run, record_end
+
+
+def counting_observer(world: Any, store: Any, reaped: list[str]) -> Observer:
+    return Observer(store, world.prober, world.clock, on_reaped=lambda run: reaped.append(run.run_id))
+
+
+def test_a_gone_process_is_reaped_with_attributable_evidence(world: Any) -> None:
+    run = put_run(world.store, world.clock.now())
+    observed = world.container.observer().observe(run.run_id)
+    after = world.store.read(run.run_id)
+    assert_one_reap(run, after)
+    assert (after.status, after.outcome, after.finished_at_precision) == ("exited", "indeterminate", "upper_bound")
+    assert after.terminal_evidence is not None
+    assert after.terminal_evidence["observer"] == {"host_id": "host-a", "boot_id": "boot-1"}
+    assert observed.derivation.terminal
+
+
+def test_a_generation_moved_by_a_kill_request_is_re_judged_and_reaped_as_cancelled(world: Any) -> None:
+    run = put_run(world.store, world.clock.now())
+    kill = iso(world.clock.now())
+    store = Interleaved(world.store, lambda: world.store.update(
+        run.run_id, lambda r: r.evolve(kill_requested_at=kill)))
+    reaped: list[str] = []
+    observed = counting_observer(world, store, reaped).observe(run.run_id)
+    assert (observed.derivation.outcome, observed.run.status) == ("cancelled", "cancelled")
+    assert reaped == [run.run_id]
+
+
+def test_a_reader_that_loses_to_another_reap_reports_the_published_end_and_sends_nothing(world: Any) -> None:
+    run = put_run(world.store, world.clock.now())
+    winner: list[str] = []
+    loser: list[str] = []
+    store = Interleaved(world.store, lambda: counting_observer(world, world.store, winner).observe(run.run_id))
+    observed = counting_observer(world, store, loser).observe(run.run_id)
+    assert observed.derivation.terminal and observed.derivation.outcome == "indeterminate"
+    assert (winner, loser) == ([run.run_id], [])
+    assert_one_reap(run, world.store.read(run.run_id))
+
+
+def test_a_stalled_reaper_never_relabels_the_runners_end(world: Any) -> None:
+    run = put_run(world.store, world.clock.now())
+    reaped: list[str] = []
+    store = Interleaved(world.store, lambda: record_end(world.store, run.run_id))
+    observed = counting_observer(world, store, reaped).observe(run.run_id)
+    after = world.store.read(run.run_id)
+    assert (after.status, after.outcome, after.terminal_source, after.generation) == (
+        "completed", "succeeded", None, run.generation + 1)
+    assert observed.derivation.outcome == "succeeded" and reaped == []
+
+
+def test_reap_refuses_a_foreign_finding_even_with_a_conclusive_code(world: Any) -> None:
+    run = put_run(world.store, world.clock.now())
+    assert reap(run, Finding("pid_absent", False, local=False), world.clock.now(), {}) is None
+
+
+def test_reap_refuses_a_run_that_already_ended(world: Any) -> None:
+    run = put_run(world.store, world.clock.now())
+    record_end(world.store, run.run_id)
+    ended = world.store.read(run.run_id)
+    assert reap(ended, Finding("pid_absent", False), world.clock.now(), {}) is None
+
+
+def test_an_ended_run_is_never_probed_or_touched(world: Any) -> None:
+    run = put_run(world.store, world.clock.now())
+    record_end(world.store, run.run_id)
+    ended = world.store.read(run.run_id)
+    observed = world.container.observer().observe(run.run_id)
+    assert observed.finding is None and world.store.read(run.run_id) == ended
