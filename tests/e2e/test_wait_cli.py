@@ -154,3 +154,14 @@ def test_a_signal_under_machine_answers_with_the_envelope_and_a_json_safe_echo(r
     assert [e["status"] for e in data["runs"]] == ["completed", "running"]
     assert (data["max_wait"], data["requested_max_wait"], data["poll_interval"], data["requested_poll_interval"]) == (
         600, "inf", 0.05, "nan")
+
+
+def test_a_person_whose_pipe_closes_early_gets_no_traceback_and_the_run_is_untouched(real_batch: RealBatch) -> None:
+    busy = real_batch.add("busy", "running")
+    before = snapshot(real_batch.store, [busy])
+    proc = start_li("job", "wait", busy, "--max-wait", "0.3", "--poll-interval", "0.1", home=real_batch.home)
+    assert proc.stdout is not None
+    proc.stdout.close()  # like `li job wait ... | head -0`
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and "Traceback" not in err and "Exception ignored" not in err
+    assert alive(real_batch.children[0]) and snapshot(real_batch.store, [busy]) == before
