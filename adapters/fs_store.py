@@ -92,6 +92,8 @@ class FsRunStore:
         return Run.from_dict(data)
 
     def update(self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0) -> Run | None:
+        if not os.path.isdir(self.run_dir(run_id)):
+            raise RunNotFound(run_id)  # taking the lock would create the folder of a run that never was
         try:
             with self._lock(run_id, lock_timeout):
                 current = self.read(run_id)
