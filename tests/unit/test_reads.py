@@ -11,6 +11,7 @@ from tests.steps.reads_steps import (
     corrupt,
     delivered,
     end,
+    lay_down,
     manifest_with,
     put_run,
     raw_record,
@@ -280,34 +281,13 @@ def test_a_limited_listing_reads_only_what_the_limit_needs(world, tmp_path) -> N
         from adapters.fs_store import FsRunStore
 
         store = FsRunStore(world.store.home, reads=count.append)
-    _lay_down(world, store, 10_000)
+    lay_down(world, store, 10_000)
     from application.observe import Observer
 
     listing = RunReads(store, Observer(store, world.prober, world.clock)).listing(limit=20)
     assert len(listing["runs"]) == 20 and listing["truncated"] is True
     made = store.reads if world.kind == "memory" else count
     assert len(made) <= 30, len(made)
-
-
-def _lay_down(world, store, n: int) -> None:
-    """Many ended records, written directly (a benchmark-sized store built in about a second)."""
-    import json
-    import os
-
-    template = put_run(world.store, world.clock.now(), status="completed", outcome="succeeded",
-                       finished_at="2026-07-25T17:50:11.000000+00:00").to_dict()
-    for i in range(n):
-        run_id = f"20250101T{i // 3600 % 24:02d}{i // 60 % 60:02d}{i % 60:02d}-{i:06x}"
-        record = dict(template, run_id=run_id)
-        if world.kind == "memory":
-            store.put_raw(run_id, json.dumps(record))
-        else:
-            folder = os.path.join(store.runs, run_id)
-            os.mkdir(folder)
-            with open(os.path.join(folder, "record.json"), "w", encoding="utf-8") as handle:
-                json.dump(record, handle)
-    if world.kind == "memory":
-        store.reads.clear()
 
 
 def test_a_reservation_without_a_record_is_not_a_run(world) -> None:

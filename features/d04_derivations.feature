@@ -1,0 +1,102 @@
+@D4
+Feature: D4 — status is opaque; terminal and outcome are the producer's derivations
+  status is recorded and shown verbatim; whether to stop waiting (terminal) and whether the work
+  came out right (outcome) are derived by the producer from the recorded end, and travel with
+  status on every status-bearing answer. These scenarios read runs through `li job status` and
+  `li job list` use cases on both worlds (memory and filesystem stores, fake processes).
+
+  Rule: D4.1 — status is an open vocabulary, recorded and displayed verbatim
+
+    @D4.1
+    Scenario Outline: An ended run's status is reported exactly as recorded, whatever it is
+      Given a stored run "r" that ended with status "<status>" and no recorded outcome
+      When the status answer for "r" is read
+      Then the status answer says status "<status>", terminal true, outcome <outcome>
+
+      Examples:
+        | status      | outcome       |
+        | completed   | succeeded     |
+        | timed_out   | failed        |
+        | aborted     | cancelled     |
+        | reticulated | indeterminate |
+
+  Rule: D4.2 — terminal comes from a recorded end only, never from a status name or a reader
+
+    @D4.2
+    Scenario: A record that only says "completed" without an end is not terminal
+      Given a stored run "r" whose status says "completed" but records no end, its process alive
+      When the status answer for "r" is read
+      Then the status answer says status "completed", terminal false, outcome null
+
+    @D4.2
+    Scenario: A producer-written spawn failure is a recorded end
+      Given a stored run "r" whose spawn failed, as the producer recorded it
+      When the status answer for "r" is read
+      Then the status answer says status "failed", terminal true, outcome "failed"
+
+  Rule: D4.3 — outcome is closed, and null whenever terminal is false
+
+    @D4.3
+    Scenario Outline: A non-terminal run never carries an outcome
+      Given a stored run "r" that is <state>
+      When the status answer for "r" is read
+      Then the status answer says terminal false and outcome null
+
+      Examples:
+        | state                                              |
+        | running with its process alive                     |
+        | started with its process gone and no identity kept |
+        | preparing for 30 seconds                           |
+
+  Rule: D4.4 — both are needed: completed_empty is terminal and failed
+
+    @D4.4
+    Scenario: completed_empty ended, and did not come out right
+      Given a stored run "r" that ended with status "completed_empty", outcome "failed" and reason "no_artifacts"
+      When the status answer for "r" is read
+      Then the status answer says status "completed_empty", terminal true, outcome "failed"
+      And the status answer's reason_code is "no_artifacts"
+
+  Rule: D4.5 — indeterminate is the outcome of a run that ended with a result nobody can establish
+
+    @D4.5
+    Scenario: A started run whose recorded process is conclusively gone is reaped indeterminate
+      Given a stored run "r" that is started with its recorded process conclusively gone
+      When the status answer for "r" is read
+      Then the status answer says status "exited", terminal true, outcome "indeterminate"
+      And the status answer's reason_code is "process_gone_without_outcome"
+
+  Rule: D4.6 — reason_code is advisory; outcome never needs it
+
+    @D4.6
+    Scenario: The same outcome with and without a reason code
+      Given a stored run "a" that ended with status "failed", outcome "failed" and reason "exit_3"
+      And a stored run "b" that ended with status "failed" and no recorded outcome
+      When the status answers for "a" and "b" are read
+      Then both status answers say outcome "failed"
+      And the status answer of "b" has reason_code null
+
+  Rule: D4.7 — alive reports liveness at read time and is advisory
+
+    @D4.7
+    Scenario: A completed run whose pid now names another live process is not alive, and still succeeded
+      Given a stored run "r" that completed while its pid now names another live process
+      When the status answer for "r" is read
+      Then the status answer says status "completed", terminal true, outcome "succeeded"
+      And the status answer says alive false
+
+    @D4.7
+    Scenario: A running run's live process is reported alive
+      Given a stored run "r" that is running with its process alive
+      When the status answer for "r" is read
+      Then the status answer says alive true
+
+  Rule: D4.8 — every status-bearing response carries status, terminal and outcome
+
+    @D4.8
+    Scenario: status, list rows and the kill answer each carry the three
+      Given a stored run "r" that ended with status "timed_out" and no recorded outcome
+      When the status answer for "r" is read
+      And the list answer is read
+      And the kill answer for "r" is asked
+      Then the status answer, every list row and the kill answer carry status, terminal and outcome
