@@ -106,10 +106,15 @@ def test_human_mode_exits_zero_only_when_every_run_succeeded(real_batch: RealBat
 
 
 def test_human_mode_degrades_to_plain_lines_when_stderr_is_not_a_terminal(real_batch: RealBatch) -> None:
-    busy = real_batch.add("busy", "ends soon", ends_after=0.5)
-    result = run_li("job", "wait", busy, "--max-wait", "20", "--poll-interval", "0.1", home=real_batch.home)
-    assert result.returncode == 0 and "\x1b" not in result.stderr
-    live = [line for line in result.stderr.splitlines() if line.startswith(busy)]
+    busy = real_batch.add("busy", "running")
+    proc = start_li("job", "wait", busy, "--max-wait", "30", "--poll-interval", "0.1", home=real_batch.home)
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # li has observed the run once and said so
+    now = datetime.now(UTC).isoformat(timespec="microseconds")
+    real_batch.store.update(busy, lambda r: r.evolve(status="completed", finished_at=now))
+    _out, rest = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "\x1b" not in first + rest
+    live = [line for line in (first + rest).splitlines() if line.startswith(busy)]
     assert [line.split()[1] for line in live] == ["running", "completed"]  # one line per change, not per poll
 
 
@@ -118,7 +123,7 @@ def test_human_mode_on_a_terminal_redraws_a_live_line_per_run(real_batch: RealBa
     from tests.support import li_bin
 
     busy, done = real_batch.add("busy", "running"), real_batch.add("done", "completed")
-    child = pexpect.spawn(li_bin(), ["job", "wait", busy, done, "--max-wait", "0.6", "--poll-interval", "0.1"],
+    child = pexpect.spawn(li_bin(), ["job", "wait", busy, done, "--max-wait", "1.5", "--poll-interval", "0.1"],
                           env={**os.environ, "LI_HOME": real_batch.home}, encoding="utf-8", timeout=30)
     child.expect(pexpect.EOF)
     child.close()
