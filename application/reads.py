@@ -17,7 +17,7 @@ TAIL_CHARS_DEFAULT: Final = 20_000
 TAIL_CHARS_MAX: Final = 1_000_000
 LIMIT_DEFAULT: Final = 50
 LIMIT_MAX: Final = 1000
-USAGE_KEYS: Final = ("usage", "metering")  # where a manifest carries the run's meter
+USAGE_KEYS: Final = ("metering", "usage")  # where a manifest carries the run's meter
 
 # Human-mode exit codes by an ended run's status; anything else that ended is 1.
 _EXIT_OF: Final = {"completed": 0, "failed": 1, "completed_empty": 1, "timed_out": 124, "cancelled": 143}

@@ -74,4 +74,13 @@ def _notice(delivery: dict[str, Any]) -> str:
 def _usage(usage: dict[str, Any]) -> str:
     if not usage["available"]:
         return _unavailable(usage)
-    return ", ".join(f"{key} {value}" for key, value in usage["value"].items()) or "(empty meter)"
+    return ", ".join(f"{key} {_metered(value)}" for key, value in usage["value"].items()) or "(empty meter)"
+
+
+def _metered(value: Any) -> str:
+    """A meter reading; a reading the provider did not report says so rather than showing a zero."""
+    if isinstance(value, dict) and "available" in value:
+        return _metered(value.get("value")) if value["available"] else f"unavailable ({value.get('reason_code')})"
+    if isinstance(value, dict):
+        return " ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)

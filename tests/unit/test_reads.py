@@ -299,3 +299,15 @@ def test_a_reservation_without_a_record_is_not_a_run(world) -> None:
 
 def test_a_listing_of_nothing_is_an_empty_answer(world) -> None:
     assert reads(world).listing() == {"runs": [], "truncated": False, "limit": 50}
+
+
+def test_the_runners_metering_block_is_the_usage_and_keeps_its_unreported_parts_unavailable(world) -> None:
+    from application.work import build_manifest
+
+    run = live_run(world)
+    manifest = build_manifest(run.run_id, None, [], 1.25)
+    manifest_with(world.store, run.run_id, manifest)
+    usage = reads(world).status(run.run_id)["usage"]
+    assert usage["available"] is True
+    assert usage["value"]["wall_seconds"] == 1.25
+    assert usage["value"]["tokens"]["available"] is False  # never a zero
