@@ -311,3 +311,29 @@ def test_the_runners_metering_block_is_the_usage_and_keeps_its_unreported_parts_
     assert usage["available"] is True
     assert usage["value"]["wall_seconds"] == 1.25
     assert usage["value"]["tokens"]["available"] is False  # never a zero
+
+
+@pytest.mark.parametrize(("raw", "expected"), [(None, 50), ("1", 1), (" 20 ", 20), ("1000", 1000),
+                                               ("1001", 1000), ("9" * 40, 1000)])
+def test_a_limit_is_a_positive_integer_and_a_large_one_is_clamped(raw, expected: int) -> None:
+    from application.reads import LIMIT_DEFAULT, LIMIT_MAX, bounded_count
+
+    assert bounded_count(raw, "--limit", LIMIT_DEFAULT, LIMIT_MAX, minimum=1) == expected
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "1.5", "1e3", "ten", "", "٣", "0x10", "nan"])
+def test_anything_else_as_a_limit_is_invalid_input(raw: str) -> None:
+    from application.reads import bounded_count
+
+    with pytest.raises(ContractError) as refused:
+        bounded_count(raw, "--limit", 50, 1000, minimum=1)
+    assert refused.value.kind.value == "invalid_input"
+
+
+@pytest.mark.parametrize(("status", "code"), [("completed", 0), ("failed", 1), ("completed_empty", 1),
+                                              ("timed_out", 124), ("cancelled", 143), ("exited", 1),
+                                              ("aborted", 1), ("something-new", 1)])
+def test_an_ended_runs_human_exit_code_follows_its_status(status: str, code: int) -> None:
+    from application.reads import exit_code_for
+
+    assert exit_code_for(status) == code
