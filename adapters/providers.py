@@ -44,7 +44,9 @@ class ChildGroups:
             groups = set(self._groups)
         for pgid in groups:
             _kill_group(pgid, signal.SIGTERM)
-        threading.Timer(KILL_GRACE, self._kill_rest).start()
+        reaper = threading.Timer(KILL_GRACE, self._kill_rest)
+        reaper.daemon = True  # never keeps a cancelled runner alive
+        reaper.start()
 
     def _kill_rest(self) -> None:
         with self._lock:
