@@ -89,10 +89,8 @@ def test_a_corrupt_record_is_a_per_id_error_that_stops_nothing_else(real_batch: 
     junk = real_batch.store.reserve(datetime.now(UTC))
     with open(os.path.join(real_batch.store.run_dir(junk), "record.json"), "w", encoding="utf-8") as handle:
         handle.write("{half a record")
-    # run_li, not machine(): record_unusable is not (yet) in the committed schema's WaitError kinds.
-    result = run_li("job", "wait", junk, good, "--machine", "--max-wait", "0", home=real_batch.home)
-    data = result.envelope["data"]
-    assert result.returncode == 0 and data["runs"][0]["error"]["kind"] == "record_unusable"
+    data = machine("job", "wait", junk, good, "--max-wait", "0", home=real_batch.home).data
+    assert data["runs"][0]["error"]["kind"] == "record_unusable"
     assert data["runs"][1]["outcome"] == "succeeded" and data["all_terminal"] is False
 
 
