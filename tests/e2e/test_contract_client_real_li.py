@@ -112,8 +112,17 @@ def test_a_malformed_id_is_refused_as_invalid_input(client: ContractClient) -> N
     assert reply.error["kind"] == "invalid_input"
 
 
-def test_the_list_carries_status_and_its_derivations(client: ContractClient) -> None:
+def test_a_run_that_produces_nothing_ends_failed_whatever_its_status_says(
+    client: ContractClient,
+) -> None:
     run_id = submit(client, "true")
+    assert settle_one(client, run_id) is Branch.FAILED
+    status = client.status(run_id)
+    assert status.data is not None and run_view(status.data).status == status.data["status"]
+
+
+def test_the_list_carries_status_and_its_derivations(client: ContractClient) -> None:
+    run_id = submit(client, 'echo listed > "$LI_ARTIFACTS_DIR/listed.txt"')
     settle_one(client, run_id)
     listed = client.list_runs(limit=10)
     assert listed.ok and listed.data is not None
