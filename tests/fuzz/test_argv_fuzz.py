@@ -56,9 +56,8 @@ def assert_one_envelope(argv: Sequence[str]) -> dict[str, object]:
     done = li(argv)
     assert done.returncode == 0, (argv, done.returncode, done.stderr[-2000:])
     text = done.stdout.decode("utf-8")
-    lines = [line for line in text.splitlines() if line.strip()]
-    assert len(lines) == 1, (argv, text[:2000])
-    envelope = json.loads(lines[0])
+    assert text.endswith("\n") and text.count("\n") == 1, (argv, text[:2000])  # one line: JSON escapes \n
+    envelope = json.loads(text)
     assert isinstance(envelope, dict) and envelope["contract_version"] == 1
     assert (envelope["data"] is None) != (envelope["error"] is None), envelope
     if envelope["error"] is not None:
