@@ -133,31 +133,20 @@ def resolve_cwd(cwd: str | None) -> str:
 
 def resolve_notify(flag: str | None) -> tuple[tuple[str, ...] | None, str | None]:
     """The delivery argv template: --notify, else $LI_NOTIFY_COMMAND, else `notify` in config.toml."""
-    if flag is not None:
-        return split_command(flag, "--notify"), "flag"
-    env = os.environ.get("LI_NOTIFY_COMMAND")
-    if env:
-        return split_command(env, "LI_NOTIFY_COMMAND"), "env"
-    configured = config_notify()
-    return (configured, "config") if configured is not None else (None, None)
-
-
-def split_command(text: str, where: str) -> tuple[str, ...]:
-    import shlex
-
+    from domain.notify import NotifyTemplateError, choose
     from domain.request import invalid
 
+    env = os.environ.get("LI_NOTIFY_COMMAND")
+    config = config_notify_entry() if flag is None and not env else None
     try:
-        argv = tuple(shlex.split(text))
-    except ValueError as exc:
-        raise invalid(f"{where} is not a well-quoted command: {exc}") from None
-    if not argv:
-        raise invalid(f"{where} is empty")
-    return argv
+        choice = choose(flag, env, config)
+    except NotifyTemplateError as exc:
+        raise invalid(f"the notify command cannot be used: {exc}") from None
+    return (tuple(choice.template) if choice.template else None), choice.source
 
 
-def config_notify() -> tuple[str, ...] | None:
-    """`notify = "cmd {run_id}"` or `notify = ["cmd", "{run_id}"]` in `$LI_HOME/config.toml`."""
+def config_notify_entry() -> object:
+    """The raw `notify` entry of `$LI_HOME/config.toml`, or None when there is none."""
     import tomllib
 
     from domain.request import invalid
@@ -166,19 +155,11 @@ def config_notify() -> tuple[str, ...] | None:
     path = os.path.join(default_home(), "config.toml")
     try:
         with open(path, "rb") as handle:
-            config = tomllib.load(handle)
+            return tomllib.load(handle).get("notify")
     except FileNotFoundError:
         return None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise invalid(f"{path} cannot be read: {exc}", path=path) from None
-    value = config.get("notify")
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return split_command(value, f"notify in {path}")
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise invalid(f"notify in {path} must be a command string or a list of strings", path=path)
 
 
 def submit(request: RunRequest) -> Handle:
