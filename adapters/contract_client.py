@@ -224,6 +224,7 @@ class Branch(StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     INDETERMINATE = "indeterminate"  # ended, result unknowable: never success, never failure
+    UNOBSERVED = "unobserved"  # the row carries a per-id error: nothing is known about the run
 
 
 _OUTCOMES = {
@@ -239,6 +240,7 @@ ADVICE = {
     Branch.FAILED: "ended and failed: read its output (console) to see why",
     Branch.CANCELLED: "ended because it was cancelled or killed: its work did not complete",
     Branch.INDETERMINATE: "ended, but its result cannot be established: do not retry automatically; tell a human",
+    Branch.UNOBSERVED: "could not be observed (see error): nothing is known about this run",
 }
 
 
@@ -277,6 +279,8 @@ class RunView:
 def run_view(row: Mapping[str, Any]) -> RunView:
     """Read the three D4 fields of any status-bearing row; every other field is ignored."""
     branch, recognised = branch_outcome(row.get("terminal"), row.get("outcome"))
+    if row.get("error") is not None:  # a list row or wait entry that could not be read
+        branch, recognised = Branch.UNOBSERVED, row.get("outcome") is None
     return RunView(
         row.get("run_id"),
         row.get("status"),

@@ -126,27 +126,34 @@ def artifact_text(reply: Reply, name: str) -> dict[str, Any]:
     row = next((r for r in rows if isinstance(r, Mapping) and r.get("name") == name), None)
     if row is None:
         return {
-            "artifact": {
-                "name": name,
-                "text": None,
-                "says": f"not in the listing ({listing.describe()})",
-            }
+            "artifact": {"name": name, "text": None, "says": f"not listed ({listing.describe()})"}
         }
     try:
-        with open(str(row.get("path")), "rb") as handle:
-            raw = handle.read()
+        head, digest, size = read_head(str(row.get("path")), ARTIFACT_TEXT_LIMIT)
     except OSError as exc:
         return {"artifact": {"name": name, "text": None, "says": f"unknown: unreadable ({exc})"}}
-    verified = hashlib.sha256(raw).hexdigest() == row.get("sha256")
-    text = raw[:ARTIFACT_TEXT_LIMIT].decode("utf-8", errors="replace")
+    text = head.decode("utf-8", errors="replace")
+    verified = digest == row.get("sha256")
+    truncated = size > ARTIFACT_TEXT_LIMIT
     return {
         "artifact": {
             "name": name,
             "text": text,
             "sha256_verified": verified,
-            "truncated": len(raw) > ARTIFACT_TEXT_LIMIT,
+            "truncated": truncated,
         }
     }
+
+
+def read_head(path: str, limit: int) -> tuple[bytes, str, int]:
+    """The first `limit` bytes of a file, the sha256 of all of it, and its size."""
+    digest, head, size = hashlib.sha256(), b"", 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 16):
+            digest.update(chunk)
+            head += chunk[: max(0, limit - size)]
+            size += len(chunk)
+    return head, digest.hexdigest(), size
 
 
 class Tools:

@@ -38,7 +38,7 @@ def handshake_data(version: int = 1) -> dict[str, Any]:
 
 def run_row(
     status: str = "running",
-    terminal: bool = False,
+    terminal: bool | None = False,
     outcome: str | None = None,
     run_id: str = RUN_ID,
     **extra: Any,

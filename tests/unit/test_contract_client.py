@@ -181,6 +181,12 @@ def test_an_out_of_vocabulary_outcome_is_never_success_nor_failure() -> None:
     assert view.to_wire()["outcome"] == "mostly_fine"
 
 
+def test_a_row_that_could_not_be_read_is_unobserved_not_running() -> None:
+    row = run_row(error={"kind": "record_unusable", "message": "corrupt"}, terminal=None)
+    view = run_view(row)
+    assert view.branch is Branch.UNOBSERVED and "could not be observed" in view.to_wire()["advice"]
+
+
 # --- C5: available: false is never "none" ---------------------------------------------------------
 
 
