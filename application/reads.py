@@ -11,7 +11,7 @@ from application.observe import Observed, Observer
 from application.ports import RunNotFound, RunStore
 from domain.availability import MALFORMED, NOT_RECORDED, NOT_YET_WRITTEN, Availability
 from domain.contract import ContractError, ErrorKind
-from domain.run import RecordUnusable, Run, is_run_id
+from domain.run import Delivery, RecordUnusable, Run, is_run_id
 
 TAIL_CHARS_DEFAULT: Final = 20_000
 TAIL_CHARS_MAX: Final = 1_000_000
@@ -60,7 +60,7 @@ def delivery_of(run: Run, terminal: bool) -> Availability[dict[str, Any]]:
             return Availability.unavailable(MALFORMED, "the recorded delivery has no boolean `attempted`")
         return Availability.of(value)
     if not run.notify:
-        return Availability.of({"attempted": False})
+        return Availability.of(asdict(Delivery(attempted=False)))
     if not terminal:
         return Availability.unavailable(NOT_YET_WRITTEN, "a notice is configured; it is sent when the run ends")
     return Availability.unavailable(NOT_RECORDED, "a notice was configured but no delivery attempt is recorded")

@@ -14,7 +14,7 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
       And the status answer for "r" is read
       Then the output answer's console is available with value ""
       And the output answer's artifacts are available with value []
-      And the status answer's delivery is available with value {"attempted": false}
+      And the status answer's delivery is available with value {"attempted": false, "ok": null, "exit_code": null, "error": null, "failure_class": null}
 
   Rule: D7.2 — available false means the value could not be established, with a reason and detail
 

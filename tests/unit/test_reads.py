@@ -157,7 +157,9 @@ def test_a_record_of_an_unknown_schema_is_unavailable(world) -> None:
 def test_no_notice_configured_is_an_available_fact_not_a_failure(world) -> None:
     run = live_run(world)
     assert reads(world).status(run.run_id)["delivery"] == {
-        "available": True, "value": {"attempted": False}, "reason_code": None, "detail": None}
+        "available": True,
+        "value": {"attempted": False, "ok": None, "exit_code": None, "error": None, "failure_class": None},
+        "reason_code": None, "detail": None}
 
 
 def test_a_recorded_delivery_is_carried_as_recorded(world) -> None:
