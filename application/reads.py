@@ -80,12 +80,15 @@ def usage_of(manifest: Availability[dict[str, Any]]) -> Availability[dict[str, A
     return Availability.unavailable(NOT_RECORDED, "the manifest records no usage")
 
 
+RECORD_UNUSABLE = "record_unusable"  # the per-id error kind wait uses for the same fact
+
+
 def error_row(run_id: str, reason_code: str, message: str) -> dict[str, Any]:
     """A list row for a record that could not be read: it says so, with null lifecycle fields."""
     return {
         "run_id": run_id, "kind": None, "label": None, "status": None, "terminal": None, "outcome": None,
         "reason_code": None, "possibly_orphaned": None, "spawn_state": None, "submitted_at": None,
-        "error": {"kind": ErrorKind.UNAVAILABLE.value, "reason_code": reason_code, "message": message},
+        "error": {"kind": RECORD_UNUSABLE, "reason_code": reason_code, "message": message},
     }
 
 

@@ -26,6 +26,7 @@ from domain.run import RecordUnusable, is_run_id
 NOT_FOUND = "not_found"
 INVALID_INPUT = "invalid_input"
 RECORD_UNUSABLE = "record_unusable"
+NOT_OBSERVED = "not_observed"
 LIFECYCLE_KEYS = (
     "kind", "label", "status", "terminal", "outcome", "reason_code",
     "possibly_orphaned", "spawn_state", "submitted_at",
@@ -56,6 +57,7 @@ class IdError:
 
     kind: str
     message: str
+    reason_code: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ class Seen:
         if self.observed is not None:
             return {**lifecycle_fields(self.observed), "error": None}
         fields: dict[str, Any] = {"run_id": self.run_id, **dict.fromkeys(LIFECYCLE_KEYS)}
-        error = None if self.error is None else {"kind": self.error.kind, "message": self.error.message}
+        error = None if self.error is None else {
+            "kind": self.error.kind, "reason_code": self.error.reason_code, "message": self.error.message}
         return {**fields, "error": error}
 
 
@@ -194,9 +197,11 @@ class Waiter:
             return Seen(run_id, error=IdError(NOT_FOUND, f"no run with id {run_id}"))
         except RecordUnusable as exc:
             return Seen(run_id, error=IdError(RECORD_UNUSABLE, f"record of {run_id} is unusable "
-                                                               f"({exc.reason_code}): {exc.detail}"))
+                                                               f"({exc.reason_code}): {exc.detail}",
+                                              exc.reason_code))
         except OSError as exc:
-            return Seen(run_id, error=IdError(RECORD_UNUSABLE, f"record of {run_id} is unreadable: {exc}"))
+            return Seen(run_id, error=IdError(RECORD_UNUSABLE, f"record of {run_id} is unreadable: {exc}",
+                                              "unreadable"))
 
     def _snapshot(
         self, run_ids: Sequence[str], progress: _Progress, window: Clamped, poll: Clamped,
@@ -216,7 +221,7 @@ def _derivation(seen: Seen) -> Derivation | None:
 
 def _unobserved(run_id: str) -> Seen:
     """Only reachable when a wait is stopped before its first pass finished."""
-    return Seen(run_id, error=IdError(RECORD_UNUSABLE, f"{run_id} was not observed before the wait stopped"))
+    return Seen(run_id, error=IdError(NOT_OBSERVED, f"{run_id} was not observed before the wait stopped"))
 
 
 def _refused(seen: Seen) -> bool:

@@ -75,7 +75,7 @@ def test_the_listing_clamps_a_large_limit_and_shows_the_unreadable_row(home) -> 
     data = machine("job", "list", "--limit", "5000", home=home["home"]).data
     assert (data["limit"], data["truncated"]) == (1000, False)
     assert [r["run_id"] for r in data["runs"]] == [home["broken"], home["orphan"], home["done"]]
-    assert data["runs"][0]["error"]["kind"] == "unavailable"
+    assert data["runs"][0]["error"]["kind"] == "record_unusable"
     one = machine("job", "list", "--limit", "1", home=home["home"]).data
     assert (len(one["runs"]), one["truncated"]) == (1, True)
 

@@ -528,7 +528,7 @@ def _list_rows(reads_ctx: ReadsContext, count: int) -> None:
 @then(parsers.parse('the list row of "{name}" says unavailable with reason "{reason}" and null lifecycle fields'))
 def _error_row(reads_ctx: ReadsContext, name: str, reason: str) -> None:
     row = next(r for r in reads_ctx.listing["runs"] if r["run_id"] == reads_ctx.ids[name])
-    assert (row["error"]["kind"], row["error"]["reason_code"]) == ("unavailable", reason)
+    assert (row["error"]["kind"], row["error"]["reason_code"]) == ("record_unusable", reason)
     assert (row["status"], row["terminal"], row["outcome"]) == (None, None, None)
 
 

@@ -258,7 +258,7 @@ def test_an_unreadable_record_is_a_row_that_says_so_and_the_listing_goes_on(worl
     corrupt(world, bad.run_id)
     rows = reads(world).listing()["runs"]
     assert [r["run_id"] for r in rows] == [bad.run_id, good.run_id]
-    assert rows[0]["error"] == {"kind": "unavailable", "reason_code": "malformed", "message": rows[0]["error"]["message"]}
+    assert rows[0]["error"] == {"kind": "record_unusable", "reason_code": "malformed", "message": rows[0]["error"]["message"]}
     assert (rows[0]["status"], rows[0]["terminal"], rows[0]["outcome"]) == (None, None, None)
     assert rows[1]["status"] == "running"
 
