@@ -6,7 +6,9 @@
     .venv/bin/python tools/trace_report.py --check          # exit 1 on gaps, strays or a stale README
 
 Results come from the pytest-bdd cucumber report that a test run writes with
-`pytest --cucumber-json=build/cucumber.json`.
+`pytest --cucumber-json=build/cucumber.json`, or — because pytest-bdd writes an empty cucumber
+report under pytest-xdist (`-n`) — from a JUnit report, `pytest --junitxml=build/junit.xml`
+(`--junit FILE`; used by default when build/cucumber.json is absent or empty).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FEATURES = os.path.join(REPO, "features")
 README = os.path.join(FEATURES, "README.md")
 DEFAULT_REPORT = os.path.join(REPO, "build", "cucumber.json")
+DEFAULT_JUNIT = os.path.join(REPO, "build", "junit.xml")
 START, END = "<!-- trace-table:start -->", "<!-- trace-table:end -->"
 
 ID_LIKE = re.compile(r"^(D\d+(\.\d+)?|C\d+|R\d+)$")
@@ -150,6 +153,28 @@ def results(report: str) -> dict[str, str]:
     return {ref: _combine(verdicts) for ref, verdicts in seen.items()}
 
 
+def junit_results(report: str, scens: list[Scenario]) -> dict[str, str]:
+    """`file: scenario name` -> verdict, matching pytest-bdd's test names (`test_<python name>`)."""
+    import xml.etree.ElementTree as ET
+
+    from pytest_bdd.scenario import make_python_name
+
+    seen: dict[str, list[str]] = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        name = case.get("name", "").split("[", 1)[0]
+        failed = case.find("failure") is not None or case.find("error") is not None
+        verdict = "failed" if failed else "skipped" if case.find("skipped") is not None else "passed"
+        seen.setdefault(name, []).append(verdict)
+    out: dict[str, str] = {}
+    for scenario in scens:
+        base = f"test_{make_python_name(scenario.name)}"
+        verdicts = [v for n, vs in seen.items() if n == base or re.fullmatch(rf"{re.escape(base)}_\d+", n)
+                    for v in vs]
+        if verdicts:
+            out[scenario.ref] = _combine(verdicts)
+    return out
+
+
 def _verdict(statuses: list[str]) -> str:
     if any(s == "failed" for s in statuses):
         return "failed"
@@ -164,12 +189,20 @@ def _combine(verdicts: list[str]) -> str:
     return "passed" if "passed" in verdicts else "skipped"
 
 
-def print_report(report: str | None) -> int:
+def last_results(report: str, junit: str, scens: list[Scenario]) -> dict[str, str]:
+    found = results(report) if os.path.exists(report) else {}
+    if not found and os.path.exists(junit):
+        found = junit_results(junit, scens)
+    if not found:
+        print(f"(no results: neither {report} nor {junit} holds any; run pytest with "
+              f"--cucumber-json={os.path.relpath(report, REPO)} or --junitxml={os.path.relpath(junit, REPO)})\n")
+    return found
+
+
+def print_report(report: str, junit: str = DEFAULT_JUNIT) -> int:
     reqs, scens = requirements(), scenarios()
     table = coverage(reqs, scens)
-    last = results(report) if report and os.path.exists(report) else {}
-    if report and not last:
-        print(f"(no results: {report} not found; run pytest --cucumber-json={report})\n")
+    last = last_results(report, junit, scens)
     counts = {"passed": 0, "failed": 0, "skipped": 0, "not run": 0, "uncovered": 0}
     for req in reqs:
         print(f"{req.id:6} {req.text}")
@@ -200,6 +233,7 @@ def check() -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", default=DEFAULT_REPORT, help="pytest-bdd cucumber json report")
+    parser.add_argument("--junit", default=DEFAULT_JUNIT, help="JUnit xml report (works under xdist)")
     parser.add_argument("--update-readme", action="store_true", help="rewrite the Scenarios column")
     parser.add_argument("--check", action="store_true", help="exit 1 on gaps, strays or a stale table")
     args = parser.parse_args(argv)
@@ -213,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         problems = check()
         print("\n".join(problems) or "traceability: complete")
         return 1 if problems else 0
-    return print_report(args.report)
+    return print_report(args.report, args.junit)
 
 
 if __name__ == "__main__":

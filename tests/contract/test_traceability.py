@@ -123,3 +123,21 @@ def test_results_are_read_from_a_cucumber_report(tmp_path: object) -> None:
 def test_check_reports_nothing_when_complete() -> None:
     problems = check()
     assert problems == [] or all(p.startswith(("uncovered", "stray", "features/README.md")) for p in problems)
+
+
+def test_results_are_read_from_a_junit_report_as_written_under_xdist(tmp_path: object) -> None:
+    from tools.trace_report import Scenario, junit_results
+
+    report = os.path.join(str(tmp_path), "junit.xml")
+    with open(report, "w", encoding="utf-8") as handle:
+        handle.write("""<testsuites><testsuite>
+<testcase classname="tests.features.test_d04" name="test_a_run_ends[memory]"/>
+<testcase classname="tests.features.test_d04" name="test_a_run_ends[fs]"><failure message="x"/></testcase>
+<testcase classname="tests.features.test_d04" name="test_another_one"/>
+<testcase classname="tests.features.test_d04" name="test_skipped_one"><skipped/></testcase>
+</testsuite></testsuites>""")
+    scens = [Scenario("d04.feature", "A run ends", 3), Scenario("d04.feature", "Another one!", 9),
+             Scenario("d04.feature", "Skipped one", 12), Scenario("d04.feature", "Never ran", 15)]
+    assert junit_results(report, scens) == {"d04.feature: A run ends": "failed",
+                                            "d04.feature: Another one!": "passed",
+                                            "d04.feature: Skipped one": "skipped"}
