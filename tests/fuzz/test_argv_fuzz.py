@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+
+import pytest
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -42,6 +45,12 @@ ids = st.one_of(
 junk_flags = st.sampled_from(["--bogus", "-x", "--limit", "--max-wait", "--tail-chars", "--", "--help",
                               "--version", "--status", "--poll-interval", "--label", "--timeout"])
 huge = st.sampled_from(["9" * 400, "1" + "0" * 5000, "a" * 100_000])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_the_fuzz_store() -> Iterator[None]:
+    yield
+    shutil.rmtree(HOME, ignore_errors=True)
 
 
 def li(argv: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
