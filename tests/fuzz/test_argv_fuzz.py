@@ -15,7 +15,6 @@ import tempfile
 from collections.abc import Iterator, Sequence
 
 import pytest
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
