@@ -19,6 +19,10 @@ HUMAN_EXIT = {"invalid_input": 2, "not_found": 3, "conflict": 4, "unavailable": 
 ALLOCATING_COMMANDS = frozenset({"agent", "orchestrate"})
 
 
+# Unicode line breaks JSON leaves raw inside strings; only strings can hold them, so escaping is exact.
+LINE_BREAKERS = (("\x85", "\\u0085"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+
 class LateImportError(RuntimeError):
     """An import failed after the request began work: an internal error, never exit 78."""
 
@@ -29,6 +33,9 @@ def emit(envelope: dict[str, Any], out: IO[str]) -> None:
         text = json.dumps(envelope, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
         text = json.dumps(failure(ErrorKind.INTERNAL, f"the answer could not be encoded: {error}"))
+    # Characters some line readers split on are escaped, so the envelope is always one line.
+    for separator, escape in LINE_BREAKERS:
+        text = text.replace(separator, escape)
     try:
         out.buffer.write((text + "\n").encode("utf-8", errors="replace"))  # type: ignore[attr-defined]
         out.flush()

@@ -153,3 +153,15 @@ def test_help_and_version_answer_in_both_modes() -> None:
 def test_no_command_is_invalid_input_with_the_usage() -> None:
     error = machine()["error"]
     assert error["kind"] == "invalid_input" and "usage" in error["detail"]["usage"]
+
+
+@pytest.mark.parametrize("breaker", ["\x85", "\u2028", "\u2029", "\r", "\n"])
+def test_an_envelope_is_one_line_even_for_characters_line_readers_split_on(
+    monkeypatch: pytest.MonkeyPatch, breaker: str
+) -> None:
+    fake_handshake(monkeypatch, lambda args: {"text": f"a{breaker}b"})
+    out = Out()
+    dispatcher.dispatch(["handshake"], machine=True, out=out)
+    text = out.buffer.getvalue().decode("utf-8")
+    assert len(text.splitlines()) == 1
+    assert json.loads(text)["data"]["text"] == f"a{breaker}b"
