@@ -10,19 +10,6 @@ from typing import IO
 REQUIRED_MODULES = ("pydantic", "psutil", "filelock", "dependency_injector", "yaml")
 EXIT_CONFIG = 78  # EX_CONFIG (D8); mirrors domain.contract.EXIT_CONFIG without importing it
 
-# Run in a child interpreter: import each module, print the first failure on one line.
-_PROBE = """
-import importlib, sys
-for name in sys.argv[1:]:
-    try:
-        importlib.import_module(name)
-    except BaseException as exc:
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        sys.stdout.write(f"{name}: {type(exc).__name__}: {text}")
-        sys.exit(1)
-"""
-
-
 class EnvironmentFault(Exception):
     """A required module cannot be imported and nothing has been executed: exit 78."""
 
@@ -84,22 +71,6 @@ def import_required() -> None:
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - any failure to import is an environment fault
             raise EnvironmentFault(f"{name}: {type(exc).__name__}: {exc}") from exc
-
-
-def verify_importable() -> None:
-    """Prove every required module imports, in a child interpreter so this process stays light."""
-    import subprocess
-
-    try:
-        probe = subprocess.run(
-            [sys.executable, "-c", _PROBE, *REQUIRED_MODULES],
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
-        import_required()  # no child could be had; answer the same question in-process
-        return
-    if probe.returncode != 0:
-        raise EnvironmentFault(probe.stdout.strip() or f"import probe exited {probe.returncode}")
 
 
 def diagnose(exc: BaseException | str) -> int:

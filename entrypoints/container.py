@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib import import_module
+from typing import Any
 
-from dependency_injector import containers, providers
+from entrypoints._di import containers, providers
 
-from adapters.clocks import SystemClock
-from adapters.diagnostics import SystemDiagnostics
-from adapters.fs_store import FsRunStore
-from adapters.notifier import CommandNotifier, timeout_from_env
-from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
-from adapters.providers import ChildGroups, default_providers
-from application.kill import KILL_GRACE_DEFAULT, Killer
-from application.notify import Notices
-from application.observe import Observer
-from application.prune import Pruner
-from application.reads import RunReads
-from application.submit import SubmitService
-from application.wait import Waiter
-from application.work import WorkService
+
+def lazy(path: str) -> Any:
+    """A constructor named by dotted path, imported only when its provider is first used.
+
+    `li job status` needs the store, the prober and the observer, not the submit machinery:
+    keeping every adapter import out of this module's import is what keeps polling cheap.
+    """
+    module, name = path.rsplit(".", 1)
+
+    def construct(*args: Any, **kwargs: Any) -> Any:
+        return getattr(import_module(module), name)(*args, **kwargs)
+
+    construct.__qualname__ = construct.__name__ = name
+    return construct
 
 
 def default_home() -> str:
@@ -36,8 +38,12 @@ def kill_grace_from_env() -> float:
     try:
         grace = float(os.environ.get("LI_KILL_GRACE", ""))
     except ValueError:
-        return KILL_GRACE_DEFAULT
-    return grace if 0.0 <= grace <= 60.0 else KILL_GRACE_DEFAULT
+        grace = -1.0
+    if 0.0 <= grace <= 60.0:
+        return grace
+    from application.kill import KILL_GRACE_DEFAULT
+
+    return KILL_GRACE_DEFAULT
 
 
 def runner_command() -> list[str]:
@@ -50,19 +56,25 @@ def runner_environment(home: str) -> dict[str, str]:
     return {**os.environ, "LI_HOME": home, "PYTHONSAFEPATH": "1"}
 
 
+def notify_timeout() -> float:
+    from adapters.notifier import timeout_from_env
+
+    return float(timeout_from_env())
+
+
 class Container(containers.DeclarativeContainer):
     config = providers.Configuration(strict=True)
 
-    clock = providers.Singleton(SystemClock)
-    store = providers.Singleton(FsRunStore, home=config.home)
-    prober = providers.Singleton(PsutilProber)
-    signaller = providers.Singleton(GroupSignaller)
-    spawner = providers.Singleton(DetachedSpawner)
-    notifier = providers.Singleton(CommandNotifier, timeout=providers.Callable(timeout_from_env))
+    clock = providers.Singleton(lazy("adapters.clocks.SystemClock"))
+    store = providers.Singleton(lazy("adapters.fs_store.FsRunStore"), home=config.home)
+    prober = providers.Singleton(lazy("adapters.processes.PsutilProber"))
+    signaller = providers.Singleton(lazy("adapters.processes.GroupSignaller"))
+    spawner = providers.Singleton(lazy("adapters.processes.DetachedSpawner"))
+    notifier = providers.Singleton(lazy("adapters.notifier.CommandNotifier"), timeout=providers.Callable(notify_timeout))
 
-    notices = providers.Factory(Notices, store=store, notifier=notifier)
+    notices = providers.Factory(lazy("application.notify.Notices"), store=store, notifier=notifier)
     observer = providers.Factory(
-        Observer,
+        lazy("application.observe.Observer"),
         store=store,
         prober=prober,
         clock=clock,
@@ -71,29 +83,29 @@ class Container(containers.DeclarativeContainer):
     )
 
     # Reads and kill (issue 4).
-    reads = providers.Factory(RunReads, store=store, observer=observer)
+    reads = providers.Factory(lazy("application.reads.RunReads"), store=store, observer=observer)
     kill_grace = providers.Callable(kill_grace_from_env)
     killer = providers.Factory(
-        Killer, store=store, observer=observer, prober=prober, signaller=signaller, clock=clock, grace=kill_grace,
+        lazy("application.kill.Killer"), store=store, observer=observer, prober=prober, signaller=signaller, clock=clock, grace=kill_grace,
     )
 
     # Bounded observation (issue 5): over the same Observer, so wait cannot disagree with status.
-    waiter = providers.Factory(Waiter, observer=observer, clock=clock)
+    waiter = providers.Factory(lazy("application.wait.Waiter"), observer=observer, clock=clock)
 
     # Doctor and prune (issue 9).
-    diagnostics = providers.Singleton(SystemDiagnostics, home=config.home)
-    pruner = providers.Factory(Pruner, store=store, observer=observer, clock=clock)
+    diagnostics = providers.Singleton(lazy("adapters.diagnostics.SystemDiagnostics"), home=config.home)
+    pruner = providers.Factory(lazy("application.prune.Pruner"), store=store, observer=observer, clock=clock)
 
     # Submit and the work a run does (issue 3). The runner adds `notices().send` as its after-end hook.
-    child_groups = providers.Singleton(ChildGroups)
-    provider_registry = providers.Singleton(default_providers, groups=child_groups)
+    child_groups = providers.Singleton(lazy("adapters.providers.ChildGroups"))
+    provider_registry = providers.Singleton(lazy("adapters.providers.default_providers"), groups=child_groups)
     submitter = providers.Factory(
-        SubmitService, store=store, spawner=spawner, prober=prober, signaller=signaller, clock=clock,
+        lazy("application.submit.SubmitService"), store=store, spawner=spawner, prober=prober, signaller=signaller, clock=clock,
         providers=provider_registry, runner_command=providers.Callable(runner_command),
         env=providers.Callable(runner_environment, home=config.home),
     )
     work = providers.Factory(
-        WorkService, store=store, clock=clock, providers=provider_registry,
+        lazy("application.work.WorkService"), store=store, clock=clock, providers=provider_registry,
         stop_children=child_groups.provided.terminate_all,
     )
 

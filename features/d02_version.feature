@@ -23,9 +23,9 @@ Feature: D2 — Version is an integer, and it is checked on every envelope
       And the li home was not touched
 
     @D2.2
-    Scenario: An installation that cannot run verbs fails the handshake instead of registering
+    Scenario: An installation missing a required module fails the handshake instead of registering
       Given a fresh li home for the contract checks
-      And a required dependency "psutil" that raises when imported
+      And a required dependency "psutil" that the import system cannot find
       When the contract caller runs li with "handshake --machine"
       Then the exit status is 78
       And stdout is empty

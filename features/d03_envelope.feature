@@ -96,12 +96,13 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
     Scenario Outline: A required module that cannot be loaded leaves stdout empty and exits 78
       Given a fresh li home for the contract checks
       And a required dependency "<module>" that <fault>
-      When the contract caller runs li with "handshake --machine"
+      When the contract caller runs li with "<arguments>"
       Then the exit status is 78
       And stdout is empty
       And stderr is exactly one line
 
       Examples:
-        | module              | fault                                |
-        | psutil              | raises when imported                 |
-        | dependency_injector | the import system cannot find        |
+        | module              | fault                         | arguments                        |
+        | psutil              | raises when imported          | agent sh true --detach --machine |
+        | dependency_injector | raises when imported          | job list --machine               |
+        | dependency_injector | the import system cannot find | handshake --machine              |

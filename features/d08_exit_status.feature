@@ -80,5 +80,5 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
         | no-such-command --machine                   |
         | job status 20990101T000000-abcdef --machine |
         | --help --machine                            |
-      And the contract caller runs li with "handshake --machine" over a broken installation
+      And the contract caller runs li with "agent sh true --detach --machine" over a broken installation
       Then an answer holds a valid envelope exactly when its exit status is 0

@@ -166,7 +166,8 @@ def submit(request: RunRequest) -> Handle:
     """Hand the validated request to the submit service (which checks providers, then spawns)."""
     from entrypoints.container import get_container
 
-    return get_container().submitter().submit(request)
+    handle: Handle = get_container().submitter().submit(request)
+    return handle
 
 
 def submit_for_person(request: RunRequest, args: Namespace) -> int:

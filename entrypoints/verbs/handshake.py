@@ -16,10 +16,12 @@ def register(sub: Any) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    """The D2 data. A consumer registers on this answer, so it first proves the install imports."""
-    from entrypoints.bootstrap import verify_importable
+    """The D2 data. Kept to the standard library: a consumer may handshake often.
 
-    verify_importable()  # EnvironmentFault -> exit 78, never a handshake over a broken install
+    The bootstrap has already refused (exit 78) an installation missing a required module; a
+    module that is present but raises on import is diagnosed, also by 78, by the first verb
+    that needs it.
+    """
     return {
         "contract_version": CONTRACT_VERSION,
         "min_supported_version": MIN_SUPPORTED_VERSION,

@@ -38,7 +38,8 @@ def run(args: Namespace) -> dict[str, Any]:
     days = older_than(args.older_than)
     from entrypoints.container import get_container
 
-    return get_container().pruner().prune(days, dry_run=args.dry_run).to_wire()
+    data: dict[str, Any] = get_container().pruner().prune(days, dry_run=args.dry_run).to_wire()
+    return data
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:
