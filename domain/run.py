@@ -119,8 +119,7 @@ class Run:
         version = data.get("schema_version", RECORD_SCHEMA_VERSION)
         if not _is_int(version) or version != RECORD_SCHEMA_VERSION:
             raise RecordUnusable("unknown_schema", f"record schema_version {version!r} is not known")
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
+        values = {k: v for k, v in data.items() if k in _RUN_FIELDS}
         try:
             if values.get("incarnation") is not None:
                 values["incarnation"] = Incarnation(**values["incarnation"])
@@ -131,6 +130,9 @@ class Run:
             raise RecordUnusable("malformed", f"record fields are malformed: {exc}") from exc
         _check_types(run)
         return run
+
+
+_RUN_FIELDS: frozenset[str] = frozenset(f.name for f in fields(Run))  # once, not per read
 
 
 def _is_int(value: object) -> bool:
