@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
-from application.ports import NoticeResult, Notifier, RunStore, StoreBusy, StoreRefused
+from application.ports import (
+    NoticeResult,
+    Notifier,
+    RunNotFound,
+    RunStore,
+    Spawner,
+    SpawnFailed,
+    SpawnRequest,
+    StoreBusy,
+    StoreRefused,
+)
 from domain.notify import payload, render
-from domain.run import Delivery, Run
+from domain.run import Delivery, RecordUnusable, Run
 
 Change = Callable[[Run], Run | None]
 UNKNOWN_OUTCOME = Delivery(attempted=True, ok=None)
@@ -29,11 +39,40 @@ class Notices:
 
     def send(self, run: Run) -> None:
         """Deliver the notice for one ended run, at most once per run."""
+        marked = self.claim(run)
+        if marked is not None:
+            self.deliver(marked)
+
+    def claim(self, run: Run) -> Run | None:
+        """Record the one delivery of an ended run as attempted (outcome unknown).
+
+        Returns the marked record when a command must now be run; None when nothing is
+        configured (now on record), the run has not ended, it was already claimed, or the
+        claim could not be written.
+        """
         marked = self._record(run.run_id, _mark_attempt)
         if marked is None or marked.delivery != UNKNOWN_OUTCOME or not marked.notify:
-            return  # nothing configured (now on record), not ended, already sent, or unrecordable
+            return None
+        return marked
+
+    def deliver(self, marked: Run) -> None:
+        """Run the configured command for a claimed delivery and record what became of it."""
+        assert marked.notify is not None
         result = self.notifier.deliver(render(marked.notify, payload(marked)), payload(marked))
-        self._record(run.run_id, lambda current: _settle(current, result))
+        self.settle(marked.run_id, result)
+
+    def settle(self, run_id: str, result: NoticeResult) -> None:
+        """Record a delivery's outcome over the unknown one its claim wrote."""
+        self._record(run_id, lambda current: _settle(current, result))
+
+    def deliver_claimed(self, run_id: str) -> None:
+        """The detached sender's half: deliver a claim whose outcome is still unknown."""
+        try:
+            run = self.store.read(run_id)
+        except (RunNotFound, RecordUnusable, OSError):
+            return
+        if run.delivery == UNKNOWN_OUTCOME and run.notify:
+            self.deliver(run)
 
     def _record(self, run_id: str, change: Change) -> Run | None:
         try:
@@ -58,3 +97,34 @@ def _settle(current: Run, result: NoticeResult) -> Run | None:
         error=result.error, failure_class=None if result.ok else result.failure_class or "unknown",
     ))
 
+
+
+class DetachedNotices:
+    """The reap winner's notice: claimed in the reader, delivered by a detached sender.
+
+    A reader (`li job status`, `wait`, `list`) that wins a reap must answer at once; the
+    configured command may take up to its timeout. So the claim (one fast write) happens
+    here and the command runs in a detached `notice` process started through the Spawner,
+    which delivers the claim and records its outcome. A sender that never starts leaves a
+    recorded failure; one that dies leaves `attempted: true, ok: null`, as a runner would.
+    """
+
+    def __init__(self, notices: Notices, spawner: Spawner, command: Sequence[str],
+                 env: Mapping[str, str], cwd: str, log_path: str) -> None:
+        self.notices = notices
+        self.spawner = spawner
+        self.command = list(command)
+        self.env = env
+        self.cwd = cwd
+        self.log_path = log_path
+
+    def send(self, run: Run) -> None:
+        marked = self.notices.claim(run)
+        if marked is None:
+            return
+        request = SpawnRequest([*self.command, run.run_id], self.cwd, self.env, self.log_path)
+        try:
+            self.spawner.spawn(request)
+        except SpawnFailed as exc:
+            self.notices.settle(run.run_id, NoticeResult(
+                ok=False, error=f"the notice sender could not start: {exc}", failure_class="unknown"))

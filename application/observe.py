@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from application.ports import Clock, ProcessProber, RunStore, StoreBusy, StoreRefused
+from application.ports import Clock, ProcessProber, RunNotFound, RunStore, StoreBusy, StoreRefused
 from domain.evidence import Finding, HostFacts, ProcessObservation, judge, worth_probing
 from domain.lifecycle import PREPARING_THRESHOLD_SECONDS, Derivation, derive, reap, reapable
-from domain.run import Run
+from domain.run import RecordUnusable, Run
 
 ReapHook = Callable[[Run], None]
 
@@ -96,4 +96,11 @@ class Observer:
             return None, False  # untouched; the next observation retries
         if published is not None and self.on_reaped is not None:
             self.on_reaped(published)
+            published = self._latest(published)  # the hook records its claim; report that too
         return published, moved
+
+    def _latest(self, published: Run) -> Run:
+        try:
+            return self.store.read(published.run_id)
+        except (RunNotFound, RecordUnusable, OSError):
+            return published

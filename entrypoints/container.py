@@ -51,6 +51,11 @@ def runner_command() -> list[str]:
     return [sys.executable, "-m", "entrypoints.runner"]
 
 
+def notice_command() -> list[str]:
+    """The detached notice sender (the run id is appended)."""
+    return [sys.executable, "-m", "entrypoints.notice"]
+
+
 def runner_environment(home: str) -> dict[str, str]:
     """What a runner inherits: this environment, `LI_HOME`, and no cwd on sys.path (PYTHONSAFEPATH)."""
     return {**os.environ, "LI_HOME": home, "PYTHONSAFEPATH": "1"}
@@ -73,12 +78,19 @@ class Container(containers.DeclarativeContainer):
     notifier = providers.Singleton(lazy("adapters.notifier.CommandNotifier"), timeout=providers.Callable(notify_timeout))
 
     notices = providers.Factory(lazy("application.notify.Notices"), store=store, notifier=notifier)
+    # The reap winner claims the notice and hands its delivery to a detached sender, so a reader
+    # never blocks on the command (D9: the winner, and only it, attempts the delivery).
+    reap_notices = providers.Factory(
+        lazy("application.notify.DetachedNotices"), notices=notices, spawner=spawner,
+        command=providers.Callable(notice_command), env=providers.Callable(runner_environment, home=config.home),
+        cwd="/", log_path=os.devnull,
+    )
     observer = providers.Factory(
         lazy("application.observe.Observer"),
         store=store,
         prober=prober,
         clock=clock,
-        on_reaped=notices.provided.send,  # the reap winner, and only it, sends the notice (D9)
+        on_reaped=reap_notices.provided.send,  # the reap winner, and only it, sends the notice (D9)
         preparing_threshold=config.preparing_threshold,
     )
 

@@ -41,4 +41,7 @@ def make_world(kind: str, tmp_path: str) -> World:
     container.spawner.override(providers.Object(spawner))
     if hasattr(container, "notifier"):
         container.notifier.override(providers.Object(notifier))
+    if hasattr(container, "reap_notices"):
+        # In a world the reap winner delivers in-process (no detached sender to start).
+        container.reap_notices.override(container.notices)
     return World(kind, container, clock, prober, store, notifier, signaller, spawner)

@@ -45,6 +45,17 @@ def test_a_sigkilled_run_is_terminal_indeterminate_on_the_next_status_and_wait_a
     assert waited["stopped_without_end"] == [] and waited["pending"] == []
 
 
+def settled_delivery(home: str, run_id: str, within: float = 60.0) -> dict[str, Any]:
+    """The record once its delivery outcome is known (the reap winner's sender runs detached)."""
+    deadline = time.monotonic() + within
+    while True:
+        current = record(home, run_id)
+        delivery = current.get("delivery") or {}
+        if delivery.get("ok") is not None or time.monotonic() > deadline:
+            return current
+        time.sleep(0.05)
+
+
 def test_thirty_two_concurrent_status_reads_publish_one_reap_and_one_notice(li_home: str, tmp_path: Any) -> None:
     notices = str(tmp_path / "notices.jsonl")
     notify = f"sh -c 'cat >> \"$0\"; echo >> \"$0\"' {notices}"
@@ -56,7 +67,7 @@ def test_thirty_two_concurrent_status_reads_publish_one_reap_and_one_notice(li_h
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(32)]
     answers = [json.loads(reader.communicate(timeout=120)[0]) for reader in readers]
     assert {(a["data"]["terminal"], a["data"]["outcome"]) for a in answers} == {(True, "indeterminate")}
-    after = record(li_home, handle["run_id"])
+    after = settled_delivery(li_home, handle["run_id"])  # delivered by the detached sender
     assert after["terminal_source"] == "reaper"
     assert after["terminal_evidence"]["judged_generation"] == before["generation"]
     assert after["generation"] == before["generation"] + 3  # the reap, the attempt, its outcome
@@ -81,3 +92,22 @@ def test_a_record_copied_from_another_host_is_never_reaped_nor_called_stopped(li
     waited = machine("job", "wait", copy_id, "--max-wait", "0", home=li_home).data
     assert waited["stopped_without_end"] == [] and waited["pending"] == [copy_id]
     assert record(li_home, copy_id) == theirs
+
+
+def test_a_status_read_that_wins_a_reap_answers_without_waiting_for_the_notice_command(
+    li_home: str, tmp_path: Any
+) -> None:
+    gate, seen = tmp_path / "gate", tmp_path / "notice.json"
+    notify = f"sh -c 'cat > \"$1\"; while [ ! -e \"$0\" ]; do sleep 0.05; done' {gate} {seen}"
+    handle = submit(li_home, "sleep 300", "--notify", notify)
+    kill_group(handle["pid"])
+    # A reader that ran the command itself would block until the gate opens (never) or the
+    # 120 s notify timeout: the subprocess timeout below would then fail this test.
+    status = machine("job", "status", handle["run_id"], home=li_home, timeout=30,
+                     env={"LI_NOTIFY_TIMEOUT": "120"}).data
+    assert (status["terminal"], status["outcome"]) == (True, "indeterminate")
+    assert status["delivery"]["value"]["attempted"] is True and status["delivery"]["value"]["ok"] is None
+    gate.write_text("open")
+    after = settled_delivery(li_home, handle["run_id"])
+    assert after["delivery"]["ok"] is True
+    assert json.loads(seen.read_text())["run_id"] == handle["run_id"]

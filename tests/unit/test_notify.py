@@ -126,3 +126,47 @@ def test_an_attempt_that_cannot_be_recorded_is_not_sent(world: Any) -> None:
     run = ended_run(world, ["notify"])
     Notices(Refusing(world.store, 1, StoreRefused), world.notifier).send(run)
     assert world.notifier.sent == [] and world.store.read(run.run_id).delivery is None
+
+
+# ---- the reap winner's notice: claimed in the reader, delivered by a detached sender ----------
+
+def detached(world: Any) -> Any:
+    from application.notify import DetachedNotices
+
+    return DetachedNotices(world.container.notices(), world.spawner, ["notice-sender"], {"E": "1"}, "/", "/dev/null")
+
+
+def test_a_reap_winner_claims_the_notice_and_starts_one_sender_without_running_the_command(world: Any) -> None:
+    run = ended_run(world, ["notify", "{run_id}"])
+    sender = detached(world)
+    sender.send(run)
+    sender.send(world.store.read(run.run_id))  # a second reader finds it claimed
+    assert world.notifier.sent == []  # the command runs in the sender, not in the reader
+    assert [list(r.argv) for r in world.spawner.spawned] == [["notice-sender", run.run_id]]
+    assert world.store.read(run.run_id).delivery == Delivery(attempted=True, ok=None)
+
+
+def test_the_sender_delivers_the_claim_once_and_records_its_outcome(world: Any) -> None:
+    run = ended_run(world, ["notify", "{run_id}"])
+    detached(world).send(run)
+    notices = world.container.notices()
+    notices.deliver_claimed(run.run_id)
+    notices.deliver_claimed(run.run_id)  # already settled: nothing more is sent
+    assert world.notifier.sent == [(["notify", run.run_id], payload(world.store.read(run.run_id)))]
+    assert world.store.read(run.run_id).delivery == Delivery(True, True, 0, None, None)
+
+
+def test_a_sender_that_cannot_start_leaves_a_recorded_failure_not_an_unknown(world: Any) -> None:
+    run = ended_run(world, ["notify"])
+    world.spawner.fail_with = "no descriptors left"
+    detached(world).send(run)
+    delivery = world.store.read(run.run_id).delivery
+    assert (delivery.attempted, delivery.ok, delivery.failure_class) == (True, False, "unknown")
+    assert "no descriptors left" in delivery.error
+
+
+def test_nothing_configured_starts_no_sender(world: Any) -> None:
+    run = ended_run(world, None)
+    detached(world).send(run)
+    assert world.spawner.spawned == []
+    assert world.store.read(run.run_id).delivery == Delivery(attempted=False)
