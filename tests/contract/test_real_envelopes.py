@@ -37,6 +37,9 @@ def argvs(ids: dict[str, str]) -> list[list[str]]:
          "--max-wait", "0"],
         ["job", "prune", "--dry-run"], ["doctor"], ["completion", "bash"], ["completion", "zsh"],
         ["job", "status", "../../etc/passwd"], ["nonsense"], ["job"],
+        ["agent", "--detach", "--label", "x", "sh", "true"], ["agent", "sh", "true"],
+        ["orchestrate", "fanout", "--detach", "sh", "true", "--legs", "2"],
+        ["agent", "--detach", "nosuchmodel", "hi"],
     ]
 
 
