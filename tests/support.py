@@ -65,7 +65,24 @@ def run_li(*argv: str, home: str | None = None, stdin: str | None = None, env: d
         [li_bin(), *argv], input=stdin, capture_output=True, text=True, timeout=timeout,
         env=full_env, cwd=cwd, stdin=None if stdin is not None else subprocess.DEVNULL,
     )
+    if proc.returncode == 0:
+        _check_envelope(argv, proc.stdout)
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _check_envelope(argv: tuple[str, ...], stdout: str) -> None:
+    """Run ENVELOPE_HOOKS on a v1 envelope answering a `--machine` request (any other output is left
+    to the calling test's own assertions)."""
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    if "--machine" not in words:
+        return
+    try:
+        envelope = json.loads(stdout)
+    except ValueError:
+        return
+    if isinstance(envelope, dict) and envelope.get("contract_version") == 1:
+        for hook in ENVELOPE_HOOKS:
+            hook(argv, envelope)
 
 
 def machine(*argv: str, **kwargs: Any) -> Result:
@@ -75,17 +92,16 @@ def machine(*argv: str, **kwargs: Any) -> Result:
     envelope = result.envelope
     assert envelope["contract_version"] == 1
     assert (envelope["data"] is None) != (envelope["error"] is None), envelope
-    for hook in ENVELOPE_HOOKS:
-        hook(argv, envelope)
-    return result
+    return result  # ENVELOPE_HOOKS already ran on it in run_li
 
 
 def _schema_check(argv: tuple[str, ...], envelope: dict[str, Any]) -> None:
-    """Every envelope `machine()` sees is validated against its verb's published schema."""
+    """Every envelope `run_li`/`machine()` sees is validated against its verb's published schema."""
     from tests.contract.validate import check_envelope
 
     check_envelope(argv, envelope)
 
 
-# Called with (argv, envelope) after every `machine()` call; tests may append their own checks.
+# Called with (argv, envelope) for every v1 envelope a `--machine` call through `run_li`/`machine()`
+# returns with exit 0; tests may append their own checks.
 ENVELOPE_HOOKS: list[Any] = [_schema_check]

@@ -108,7 +108,7 @@ def test_machine_runs_the_schema_hook_on_every_envelope(li_home: str) -> None:
         machine("handshake", home=li_home)
     finally:
         ENVELOPE_HOOKS.pop()
-    assert [argv for argv, _ in seen] == [("handshake",)]
+    assert [argv for argv, _ in seen] == [("handshake", "--machine")]
 
 
 def test_the_schema_hook_fails_a_test_whose_envelope_breaks_the_schema() -> None:
