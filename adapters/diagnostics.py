@@ -7,19 +7,10 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 
+from adapters.processes import BOOT_ID_PATH, MACHINE_ID_PATHS, first_line
 from application.doctor import NotifySetting
 
-MACHINE_ID_PATHS = ("/etc/machine-id", "/var/lib/dbus/machine-id")
-BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
 CONFIG_NAME = "config.toml"
-
-
-def _first_line(path: str) -> str | None:
-    try:
-        with open(path, encoding="ascii", errors="replace") as handle:
-            return handle.readline().strip() or None
-    except OSError:
-        return None
 
 
 class SystemDiagnostics:
@@ -43,10 +34,10 @@ class SystemDiagnostics:
         return None
 
     def machine_id(self) -> str | None:
-        return next((found for p in MACHINE_ID_PATHS if (found := _first_line(p))), None)
+        return next((found for p in MACHINE_ID_PATHS if (found := first_line(p))), None)
 
     def boot_id(self) -> str | None:
-        return _first_line(BOOT_ID_PATH)
+        return first_line(BOOT_ID_PATH)
 
     def own_create_time(self) -> tuple[float | None, str | None]:
         try:

@@ -10,8 +10,12 @@ from functools import cache
 from application.ports import SpawnFailed, SpawnRequest
 from domain.evidence import HostFacts, ProcessObservation
 
+MACHINE_ID_PATHS = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
 
-def _first_line(path: str) -> str | None:
+
+def first_line(path: str) -> str | None:
+    """The first line of a small system file, or None when it is missing, empty or unreadable."""
     try:
         with open(path, encoding="ascii", errors="replace") as handle:
             return handle.readline().strip() or None
@@ -22,9 +26,9 @@ def _first_line(path: str) -> str | None:
 @cache
 def host_facts() -> HostFacts:
     """This host's identity: machine id (else hostname) and the kernel's boot id."""
-    host = _first_line("/etc/machine-id") or _first_line("/var/lib/dbus/machine-id")
+    host = next((found for path in MACHINE_ID_PATHS if (found := first_line(path))), None)
     return HostFacts(host_id=host or f"hostname:{socket.gethostname()}",
-                     boot_id=_first_line("/proc/sys/kernel/random/boot_id"))
+                     boot_id=first_line(BOOT_ID_PATH))
 
 
 class PsutilProber:
