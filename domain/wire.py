@@ -187,7 +187,8 @@ class OutputData(Wire):
 class RowError(Wire):
     """Why one id or row could not be observed; the other ids and rows are unaffected.
 
-    `kind` is open: in use are not_found, invalid_input, record_unusable (wait) and unavailable (list).
+    `kind` is open: in use are not_found, invalid_input, record_unusable (list and wait) and
+    not_observed (a wait interrupted before its first look at the id).
     """
 
     kind: str
