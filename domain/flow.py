@@ -118,8 +118,12 @@ def _check_placeholders(legs: tuple[Leg, ...]) -> None:
 
 
 def render(prompt: str, answers: Mapping[str, str | None]) -> str:
-    """Put upstream answers into `{{steps.<id>}}` placeholders (an absent answer renders empty)."""
-    return PLACEHOLDER.sub(lambda m: answers.get(m.group(1)) or "", prompt)
+    """Put upstream answers into `{{steps.<id>}}` placeholders (an absent answer renders empty).
+
+    Trailing newlines are dropped, as a shell's `$(...)` does, so `echo "got {{steps.a}}"`
+    reads "got 42" rather than carrying the upstream's final newline into the middle of a line.
+    """
+    return PLACEHOLDER.sub(lambda m: (answers.get(m.group(1)) or "").rstrip("\r\n"), prompt)
 
 
 def describe(spec: object) -> str | None:

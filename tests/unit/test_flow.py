@@ -79,3 +79,8 @@ def test_answers_of_transitive_ancestors_are_available() -> None:
 
 def test_render_puts_upstream_answers_into_their_placeholders() -> None:
     assert render("A={{steps.a}} B={{ steps.b }} C={{steps.c}}", {"a": "1", "b": None}) == "A=1 B= C="
+
+
+def test_an_upstream_answer_loses_its_trailing_newlines_like_shell_substitution() -> None:
+    assert render("got {{steps.a}}!", {"a": "42\n\n"}) == "got 42!"
+    assert render("{{steps.a}}", {"a": "  two\nlines  \n"}) == "  two\nlines  "
