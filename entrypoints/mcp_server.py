@@ -77,7 +77,8 @@ DESCRIPTIONS = {
         "Observe runs for up to max_wait seconds (0 = snapshot) and return when every id has ended "
         "or cannot progress. Expiry is not an error: call wait again while ids are pending. "
         "`stopped_without_end`: the run's process is gone but no end was recorded - it will not "
-        "finish on its own; `unresolved_spawn`: the run never started. This server retries those "
+        "finish on its own; `unresolved_spawn`: the run's start was never recorded (an old "
+        "`preparing` record) and it will not resolve either. This server retries those "
         "with backoff and, after its attempt limit, lists them in `abandoned`: stop waiting on "
         "abandoned ids and tell a human. Done when classification.settled is true."
     ),
