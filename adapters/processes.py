@@ -54,12 +54,60 @@ class PsutilProber:
 
 
 class GroupSignaller:
+    """Signals a run: its process group and every group of the session its leader started.
+
+    The runner leads its own session, and provider legs run in process groups of their own
+    inside that session (so a timeout can stop one leg). Signalling the whole session means
+    a SIGKILL after the grace also stops legs whose runner can no longer stop them. Zombies
+    count as gone: a group of zombies nobody has reaped is not "still alive".
+    """
+
     def signal_group(self, pgid: int, signum: int) -> bool:
-        try:
-            os.killpg(pgid, signum)
-        except ProcessLookupError:
-            return False
-        return True
+        groups = session_groups(pgid)
+        if signum == 0:
+            return bool(groups) if groups is not None else _killpg(pgid, 0)
+        delivered = False
+        for group in sorted((groups or set()) | {pgid}):
+            delivered = _killpg(group, signum) or delivered
+        return delivered
+
+
+def _killpg(pgid: int, signum: int) -> bool:
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # something is there, just not ours to signal
+    return True
+
+
+def session_groups(leader: int) -> set[int] | None:
+    """Process groups with a live (non-zombie) member in `leader`'s group or session.
+
+    None where /proc cannot be read (then the caller falls back to the bare group).
+    """
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    groups: set[int] = set()
+    for entry in entries:
+        if entry.isdigit():
+            stat = _stat_of(entry)
+            if stat is not None and stat[0] != "Z" and leader in (stat[1], stat[2]):
+                groups.add(stat[1])
+    return groups
+
+
+def _stat_of(pid: str) -> tuple[str, int, int] | None:
+    """(state, pgrp, session) from /proc/<pid>/stat, or None when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[2]), int(fields[3])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 class DetachedSpawner:
