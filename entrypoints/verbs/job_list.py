@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from argparse import Namespace
 from datetime import datetime
@@ -11,8 +10,6 @@ from typing import Any
 from entrypoints.verbs._common import this
 
 COLUMNS = ("RUN ID", "KIND", "LABEL", "STATUS", "OUTCOME", "AGE")
-_COLOURS = {"succeeded": "32", "failed": "31", "cancelled": "33", "indeterminate": "35", "error": "31"}
-
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("list", help="list runs, newest first")
@@ -37,10 +34,9 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     now = get_container().clock().now()
     rows = [_cells(row, now) for row in data["runs"]]
     widths = [max(len(line[i]) for line in [list(COLUMNS), *(cells for cells, _ in rows)]) for i in range(6)]
-    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    print(_line(list(COLUMNS), widths, None, colour))
+    print(_line(list(COLUMNS), widths, "bold"))
     for cells, tone in rows:
-        print(_line(cells, widths, tone, colour))
+        print(_line(cells, widths, tone))
     if data["truncated"]:
         print(f"(showing the newest {data['limit']}; more runs exist — use --limit)", file=sys.stderr)
     return 0
@@ -49,19 +45,25 @@ def show(data: dict[str, Any], args: Namespace) -> int:
 def _cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | None]:
     if row["error"] is not None:
         error = row["error"]
-        return [row["run_id"], "?", "", f"unreadable ({error['reason_code']})", "-", "-"], "error"
+        return [row["run_id"], "?", "", f"unreadable ({error['reason_code']})", "-", "-"], "red"
     age = _age(row["submitted_at"], now)
     outcome = row["outcome"] or "-"
     status = row["status"] + (" (possibly orphaned)" if row["possibly_orphaned"] else "")
-    return [row["run_id"], row["kind"], row["label"] or "", status, outcome, age], row["outcome"]
+    from entrypoints.style import outcome_colour
+
+    tone = outcome_colour(row["outcome"]) if row["outcome"] is not None else None
+    return [row["run_id"], row["kind"], row["label"] or "", status, outcome, age], tone
 
 
-def _line(cells: list[str], widths: list[int], tone: str | None, colour: bool) -> str:
+def _line(cells: list[str], widths: list[int], tone: str | None) -> str:
+    """One row, padded before painting so escape codes never disturb the alignment."""
+    from entrypoints.style import paint
+
     padded = [cell.ljust(width) for cell, width in zip(cells, widths, strict=True)]
-    if colour and tone in _COLOURS:
-        padded[3] = f"\033[{_COLOURS[tone]}m{padded[3]}\033[0m"
-    elif colour and tone is None and cells[0] == COLUMNS[0]:
-        padded = [f"\033[1m{cell}\033[0m" for cell in padded]
+    if tone == "bold":
+        padded = [paint(cell, "bold", sys.stdout) for cell in padded]
+    else:
+        padded[3] = paint(padded[3], tone, sys.stdout)
     return "  ".join(padded).rstrip()
 
 
