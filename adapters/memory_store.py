@@ -82,6 +82,9 @@ class MemoryRunStore:
     def write_text(self, run_id: str, name: str, text: str) -> None:
         with self._lock:
             self._files[(run_id, name)] = text
+            if name.startswith("artifacts/"):  # listed like a file written under artifacts/ on disk
+                body = text.encode("utf-8", "surrogateescape")
+                self._artifacts.setdefault(run_id, {})[name.removeprefix("artifacts/")] = body
 
     def read_text(self, run_id: str, name: str) -> str:
         with self._lock:

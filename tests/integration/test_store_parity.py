@@ -137,3 +137,15 @@ def test_a_removed_run_is_gone(store: Any) -> None:
     assert run_id not in list(store.run_ids())
     with pytest.raises(RunNotFound):
         store.read(run_id)
+
+
+def test_a_text_written_under_artifacts_is_listed_as_an_artifact_by_both_stores(store: Any) -> None:
+    run_id = created(store).run_id
+    if isinstance(store, FsRunStore):  # on disk the runner makes artifacts/ before the work
+        os.makedirs(os.path.join(store.run_dir(run_id), "artifacts"), exist_ok=True)
+    store.write_text(run_id, "artifacts/response.md", "hello")
+    listing = store.artifacts(run_id)
+    assert listing.available
+    [entry] = listing.value
+    assert (entry["name"], entry["size"]) == ("response.md", 5)
+    assert entry["sha256"] == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
