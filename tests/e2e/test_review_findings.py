@@ -1,0 +1,195 @@
+"""Adversarial review findings against the real `li` (ADR-0106). Each test pins one defect.
+
+Every test is `xfail(strict=True)`: it fails today and flips to XPASS (a failure) once the defect
+is fixed, so whoever fixes it removes the marker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from adapters.fs_store import FsRunStore
+from tests.steps.reads_steps import Sleeper, put_run
+from tests.support import li_bin, machine, run_li
+
+FAST = {"LI_KILL_GRACE": "0.3"}
+
+
+def _envelope(result) -> dict:
+    assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+    value = json.loads(result.stdout)
+    assert value["contract_version"] == 1
+    return value
+
+
+def _submit(home: str, *argv: str) -> str:
+    return machine("agent", "--detach", *argv, home=home).data["run_id"]
+
+
+def _status(home: str, run_id: str) -> dict:
+    return machine("job", "status", run_id, home=home).data
+
+
+def _wait_terminal(home: str, run_id: str, timeout: float = 15.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        data = _status(home, run_id)
+        if data["terminal"] or time.monotonic() > deadline:
+            return data
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def sleepers():
+    started: list[Sleeper] = []
+    yield started
+    for process in started:
+        process.stop()
+
+
+# --- kill trusts the recorded pgid -------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="review finding: kill signals a recorded pgid of 0, i.e. li's own "
+                                       "process group (the caller's), dying with no envelope")
+def test_kill_with_recorded_pgid_zero_does_not_signal_the_callers_group(li_home: str, sleepers) -> None:
+    process = Sleeper()
+    sleepers.append(process)
+    store = FsRunStore(li_home)
+    run = put_run(store, datetime.now(UTC), pid=process.pid,
+                  incarnation=replace(process.incarnation(), pgid=0))
+    env = dict(os.environ, LI_HOME=li_home, **FAST)
+    # setsid: li leads its own group, so a killpg(0) can only hit li itself and not pytest
+    proc = subprocess.run(["setsid", "-w", li_bin(), "job", "kill", run.run_id, "--machine"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    assert json.loads(proc.stdout)["contract_version"] == 1
+
+
+@pytest.mark.xfail(strict=True, reason="review finding: kill signals whatever pgid the record names, not "
+                                       "the leader's own group, and reports `signalled` while the run's "
+                                       "process was never signalled")
+def test_kill_signals_the_runs_own_group_not_a_recorded_foreign_one(li_home: str, sleepers) -> None:
+    target, bystander = Sleeper(), Sleeper()
+    sleepers.extend([target, bystander])
+    store = FsRunStore(li_home)
+    run = put_run(store, datetime.now(UTC), pid=target.pid,
+                  incarnation=replace(target.incarnation(), pgid=bystander.pid))
+    data = machine("job", "kill", run.run_id, home=li_home, env=FAST).data
+    time.sleep(0.3)
+    assert bystander.proc.poll() is None, "a process outside the run's group was killed"
+    assert data["action"] != "signalled" or target.proc.poll() is not None
+
+
+@pytest.mark.xfail(strict=True, reason="review finding: a negative recorded pgid makes kill answer "
+                                       "error.kind internal (OSError EINVAL) instead of refusing the record")
+def test_kill_with_a_negative_recorded_pgid_is_not_internal(li_home: str, sleepers) -> None:
+    process = Sleeper()
+    sleepers.append(process)
+    store = FsRunStore(li_home)
+    run = put_run(store, datetime.now(UTC), pid=process.pid,
+                  incarnation=replace(process.incarnation(), pgid=-7))
+    envelope = _envelope(run_li("job", "kill", run.run_id, "--machine", home=li_home, env=FAST))
+    assert envelope["ok"] is True or envelope["error"]["kind"] != "internal", envelope
+
+
+# --- kill during preparing is recorded, then ignored --------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="review finding: a kill recorded while the run is preparing is "
+                                       "ignored by the runner, which then does the work and records "
+                                       "completed/succeeded")
+def test_kill_recorded_during_preparing_is_honoured_when_the_runner_starts(li_home: str) -> None:
+    template = _submit(li_home, "true")
+    _wait_terminal(li_home, template)
+    store = FsRunStore(li_home)
+    record = json.loads(Path(store.run_dir(template), "record.json").read_text())
+    run = put_run(store, datetime.now(UTC), spawn_state="preparing", model=record["model"],
+                  cwd=record["cwd"], extra=record["extra"])
+    marker = Path(li_home) / "work-ran"
+    for name in ("request.json", "instruction.txt"):
+        shutil.copy(Path(store.run_dir(template), name), Path(store.run_dir(run.run_id), name))
+    Path(store.run_dir(run.run_id), "instruction.txt").write_text(f'touch {marker}; echo x > "$LI_ARTIFACTS_DIR/a"')
+
+    kill = machine("job", "kill", run.run_id, home=li_home, env=FAST).data
+    assert kill["terminal"] is False  # nothing to signal yet; the request is recorded
+    # the submitter's spawn happens now, right after its pre-spawn write
+    subprocess.run([sys.executable, "-m", "entrypoints.runner", run.run_id], capture_output=True,
+                   timeout=60, env=dict(os.environ, LI_HOME=li_home),
+                   cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    after = _status(li_home, run.run_id)
+    assert after["terminal"] is True
+    assert after["outcome"] == "cancelled", after
+    assert not marker.exists(), "the work ran although a kill was recorded before it started"
+
+
+# --- outcome derivation -------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="review finding: a recorded out-of-vocabulary outcome is replaced "
+                                       "by classify(status), so `completed` + outcome `partial` reads as "
+                                       "succeeded instead of indeterminate")
+def test_out_of_vocabulary_recorded_outcome_is_never_reported_as_success(li_home: str) -> None:
+    store = FsRunStore(li_home)
+    now = datetime.now(UTC)
+    run = put_run(store, now, status="completed", outcome="partial", finished_at=now.isoformat())
+    for data in (_status(li_home, run.run_id),
+                 machine("job", "wait", run.run_id, "--max-wait", "0", home=li_home).data["runs"][0]):
+        assert data["terminal"] is True
+        assert data["outcome"] == "indeterminate", data
+
+
+# --- input that reaches `internal` --------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="review finding: a deeply nested flow spec raises RecursionError, "
+                                       "answered as error.kind internal instead of invalid_input")
+def test_deeply_nested_flow_spec_is_invalid_input_not_internal(li_home: str, tmp_path: Path) -> None:
+    spec = tmp_path / "deep.json"
+    spec.write_text("[" * 5000 + "]" * 5000)
+    envelope = _envelope(run_li("orchestrate", "flow", "--detach", str(spec), "--machine", home=li_home))
+    assert envelope["ok"] is False
+    assert envelope["error"]["kind"] == "invalid_input", envelope["error"]
+
+
+# --- retention vs. the notice -------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="review finding: prune removes an ended run whose terminal notice "
+                                       "is still being delivered, so the notified consumer reads not_found")
+def test_prune_keeps_a_run_whose_notice_is_in_flight(li_home: str) -> None:
+    run_id = _submit(li_home, "--notify", "sleep 3", 'echo hi > "$LI_ARTIFACTS_DIR/a"')
+    deadline = time.monotonic() + 15
+    while True:
+        data = _status(li_home, run_id)
+        if data["terminal"] and data["delivery"]["value"] and data["delivery"]["value"]["attempted"]:
+            break
+        assert time.monotonic() < deadline, data
+        time.sleep(0.1)
+    assert data["delivery"]["value"]["ok"] is None  # the notify command is still running
+    machine("job", "prune", home=li_home)
+    assert machine("job", "status", run_id, home=li_home).envelope["ok"] is True
+
+
+# --- artifacts listing ---------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="review finding: a symlink to a directory in artifacts/ is dropped "
+                                       "from a listing reported available:true (definitively complete)")
+def test_artifact_symlink_to_a_directory_is_not_silently_dropped(li_home: str) -> None:
+    run_id = _submit(li_home, 'echo a > "$LI_ARTIFACTS_DIR/a"; ln -s /etc "$LI_ARTIFACTS_DIR/etc-link"')
+    _wait_terminal(li_home, run_id)
+    artifacts = machine("job", "output", run_id, home=li_home).data["artifacts"]
+    if artifacts["available"]:
+        names = {entry["name"] for entry in artifacts["value"]}
+        assert any(name.startswith("etc-link") for name in names), names
