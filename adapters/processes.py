@@ -63,6 +63,8 @@ class GroupSignaller:
     """
 
     def signal_group(self, pgid: int, signum: int) -> bool:
+        if pgid <= 1:
+            return False  # 0 is the caller's own group, 1 is init's: never a run's
         groups = session_groups(pgid)
         if signum == 0:
             return bool(groups) if groups is not None else _killpg(pgid, 0)
@@ -79,6 +81,8 @@ def _killpg(pgid: int, signum: int) -> bool:
         return False
     except PermissionError:
         return True  # something is there, just not ours to signal
+    except OSError:
+        return False  # an impossible group (EINVAL): nothing was signalled
     return True
 
 

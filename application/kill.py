@@ -107,6 +107,8 @@ class Killer:
         if incarnation is None or not self._is_ours(incarnation):
             return NO_PROCESS
         pgid = incarnation.pgid if incarnation.pgid is not None else incarnation.pid
+        if pgid != incarnation.pid or pgid <= 1:
+            return NO_PROCESS  # a run leads its own group; any other recorded group is not its to signal
         if not self.signaller.signal_group(pgid, signal.SIGTERM):
             return NO_PROCESS
         deadline = self.clock.monotonic() + self.grace

@@ -60,8 +60,6 @@ def sleepers():
 # --- kill trusts the recorded pgid -------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="review finding: kill signals a recorded pgid of 0, i.e. li's own "
-                                       "process group (the caller's), dying with no envelope")
 def test_kill_with_recorded_pgid_zero_does_not_signal_the_callers_group(li_home: str, sleepers) -> None:
     process = Sleeper()
     sleepers.append(process)
@@ -76,9 +74,6 @@ def test_kill_with_recorded_pgid_zero_does_not_signal_the_callers_group(li_home:
     assert json.loads(proc.stdout)["contract_version"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="review finding: kill signals whatever pgid the record names, not "
-                                       "the leader's own group, and reports `signalled` while the run's "
-                                       "process was never signalled")
 def test_kill_signals_the_runs_own_group_not_a_recorded_foreign_one(li_home: str, sleepers) -> None:
     target, bystander = Sleeper(), Sleeper()
     sleepers.extend([target, bystander])
@@ -91,8 +86,6 @@ def test_kill_signals_the_runs_own_group_not_a_recorded_foreign_one(li_home: str
     assert data["action"] != "signalled" or target.proc.poll() is not None
 
 
-@pytest.mark.xfail(strict=True, reason="review finding: a negative recorded pgid makes kill answer "
-                                       "error.kind internal (OSError EINVAL) instead of refusing the record")
 def test_kill_with_a_negative_recorded_pgid_is_not_internal(li_home: str, sleepers) -> None:
     process = Sleeper()
     sleepers.append(process)

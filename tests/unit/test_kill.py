@@ -170,3 +170,16 @@ def test_a_kill_that_cannot_be_recorded_signals_nothing(world) -> None:
         refused.kill(run.run_id)
     assert error.value.kind.value == "unavailable"
     assert signaller.signals == []
+
+
+@pytest.mark.parametrize("pgid", [0, 1, -7, 4242])
+def test_a_recorded_group_other_than_the_leaders_own_is_never_signalled(world, pgid: int) -> None:
+    from dataclasses import replace
+
+    world.prober.start(4242, create_time=1000.0)  # a bystander that a bad record might name
+    run = live_run(world)
+    world.store.update(run.run_id, lambda r: r.evolve(incarnation=replace(r.incarnation, pgid=pgid)))
+    signaller = DyingSignaller(world.prober)
+    answer = killer(world, signaller).kill(run.run_id)
+    assert answer["action"] == "no_process"
+    assert sent(signaller) == []
