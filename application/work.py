@@ -9,12 +9,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from application.orchestrate import LegConsole, LegOutcome, artifact_name, plan, prompt_for, run_dag
-from application.ports import Clock, Provider, ProviderResult, RunStore, StoreBusy, StoreRefused
+from application.ports import (
+    Clock,
+    Provider,
+    ProviderResult,
+    RunNotFound,
+    RunStore,
+    StoreBusy,
+    StoreRefused,
+)
 from domain.availability import Availability
 from domain.contract import ContractError
 from domain.lifecycle import classify
 from domain.request import Leg, RunRequest, invalid
-from domain.run import Run, iso
+from domain.run import RecordUnusable, Run, iso
 
 AfterEnd = Callable[[Run], None]
 EXIT_BY_STATUS: Mapping[str, int] = {
@@ -111,6 +119,8 @@ class WorkService:
         request: RunRequest | None = None
         try:
             request = self._load(run_id)
+            if self._kill_requested(run_id):
+                self._cancelled.set()  # a kill recorded before there was a process to signal
             outcomes = self._execute(run_id, request, workspace, began)
         except ContractError as exc:
             error = "request_unreadable"
@@ -122,6 +132,12 @@ class WorkService:
         end = decide(outcomes, self.cancelled, produced, error)
         self._write_manifest(run_id, request, outcomes, self.clock.monotonic() - began, workspace)
         return self._finish(run_id, end, workspace)
+
+    def _kill_requested(self, run_id: str) -> bool:
+        try:
+            return self.store.read(run_id).kill_requested_at is not None
+        except (RunNotFound, RecordUnusable, OSError):
+            return False
 
     def _load(self, run_id: str) -> RunRequest:
         try:

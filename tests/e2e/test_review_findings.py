@@ -99,9 +99,6 @@ def test_kill_with_a_negative_recorded_pgid_is_not_internal(li_home: str, sleepe
 # --- kill during preparing is recorded, then ignored --------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="review finding: a kill recorded while the run is preparing is "
-                                       "ignored by the runner, which then does the work and records "
-                                       "completed/succeeded")
 def test_kill_recorded_during_preparing_is_honoured_when_the_runner_starts(li_home: str) -> None:
     template = _submit(li_home, "true")
     _wait_terminal(li_home, template)

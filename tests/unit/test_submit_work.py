@@ -248,3 +248,13 @@ def test_the_end_is_decided_by_precedence(cancelled, error, statuses, produced, 
 
     outcomes = [LegOutcome(Leg(f"l{n}", ModelSpec("sh")), s, None, ProviderResult(0)) for n, s in enumerate(statuses)]
     assert decide(outcomes, cancelled, produced, error).status == expected
+
+
+
+def test_a_kill_recorded_before_the_runner_started_cancels_the_work_unrun(world) -> None:
+    registry = setup(world)
+    run_id = submitted(world, agent())
+    world.store.update(run_id, lambda r: r.evolve(kill_requested_at="2026-07-25T17:50:11.000000+00:00"))
+    ended, _ = perform(world, run_id)  # no SIGTERM ever reached it: the kill came while preparing
+    assert (ended.status, ended.outcome, ended.reason_code) == ("cancelled", "cancelled", "kill_requested")
+    assert registry["claude"].calls == []
