@@ -84,7 +84,10 @@ def recorded_outcome(run: Run) -> str | None:
     """The outcome of a recorded end (the writer's, else the classification); None with no end."""
     if not run.end_recorded:
         return None
-    return run.outcome if run.outcome in OUTCOMES else classify(run.status)
+    if run.outcome is None:
+        return classify(run.status)
+    # A writer that recorded something other than the vocabulary did not record a success (D4).
+    return run.outcome if run.outcome in OUTCOMES else "indeterminate"
 
 
 def reapable(run: Run, finding: Finding) -> bool:

@@ -126,9 +126,6 @@ def test_kill_recorded_during_preparing_is_honoured_when_the_runner_starts(li_ho
 # --- outcome derivation -------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="review finding: a recorded out-of-vocabulary outcome is replaced "
-                                       "by classify(status), so `completed` + outcome `partial` reads as "
-                                       "succeeded instead of indeterminate")
 def test_out_of_vocabulary_recorded_outcome_is_never_reported_as_success(li_home: str) -> None:
     store = FsRunStore(li_home)
     now = datetime.now(UTC)

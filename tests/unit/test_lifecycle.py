@@ -75,6 +75,14 @@ def test_an_unknown_status_with_a_recorded_end_is_indeterminate_never_succeeded(
     assert d.terminal is True and d.outcome == "indeterminate"
 
 
+@given(statuses, st.text(max_size=12).filter(lambda o: o not in OUTCOMES), phases, findings)
+def test_a_recorded_outcome_outside_the_vocabulary_is_indeterminate_whatever_the_status(
+    status: str, outcome: str, phase: str | None, finding: Finding | None
+) -> None:
+    d = derive(run(status, iso(NOW), phase, outcome), finding, NOW)
+    assert d.terminal is True and d.outcome == "indeterminate"
+
+
 @given(statuses, ends, phases, findings)
 def test_status_is_reported_verbatim_except_an_established_dead_process(
     status: str, end: str | None, phase: str | None, finding: Finding | None
