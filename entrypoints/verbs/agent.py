@@ -78,8 +78,8 @@ def prompt_and_model(args: Namespace, split: Any) -> tuple[str | None, str | Non
     return model, given if given is not None else positional
 
 
-def read_prompt_file(path: str | None) -> str | None:
-    """The prompt file's text (stdin for `-`), refused when unreadable or not UTF-8."""
+def read_prompt_file(path: str | None, what: str = "prompt file") -> str | None:
+    """The file's text (stdin for `-`), refused when unreadable or not UTF-8."""
     from domain.request import PROMPT_LIMIT, invalid
 
     if path is None:
@@ -91,11 +91,11 @@ def read_prompt_file(path: str | None) -> str | None:
             with open(path, "rb") as handle:
                 raw = handle.read(PROMPT_LIMIT + 1)
     except OSError as exc:
-        raise invalid(f"cannot read the prompt file {path!r}: {exc.strerror or exc}", path=path) from None
+        raise invalid(f"cannot read the {what} {path!r}: {exc.strerror or exc}", path=path) from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise invalid(f"the prompt file {path!r} is not UTF-8 text", path=path) from None
+        raise invalid(f"the {what} {path!r} is not UTF-8 text", path=path) from None
 
 
 def common_options(args: Namespace) -> dict[str, Any]:

@@ -66,7 +66,7 @@ def flow_request(args: Namespace) -> RunRequest:
     from entrypoints.verbs.agent import common_options, read_prompt_file
 
     common = common_options(args)
-    text = check_prompt(read_prompt_file(args.spec), "flow spec")
+    text = check_prompt(read_prompt_file(args.spec, "flow spec"), "flow spec")
     spec = decode_spec(text, args.spec)
     legs = parse_flow(spec)
     common["label"] = common["label"] or describe(spec)
@@ -83,6 +83,8 @@ def decode_spec(text: str, path: str) -> object:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise invalid(f"the flow spec {path!r} is not valid YAML or JSON: {exc}", path=path) from None
+    except RecursionError:
+        raise invalid(f"the flow spec {path!r} is nested too deeply to be a flow", path=path) from None
 
 
 def fanout_request(args: Namespace) -> RunRequest:

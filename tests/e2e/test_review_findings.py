@@ -139,8 +139,6 @@ def test_out_of_vocabulary_recorded_outcome_is_never_reported_as_success(li_home
 # --- input that reaches `internal` --------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="review finding: a deeply nested flow spec raises RecursionError, "
-                                       "answered as error.kind internal instead of invalid_input")
 def test_deeply_nested_flow_spec_is_invalid_input_not_internal(li_home: str, tmp_path: Path) -> None:
     spec = tmp_path / "deep.json"
     spec.write_text("[" * 5000 + "]" * 5000)
