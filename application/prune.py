@@ -11,10 +11,14 @@ from application.ports import Clock, RunNotFound, RunStore, StoreBusy, StoreRefu
 from domain.run import RecordUnusable, Run, parse_iso
 
 SECONDS_PER_DAY = 86400.0
+# How long after its end a run whose notice has not settled is kept: far past the notice
+# command's timeout (30 s by default), so a sender that died does not pin a run forever.
+NOTICE_GRACE_SECONDS = 600.0
 
 # Why a run was kept.
 NOT_ENDED = "not_ended"
 ENDED_RECENTLY = "ended_recently"
+NOTICE_IN_FLIGHT = "notice_in_flight"
 RECORD_UNUSABLE = "record_unusable"
 NO_RECORD = "no_record"
 BUSY = "busy"
@@ -47,6 +51,18 @@ def old_enough(run: Run, now: datetime, older_than_days: float) -> bool:
     return end is not None and (now - end).total_seconds() >= older_than_days * SECONDS_PER_DAY
 
 
+def notice_in_flight(run: Run, now: datetime) -> bool:
+    """A configured notice not yet settled, recently enough that its sender may still be running.
+
+    Removing the run then would wake a consumer to a `not_found` (D9: a consumer woken by the
+    notice finds the outputs already present).
+    """
+    settled = run.delivery is not None and (not run.delivery.attempted or run.delivery.ok is not None)
+    end = ended_at(run)
+    recent = end is not None and (now - end).total_seconds() < NOTICE_GRACE_SECONDS
+    return bool(run.notify) and not settled and recent
+
+
 class Pruner:
     """Resolves every run through the Observer, then deletes only ended ones under their lock."""
 
@@ -73,6 +89,8 @@ class Pruner:
             return report.keep(run_id, NOT_ENDED, f"status {observed.derivation.status}")
         if not old_enough(observed.run, self.clock.now(), older_than_days):
             return report.keep(run_id, ENDED_RECENTLY, f"ended at {ended_at(observed.run)}")
+        if notice_in_flight(observed.run, self.clock.now()):
+            return report.keep(run_id, NOTICE_IN_FLIGHT, "its terminal notice is still being delivered")
         if report.dry_run:
             return report.removed.append(run_id)
         self._remove(run_id, older_than_days, report)
@@ -83,7 +101,8 @@ class Pruner:
         now = self.clock.now()
 
         def delete_if_still_ended(current: Run) -> None:
-            if current.end_recorded and old_enough(current, now, older_than_days):
+            if current.end_recorded and old_enough(current, now, older_than_days) \
+                    and not notice_in_flight(current, now):
                 self.store.remove(run_id)
                 removed.append(run_id)
             return None  # nothing is written back: the record is gone, or stays as it was

@@ -150,8 +150,6 @@ def test_deeply_nested_flow_spec_is_invalid_input_not_internal(li_home: str, tmp
 # --- retention vs. the notice -------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="review finding: prune removes an ended run whose terminal notice "
-                                       "is still being delivered, so the notified consumer reads not_found")
 def test_prune_keeps_a_run_whose_notice_is_in_flight(li_home: str) -> None:
     run_id = _submit(li_home, "--notify", "sleep 3", 'echo hi > "$LI_ARTIFACTS_DIR/a"')
     deadline = time.monotonic() + 15

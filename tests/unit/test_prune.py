@@ -171,3 +171,31 @@ def test_removed_runs_leave_no_folder_behind(tmp_path, days: float) -> None:
     ended = add_run(world, status="completed", pid=97, finished_ago=2 * DAY)
     world.container.pruner().prune(older_than_days=days)
     assert not (tmp_path / "li-home" / "runs" / ended).exists()
+
+
+
+def notified_run(world) -> str:
+    """An ended run whose notice was claimed and has no recorded outcome yet."""
+    from application.notify import UNKNOWN_OUTCOME
+
+    run_id = add_run(world, status="completed", pid=61, finished_ago=1)
+    world.store.update(run_id, lambda r: r.evolve(notify=["notify-me"], delivery=UNKNOWN_OUTCOME))
+    return run_id
+
+
+def test_a_run_whose_notice_is_still_being_delivered_is_kept_until_it_settles(world) -> None:
+    from domain.run import Delivery
+
+    run_id = notified_run(world)
+    report = world.container.pruner().prune()
+    assert report.removed == [] and reasons(report) == {run_id: "notice_in_flight"}
+    world.store.update(run_id, lambda r: r.evolve(delivery=Delivery(True, True, 0)))
+    assert world.container.pruner().prune().removed == [run_id]
+
+
+def test_a_notice_whose_sender_died_long_ago_does_not_pin_the_run(world) -> None:
+    from application.prune import NOTICE_GRACE_SECONDS
+
+    run_id = notified_run(world)
+    world.clock.advance(NOTICE_GRACE_SECONDS + 1)
+    assert world.container.pruner().prune().removed == [run_id]
