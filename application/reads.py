@@ -11,6 +11,7 @@ from application.observe import Observed, Observer
 from application.ports import RunNotFound, RunStore
 from domain.availability import MALFORMED, NOT_RECORDED, NOT_YET_WRITTEN, Availability
 from domain.contract import ContractError, ErrorKind
+from domain.lifecycle import exit_code_of
 from domain.run import Delivery, RecordUnusable, Run, is_run_id
 
 TAIL_CHARS_DEFAULT: Final = 20_000
@@ -20,7 +21,6 @@ LIMIT_MAX: Final = 1000
 USAGE_KEYS: Final = ("metering", "usage")  # where a manifest carries the run's meter
 
 # Human-mode exit codes by an ended run's status; anything else that ended is 1.
-_EXIT_OF: Final = {"completed": 0, "failed": 1, "completed_empty": 1, "timed_out": 124, "cancelled": 143}
 _DIGITS = re.compile(r"[0-9]+")
 
 
@@ -44,8 +44,8 @@ def bounded_count(raw: str | None, name: str, default: int, maximum: int, minimu
 
 
 def exit_code_for(status: str) -> int:
-    """The human-mode exit code of an ended run: completed 0, timed_out 124, cancelled 143, else 1."""
-    return _EXIT_OF.get(status, 1)
+    """The human-mode exit code of an ended run (one table: `domain.lifecycle.EXIT_CODES`)."""
+    return exit_code_of(status)
 
 
 def pid_of(run: Run) -> int | None:

@@ -20,19 +20,16 @@ from application.ports import (
 )
 from domain.availability import Availability
 from domain.contract import ContractError
-from domain.lifecycle import classify
+from domain.lifecycle import classify, exit_code_of
 from domain.request import Leg, RunRequest, invalid
 from domain.run import RecordUnusable, Run, iso
 
 AfterEnd = Callable[[Run], None]
-EXIT_BY_STATUS: Mapping[str, int] = {
-    "completed": 0, "completed_empty": 1, "failed": 1, "timed_out": 124, "aborted": 130, "cancelled": 143,
-}
 
 
 def exit_status(status: str) -> int:
-    """The human-mode exit code of a run's status (anything unrecognised is a failure)."""
-    return EXIT_BY_STATUS.get(status, 1)
+    """The runner's (and a foreground `li agent`'s) exit code: the one table in the domain."""
+    return exit_code_of(status)
 
 
 def _no_hook(run: Run) -> None:
@@ -59,11 +56,11 @@ class End:
 def decide(outcomes: list[LegOutcome], cancelled: bool, produced: bool, error: str | None) -> End:
     """The run's end from its legs: cancel beats error beats timeout beats failure beats emptiness."""
     if cancelled:
-        return End("cancelled", "cancelled", 143)
+        return End("cancelled", "cancelled", exit_code_of("cancelled"))
     if error is not None:
         return End("failed", error, 1)
     if any(o.status == "timed_out" for o in outcomes):
-        return End("timed_out", "timeout", 124)
+        return End("timed_out", "timeout", exit_code_of("timed_out"))
     failed = next((o for o in outcomes if o.status not in ("completed",)), None)
     if failed is not None:
         code = failed.result.exit_code if failed.result is not None else 1

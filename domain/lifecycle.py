@@ -34,6 +34,17 @@ REAP_REASONS: Final = {
 }
 
 
+# Human-mode exit codes of an ended run (design §3, like the reference); anything else ended is 1.
+EXIT_CODES: Final = {
+    "completed": 0, "completed_empty": 1, "failed": 1, "timed_out": 124, "aborted": 130, "cancelled": 143,
+}
+
+
+def exit_code_of(status: str) -> int:
+    """The exit code a person's shell sees for a run that ended with `status`."""
+    return EXIT_CODES.get(status, 1)
+
+
 def classify(status: str) -> str:
     """The producer's classification of an ended run's status; anything unknown is indeterminate."""
     return _OUTCOME_OF.get(status, "indeterminate")

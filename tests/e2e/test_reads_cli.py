@@ -145,7 +145,7 @@ store.update(run_id, lambda r: r.evolve(status=status, outcome=outcome or None,
 
 @pytest.mark.parametrize(("status", "outcome", "code"), [
     ("completed", "succeeded", 0), ("timed_out", "failed", 124), ("cancelled", "cancelled", 143),
-    ("completed_empty", "failed", 1), ("aborted", "cancelled", 1),
+    ("completed_empty", "failed", 1), ("aborted", "cancelled", 130),
 ])
 def test_follow_streams_the_console_and_exits_with_the_runs_code(li_home, status, outcome, code) -> None:
     store = FsRunStore(li_home)

@@ -334,7 +334,7 @@ def test_anything_else_as_a_limit_is_invalid_input(raw: str) -> None:
 
 @pytest.mark.parametrize(("status", "code"), [("completed", 0), ("failed", 1), ("completed_empty", 1),
                                               ("timed_out", 124), ("cancelled", 143), ("exited", 1),
-                                              ("aborted", 1), ("something-new", 1)])
+                                              ("aborted", 130), ("something-new", 1)])
 def test_an_ended_runs_human_exit_code_follows_its_status(status: str, code: int) -> None:
     from application.reads import exit_code_for
 
