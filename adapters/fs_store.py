@@ -125,6 +125,8 @@ class FsRunStore:
             names = os.listdir(self.runs)
         except FileNotFoundError:
             return iter(())
+        except OSError as exc:  # LI_HOME is a file, or unreadable: the store cannot be listed
+            raise StoreRefused(f"cannot list the runs under {self.runs}: {exc.strerror or exc}") from exc
         return iter(sorted((n for n in names if is_run_id(n)), reverse=True))
 
     def write_text(self, run_id: str, name: str, text: str) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from application.observe import Observer
 from application.ports import Clock, RunNotFound, RunStore, StoreBusy, StoreRefused
+from domain.contract import ContractError, ErrorKind
 from domain.run import RecordUnusable, Run, parse_iso
 
 SECONDS_PER_DAY = 86400.0
@@ -74,7 +75,11 @@ class Pruner:
 
     def prune(self, older_than_days: float = 0.0, dry_run: bool = False) -> PruneReport:
         report = PruneReport(dry_run)
-        for run_id in list(self.store.run_ids()):
+        try:
+            run_ids = list(self.store.run_ids())
+        except StoreRefused as exc:
+            raise ContractError(ErrorKind.UNAVAILABLE, str(exc), {"reason_code": "store_unreadable"}) from exc
+        for run_id in run_ids:
             self._consider(run_id, older_than_days, report)
         return report
 

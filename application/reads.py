@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any, Final
 
 from application.answers import lifecycle_fields
 from application.observe import Observed, Observer
-from application.ports import RunNotFound, RunStore
+from application.ports import RunNotFound, RunStore, StoreRefused
 from domain.availability import MALFORMED, NOT_RECORDED, NOT_YET_WRITTEN, Availability
 from domain.contract import ContractError, ErrorKind
 from domain.lifecycle import exit_code_of
@@ -138,7 +139,7 @@ class RunReads:
         """Newest first; reads only as many records as the limit needs (ids sort by time)."""
         rows: list[dict[str, Any]] = []
         truncated = False
-        for run_id in self.store.run_ids():
+        for run_id in _listable(self.store):
             row = self._row(run_id)
             if row is None or (status is not None and row["error"] is None and row["status"] != status):
                 continue
@@ -178,3 +179,11 @@ def observe_or_refuse(observer: Observer, run_id: str, probe_ended: bool = True)
         raise not_found(run_id) from exc
     except RecordUnusable as exc:
         raise unusable(run_id, exc) from exc
+
+
+def _listable(store: RunStore) -> Iterator[str]:
+    """The store's run ids; a store that cannot be listed at all is `unavailable`, not a crash."""
+    try:
+        return store.run_ids()
+    except StoreRefused as exc:
+        raise ContractError(ErrorKind.UNAVAILABLE, str(exc), {"reason_code": "store_unreadable"}) from exc

@@ -85,6 +85,8 @@ def decode_spec(text: str, path: str) -> object:
         raise invalid(f"the flow spec {path!r} is not valid YAML or JSON: {exc}", path=path) from None
     except RecursionError:
         raise invalid(f"the flow spec {path!r} is nested too deeply to be a flow", path=path) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. an impossible date YAML resolves
+        raise invalid(f"the flow spec {path!r} holds a value that cannot be read: {exc}", path=path) from None
 
 
 def fanout_request(args: Namespace) -> RunRequest:

@@ -176,3 +176,24 @@ def test_artifact_symlink_to_a_directory_is_not_silently_dropped(li_home: str) -
     if artifacts["available"]:
         names = {entry["name"] for entry in artifacts["value"]}
         assert any(name.startswith("etc-link") for name in names), names
+
+
+# --- regressions from the code review -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", [("job", "list"), ("job", "prune")])
+def test_a_store_that_cannot_be_listed_is_unavailable_not_internal(tmp_path: Path, verb: tuple[str, ...]) -> None:
+    home = tmp_path / "not-a-folder"
+    home.write_text("a file where LI_HOME should be")
+    error = machine(*verb, home=str(home)).error
+    assert (error["kind"], error["detail"]["reason_code"]) == ("unavailable", "store_unreadable")
+    person = run_li(*verb, home=str(home))
+    assert person.returncode != 0 and len(person.stderr.splitlines()) == 1 and "Traceback" not in person.stderr
+
+
+def test_a_flow_spec_holding_an_impossible_date_is_invalid_input(li_home: str, tmp_path: Path) -> None:
+    spec = tmp_path / "flow.yaml"
+    spec.write_text("steps:\n  - id: a\n    prompt: echo hi\n    description: 2020-13-45\n")
+    error = machine("orchestrate", "flow", "--detach", str(spec), home=li_home).error
+    assert error["kind"] == "invalid_input"
+    assert not os.path.isdir(os.path.join(li_home, "runs")) or os.listdir(os.path.join(li_home, "runs")) == []
