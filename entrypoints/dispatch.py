@@ -102,6 +102,29 @@ def refuse(message: str, code: int) -> int:
 
 
 def human(args: list[str], out: IO[str]) -> int:
+    """Human mode; a reader that went away (`li job list | head -1`) ends it quietly, like `cat`."""
+    try:
+        code = _human(args, out)
+        out.flush()
+        return code
+    except BrokenPipeError:
+        _silence(out)
+        return 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
+
+
+def _silence(out: IO[str]) -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot raise again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _human(args: list[str], out: IO[str]) -> int:
     """Human mode: readable text on stdout, one line on stderr and a non-zero exit for refusals."""
     try:
         namespace = build_parser().parse_args(args)
@@ -130,5 +153,7 @@ def human(args: list[str], out: IO[str]) -> int:
         raise
     except KeyboardInterrupt:
         return refuse("interrupted", 130)
+    except BrokenPipeError:
+        raise
     except Exception as error:  # noqa: BLE001 - a person gets one line, never a traceback
         return refuse(f"internal error: {type(error).__name__}: {error}", 70)

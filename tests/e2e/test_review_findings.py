@@ -197,3 +197,16 @@ def test_a_flow_spec_holding_an_impossible_date_is_invalid_input(li_home: str, t
     error = machine("orchestrate", "flow", "--detach", str(spec), home=li_home).error
     assert error["kind"] == "invalid_input"
     assert not os.path.isdir(os.path.join(li_home, "runs")) or os.listdir(os.path.join(li_home, "runs")) == []
+
+
+def test_a_reader_that_went_away_ends_a_human_listing_quietly(li_home: str) -> None:
+    _submit(li_home, "sh", "true")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before li writes a byte: `li job list | head -0`
+    try:
+        proc = subprocess.run([li_bin(), "job", "list"], stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              timeout=60, env=dict(os.environ, LI_HOME=li_home))
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
