@@ -79,6 +79,10 @@ def follow(args: Namespace) -> int:
             print(f"li: {run_id}: the process is gone and no end was recorded (status {derivation.status})",
                   file=sys.stderr)
             return 1
+        if derivation.aged_preparing:
+            print(f"li: {run_id}: its start was never recorded (an old preparing record); it will not "
+                  "produce more output", file=sys.stderr)
+            return 1
         clock.sleep(FOLLOW_POLL_SECONDS)
 
 

@@ -169,6 +169,16 @@ def test_follow_gives_up_on_a_run_that_stopped_without_an_end(li_home) -> None:
     assert "no end was recorded" in result.stderr
 
 
+def test_follow_gives_up_on_an_aged_preparing_run_instead_of_looping_forever(li_home) -> None:
+    from datetime import timedelta
+
+    store = FsRunStore(li_home)
+    run = put_run(store, datetime.now(UTC) - timedelta(hours=1), spawn_state="preparing")
+    result = run_li("job", "output", run.run_id, "--follow", home=li_home, timeout=60)
+    assert result.returncode == 1
+    assert "start was never recorded" in result.stderr
+
+
 def test_machine_mode_is_never_inferred_from_a_pipe(home) -> None:
     proc = subprocess.run([li_bin(), "job", "list"], capture_output=True, text=True,
                           env=dict(os.environ, LI_HOME=home["home"]), check=False)
