@@ -60,6 +60,8 @@ class Killer:
             return ALREADY_TERMINAL
         if self._conclusively_gone(run):
             return NO_PROCESS  # it stopped on its own: a kill request now would misattribute its end
+        if self._foreign(run):
+            return NO_PROCESS  # another host's run: not ours to signal, nor to mark for its reaper
         run = self._record_request(run_id)
         return ALREADY_TERMINAL if run.end_recorded else self._signal(run)
 
@@ -78,6 +80,11 @@ class Killer:
         host = self.prober.host()
         seen = self.prober.observe(incarnation.pid) if incarnation.host_id == host.host_id else None
         return judge(incarnation, incarnation.pid, seen, host).conclusive
+
+    def _foreign(self, run: Run) -> bool:
+        here = self.prober.host().host_id
+        return run.incarnation is not None and None not in (run.incarnation.host_id, here) \
+            and run.incarnation.host_id != here
 
     def _record_request(self, run_id: str) -> Run:
         """Under the lock: stamp the request on a run with no recorded end; return the record as it stands."""
