@@ -12,6 +12,9 @@ from entrypoints.verbs._common import this
 def register(sub: Any) -> None:
     parser = sub.add_parser("mcp", help="serve li's tools over MCP on stdio")
     parser.add_argument("--li", help="absolute path of the li executable to drive")
+    parser.add_argument("--max-attempts", help="unresolved observations of a run before it is abandoned (5)")
+    parser.add_argument("--backoff", help="first backoff in seconds, doubling (1)")
+    parser.add_argument("--backoff-max", help="largest backoff in seconds (60)")
     parser.set_defaults(verb=this(__name__))
 
 
@@ -22,4 +25,17 @@ def run(args: Namespace) -> dict[str, Any]:
 def human(args: Namespace) -> int:
     from entrypoints.mcp_server import main
 
-    return main(["--li", args.li] if args.li else [])
+    options = {"--li": args.li or _this_li(), "--max-attempts": args.max_attempts, "--backoff": args.backoff,
+               "--backoff-max": args.backoff_max}
+    return main([f"{flag}={value}" for flag, value in options.items() if value is not None])
+
+
+def _this_li() -> str | None:
+    """Without --li or LI_BIN, drive the very `li` that was started, by its absolute path (D1)."""
+    import os
+    import sys
+
+    if os.environ.get("LI_BIN"):
+        return None  # the server's own resolution honours LI_BIN
+    started = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return started if os.path.basename(started) == "li" and os.access(started, os.X_OK) else None
