@@ -99,10 +99,14 @@ class WorkService:
         self._console_lock = threading.Lock()
 
     def cancel(self) -> None:
-        """SIGTERM: stop every running leg; the end will be recorded as `cancelled`."""
-        self._cancelled.set()
+        """Stop every running leg; the end will be recorded as `cancelled`."""
+        self.mark_cancelled()
         if self.stop_children is not None:
             self.stop_children()
+
+    def mark_cancelled(self) -> None:
+        """Only note the cancel (safe inside a signal handler); `cancel()` then stops the legs."""
+        self._cancelled.set()
 
     @property
     def cancelled(self) -> bool:

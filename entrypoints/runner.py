@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from types import FrameType
 from typing import Any
 
@@ -34,6 +35,26 @@ def main(argv: list[str] | None = None) -> int:
     return perform(args[0])
 
 
+def _cancel_on_sigterm(work: Any) -> None:
+    """SIGTERM cancels the work. The handler only notes it: stopping legs starts threads and
+    takes locks, which a handler interrupting the main thread inside `Thread.start` could
+    deadlock on; a canceller thread does that part instead."""
+    requested = threading.Event()
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        work.mark_cancelled()  # before the main thread can go on to record an end
+        requested.set()
+
+    def canceller() -> None:
+        requested.wait()
+        work.cancel()
+
+    threading.Thread(target=canceller, name="li-canceller", daemon=True).start()
+    signal.signal(signal.SIGTERM, on_term)
+    if _early_term:
+        on_term(signal.SIGTERM, None)
+
+
 def perform(run_id: str) -> int:
     """Everything from the container: the work service, its hook, the store's run folder."""
     from application.work import Workspace, exit_status
@@ -42,9 +63,7 @@ def perform(run_id: str) -> int:
     container = get_container()
     hook: Any = container.notices().send if hasattr(container, "notices") else None
     work = container.work(after_end=hook) if hook is not None else container.work()
-    signal.signal(signal.SIGTERM, lambda signum, frame: work.cancel())
-    if _early_term:
-        work.cancel()
+    _cancel_on_sigterm(work)
     artifacts = os.path.join(container.store().run_dir(run_id), "artifacts")
     os.makedirs(artifacts, exist_ok=True)
     if hasattr(sys.stdout, "reconfigure"):
