@@ -183,7 +183,6 @@ def submit_for_person(request: RunRequest, args: Namespace) -> int:
 
 def follow(handle: Handle) -> int:
     """Stream the console to the terminal until the run's end is recorded; exit with its code."""
-    import signal
     import time
 
     from application.work import exit_status
@@ -207,7 +206,7 @@ def follow(handle: Handle) -> int:
                 raise
             stopping = True  # a second ^C leaves the run to itself
             print(f"li: stopping run {handle.run_id}", file=sys.stderr)
-            container.signaller().signal_group(handle.pid, signal.SIGTERM)
+            container.killer().kill(handle.run_id)  # recorded and verified, as `li job kill` does
 
 
 def _copy_console(path: str, offset: int) -> int:

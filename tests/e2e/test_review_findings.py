@@ -227,3 +227,22 @@ def test_li_mcp_takes_its_documented_options_and_drives_the_li_that_started_it(l
         proc.kill()
         proc.communicate(timeout=30)
     assert reply["id"] == 1 and "result" in reply, reply
+
+
+def test_ctrl_c_in_a_foreground_agent_kills_the_run_through_the_kill_use_case(li_home: str) -> None:
+    import signal
+
+    env = dict(os.environ, LI_HOME=li_home, **FAST)
+    person = subprocess.Popen([li_bin(), "agent", "sh", "echo started; sleep 60"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert person.stdout.readline().strip() == "started"  # type: ignore[union-attr]
+        person.send_signal(signal.SIGINT)
+        out, err = person.communicate(timeout=60)
+    finally:
+        if person.poll() is None:
+            person.kill()
+    [run_id] = os.listdir(os.path.join(li_home, "runs"))
+    data = _wait_terminal(li_home, run_id)
+    assert (data["status"], data["outcome"], data["reason_code"]) == ("cancelled", "cancelled", "kill_requested")
+    assert person.returncode == 143, err
