@@ -25,6 +25,18 @@ def lazy(path: str) -> Any:
     return construct
 
 
+def on_first_use(factory: Any) -> Any:
+    """The reap hook: the notice machinery is built only when a reap actually publishes.
+
+    Every status, list and wait composes an Observer; almost none of them reap.
+    """
+
+    def send(run: Any) -> None:
+        factory().send(run)
+
+    return send
+
+
 def default_home() -> str:
     """`$LI_HOME`, else `$XDG_STATE_HOME/li`, else `~/.local/state/li`."""
     if os.environ.get("LI_HOME"):
@@ -90,7 +102,7 @@ class Container(containers.DeclarativeContainer):
         store=store,
         prober=prober,
         clock=clock,
-        on_reaped=reap_notices.provided.send,  # the reap winner, and only it, sends the notice (D9)
+        on_reaped=providers.Callable(on_first_use, reap_notices.provider),  # only the reap winner (D9)
         preparing_threshold=config.preparing_threshold,
     )
 
