@@ -1,9 +1,9 @@
-"""Helpers shared by verb modules: argument types and the not-yet-built answer."""
+"""Helpers shared by verb modules: the verb-module handle and the run-id argument check."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 from domain.contract import ContractError, ErrorKind
 
@@ -11,10 +11,6 @@ from domain.contract import ContractError, ErrorKind
 def this(name: str) -> Any:
     """The module object for `set_defaults(verb=...)`."""
     return sys.modules[name]
-
-
-def unbuilt(what: str) -> NoReturn:
-    raise ContractError(ErrorKind.UNAVAILABLE, f"{what} is not available in this build")
 
 
 def require_run_id(value: str) -> str:

@@ -40,11 +40,6 @@ def run(args: Namespace) -> dict[str, Any]:
     return submit(agent_request(args)).to_wire()
 
 
-def show(data: dict[str, Any], args: Namespace) -> int:
-    print(data["run_id"])
-    return 0
-
-
 def human(args: Namespace) -> int:
     return submit_for_person(agent_request(args), args)
 

@@ -37,11 +37,6 @@ def run(args: Namespace) -> dict[str, Any]:
     return submit(orchestrate_request(args)).to_wire()
 
 
-def show(data: dict[str, Any], args: Namespace) -> int:
-    print(data["run_id"])
-    return 0
-
-
 def human(args: Namespace) -> int:
     from entrypoints.verbs.agent import submit_for_person
 
