@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
-from domain.contract import CONTRACT_VERSION, ERROR_KINDS, EXIT_CONFIG
+from domain.contract import CONTRACT_VERSION, EXIT_CONFIG, is_well_formed
+from domain.observation import MAX_WAIT_BOUNDS, MAX_WAIT_DEFAULT, clamp
 
 # --- transport: one subprocess call, swappable so tests can hand-write its result ---------------
 
@@ -58,7 +59,7 @@ class SubprocessRunner:
             )
         except subprocess.TimeoutExpired as exc:
             return Completed(None, _text(exc.stdout), _text(exc.stderr), timed_out=True)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, OverflowError) as exc:  # OverflowError: an unbounded timeout
             return Completed(None, launch_error=f"{type(exc).__name__}: {exc}")
         return Completed(done.returncode, _text(done.stdout), _text(done.stderr))
 
@@ -128,7 +129,7 @@ def classify(done: Completed, understood: frozenset[int]) -> Reply:
     fault = _transport_fault(done)
     if fault is not None:
         return fault
-    parsed = _parse_one_object(done.stdout)
+    parsed = parse_one_object(done.stdout, "stdout")
     if isinstance(parsed, str):
         return _fault(Verdict.TRANSPORT_FAULT, done, f"{_exit_words(done.exit_code)}; {parsed}")
     return _judge_envelope(parsed, done, understood)
@@ -151,16 +152,16 @@ def _transport_fault(done: Completed) -> Reply | None:
     return None
 
 
-def _parse_one_object(stdout: str) -> dict[str, Any] | str:
-    """Exactly one JSON object, or a reason why not (a string)."""
-    if not stdout.strip():
-        return "stdout was empty"
+def parse_one_object(text: str, what: str) -> dict[str, Any] | str:
+    """Exactly one JSON object, or a reason why not (a string naming `what` was read)."""
+    if not text.strip():
+        return f"{what} was empty"
     try:
-        value = json.loads(stdout, parse_constant=_refuse_constant)
-    except ValueError as exc:
-        return f"stdout is not one JSON value ({exc})"
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than json can go
+        return f"{what} is not one JSON value ({type(exc).__name__}: {exc})"
     if not isinstance(value, dict):
-        return f"stdout is JSON but not an object ({type(value).__name__})"
+        return f"{what} is JSON but not an object ({type(value).__name__})"
     return value
 
 
@@ -189,18 +190,28 @@ def _judge_envelope(envelope: dict[str, Any], done: Completed, understood: froze
 
 
 def _shape_problem(envelope: dict[str, Any]) -> str | None:
-    """Why an envelope of an understood version is malformed, or None (unknown keys are fine)."""
+    """Why an envelope of an understood version is malformed, or None (unknown keys are fine).
+
+    The D3 rule is the domain's `is_well_formed`; the client adds only that `data` is an
+    object, because it reads every v1 data as one.
+    """
+    if is_well_formed(envelope) and (not envelope["ok"] or isinstance(envelope["data"], dict)):
+        return None
+    return _diagnose_shape(envelope)
+
+
+def _diagnose_shape(envelope: dict[str, Any]) -> str:
+    """Words for a malformed envelope: the first D3 rule it breaks (wording only, no decision)."""
     ok, data, error = envelope.get("ok"), envelope.get("data"), envelope.get("error")
     if not isinstance(ok, bool):
         return "envelope has no boolean ok"
     if (data is None) == (error is None):
         return "envelope must carry exactly one of data and error"
     if ok:
-        return None if isinstance(data, dict) else "ok: true must carry a data object"
+        return "ok: true must carry a data object"
     if not isinstance(error, dict):
         return "ok: false must carry an error object"
-    kind = error.get("kind")
-    return None if kind in ERROR_KINDS else f"error.kind {kind!r} is outside the closed set"
+    return f"error.kind {error.get('kind')!r} is outside the closed set"
 
 
 def _fault(verdict: Verdict, done: Completed, words: str, version: int | None = None) -> Reply:
@@ -378,14 +389,34 @@ class Standing:
     retry_after: float
 
 
-class UnresolvedLedger:
-    """The client's own store of unresolved ids: attempts, last observation, abandonment."""
+#: Ids the ledger remembers at most; a long-lived `li mcp` must not grow without bound.
+LEDGER_CAPACITY = 4096
 
-    def __init__(self, policy: UnresolvedPolicy, clock: Callable[[], float]) -> None:
+
+class UnresolvedLedger:
+    """The client's own store of unresolved ids: attempts, last observation, abandonment.
+
+    An id leaves when it is seen ended or unknown. Past `capacity` the ledger forgets the
+    least recently observed abandoned id first, so an id still being counted keeps its
+    attempts (forgetting it would let it be retried for ever); only a ledger full of ids
+    still being counted forgets the least recently observed of those.
+    """
+
+    def __init__(
+        self,
+        policy: UnresolvedPolicy,
+        clock: Callable[[], float],
+        capacity: int = LEDGER_CAPACITY,
+    ) -> None:
         self.policy = policy
+        self.capacity = max(1, capacity)
         self._clock = clock
-        self._entries: dict[str, _Entry] = {}
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
 
     def observe(self, run_id: str, bucket: str, window_expired: bool) -> Standing:
         """Record one observation; pending counts only when the window closed on it."""
@@ -394,10 +425,24 @@ class UnresolvedLedger:
                 self._entries.pop(run_id, None)
                 return Standing(bucket, 0, False, 0.0)
             entry = self._entries.setdefault(run_id, _Entry(bucket, 0, self._clock()))
+            self._entries.move_to_end(run_id)
             if bucket != PENDING or window_expired:
                 entry.attempts += 1
             entry.bucket, entry.last_seen = bucket, self._clock()
+            self._evict()
             return self._standing(entry)
+
+    def forget(self, run_id: str) -> None:
+        """Drop an id some other read showed ended or unknown: nothing is left to count."""
+        with self._lock:
+            self._entries.pop(run_id, None)
+
+    def _evict(self) -> None:
+        """Trim to capacity: oldest abandoned ids first, then the oldest of the rest."""
+        while len(self._entries) > self.capacity:
+            limit = self.policy.max_attempts
+            oldest = next((k for k, e in self._entries.items() if e.attempts >= limit), None)
+            self._entries.pop(oldest if oldest is not None else next(iter(self._entries)))
 
     def _standing(self, entry: _Entry) -> Standing:
         abandoned = entry.attempts >= self.policy.max_attempts
@@ -521,12 +566,15 @@ class ContractClient:
         self.ledger = UnresolvedLedger(policy or UnresolvedPolicy(), clock)
         self._runner: Runner = runner or SubprocessRunner()
         self._sleep = sleep
+        # MCP tools call from parallel worker threads: state and why change together, under a lock.
+        self._surface_lock = threading.Lock()
         self._state = SurfaceState.UNREGISTERED
         self._why: str | None = "no handshake yet"
 
     @property
     def state(self) -> SurfaceState:
-        return self._state
+        with self._surface_lock:
+            return self._state
 
     # -- handshake and trust (C1) --
 
@@ -534,12 +582,13 @@ class ContractClient:
         """Run `li handshake`; only an understood version registers (or re-trusts) the surface."""
         reply = self._invoke(["handshake"])
         reason = self._handshake_refusal(reply)
-        if reason is None:
-            self._state, self._why = SurfaceState.TRUSTED, None
-            return Handshake(reply, True)
-        was_trusted = self._state is not SurfaceState.UNREGISTERED
-        self._state = SurfaceState.DEGRADED if was_trusted else SurfaceState.UNREGISTERED
-        self._why = reason
+        with self._surface_lock:
+            if reason is None:
+                self._state, self._why = SurfaceState.TRUSTED, None
+                return Handshake(reply, True)
+            was_trusted = self._state is not SurfaceState.UNREGISTERED
+            self._state = SurfaceState.DEGRADED if was_trusted else SurfaceState.UNREGISTERED
+            self._why = reason
         return Handshake(replace(reply, data=None), False, reason)
 
     def _handshake_refusal(self, reply: Reply) -> str | None:
@@ -553,12 +602,12 @@ class ContractClient:
 
     def _gate(self) -> Reply | None:
         """Verbs are answered only while the surface is trusted."""
-        if self._state is SurfaceState.TRUSTED:
+        with self._surface_lock:
+            state, why = self._state, self._why
+        if state is SurfaceState.TRUSTED:
             return None
-        verdict = Verdict.DEGRADED if self._state is SurfaceState.DEGRADED else Verdict.UNREGISTERED
-        return Reply(
-            verdict, diagnostic=f"surface {self._state.value}: {self._why}; call handshake"
-        )
+        verdict = Verdict.DEGRADED if state is SurfaceState.DEGRADED else Verdict.UNREGISTERED
+        return Reply(verdict, diagnostic=f"surface {state.value}: {why}; call handshake")
 
     def call(
         self, args: Sequence[str], *, timeout: float | None = None, stdin: str | None = None
@@ -569,7 +618,8 @@ class ContractClient:
             return gated
         reply = self._invoke(args, timeout=timeout, stdin=stdin)
         if reply.verdict is Verdict.DEGRADED:
-            self._state, self._why = SurfaceState.DEGRADED, reply.diagnostic
+            with self._surface_lock:
+                self._state, self._why = SurfaceState.DEGRADED, reply.diagnostic
         return reply
 
     def _invoke(
@@ -601,7 +651,10 @@ class ContractClient:
     # -- observation (D6, D10) --
 
     def status(self, run_id: str) -> Reply:
-        return self.call(["job", "status", "--", run_id])
+        reply = self.call(["job", "status", "--", run_id])
+        if _settles(reply):
+            self.ledger.forget(run_id)
+        return reply
 
     def output(self, run_id: str, tail_chars: int | None = None) -> Reply:
         return self.call(["job", "output", *_options({"tail_chars": tail_chars}), "--", run_id])
@@ -616,11 +669,12 @@ class ContractClient:
         self, run_ids: Sequence[str], max_wait: float = 60.0, poll_interval: float = 1.0
     ) -> WaitReport:
         """One bounded wait, paced by the policy's backoff, with each id's standing recorded."""
-        delay = min(self.ledger.delay_before(run_ids), max(0.0, max_wait))
+        window = window_of(max_wait)  # bounds our own sleep and call as li bounds its window
+        delay = min(self.ledger.delay_before(run_ids), window)
         if delay > 0:
             self._sleep(delay)
         args = ["job", "wait", *_options({"max_wait": max_wait, "poll_interval": poll_interval})]
-        reply = self.call([*args, "--", *run_ids], timeout=max(0.0, max_wait) + self.call_timeout)
+        reply = self.call([*args, "--", *run_ids], timeout=window + self.call_timeout)
         return self._classify_wait(reply) if reply.ok else WaitReport(reply)
 
     def _classify_wait(self, reply: Reply) -> WaitReport:
@@ -664,11 +718,25 @@ class ContractClient:
 
     def confirm_notice(self, notice: Mapping[str, Any] | str) -> Reply:
         """A notice is a prompt to read state: take only its run id and read the status."""
-        payload = json.loads(notice) if isinstance(notice, str) else notice
+        payload = parse_one_object(notice, "notice") if isinstance(notice, str) else notice
+        if isinstance(payload, str):
+            return Reply(Verdict.CONTRACT_VIOLATION, diagnostic=payload)
         run_id = payload.get("run_id") if isinstance(payload, Mapping) else None
         if not isinstance(run_id, str):
             return Reply(Verdict.CONTRACT_VIOLATION, diagnostic="notice carries no run_id")
         return self.status(run_id)
+
+
+def _settles(reply: Reply) -> bool:
+    """A status answer that leaves nothing to count: the run ended, or li knows no such run."""
+    if reply.ok:
+        return (reply.data or {}).get("terminal") is True
+    return reply.verdict is Verdict.REFUSED and (reply.error or {}).get("kind") == "not_found"
+
+
+def window_of(max_wait: object) -> float:
+    """The wait window li will actually use: clamped as D10 clamps it (NaN and below 0 to 0)."""
+    return clamp(max_wait, MAX_WAIT_BOUNDS, MAX_WAIT_DEFAULT).effective
 
 
 def _verb_words(args: Sequence[str]) -> int:
@@ -677,16 +745,26 @@ def _verb_words(args: Sequence[str]) -> int:
 
 
 def _options(options: Mapping[str, object]) -> list[str]:
-    """`{"tail_chars": 5}` -> `["--tail-chars", "5"]`; None is omitted; lists are comma-joined."""
+    """`{"tail_chars": 5}` -> `["--tail-chars=5"]`; None is omitted; lists are comma-joined.
+
+    Values are li's to judge, as any other caller input is: NaN and infinities travel as
+    `nan`/`inf`, which li clamps (wait) or refuses as invalid_input (everything else).
+    """
     words: list[str] = []
     for name, value in options.items():
         if value is None:
             continue
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number")
-        text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+        text = ",".join(map(_word, value)) if isinstance(value, (list, tuple)) else _word(value)
         words.append(f"--{name.replace('_', '-')}={text}")
     return words
+
+
+def _word(value: object) -> str:
+    """One option value as text; an int too long to print is out of every bound, so ±inf."""
+    try:
+        return str(value)
+    except ValueError:  # int beyond sys.get_int_max_str_digits()
+        return "inf" if isinstance(value, int) and value > 0 else "-inf"
 
 
 def _present(model: str | None) -> list[str]:

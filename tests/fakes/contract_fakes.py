@@ -99,10 +99,12 @@ class ScriptedRunner:
     answers: list[Completed] = field(default_factory=list)
     calls: list[list[str]] = field(default_factory=list)
     stdins: list[str | None] = field(default_factory=list)
+    timeouts: list[float] = field(default_factory=list)
 
     def __call__(self, argv: Sequence[str], timeout: float, stdin: str | None = None) -> Completed:
         self.calls.append(list(argv))
         self.stdins.append(stdin)
+        self.timeouts.append(timeout)
         if not self.answers:
             raise AssertionError(f"unexpected call to li: {list(argv)}")
         return self.answers.pop(0)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
+import threading
+from collections.abc import Sequence
 
 import pytest
 
@@ -12,8 +15,10 @@ from adapters.contract_client import (
     Completed,
     ContractClient,
     Evidence,
+    Reply,
     SubprocessRunner,
     SurfaceState,
+    UnresolvedLedger,
     UnresolvedPolicy,
     Verdict,
     branch_outcome,
@@ -21,6 +26,7 @@ from adapters.contract_client import (
     read_availability,
     run_view,
 )
+from domain.contract import is_well_formed
 from tests.fakes.contract_fakes import (
     LI,
     OTHER_ID,
@@ -523,3 +529,182 @@ def test_wait_and_fanout_pass_their_bounds_and_lists() -> None:
         "--",
         "q",
     ]
+
+
+# --- review findings: nothing a caller or li sends makes the client raise ------------------------
+
+
+@pytest.mark.parametrize(
+    "notice",
+    ["{not json", "", "[1, 2]", '"a string"', '{"run_id": NaN}', "[" * 100_000],
+    ids=["malformed", "empty", "array", "string", "nan", "too-deep"],
+)
+def test_a_malformed_notice_is_a_contract_violation_and_reads_nothing(notice: str) -> None:
+    runner = ScriptedRunner()
+    client = trusted(runner)
+    reply = client.confirm_notice(notice)
+    assert reply.verdict is Verdict.CONTRACT_VIOLATION and reply.data is None
+    assert "notice" in (reply.diagnostic or "") and len(runner.calls) == 1
+
+
+def test_stdout_nested_too_deeply_is_a_transport_fault_not_an_exception() -> None:
+    reply = classify(Completed(0, "[" * 100_000), V1)
+    assert reply.verdict is Verdict.TRANSPORT_FAULT and "not one JSON value" in (
+        reply.diagnostic or ""
+    )
+
+
+HUGE = 10**5000  # more digits than Python will print by default
+
+
+@pytest.mark.parametrize(
+    ("value", "word"),
+    [(math.nan, "nan"), (math.inf, "inf"), (-math.inf, "-inf"), (HUGE, "inf"), (-HUGE, "-inf")],
+    ids=["nan", "inf", "-inf", "huge", "-huge"],
+)
+def test_a_non_finite_or_huge_option_goes_to_li_to_judge_and_never_raises(
+    value: float, word: str
+) -> None:
+    runner = ScriptedRunner().then(Completed(0, refusal("invalid_input", "bad --tail-chars")))
+    client = trusted(runner)
+    reply = client.output(RUN_ID, tail_chars=value)  # type: ignore[arg-type]
+    assert reply.verdict is Verdict.REFUSED
+    assert f"--tail-chars={word}" in runner.calls[-1]
+
+
+def test_a_huge_member_of_a_list_option_is_sent_as_infinity() -> None:
+    runner = ScriptedRunner().then(ok(run_row()))
+    trusted(runner).submit_fanout("q", models=["claude", HUGE])  # type: ignore[list-item]
+    assert "--models=claude,inf" in runner.calls[-1]
+
+
+@pytest.mark.parametrize(
+    ("max_wait", "window"),
+    [(math.nan, 0.0), (-5.0, 0.0), (math.inf, 600.0), (1e308, 600.0), (HUGE, 600.0), (5.0, 5.0)],
+    ids=["nan", "negative", "inf", "1e308", "huge-int", "ordinary"],
+)
+def test_the_client_bounds_its_own_wait_as_li_clamps_the_window(
+    max_wait: float, window: float
+) -> None:
+    time = FakeTime()
+    runner = ScriptedRunner().then(stopped_answer(), stopped_answer())
+    client = trusted(runner, UnresolvedPolicy(backoff_initial=1000, backoff_max=1000), time)
+    client.wait([RUN_ID], max_wait)
+    client.wait([RUN_ID], max_wait)
+    assert runner.timeouts[-1] == window + client.call_timeout
+    assert time.slept == ([window] if window else [])
+
+
+def test_a_runner_given_an_infinite_bound_reports_a_launch_fault_not_an_exception() -> None:
+    done = SubprocessRunner()([sys.executable, "-c", "pass"], timeout=math.inf)
+    assert classify(done, V1).verdict is Verdict.TRANSPORT_FAULT
+
+
+# --- review findings: the unresolved ledger stays bounded in a long-lived server -----------------
+
+
+def test_a_run_seen_ended_by_status_leaves_the_ledger() -> None:
+    ended = ok(run_row("completed", True, "succeeded"))
+    client = trusted(ScriptedRunner().then(stopped_answer(), ended))
+    client.wait([RUN_ID], 0)
+    assert len(client.ledger) == 1
+    client.status(RUN_ID)
+    assert len(client.ledger) == 0
+
+
+def test_a_run_li_no_longer_knows_leaves_the_ledger() -> None:
+    gone = Completed(0, refusal("not_found", "no run with that id"))
+    client = trusted(ScriptedRunner().then(stopped_answer(), gone))
+    client.wait([RUN_ID], 0)
+    client.status(RUN_ID)
+    assert len(client.ledger) == 0
+
+
+def test_a_run_that_ends_leaves_the_ledger_through_wait() -> None:
+    done = ok(wait_data([run_row("completed", True, "succeeded")]))
+    client = trusted(ScriptedRunner().then(stopped_answer(), done))
+    client.wait([RUN_ID], 0)
+    client.wait([RUN_ID], 0)
+    assert len(client.ledger) == 0
+
+
+def test_the_ledger_never_holds_more_than_its_capacity() -> None:
+    ledger = UnresolvedLedger(UnresolvedPolicy(), FakeTime().clock, capacity=3)
+    for n in range(50):
+        ledger.observe(f"20260725T175010-{n:06x}", "stopped_without_end", False)
+    assert len(ledger) == 3
+
+
+def test_a_full_ledger_forgets_an_abandoned_id_before_one_still_being_counted() -> None:
+    ledger = UnresolvedLedger(UnresolvedPolicy(max_attempts=2), FakeTime().clock, capacity=2)
+    ledger.observe(OTHER_ID, "stopped_without_end", False)  # oldest, still being counted
+    ledger.observe(RUN_ID, "stopped_without_end", False)
+    ledger.observe(RUN_ID, "stopped_without_end", False)  # abandoned
+    ledger.observe("20260725T175012-0d0e0f", "stopped_without_end", False)
+    assert ledger.abandoned() == [] and len(ledger) == 2
+    assert ledger.observe(OTHER_ID, "stopped_without_end", False).abandoned
+
+
+# --- review findings: the surface state is one value, changed under a lock -----------------------
+
+
+def test_parallel_calls_never_see_a_half_changed_surface() -> None:
+    """Worker threads degrade and re-trust the surface while others read it through the gate."""
+
+    class Flipping:
+        def __call__(
+            self, argv: Sequence[str], timeout: float, stdin: str | None = None
+        ) -> Completed:
+            if argv[1] == "handshake":
+                return ok(handshake_data())
+            return Completed(0, envelope(run_row(), version=2))
+
+    client = ContractClient(LI, runner=Flipping())
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def flip() -> None:
+        while not stop.is_set():
+            client.handshake()
+            client.status(RUN_ID)
+
+    def read() -> None:
+        for _ in range(20_000):
+            said = (client._gate() or Reply(Verdict.OK)).diagnostic or ""
+            if "trusted" in said or "None" in said:  # a state read apart from its reason
+                seen.append(said)
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        workers = [threading.Thread(target=flip), threading.Thread(target=read)]
+        for worker in workers:
+            worker.start()
+        workers[1].join()
+        stop.set()
+        workers[0].join()
+    finally:
+        sys.setswitchinterval(previous)
+    assert seen == []
+
+
+# --- review finding: the envelope's shape is judged by the domain's own rule ---------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"ok": True, "contract_version": 1, "data": {}, "error": None},
+        {"ok": False, "contract_version": 1, "data": None, "error": {"kind": "internal"}},
+        {"ok": True, "contract_version": 1, "data": None, "error": None},
+        {"ok": True, "contract_version": 1, "data": None, "error": {"kind": "internal"}},
+        {"ok": False, "contract_version": 1, "data": {}, "error": None},
+        {"ok": False, "contract_version": 1, "data": None, "error": {"kind": "teapot"}},
+        {"ok": 1, "contract_version": 1, "data": {}, "error": None},
+    ],
+)
+def test_the_client_and_the_domain_agree_on_which_envelopes_are_well_formed(
+    body: dict[str, object],
+) -> None:
+    reply = classify(Completed(0, json.dumps(body)), V1)
+    assert (reply.verdict is not Verdict.CONTRACT_VIOLATION) == is_well_formed(body)
