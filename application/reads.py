@@ -38,10 +38,16 @@ def bounded_count(raw: str | None, name: str, default: int, maximum: int, minimu
     if raw is None:
         return default
     text = str(raw).strip()
-    if not _DIGITS.fullmatch(text) or int(text) < minimum:
+    if not _DIGITS.fullmatch(text):
         raise ContractError(ErrorKind.INVALID_INPUT, f"{name} must be an integer >= {minimum}, not {raw!r}",
-                            {"argument": name, "value": str(raw)})
-    return min(int(text), maximum)
+                            {"argument": name, "value": str(raw)[:200]})
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(maximum)):  # huge: clamp without converting thousands of digits
+        return maximum
+    if int(digits) < minimum:
+        raise ContractError(ErrorKind.INVALID_INPUT, f"{name} must be an integer >= {minimum}, not {raw!r}",
+                            {"argument": name, "value": text})
+    return min(int(digits), maximum)
 
 
 def exit_code_for(status: str) -> int:

@@ -339,3 +339,11 @@ def test_an_ended_runs_human_exit_code_follows_its_status(status: str, code: int
     from application.reads import exit_code_for
 
     assert exit_code_for(status) == code
+
+
+@pytest.mark.parametrize("digits", [5000, 50_000])
+def test_a_count_with_thousands_of_digits_clamps_instead_of_failing(digits: int) -> None:
+    from application.reads import bounded_count
+
+    assert bounded_count("9" * digits, "--limit", 50, 1000, minimum=1) == 1000
+    assert bounded_count("0" * digits + "7", "--limit", 50, 1000, minimum=1) == 7
