@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
-import tempfile
+import stat
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
@@ -17,10 +15,15 @@ from domain.run import RecordUnusable, Run, is_run_id, make_run_id
 
 RECORD = "record.json"
 LOCK = "record.lock"
+# A removed run's folder is first renamed to `runs/.trash-<run_id>-<hex>` (never a run id, so no
+# reader lists it) and deleted after its lock is released; a leftover from a crash is swept later.
+TRASH = ".trash-"
 
 
 def atomic_write(path: str, data: bytes) -> None:
     """Temp file in the same folder, fsync, `os.replace`; the temp is removed in `finally`."""
+    import tempfile
+
     folder = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
     try:
@@ -41,6 +44,8 @@ class FsRunStore:
         self.home = os.path.abspath(home)
         self.runs = os.path.join(self.home, "runs")
         self._on_read = reads  # a hook for tests and benchmarks that count record reads
+        self._held: dict[str, int] = {}  # run id -> how many of its locks this store holds
+        self._retired: dict[str, list[str]] = {}  # run id -> its renamed-away folder, deleted on release
 
     def run_dir(self, run_id: str) -> str:
         if not is_run_id(run_id):
@@ -61,6 +66,8 @@ class FsRunStore:
             raise StoreRefused(f"cannot allocate a run under {self.runs}: {exc.strerror}") from exc
 
     def discard(self, run_id: str) -> None:
+        import shutil
+
         shutil.rmtree(self.run_dir(run_id), ignore_errors=True)
 
     def create(self, run: Run) -> Run:
@@ -68,6 +75,8 @@ class FsRunStore:
         try:
             with self._lock(run.run_id, 10.0):
                 self._write(first)
+        except RunNotFound as exc:
+            raise StoreRefused(f"the reserved folder of {run.run_id} is gone") from exc
         except OSError as exc:
             raise StoreRefused(f"cannot write the record: {exc.strerror or exc}") from exc
         return first
@@ -92,8 +101,6 @@ class FsRunStore:
         return Run.from_dict(data)
 
     def update(self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0) -> Run | None:
-        if not os.path.isdir(self.run_dir(run_id)):
-            raise RunNotFound(run_id)  # taking the lock would create the folder of a run that never was
         try:
             with self._lock(run_id, lock_timeout):
                 current = self.read(run_id)
@@ -106,15 +113,45 @@ class FsRunStore:
         except OSError as exc:
             raise StoreRefused(f"cannot write the record: {exc.strerror or exc}") from exc
 
-    def _lock(self, run_id: str, timeout: float) -> Any:
+    def _lock(self, run_id: str, timeout: float) -> _Held:
+        """The run's lock; a run whose folder is gone is RunNotFound, and no folder is made for it.
+
+        filelock creates a missing parent folder when it starts to acquire, so the folder must
+        exist before, and still be the same folder after: one removed in between leaves only
+        the ghost filelock made, which is taken away again before RunNotFound is raised.
+        """
         from filelock import FileLock, Timeout
 
-        lock = FileLock(os.path.join(self.run_dir(run_id), LOCK), timeout=timeout)
+        folder = self.run_dir(run_id)
+        try:  # held open, the folder's inode cannot be reused by a ghost made meanwhile
+            pinned = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise RunNotFound(run_id) from exc
+        lock = FileLock(os.path.join(folder, LOCK), timeout=timeout)
         try:
             lock.acquire()
+            before = os.fstat(pinned)
         except Timeout as exc:
             raise StoreBusy(f"the lock of {run_id} was not free within {timeout}s") from exc
-        return _Held(lock)
+        except FileNotFoundError as exc:  # the folder was renamed away while we waited
+            raise RunNotFound(run_id) from exc
+        finally:
+            os.close(pinned)
+        if _identity(folder) != (before.st_dev, before.st_ino):
+            _bury_ghost(folder)  # still under the lock, so no other writer is inside it
+            lock.release()
+            raise RunNotFound(run_id)
+        self._held[run_id] = self._held.get(run_id, 0) + 1
+        return _Held(lock, lambda: self._released(run_id))
+
+    def _released(self, run_id: str) -> None:
+        """After a lock is let go: the last release deletes what `remove` renamed away meanwhile."""
+        left = self._held.get(run_id, 1) - 1
+        if left > 0:
+            self._held[run_id] = left
+            return
+        self._held.pop(run_id, None)
+        _delete(self._retired.pop(run_id, []))
 
     def _write(self, run: Run) -> None:
         body = json.dumps(run.to_dict(), indent=1, sort_keys=True).encode("utf-8")
@@ -184,18 +221,71 @@ class FsRunStore:
         return Availability.of(data)
 
     def remove(self, run_id: str) -> None:
-        shutil.rmtree(self.run_dir(run_id))
+        """One rename takes the whole run out of `runs/`; the bytes are deleted outside its lock.
+
+        A reader sees the run whole or not at all. Called under the run's lock (prune's update),
+        the deletion waits for the release, so the lock file is never deleted while the run
+        exists; it also sweeps what an interrupted removal left behind. A missing run is a no-op.
+        """
+        trash = os.path.join(self.runs, f"{TRASH}{run_id}-{os.urandom(4).hex()}")
+        try:
+            os.rename(self.run_dir(run_id), trash)
+        except FileNotFoundError:
+            return
+        if self._held.get(run_id):
+            self._retired.setdefault(run_id, []).append(trash)
+        else:
+            _delete([trash])
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Delete the trash of removals that were interrupted (a prune killed before it deleted)."""
+        mine = {path for paths in self._retired.values() for path in paths}
+        try:
+            names = os.listdir(self.runs)
+        except OSError:
+            return
+        _delete([p for p in (os.path.join(self.runs, n) for n in names if n.startswith(TRASH)) if p not in mine])
 
 
 class _Held:
-    def __init__(self, lock: Any) -> None:
+    def __init__(self, lock: Any, after: Callable[[], None]) -> None:
         self.lock = lock
+        self.after = after
 
     def __enter__(self) -> _Held:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.lock.release()
+        try:
+            self.lock.release()
+        finally:
+            self.after()
+
+
+def _identity(folder: str) -> tuple[int, int] | None:
+    """Which folder is at this path now (device and inode), or None when there is none."""
+    try:
+        info = os.stat(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
+
+
+def _bury_ghost(folder: str) -> None:
+    """Take away a folder filelock made for a run that is gone: its lock file, then the folder."""
+    try:
+        os.unlink(os.path.join(folder, LOCK))
+        os.rmdir(folder)  # fails, and keeps the folder, if anything else is in it
+    except OSError:
+        pass
+
+
+def _delete(paths: list[str]) -> None:
+    import shutil
+
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _listing(root: str) -> Iterator[dict[str, Any]]:
@@ -213,6 +303,8 @@ def _raise(error: OSError) -> None:
 
 
 def _sha256(path: str) -> str:
+    import hashlib
+
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

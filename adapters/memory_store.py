@@ -133,6 +133,7 @@ class MemoryRunStore:
         return Availability.of(data)
 
     def remove(self, run_id: str) -> None:
+        """Atomic under the store's lock, as the filesystem store's rename is; a missing run is a no-op."""
         with self._lock:
             self._records.pop(run_id, None)
             self._artifacts.pop(run_id, None)

@@ -81,7 +81,7 @@ class RunStore(Protocol):
         ...
 
     def remove(self, run_id: str) -> None:
-        """Delete a run folder entirely (prune)."""
+        """Take a run out of the store atomically (readers see it whole or RunNotFound); a missing run is a no-op."""
         ...
 
 

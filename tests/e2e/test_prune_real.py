@@ -116,3 +116,21 @@ def test_a_bad_age_is_refused_with_one_envelope_or_one_line(li_home, days: str) 
 def test_an_empty_store_prunes_nothing(li_home) -> None:
     assert machine("job", "prune", home=li_home).data == {"removed": [], "kept": [], "dry_run": False}
     assert "Removed 0 ended runs; kept 0." in run_li("job", "prune", home=li_home).stdout
+
+
+def test_a_pruned_run_stays_gone_for_every_verb_and_leaves_no_folder(li_home) -> None:
+    ended = record(li_home, status="completed", pid=dead_pid(), create_time=1.0, finished_ago=60)
+    assert machine("job", "prune", home=li_home).data["removed"] == [ended]
+    for verb in (("job", "status", ended), ("job", "kill", ended), ("job", "output", ended)):
+        assert machine(*verb, home=li_home).error["kind"] == "not_found", verb
+    assert on_disk(li_home) == set()
+
+
+def test_trash_a_killed_prune_left_is_never_listed_and_the_next_prune_sweeps_it(li_home) -> None:
+    left = record(li_home, status="completed", pid=dead_pid(), create_time=1.0, finished_ago=60)
+    os.rename(os.path.join(li_home, "runs", left), os.path.join(li_home, "runs", f".trash-{left}-0123abcd"))
+    ended = record(li_home, status="completed", pid=dead_pid(), create_time=1.0, finished_ago=60)
+    listed = machine("job", "list", home=li_home).data
+    assert [row["run_id"] for row in listed["runs"]] == [ended]
+    assert machine("job", "prune", home=li_home).data == {"removed": [ended], "kept": [], "dry_run": False}
+    assert on_disk(li_home) == set()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,8 +15,8 @@ import pytest
 from filelock import FileLock
 
 from adapters.fs_store import FsRunStore
-from application.ports import StoreBusy, StoreRefused
-from domain.run import Run
+from application.ports import RunNotFound, StoreBusy, StoreRefused
+from domain.run import Run, is_run_id
 from tests.support import REPO
 
 NOW = datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC)
@@ -92,3 +94,98 @@ def test_concurrent_writers_in_separate_processes_never_lose_an_update(tmp_path:
     assert [w.wait(timeout=120) for w in writers] == [0, 0, 0, 0]
     final = store.read(run.run_id)
     assert final.extra["count"] == 60 and final.generation == 61
+
+
+# --- removal: one rename, no ghost folders ------------------------------------------------------
+
+
+def test_an_update_that_loses_the_race_to_a_removal_is_not_found_and_leaves_no_ghost_folder(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """filelock makes a missing parent folder when it acquires: the run must not come back as one."""
+    store, run = fresh(tmp_path)
+    real_acquire = FileLock.acquire
+
+    def removed_just_before(lock: Any, *args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(FileLock, "acquire", real_acquire)
+        FsRunStore(store.home).remove(run.run_id)  # a prune in another process wins the race
+        return real_acquire(lock, *args, **kwargs)
+
+    monkeypatch.setattr(FileLock, "acquire", removed_just_before)
+    with pytest.raises(RunNotFound):
+        store.update(run.run_id, lambda r: r.evolve(status="completed"))
+    assert os.listdir(store.runs) == []
+
+
+def test_a_writer_waiting_on_the_lock_of_a_run_being_removed_gets_not_found_and_no_ghost(tmp_path: Any) -> None:
+    store, run = fresh(tmp_path)
+    inside, go_on, outcome = threading.Event(), threading.Event(), []
+
+    def remove_when_told(current: Run) -> None:
+        inside.set()
+        go_on.wait(10)
+        store.remove(run.run_id)
+
+    def write() -> None:
+        try:
+            FsRunStore(store.home).update(run.run_id, lambda r: r.evolve(status="completed"), lock_timeout=10)
+            outcome.append("written")
+        except Exception as exc:  # noqa: BLE001 - the test asserts which one
+            outcome.append(type(exc).__name__)
+
+    pruner = threading.Thread(target=store.update, args=(run.run_id, remove_when_told))
+    pruner.start()
+    assert inside.wait(10)
+    writer = threading.Thread(target=write)
+    writer.start()
+    writer.join(0.3)  # the writer is now polling the held lock
+    go_on.set()
+    pruner.join(10)
+    writer.join(10)
+    assert outcome == ["RunNotFound"]
+    assert os.listdir(store.runs) == []
+
+
+def test_a_removed_run_leaves_the_store_in_one_rename_and_is_deleted_after_its_lock_is_released(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, run = fresh(tmp_path)
+    os.makedirs(os.path.join(store.run_dir(run.run_id), "artifacts", "deep"))
+    seen: list[tuple[str, bool, bool]] = []
+    real_rmtree = shutil.rmtree
+
+    def deleting(path: str, *args: Any, **kwargs: Any) -> None:
+        free = FileLock(os.path.join(path, "record.lock"), timeout=0)
+        free.acquire()  # raises Timeout while the run's lock is still held
+        free.release()
+        reader = FsRunStore(store.home)
+        with pytest.raises(RunNotFound):
+            reader.read(run.run_id)
+        seen.append((os.path.basename(path), os.path.exists(store.run_dir(run.run_id)),
+                     run.run_id in list(reader.run_ids())))
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", deleting)
+    assert store.update(run.run_id, lambda r: store.remove(r.run_id)) is None
+    [(trash, run_folder_there, listed)] = seen
+    assert trash.startswith(f".trash-{run.run_id}-") and not is_run_id(trash)
+    assert (run_folder_there, listed) == (False, False)
+    assert os.listdir(store.runs) == []
+
+
+def test_trash_an_interrupted_removal_left_is_never_listed_and_the_next_removal_sweeps_it(tmp_path: Any) -> None:
+    store, run = fresh(tmp_path)
+    other = store.create(Run(run_id=store.reserve(NOW), kind="agent", status="failed", submitted_at=NOW.isoformat()))
+    leftover = os.path.join(store.runs, f".trash-{other.run_id}-0badf00d")
+    os.rename(store.run_dir(other.run_id), leftover)  # a prune killed between its rename and its delete
+    assert list(store.run_ids()) == [run.run_id]
+    store.remove(run.run_id)
+    assert os.listdir(store.runs) == []
+
+
+def test_removing_a_run_that_is_already_gone_is_a_no_op(tmp_path: Any) -> None:
+    store, run = fresh(tmp_path)
+    store.remove(run.run_id)
+    store.remove(run.run_id)
+    assert os.listdir(store.runs) == []
+

@@ -149,3 +149,15 @@ def test_a_text_written_under_artifacts_is_listed_as_an_artifact_by_both_stores(
     [entry] = listing.value
     assert (entry["name"], entry["size"]) == ("response.md", 5)
     assert entry["sha256"] == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+
+
+def test_a_removed_run_stays_gone_for_update_and_a_second_removal(store: Any) -> None:
+    run_id = created(store).run_id
+    store.update(run_id, lambda r: store.remove(r.run_id))  # as prune removes: under the run's lock
+    with pytest.raises(RunNotFound):
+        store.update(run_id, lambda r: r.evolve(status="completed"))
+    store.remove(run_id)
+    assert list(store.run_ids()) == []
+    with pytest.raises(RunNotFound):
+        store.read(run_id)
+

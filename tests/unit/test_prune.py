@@ -199,3 +199,27 @@ def test_a_notice_whose_sender_died_long_ago_does_not_pin_the_run(world) -> None
     run_id = notified_run(world)
     world.clock.advance(NOTICE_GRACE_SECONDS + 1)
     assert world.container.pruner().prune().removed == [run_id]
+
+
+def test_a_pruned_run_cannot_be_brought_back_by_a_late_writer(world) -> None:
+    from application.ports import RunNotFound
+
+    ended = add_run(world, status="completed", pid=98, finished_ago=10)
+    assert world.container.pruner().prune().removed == [ended]
+    with pytest.raises(RunNotFound):
+        world.store.update(ended, lambda r: r.evolve(kill_requested_at=r.finished_at))
+    assert ids(world) == set()
+    assert world.container.pruner().prune().to_wire() == {"removed": [], "kept": [], "dry_run": False}
+
+
+def test_prune_leaves_neither_the_run_nor_any_trash_and_sweeps_what_a_killed_prune_left(tmp_path) -> None:
+    import os
+
+    world = fs_world(tmp_path)
+    runs = tmp_path / "li-home" / "runs"
+    interrupted = add_run(world, status="completed", pid=99, finished_ago=10)
+    os.rename(runs / interrupted, runs / f".trash-{interrupted}-deadbeef")  # renamed, never deleted
+    ended = add_run(world, status="failed", pid=100, finished_ago=10)
+    report = world.container.pruner().prune()
+    assert report.removed == [ended] and report.kept == []
+    assert os.listdir(runs) == []
