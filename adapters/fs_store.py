@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -289,24 +290,59 @@ def _delete(paths: list[str]) -> None:
 
 
 def _listing(root: str) -> Iterator[dict[str, Any]]:
-    for folder, _dirs, files in os.walk(root, onerror=_raise):
-        for name in files:
+    """Every entry under `root`, links never followed: a folder is walked, anything else is an entry.
+
+    Only a regular file is read (for its digest); a symlink is listed with its target, and a
+    fifo, socket or device with its type, so that neither one hides, hangs or fails the listing.
+    """
+    for folder, dirs, files in os.walk(root, onerror=_raise, followlinks=False):
+        for name in dirs + files:
             path = os.path.join(folder, name)
-            if not os.path.isfile(path):  # a fifo would block the digest; a dangling link has no bytes
-                raise OSError(f"{os.path.relpath(path, root)} is not a readable regular file")
-            yield {"name": os.path.relpath(path, root), "path": path,
-                   "size": os.path.getsize(path), "sha256": _sha256(path)}
+            entry = _entry(path)
+            if entry is not None:
+                yield {"name": os.path.relpath(path, root), "path": path, **entry}
+
+
+def _entry(path: str) -> dict[str, Any] | None:
+    """What is at `path` (None for a real folder, which the walk enters); OSError if it is unreadable."""
+    info = os.lstat(path)
+    if stat.S_ISDIR(info.st_mode):
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return {"size": info.st_size, "sha256": None, "type": "symlink", "link": os.readlink(path)}
+    if not stat.S_ISREG(info.st_mode):
+        return _other(info)
+    try:  # O_NOFOLLOW and O_NONBLOCK: swapped for a link or a fifo since lstat, it is not read
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # it became a link since lstat: list it as one
+            return {"size": os.lstat(path).st_size, "sha256": None, "type": "symlink", "link": os.readlink(path)}
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            return _other(opened)
+        size, digest = _digest(handle)
+    return {"size": size, "sha256": digest, "type": "file", "link": None}
+
+
+def _other(info: os.stat_result) -> dict[str, Any]:
+    """A fifo, socket or device: named with its type, never opened."""
+    kinds = ((stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device"))
+    kind = next((name for test, name in kinds if test(info.st_mode)), "other")
+    return {"size": 0, "sha256": None, "type": kind, "link": None}
 
 
 def _raise(error: OSError) -> None:
     raise error
 
 
-def _sha256(path: str) -> str:
+def _digest(handle: Any) -> tuple[int, str]:
+    """The size and sha256 of the same bytes, read once (a file still growing stays consistent)."""
     import hashlib
 
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    digest, size = hashlib.sha256(), 0
+    for block in iter(lambda: handle.read(1 << 20), b""):
+        digest.update(block)
+        size += len(block)
+    return size, digest.hexdigest()

@@ -115,7 +115,7 @@ class MemoryRunStore:
             return Availability.unavailable(MISSING, "artifacts/ does not exist")
         return Availability.of([
             {"name": name, "path": f"{self.run_dir(run_id)}/artifacts/{name}", "size": len(body),
-             "sha256": hashlib.sha256(body).hexdigest()}
+             "sha256": hashlib.sha256(body).hexdigest(), "type": "file", "link": None}
             for name, body in sorted(files.items())
         ])
 

@@ -74,10 +74,18 @@ class ConsoleAvailability(Availability):
 
 
 class Artifact(Wire):
+    """One entry under artifacts/, links never followed. Only a `file` is read, so only it has a digest.
+
+    `type` is open (in use: file, symlink, fifo, socket, device, other); a symlink's `size` is
+    that of the link itself and `link` is its target, unresolved.
+    """
+
     name: str
     path: str
     size: int = Field(ge=0)
-    sha256: str
+    sha256: str | None
+    type: str = "file"
+    link: str | None = None
 
 
 class ArtifactsAvailability(Availability):

@@ -167,15 +167,15 @@ def test_prune_keeps_a_run_whose_notice_is_in_flight(li_home: str) -> None:
 # --- artifacts listing ---------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="review finding: a symlink to a directory in artifacts/ is dropped "
-                                       "from a listing reported available:true (definitively complete)")
 def test_artifact_symlink_to_a_directory_is_not_silently_dropped(li_home: str) -> None:
     run_id = _submit(li_home, 'echo a > "$LI_ARTIFACTS_DIR/a"; ln -s /etc "$LI_ARTIFACTS_DIR/etc-link"')
     _wait_terminal(li_home, run_id)
     artifacts = machine("job", "output", run_id, home=li_home).data["artifacts"]
-    if artifacts["available"]:
-        names = {entry["name"] for entry in artifacts["value"]}
-        assert any(name.startswith("etc-link") for name in names), names
+    assert artifacts["available"], artifacts
+    entries = {entry["name"]: entry for entry in artifacts["value"]}
+    assert sorted(entries) == ["a", "etc-link"]  # listed as the link it is, never walked into
+    assert (entries["etc-link"]["type"], entries["etc-link"]["link"], entries["etc-link"]["sha256"]) \
+        == ("symlink", "/etc", None)
 
 
 # --- regressions from the code review -----------------------------------------------------------

@@ -189,3 +189,78 @@ def test_removing_a_run_that_is_already_gone_is_a_no_op(tmp_path: Any) -> None:
     store.remove(run.run_id)
     assert os.listdir(store.runs) == []
 
+
+# --- the artifacts listing: every entry, links never followed, only regular files read -----------
+
+
+def artifacts_of(tmp_path: Any) -> tuple[FsRunStore, str, str]:
+    store, run = fresh(tmp_path)
+    folder = os.path.join(store.run_dir(run.run_id), "artifacts")
+    os.makedirs(os.path.join(folder, "sub"))
+    with open(os.path.join(folder, "sub", "answer.md"), "wb") as handle:
+        handle.write(b"hello")
+    return store, run.run_id, folder
+
+
+def listed(store: FsRunStore, run_id: str) -> dict[str, dict[str, Any]]:
+    listing = store.artifacts(run_id)
+    assert listing.available, listing
+    return {entry["name"]: entry for entry in listing.value}
+
+
+def test_a_symlink_to_a_directory_is_listed_as_a_link_and_not_walked(tmp_path: Any) -> None:
+    store, run_id, folder = artifacts_of(tmp_path)
+    os.symlink("/etc", os.path.join(folder, "etc-link"))
+    entries = listed(store, run_id)
+    assert sorted(entries) == ["etc-link", "sub/answer.md"]
+    link = entries["etc-link"]
+    assert (link["type"], link["link"], link["sha256"], link["size"]) == ("symlink", "/etc", None, len("/etc"))
+    assert entries["sub/answer.md"]["type"] == "file"
+
+
+def test_a_file_symlink_out_of_the_run_is_never_followed_or_hashed(tmp_path: Any) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_bytes(b"not the run's bytes")
+    store, run_id, folder = artifacts_of(tmp_path)
+    os.symlink(str(outside), os.path.join(folder, "stolen"))
+    stolen = listed(store, run_id)["stolen"]
+    assert (stolen["type"], stolen["link"], stolen["sha256"]) == ("symlink", str(outside), None)
+    assert stolen["size"] == len(str(outside))
+
+
+def test_a_dangling_link_is_listed_and_the_rest_of_the_listing_stands(tmp_path: Any) -> None:
+    store, run_id, folder = artifacts_of(tmp_path)
+    os.symlink("nowhere", os.path.join(folder, "sub", "dangling"))
+    entries = listed(store, run_id)
+    assert entries["sub/dangling"]["link"] == "nowhere"
+    assert entries["sub/answer.md"]["sha256"] == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+
+
+def test_a_fifo_is_listed_by_its_type_and_never_opened(tmp_path: Any) -> None:
+    store, run_id, folder = artifacts_of(tmp_path)
+    os.mkfifo(os.path.join(folder, "pipe"))
+    answers: list[Any] = []
+    reader = threading.Thread(target=lambda: answers.append(store.artifacts(run_id)), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert answers, "listing a fifo hung"
+    [listing] = answers
+    pipe = {entry["name"]: entry for entry in listing.value}["pipe"]
+    assert (pipe["type"], pipe["sha256"], pipe["size"], pipe["link"]) == ("fifo", None, 0, None)
+
+
+def test_an_unreadable_regular_file_still_makes_the_listing_unreadable(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose bytes cannot be read has no digest to give: the listing is not established."""
+    store, run_id, folder = artifacts_of(tmp_path)
+    denied, real_open = os.path.join(folder, "sub", "answer.md"), os.open
+
+    def refuse(path: Any, *args: Any, **kwargs: Any) -> int:
+        if path == denied:
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+    listing = store.artifacts(run_id)
+    assert (listing.available, listing.reason_code) == (False, "unreadable")

@@ -98,14 +98,23 @@ def test_manifest_missing_unreadable_malformed_and_empty_are_four_answers(fs) ->
     assert all(a["detail"] for a in answers[:4])
 
 
-def test_artifacts_missing_unreadable_malformed_and_empty_are_four_answers(fs) -> None:
+def test_artifacts_missing_unreadable_malformed_and_empty_are_four_answers(fs, monkeypatch) -> None:
     reads, store, run_id = fs
     answers = [reads.output(run_id)["artifacts"]]
     os.mkdir(path(store, run_id, "artifacts"))
     answers.append(reads.output(run_id)["artifacts"])
-    os.symlink("/nonexistent/target", path(store, run_id, "artifacts", "dangling.txt"))
+    denied, real_open = path(store, run_id, "artifacts", "denied.txt"), os.open
+    open(denied, "w").close()
+
+    def refuse(name, *args, **kwargs):  # a file whose bytes cannot be read has no digest to list
+        if name == denied:
+            raise PermissionError(13, "Permission denied", name)
+        return real_open(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
     answers.append(reads.output(run_id)["artifacts"])
-    os.unlink(path(store, run_id, "artifacts", "dangling.txt"))
+    monkeypatch.undo()
+    os.unlink(denied)
     os.rmdir(path(store, run_id, "artifacts"))
     open(path(store, run_id, "artifacts"), "w").close()
     answers.append(reads.output(run_id)["artifacts"])
@@ -113,11 +122,13 @@ def test_artifacts_missing_unreadable_malformed_and_empty_are_four_answers(fs) -
         (False, "missing", None), (True, None, []), (False, "unreadable", None), (False, "malformed", None)]
 
 
-def test_a_fifo_among_the_artifacts_is_unreadable_and_never_hangs_the_read(fs) -> None:
+def test_a_fifo_among_the_artifacts_is_listed_by_its_type_and_never_hangs_the_read(fs) -> None:
     reads, store, run_id = fs
     os.mkdir(path(store, run_id, "artifacts"))
     os.mkfifo(path(store, run_id, "artifacts", "pipe"))
-    assert reads.output(run_id)["artifacts"]["reason_code"] == "unreadable"
+    artifacts = reads.output(run_id)["artifacts"]
+    assert artifacts["available"] and [(a["name"], a["type"], a["sha256"]) for a in artifacts["value"]] == [
+        ("pipe", "fifo", None)]
 
 
 def test_artifacts_are_listed_with_name_path_size_and_digest(fs) -> None:
@@ -130,9 +141,9 @@ def test_artifacts_are_listed_with_name_path_size_and_digest(fs) -> None:
     listing = reads.output(run_id)["artifacts"]["value"]
     assert listing == [
         {"name": "legs/a.txt", "path": path(store, run_id, "artifacts", "legs", "a.txt"), "size": 0,
-         "sha256": hashlib.sha256(b"").hexdigest()},
+         "sha256": hashlib.sha256(b"").hexdigest(), "type": "file", "link": None},
         {"name": "response.md", "path": path(store, run_id, "artifacts", "response.md"), "size": 9,
-         "sha256": hashlib.sha256(b"# answer\n").hexdigest()},
+         "sha256": hashlib.sha256(b"# answer\n").hexdigest(), "type": "file", "link": None},
     ]
 
 

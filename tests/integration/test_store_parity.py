@@ -161,3 +161,9 @@ def test_a_removed_run_stays_gone_for_update_and_a_second_removal(store: Any) ->
     with pytest.raises(RunNotFound):
         store.read(run_id)
 
+
+def test_a_regular_file_is_listed_as_a_file_with_no_link_by_both_stores(store: Any) -> None:
+    run_id, write = created(store).run_id, Writer(store)
+    write.artifact(run_id, "response.md", b"hello")
+    [entry] = store.artifacts(run_id).value
+    assert (entry["type"], entry["link"]) == ("file", None)
