@@ -73,7 +73,11 @@ class RunStore(Protocol):
         ...
 
     def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
-        """The artifacts listing: name, size, sha256 of each file."""
+        """The artifacts listing: every entry under artifacts/, links never followed.
+
+        Each entry has name, path, type (file, symlink, fifo, ...), size, link and sha256 (a
+        digest only for regular files).
+        """
         ...
 
     def manifest(self, run_id: str) -> Availability[dict[str, Any]]:

@@ -182,7 +182,8 @@ class WorkService:
         if any(o.artifact for o in outcomes):
             return True
         listing = self.store.artifacts(run_id)
-        return bool(listing.available and listing.value)
+        files = [e for e in listing.value or [] if e.get("type", "file") == "file"]
+        return bool(listing.available and files)  # a link or a FIFO is not output the work produced
 
     def _write_manifest(self, run_id: str, request: RunRequest | None, outcomes: list[LegOutcome],
                         wall: float, workspace: Workspace) -> None:

@@ -129,6 +129,10 @@ def artifact_text(reply: Reply, name: str) -> dict[str, Any]:
         return {
             "artifact": {"name": name, "text": None, "says": f"not listed ({listing.describe()})"}
         }
+    if row.get("type", "file") != "file" or not row.get("sha256"):
+        kind = row.get("type", "entry")
+        return {"artifact": {"name": name, "text": None,
+                             "says": f"not a regular file ({kind}); its content is not served"}}
     try:
         head, digest, size = read_head(str(row.get("path")), ARTIFACT_TEXT_LIMIT)
     except OSError as exc:

@@ -196,3 +196,19 @@ def test_a_v2_li_at_start_up_registers_no_verbs_until_a_handshake_succeeds(
 
 def test_the_server_will_not_start_without_an_executable_li(tmp_path: pathlib.Path) -> None:
     assert main(["--li", str(tmp_path / "missing" / "li")]) == 78
+
+
+def test_the_output_tool_never_serves_a_link_or_a_fifo_as_artifact_text(tmp_path: pathlib.Path) -> None:
+    from adapters.contract_client import Reply, Verdict
+    from entrypoints.mcp_server import artifact_text
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # opening it for reading would block forever
+    rows = [{"name": "etc-link", "path": "/etc/passwd", "type": "symlink", "link": "/etc/passwd", "size": 11,
+             "sha256": None},
+            {"name": "pipe", "path": str(fifo), "type": "fifo", "link": None, "size": 0, "sha256": None}]
+    reply = Reply(Verdict.OK, data={"artifacts": {"available": True, "value": rows, "reason_code": None,
+                                                  "detail": None}})
+    for name in ("etc-link", "pipe"):
+        served = artifact_text(reply, name)["artifact"]
+        assert served["text"] is None and "not a regular file" in served["says"]

@@ -258,3 +258,13 @@ def test_a_kill_recorded_before_the_runner_started_cancels_the_work_unrun(world)
     ended, _ = perform(world, run_id)  # no SIGTERM ever reached it: the kill came while preparing
     assert (ended.status, ended.outcome, ended.reason_code) == ("cancelled", "cancelled", "kill_requested")
     assert registry["claude"].calls == []
+
+
+def test_a_run_whose_only_artifact_is_a_symlink_produced_nothing(world) -> None:
+    if world.kind != "fs":
+        pytest.skip("links exist only on a real filesystem")
+    setup(world, claude=lambda prompt, model: ProviderResult(0, answer=None))
+    run_id = submitted(world, agent())
+    os.symlink("/etc", os.path.join(world.store.run_dir(run_id), "artifacts", "etc-link"))
+    ended, _ = perform(world, run_id)
+    assert (ended.status, ended.reason_code) == ("completed_empty", "no_artifacts")
