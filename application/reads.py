@@ -13,7 +13,7 @@ from application.ports import RunNotFound, RunStore, StoreRefused
 from domain.availability import MALFORMED, NOT_RECORDED, NOT_YET_WRITTEN, Availability
 from domain.contract import ContractError, ErrorKind
 from domain.lifecycle import exit_code_of
-from domain.run import Delivery, RecordUnusable, Run, is_run_id
+from domain.run import Delivery, RecordUnusable, Run, require_run_id
 
 TAIL_CHARS_DEFAULT: Final = 20_000
 TAIL_CHARS_MAX: Final = 1_000_000
@@ -27,10 +27,7 @@ _DIGITS = re.compile(r"[0-9]+")
 
 def check_run_id(run_id: str) -> str:
     """Refuse anything not of the run-id form before it can name a path (invalid_input)."""
-    if not isinstance(run_id, str) or not is_run_id(run_id):
-        raise ContractError(ErrorKind.INVALID_INPUT, f"{run_id!r} is not a run id (expected YYYYMMDDTHHMMSS-xxxxxx)",
-                            {"run_id": run_id})
-    return run_id
+    return require_run_id(run_id)
 
 
 def bounded_count(raw: str | None, name: str, default: int, maximum: int, minimum: int = 0) -> int:

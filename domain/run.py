@@ -30,6 +30,16 @@ def is_run_id(value: str) -> bool:
     return isinstance(value, str) and RUN_ID_PATTERN.fullmatch(value) is not None
 
 
+def require_run_id(value: object) -> str:
+    """The value when it is a run id; else an `invalid_input` refusal, before it can name a path."""
+    from domain.contract import ContractError, ErrorKind
+
+    if not isinstance(value, str) or not is_run_id(value):
+        raise ContractError(ErrorKind.INVALID_INPUT,
+                            f"{value!r} is not a run id (expected YYYYMMDDTHHMMSS-xxxxxx)", {"run_id": value})
+    return value
+
+
 def make_run_id(now: datetime, suffix: str) -> str:
     """A run id from a UTC instant and six hex digits; ids sort by submission time."""
     if not re.fullmatch(r"[0-9a-f]{6}", suffix):
