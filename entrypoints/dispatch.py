@@ -11,6 +11,7 @@ from typing import IO, Any
 from domain.contract import ContractError, ErrorKind, failure, success
 from entrypoints.bootstrap import EnvironmentFault, import_required
 from entrypoints.cli import VERSION, HelpRequested, UsageError, build_parser
+from entrypoints.verbs._common import silence
 
 # Human-mode exit codes for refusals; under --machine every envelope exits 0 (D8).
 HUMAN_EXIT = {"invalid_input": 2, "not_found": 3, "conflict": 4, "unavailable": 5, "internal": 70}
@@ -108,20 +109,8 @@ def human(args: list[str], out: IO[str]) -> int:
         out.flush()
         return code
     except BrokenPipeError:
-        _silence(out)
+        silence(out)
         return 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
-
-
-def _silence(out: IO[str]) -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot raise again."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, out.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def _human(args: list[str], out: IO[str]) -> int:

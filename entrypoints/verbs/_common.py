@@ -16,3 +16,15 @@ def require_run_id(value: str) -> str:
     from domain.run import require_run_id as check
 
     return check(value)
+
+
+def silence(stream: Any) -> None:
+    """Point a broken stream at /dev/null so the interpreter's final flush cannot fail loudly."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

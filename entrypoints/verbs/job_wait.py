@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs._common import this
+from entrypoints.verbs._common import silence, this
 
 SPINNER = "|/-\\"
 
@@ -201,18 +201,8 @@ def _say(stream: IO[str], text: str, end: str = "\n") -> bool:
         stream.write(text + end)
         stream.flush()
     except (OSError, ValueError):
-        _silence(stream)
+        silence(stream)
         return False
     return True
 
 
-def _silence(stream: IO[str]) -> None:
-    """Point a broken stream at /dev/null so the interpreter's final flush cannot fail loudly."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
