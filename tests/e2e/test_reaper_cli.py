@@ -98,7 +98,7 @@ def test_a_status_read_that_wins_a_reap_answers_without_waiting_for_the_notice_c
     li_home: str, tmp_path: Any
 ) -> None:
     gate, seen = tmp_path / "gate", tmp_path / "notice.json"
-    notify = f"sh -c 'cat > \"$1\"; while [ ! -e \"$0\" ]; do sleep 0.05; done' {gate} {seen}"
+    notify = f"sh -c 'cat > \"$1\"; i=0; while [ ! -e \"$0\" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done' {gate} {seen}"
     handle = submit(li_home, "sleep 300", "--notify", notify)
     kill_group(handle["pid"])
     # A reader that ran the command itself would block until the gate opens (never) or the

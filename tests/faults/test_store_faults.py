@@ -155,13 +155,19 @@ def test_a_submit_into_a_read_only_store_is_refused_and_leaves_nothing(
     assert_undisturbed_synthetic(li_home, *witness)
 
 
+def gated(go: pathlib.Path) -> str:
+    """Work that waits for `go`, but never for more than a minute: a failed test leaves no spinner."""
+    return (f'i=0; while [ ! -e {go} ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; '
+            'echo x > "$LI_ARTIFACTS_DIR/a.txt"')
+
+
 def test_a_run_whose_folder_turns_read_only_is_never_called_finished_until_an_end_is_written(
     li_home: str, tmp_path: pathlib.Path, immutable: list[str]
 ) -> None:
     witness = bystander(li_home)
     witness_bytes = raw_record(li_home, witness)
     go = tmp_path / "go"
-    run_id = submit(li_home, f'while [ ! -e {go} ]; do sleep 0.05; done; echo x > "$LI_ARTIFACTS_DIR/a.txt"')
+    run_id = submit(li_home, gated(go))
     folder = os.path.join(li_home, "runs", run_id)
     pgid = None
     try:
@@ -235,7 +241,7 @@ def test_a_full_disk_refuses_new_runs_and_keeps_every_answer_true(tiny_tmpfs: st
     witness = bystander(home)
     witness_bytes = raw_record(home, witness)
     go = tmp_path / "go"
-    running = submit(home, f'while [ ! -e {go} ]; do sleep 0.05; done; echo x > "$LI_ARTIFACTS_DIR/a.txt"')
+    running = submit(home, gated(go))
     wait_for(lambda: machine("job", "status", running, home=home).data["alive"] is True)
     pgid = json.loads(raw_record(home, running))["incarnation"]["pgid"]
     filler = fill(tiny_tmpfs)
