@@ -1,7 +1,5 @@
-"""Adversarial review findings against the real `li` (ADR-0106). Each test pins one defect.
-
-Every test is `xfail(strict=True)`: it fails today and flips to XPASS (a failure) once the defect
-is fixed, so whoever fixes it removes the marker.
+"""Regressions found by an adversarial review of the real `li` (ADR-0106); each test pins one
+defect that was fixed, so it cannot come back.
 """
 
 from __future__ import annotations
