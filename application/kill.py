@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import signal
 from typing import Any, Final
 
 from application.observe import Observer
 from application.ports import (
+    PROBE,
+    SIGKILL,
+    SIGTERM,
     Clock,
     ProcessProber,
     RunNotFound,
@@ -116,13 +118,13 @@ class Killer:
         pgid = incarnation.pgid if incarnation.pgid is not None else incarnation.pid
         if pgid != incarnation.pid or pgid <= 1:
             return NO_PROCESS  # a run leads its own group; any other recorded group is not its to signal
-        if not self.signaller.signal_group(pgid, signal.SIGTERM):
+        if not self.signaller.signal_group(pgid, SIGTERM):
             return NO_PROCESS
         deadline = self.clock.monotonic() + self.grace
         while self._group_lives(pgid) and self.clock.monotonic() < deadline:
             self.clock.sleep(self.poll)
         if self._group_lives(pgid) and self._leader_not_replaced(incarnation):
-            self.signaller.signal_group(pgid, signal.SIGKILL)
+            self.signaller.signal_group(pgid, SIGKILL)
         return SIGNALLED
 
     def _is_ours(self, incarnation: Incarnation) -> bool:
@@ -131,7 +133,7 @@ class Killer:
         return judge(incarnation, incarnation.pid, seen, self.prober.host()).code == ALIVE
 
     def _group_lives(self, pgid: int) -> bool:
-        return self.signaller.signal_group(pgid, 0)
+        return self.signaller.signal_group(pgid, PROBE)
 
     def _leader_not_replaced(self, incarnation: Incarnation) -> bool:
         """The leader is ours or gone; a different process now holding its pid is never signalled."""

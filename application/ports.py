@@ -99,6 +99,12 @@ class ProcessProber(Protocol):
         ...
 
 
+# The POSIX signal numbers a Signaller is asked to deliver (named here so use cases need no `signal`).
+SIGTERM = 15
+SIGKILL = 9
+PROBE = 0  # no signal: only "is anything of the group still alive?"
+
+
 class Signaller(Protocol):
     """Signals a process group; reports whether anything was there to signal."""
 

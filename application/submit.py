@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from application.ports import (
+    SIGKILL,
     Clock,
     ProcessProber,
     Provider,
@@ -27,7 +28,6 @@ from domain.run import FAILED, PREPARING, STARTED, Incarnation, Run, iso
 SPAWN_FAILED = "spawn_failed"
 SPAWN_ERROR = "spawn_error"
 ATTACH_FAILED = "attach_failed"
-SIGKILL = 9
 
 
 @dataclass(frozen=True)
