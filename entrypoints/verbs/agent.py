@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from domain.request import RunRequest
 
 FOLLOW_POLL = 0.1
+RUNNER_PREFIX = b"li runner: "  # what the runner itself writes into the console
 
 
 def add_submit_options(parser: Any) -> None:
@@ -190,7 +191,7 @@ def follow(handle: Handle) -> int:
             offset = _copy_console(handle.log, offset)
             observed = observer.observe(handle.run_id)
             if observed.derivation.terminal:
-                _copy_console(handle.log, offset)
+                _copy_console(handle.log, offset, final=True)
                 return exit_status(observed.derivation.status)
             if observed.derivation.stopped:
                 print(f"li: run {handle.run_id} stopped without recording an end", file=sys.stderr)
@@ -204,14 +205,24 @@ def follow(handle: Handle) -> int:
             container.killer().kill(handle.run_id)  # recorded and verified, as `li job kill` does
 
 
-def _copy_console(path: str, offset: int) -> int:
+def _copy_console(path: str, offset: int, final: bool = False) -> int:
+    """Copy whole new lines of the console: the work's to stdout, the runner's own to stderr.
+
+    So `li agent sh 'cmd' > out` captures the work's output and nothing of li's.
+    """
     try:
         with open(path, "rb") as log:
             log.seek(offset)
             chunk = log.read()
     except OSError:
         return offset
-    if chunk:
-        sys.stdout.buffer.write(chunk)
-        sys.stdout.flush()
+    if not final:
+        chunk = chunk[: chunk.rfind(b"\n") + 1]  # a partial last line waits for its end
+    for line in chunk.splitlines(keepends=True):
+        cut = line.find(RUNNER_PREFIX)  # the runner's line may follow output that had no newline
+        work, runner = (line, b"") if cut < 0 else (line[:cut], line[cut:])
+        for stream, part in ((sys.stdout, work), (sys.stderr, runner)):
+            if part:
+                stream.buffer.write(part)
+                stream.flush()
     return offset + len(chunk)

@@ -244,3 +244,10 @@ def test_ctrl_c_in_a_foreground_agent_kills_the_run_through_the_kill_use_case(li
     data = _wait_terminal(li_home, run_id)
     assert (data["status"], data["outcome"], data["reason_code"]) == ("cancelled", "cancelled", "kill_requested")
     assert person.returncode == 143, err
+
+
+def test_a_foreground_agent_writes_the_works_output_to_stdout_and_its_own_lines_to_stderr(li_home: str) -> None:
+    person = run_li("agent", "sh", 'echo hello; printf "no newline"', home=li_home)
+    assert person.returncode == 0, person.stderr
+    assert person.stdout == "hello\nno newline"
+    assert "li runner: completed" in person.stderr
