@@ -45,3 +45,16 @@ def make_world(kind: str, tmp_path: str) -> World:
         # In a world the reap winner delivers in-process (no detached sender to start).
         container.reap_notices.override(container.notices)
     return World(kind, container, clock, prober, store, notifier, signaller, spawner)
+
+
+def on_both_worlds_unless_cli(namespace: dict[str, Any]) -> None:
+    """Put every collected scenario of a features module on the `world` fixture, except `@cli` ones.
+
+    `@cli` scenarios drive the real `li` once; the rest run on the memory and the fs worlds.
+    """
+    import pytest
+
+    for name, test in list(namespace.items()):
+        marks = {mark.name for mark in getattr(test, "pytestmark", [])}
+        if name.startswith("test_") and "cli" not in marks:
+            pytest.mark.usefixtures("world")(test)
