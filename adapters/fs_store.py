@@ -237,9 +237,9 @@ class FsRunStore:
             self._retired.setdefault(run_id, []).append(trash)
         else:
             _delete([trash])
-        self._sweep()
+        self.sweep()
 
-    def _sweep(self) -> None:
+    def sweep(self) -> None:
         """Delete the trash of removals that were interrupted (a prune killed before it deleted)."""
         mine = {path for paths in self._retired.values() for path in paths}
         try:

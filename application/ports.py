@@ -88,6 +88,10 @@ class RunStore(Protocol):
         """Take a run out of the store atomically (readers see it whole or RunNotFound); a missing run is a no-op."""
         ...
 
+    def sweep(self) -> None:
+        """Finish the removals an interrupted remover left behind (never a run a reader can see)."""
+        ...
+
 
 class ProcessProber(Protocol):
     """Advisory liveness: what a pid looks like now, and the identity of a new process."""

@@ -81,6 +81,8 @@ class Pruner:
             raise ContractError(ErrorKind.UNAVAILABLE, str(exc), {"reason_code": "store_unreadable"}) from exc
         for run_id in run_ids:
             self._consider(run_id, older_than_days, report)
+        if not dry_run:
+            self.store.sweep()  # what a killed prune renamed away but never deleted, even when nothing else goes
         return report
 
     def _consider(self, run_id: str, older_than_days: float, report: PruneReport) -> None:

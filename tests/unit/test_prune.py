@@ -223,3 +223,16 @@ def test_prune_leaves_neither_the_run_nor_any_trash_and_sweeps_what_a_killed_pru
     report = world.container.pruner().prune()
     assert report.removed == [ended] and report.kept == []
     assert os.listdir(runs) == []
+
+
+def test_a_prune_that_removes_nothing_still_sweeps_what_a_killed_prune_left(tmp_path) -> None:
+    import os
+
+    world = fs_world(tmp_path)
+    runs = tmp_path / "li-home" / "runs"
+    interrupted = add_run(world, status="completed", pid=99, finished_ago=10)
+    os.rename(runs / interrupted, runs / f".trash-{interrupted}-deadbeef")
+    assert world.container.pruner().prune(dry_run=True).removed == []
+    assert os.listdir(runs) == [f".trash-{interrupted}-deadbeef"]  # a dry run changes nothing
+    assert world.container.pruner().prune().to_wire() == {"removed": [], "kept": [], "dry_run": False}
+    assert os.listdir(runs) == []
