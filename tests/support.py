@@ -53,6 +53,19 @@ class Result:
         return envelope["error"]
 
 
+def install_li(path: Any, script: str) -> str:
+    """Put an executable `li` shell script at `path` atomically (replacing any) and return its path.
+
+    Replacing it later swaps the build behind the path, as an upgrade in place would.
+    """
+    staged = f"{path}.new"
+    with open(staged, "w", encoding="utf-8") as handle:
+        handle.write(f"#!/bin/sh\n{script}\n")
+    os.chmod(staged, 0o755)
+    os.replace(staged, path)
+    return str(path)
+
+
 def run_li(*argv: str, home: str | None = None, stdin: str | None = None, env: dict[str, str] | None = None,
            timeout: float = 60, cwd: str | None = None) -> Result:
     """Run `li` as a subprocess with `LI_HOME` pointed at `home`."""

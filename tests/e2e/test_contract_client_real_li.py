@@ -23,18 +23,9 @@ from adapters.contract_client import (
     read_availability,
     run_view,
 )
-from tests.support import REPO, li_bin
+from tests.support import REPO, install_li, li_bin
 
 UNKNOWN_ID = "20200101T000000-000000"
-
-
-def install(path: pathlib.Path, script: str) -> str:
-    """Put an executable `li` at `path` (replacing whatever was there) and return its path."""
-    staged = path.with_suffix(".new")
-    staged.write_text(f"#!/bin/sh\n{script}\n")
-    staged.chmod(0o755)
-    os.replace(staged, path)
-    return str(path)
 
 
 @pytest.fixture
@@ -133,11 +124,11 @@ def test_the_list_carries_status_and_its_derivations(client: ContractClient) -> 
 def test_a_v2_li_at_the_same_path_makes_the_client_refuse_to_decode(
     tmp_path: pathlib.Path, env: dict[str, str]
 ) -> None:
-    li_path = install(tmp_path / "li", f'exec {li_bin()} "$@"')
+    li_path = install_li(tmp_path / "li", f'exec {li_bin()} "$@"')
     client = ContractClient(li_path, runner=SubprocessRunner(env))
     assert client.handshake().registered
     fake = os.path.join(REPO, "tests", "fakes", "fake_li_v2.py")
-    install(tmp_path / "li", f'exec {sys.executable} {fake} "$@"')
+    install_li(tmp_path / "li", f'exec {sys.executable} {fake} "$@"')
     reply = client.list_runs()
     assert reply.verdict is Verdict.DEGRADED and reply.data is None
     assert client.state is SurfaceState.DEGRADED
@@ -148,7 +139,7 @@ def test_a_broken_installation_is_an_environment_fault(
 ) -> None:
     # -S leaves out site-packages, so the real bootstrap finds its required modules missing.
     boot = f"import sys; sys.path.insert(0, {REPO!r}); from entrypoints.bootstrap import main; sys.exit(main())"
-    li_path = install(tmp_path / "li", f'exec {sys.executable} -S -c "{boot}" "$@"')
+    li_path = install_li(tmp_path / "li", f'exec {sys.executable} -S -c "{boot}" "$@"')
     hello = ContractClient(li_path, runner=SubprocessRunner(env)).handshake()
     assert not hello.registered and hello.reply.verdict is Verdict.ENVIRONMENT_FAULT
     assert hello.reply.exit_code == 78

@@ -13,7 +13,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from entrypoints.mcp_server import main
-from tests.support import REPO, li_bin
+from tests.support import REPO, install_li, li_bin
 
 FAKE_V2 = os.path.join(REPO, "tests", "fakes", "fake_li_v2.py")
 VERBS = {
@@ -28,21 +28,12 @@ VERBS = {
 }
 
 
-def install_li(path: pathlib.Path, target: str) -> str:
-    """Put an `li` at `path` that runs `target`; replacing it later swaps the build behind the path."""
-    staged = path.with_suffix(".new")
-    staged.write_text(f'#!/bin/sh\nexec {target} "$@"\n')
-    staged.chmod(0o755)
-    os.replace(staged, path)
-    return str(path)
-
-
 def real_li(path: pathlib.Path) -> str:
-    return install_li(path, li_bin())
+    return install_li(path, f'exec {li_bin()} "$@"')
 
 
 def v2_li(path: pathlib.Path) -> str:
-    return install_li(path, f"{sys.executable} {FAKE_V2}")
+    return install_li(path, f'exec {sys.executable} {FAKE_V2} "$@"')
 
 
 def server(li_path: str, li_home: str) -> StdioServerParameters:
