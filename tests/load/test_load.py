@@ -152,5 +152,6 @@ def test_forty_runs_from_eight_submitters_while_eight_observers_wait_and_list(li
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # the whole budget of one CI worker is not needed, but a busy one may take minutes
 def test_two_hundred_runs_from_eight_submitters_while_eight_observers_wait_and_list(li_home: str) -> None:
     load(li_home, runs=200, submitters=8, observers=8)
