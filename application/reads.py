@@ -12,7 +12,6 @@ from application.observe import Observed, Observer
 from application.ports import RunNotFound, RunStore, StoreRefused
 from domain.availability import MALFORMED, NOT_RECORDED, NOT_YET_WRITTEN, Availability
 from domain.contract import ContractError, ErrorKind
-from domain.lifecycle import exit_code_of
 from domain.run import Delivery, RecordUnusable, Run, require_run_id
 
 TAIL_CHARS_DEFAULT: Final = 20_000
@@ -45,11 +44,6 @@ def bounded_count(raw: str | None, name: str, default: int, maximum: int, minimu
         raise ContractError(ErrorKind.INVALID_INPUT, f"{name} must be an integer >= {minimum}, not {raw!r}",
                             {"argument": name, "value": text})
     return min(int(digits), maximum)
-
-
-def exit_code_for(status: str) -> int:
-    """The human-mode exit code of an ended run (one table: `domain.lifecycle.EXIT_CODES`)."""
-    return exit_code_of(status)
 
 
 def pid_of(run: Run) -> int | None:

@@ -27,11 +27,6 @@ from domain.run import RecordUnusable, Run, iso
 AfterEnd = Callable[[Run], None]
 
 
-def exit_status(status: str) -> int:
-    """The runner's (and a foreground `li agent`'s) exit code: the one table in the domain."""
-    return exit_code_of(status)
-
-
 def _no_hook(run: Run) -> None:
     """The default after-end hook: nothing to deliver."""
 

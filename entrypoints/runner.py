@@ -57,7 +57,8 @@ def _cancel_on_sigterm(work: Any) -> None:
 
 def perform(run_id: str) -> int:
     """Everything from the container: the work service, its hook, the store's run folder."""
-    from application.work import Workspace, exit_status
+    from application.work import Workspace
+    from domain.lifecycle import exit_code_of
     from entrypoints.container import get_container
 
     container = get_container()
@@ -69,7 +70,7 @@ def perform(run_id: str) -> int:
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     ended = work.perform(run_id, Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts)))
-    return exit_status(ended.status) if ended is not None else 70
+    return exit_code_of(ended.status) if ended is not None else 70
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ def follow(handle: Handle) -> int:
     """Stream the console to the terminal until the run's end is recorded; exit with its code."""
     import time
 
-    from application.work import exit_status
+    from domain.lifecycle import exit_code_of
     from entrypoints.container import get_container
 
     container = get_container()
@@ -192,7 +192,7 @@ def follow(handle: Handle) -> int:
             observed = observer.observe(handle.run_id)
             if observed.derivation.terminal:
                 _copy_console(handle.log, offset, final=True)
-                return exit_status(observed.derivation.status)
+                return exit_code_of(observed.derivation.status)
             if observed.derivation.stopped:
                 print(f"li: run {handle.run_id} stopped without recording an end", file=sys.stderr)
                 return 1

@@ -60,7 +60,7 @@ def show(data: dict[str, Any], args: Namespace) -> int:
 
 def follow(args: Namespace) -> int:
     """Stream the console as it grows; exit when the run records an end, with the run's exit code."""
-    from application.reads import exit_code_for
+    from domain.lifecycle import exit_code_of
     from entrypoints.container import get_container
 
     container = get_container()
@@ -74,7 +74,7 @@ def follow(args: Namespace) -> int:
         derivation = reads.observe(run_id, probe_ended=False).derivation
         offset = _drain(path, offset, out)  # after the observation: an end is recorded after the console
         if derivation.terminal:
-            return exit_code_for(derivation.status)
+            return exit_code_of(derivation.status)
         if derivation.stopped:
             print(f"li: {run_id}: the process is gone and no end was recorded (status {derivation.status})",
                   file=sys.stderr)

@@ -336,9 +336,9 @@ def test_anything_else_as_a_limit_is_invalid_input(raw: str) -> None:
                                               ("timed_out", 124), ("cancelled", 143), ("exited", 1),
                                               ("aborted", 130), ("something-new", 1)])
 def test_an_ended_runs_human_exit_code_follows_its_status(status: str, code: int) -> None:
-    from application.reads import exit_code_for
+    from domain.lifecycle import exit_code_of
 
-    assert exit_code_for(status) == code
+    assert exit_code_of(status) == code
 
 
 @pytest.mark.parametrize("digits", [5000, 50_000])
