@@ -18,7 +18,10 @@ MAX_PARALLEL = 32
 
 @dataclass(frozen=True)
 class LegOutcome:
-    """What one leg did: its status, the provider's result, its artifact and its wall time."""
+    """What one leg did: its status, the provider's result, its artifact and its wall time.
+
+    `artifact_error` says why an answer the leg did give could not be written as its artifact.
+    """
 
     leg: Leg
     status: str  # completed | failed | timed_out | cancelled | skipped
@@ -26,6 +29,7 @@ class LegOutcome:
     result: ProviderResult | None = None
     artifact: str | None = None
     wall_seconds: float = 0.0
+    artifact_error: str | None = None
 
     @property
     def answer(self) -> str | None:

@@ -18,13 +18,19 @@ from application.ports import (
     StoreBusy,
     StoreRefused,
 )
-from domain.availability import Availability
+from domain.availability import UNREADABLE, Availability
 from domain.contract import ContractError
 from domain.lifecycle import classify, exit_code_of
 from domain.request import Leg, RunRequest, invalid
 from domain.run import RecordUnusable, Run, iso
 
 AfterEnd = Callable[[Run], None]
+ArtifactNames = Availability[list[str]]
+
+# Why the artifacts of a run could not be collected, beside the D7 reason codes of a listing.
+UNWRITABLE = "unwritable"  # an answer a leg gave could not be written under artifacts/
+# The reason on a `completed` run whose artifacts could not be collected (never `completed_empty`).
+ARTIFACTS_UNAVAILABLE = "artifacts_unavailable"
 
 
 def _no_hook(run: Run) -> None:
@@ -48,8 +54,13 @@ class End:
     exit_code: int
 
 
-def decide(outcomes: list[LegOutcome], cancelled: bool, produced: bool, error: str | None) -> End:
-    """The run's end from its legs: cancel beats error beats timeout beats failure beats emptiness."""
+def decide(outcomes: list[LegOutcome], cancelled: bool, produced: bool | None, error: str | None) -> End:
+    """The run's end from its legs: cancel beats error beats timeout beats failure beats emptiness.
+
+    `produced` is None when the artifacts could not be collected. The work's own exit still
+    decides: work that did not fail is `completed` with reason `artifacts_unavailable`, never
+    `completed_empty` — a folder that could not be read is no evidence of no output (D7).
+    """
     if cancelled:
         return End("cancelled", "cancelled", exit_code_of("cancelled"))
     if error is not None:
@@ -60,6 +71,8 @@ def decide(outcomes: list[LegOutcome], cancelled: bool, produced: bool, error: s
     if failed is not None:
         code = failed.result.exit_code if failed.result is not None else 1
         return End("failed", failed.reason_code or "leg_failed", code if code > 0 else 1)
+    if produced is None:
+        return End("completed", ARTIFACTS_UNAVAILABLE, 0)
     if not produced:
         return End("completed_empty", "no_artifacts", 0)
     return End("completed", None, 0)
@@ -124,9 +137,9 @@ class WorkService:
         except Exception as exc:  # noqa: BLE001 - every exception still leaves a recorded end
             error = "runner_error"
             self._say(workspace, f"li runner: internal error: {type(exc).__name__}: {exc}\n")
-        produced = self._produced(run_id, outcomes)
-        end = decide(outcomes, self.cancelled, produced, error)
-        self._write_manifest(run_id, request, outcomes, self.clock.monotonic() - began, workspace)
+        artifacts = self._collect(run_id, outcomes, workspace)
+        end = decide(outcomes, self.cancelled, produced(artifacts, outcomes), error)
+        self._write_manifest(run_id, request, outcomes, artifacts, self.clock.monotonic() - began, workspace)
         return self._finish(run_id, end, workspace)
 
     def _kill_requested(self, run_id: str) -> bool:
@@ -167,26 +180,54 @@ class WorkService:
         result = provider.run(prompt, leg.model.model, request.cwd, {**env, "LI_LEG_ID": leg.id},
                               console, remaining)
         status, reason = leg_status(result, self.cancelled)
-        artifact = None
-        if result.answer:
-            artifact = artifact_name(request.kind, leg.id)
-            self.store.write_text(run_id, f"artifacts/{artifact}", result.answer)
-        return LegOutcome(leg, status, reason, result, artifact, self.clock.monotonic() - start)
+        artifact, lost = self._keep_answer(run_id, request, leg, result.answer)
+        return LegOutcome(leg, status, reason, result, artifact, self.clock.monotonic() - start, lost)
 
-    def _produced(self, run_id: str, outcomes: list[LegOutcome]) -> bool:
-        if any(o.artifact for o in outcomes):
-            return True
-        listing = self.store.artifacts(run_id)
-        files = [e for e in listing.value or [] if e.get("type", "file") == "file"]
-        return bool(listing.available and files)  # a link or a FIFO is not output the work produced
+    def _keep_answer(self, run_id: str, request: RunRequest, leg: Leg,
+                     answer: str | None) -> tuple[str | None, str | None]:
+        """Write a leg's answer as its artifact: (its name, None), or (None, why it could not be)."""
+        if not answer:
+            return None, None
+        name = artifact_name(request.kind, leg.id)
+        try:
+            self.store.write_text(run_id, f"artifacts/{name}", answer)
+        except Exception as exc:  # noqa: BLE001 - a lost answer never costs the leg its own status
+            return None, f"artifacts/{name} could not be written: {_why(exc)}"
+        return name, None
+
+    def _collect(self, run_id: str, outcomes: list[LegOutcome], workspace: Workspace) -> ArtifactNames:
+        """The regular files the run left under artifacts/, or why that cannot be established (D7).
+
+        Nothing here may stop the end from being recorded: a lost answer, a store that raises, a
+        listing that is not one all become `available: false`, said on the console too.
+        """
+        found = self._artifact_names(run_id, outcomes)
+        if not found.available:
+            self._say(workspace, f"li runner: the artifacts are unavailable ({found.reason_code}): {found.detail}\n")
+        return found
+
+    def _artifact_names(self, run_id: str, outcomes: list[LegOutcome]) -> ArtifactNames:
+        lost = [o.artifact_error for o in outcomes if o.artifact_error]
+        if lost:
+            return Availability.unavailable(UNWRITABLE, "; ".join(lost))
+        try:
+            listing = self.store.artifacts(run_id)
+            if not listing.available:
+                return Availability.unavailable(listing.reason_code or UNREADABLE, listing.detail)
+            # A link, a FIFO or a folder is not output the work produced.
+            return Availability.of(sorted(str(e["name"]) for e in listing.value or []
+                                          if e.get("type", "file") == "file"))
+        except Exception as exc:  # noqa: BLE001 - whatever the store does, the end is still recorded
+            return Availability.unavailable(UNREADABLE, f"artifacts/ could not be listed: {_why(exc)}")
 
     def _write_manifest(self, run_id: str, request: RunRequest | None, outcomes: list[LegOutcome],
-                        wall: float, workspace: Workspace) -> None:
-        manifest = build_manifest(run_id, request, outcomes, wall)
+                        artifacts: ArtifactNames, wall: float, workspace: Workspace) -> None:
         try:
-            self.store.write_text(run_id, "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
-        except (OSError, StoreRefused) as exc:
-            self._say(workspace, f"li runner: manifest.json not written: {exc}\n")
+            manifest = build_manifest(run_id, request, outcomes, wall, artifacts)
+            text = json.dumps(manifest, indent=1, sort_keys=True, default=repr)
+            self.store.write_text(run_id, "manifest.json", text)
+        except Exception as exc:  # noqa: BLE001 - a manifest that cannot be written never costs the end
+            self._say(workspace, f"li runner: manifest.json not written: {_why(exc)}\n")
 
     def _finish(self, run_id: str, end: End, workspace: Workspace) -> Run | None:
         now = iso(self.clock.now())
@@ -214,28 +255,50 @@ class WorkService:
                 return self.store.update(run_id, change)
             except StoreBusy:
                 continue
-            except StoreRefused as exc:
+            except (StoreRefused, RunNotFound, RecordUnusable, OSError) as exc:
                 self._say(workspace, f"li runner: the end could not be recorded: {exc}\n")
                 return None
         self._say(workspace, "li runner: the end could not be recorded: the record stayed locked\n")
         return None
 
     def _say(self, workspace: Workspace, text: str) -> None:
+        """Best effort: a console that cannot be written (a full disk) never stops the end."""
         with self._console_lock:
-            workspace.console.write(text)
-            workspace.console.flush()
+            try:
+                workspace.console.write(text)
+                workspace.console.flush()
+            except Exception:  # noqa: BLE001 - nowhere left to say it; the record still gets the end
+                pass
+
+
+def produced(artifacts: ArtifactNames, outcomes: list[LegOutcome]) -> bool | None:
+    """Whether the work left output: None when its artifacts could not be collected."""
+    if not artifacts.available:
+        return None
+    return bool(artifacts.value) or any(o.artifact for o in outcomes)
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 def build_manifest(run_id: str, request: RunRequest | None, outcomes: list[LegOutcome],
-                   wall: float) -> dict[str, Any]:
-    """`manifest.json`: one entry per leg plus the run's metering (D7 shapes, never a silent zero)."""
-    return {
+                   wall: float, artifacts: ArtifactNames | None = None) -> dict[str, Any]:
+    """`manifest.json`: each leg, the artifacts collected and the run's metering (D7 shapes).
+
+    `artifacts` is the regular files found under artifacts/ at the end, or `available: false`
+    with why they could not be collected; absent when the caller collected none.
+    """
+    manifest: dict[str, Any] = {
         "schema_version": 1,
         "run_id": run_id,
         "kind": request.kind if request is not None else None,
         "legs": [_leg_entry(o) for o in outcomes],
         "metering": meter(outcomes, wall),
     }
+    if artifacts is not None:
+        manifest["artifacts"] = artifacts.to_wire()
+    return manifest
 
 
 def _leg_entry(outcome: LegOutcome) -> dict[str, Any]:
@@ -244,6 +307,7 @@ def _leg_entry(outcome: LegOutcome) -> dict[str, Any]:
         "id": outcome.leg.id, "model": outcome.leg.model.text, "provider": outcome.leg.model.provider,
         "depends_on": list(outcome.leg.depends_on), "status": outcome.status,
         "reason_code": outcome.reason_code, "artifact": outcome.artifact and f"artifacts/{outcome.artifact}",
+        "artifact_error": outcome.artifact_error,
         "exit_code": result.exit_code if result else None, "is_error": result.is_error if result else None,
         "timed_out": result.timed_out if result else None, "wall_seconds": round(outcome.wall_seconds, 3),
         "usage": dict(result.usage) if result else {},
