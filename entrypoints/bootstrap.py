@@ -9,6 +9,7 @@ from typing import IO
 # Modules a run needs. A broken installation is diagnosed by exit 78 before any run exists.
 REQUIRED_MODULES = ("pydantic", "psutil", "filelock", "dependency_injector", "yaml")
 EXIT_CONFIG = 78  # EX_CONFIG (D8); mirrors domain.contract.EXIT_CONFIG without importing it
+EXIT_IOERR = 74  # EX_IOERR: the envelope could not be written to stdout, a D8 transport fault
 
 class EnvironmentFault(Exception):
     """A required module cannot be imported and nothing has been executed: exit 78."""
@@ -33,12 +34,11 @@ def protect_stdout() -> IO[str]:
 
     The envelope descriptor is a private duplicate (not inherited by children); fd 1 itself is
     pointed at stderr, so a stray print, `os.write(1, ...)` or a child process cannot reach it.
+    Raises OSError when fd 1 is closed: no envelope can reach anyone, so nothing is done.
     """
-    sys.stdout.flush()
-    try:
-        envelope_fd = os.dup(1)
-    except OSError:  # stdout was closed by the caller: nobody can read an envelope
-        envelope_fd = os.open(os.devnull, os.O_WRONLY)
+    if sys.stdout is not None:  # None when the interpreter started with fd 1 closed
+        sys.stdout.flush()
+    envelope_fd = os.dup(1)
     try:
         os.dup2(2, 1)
     except OSError:  # no stderr either: stray output is discarded rather than mixed in
@@ -73,6 +73,16 @@ def import_required() -> None:
             raise EnvironmentFault(f"{name}: {type(exc).__name__}: {exc}") from exc
 
 
+def transport_fault(reason: str) -> int:
+    """One line on stderr (when there is one), exit 74: the caller gets no envelope (D8)."""
+    from contextlib import suppress
+
+    if sys.stderr is not None:
+        with suppress(OSError, ValueError):
+            print(f"li: transport fault: {' '.join(reason.split())}", file=sys.stderr, flush=True)
+    return EXIT_IOERR
+
+
 def diagnose(exc: BaseException | str) -> int:
     """One line on stderr, nothing on stdout, exit 78."""
     reason = " ".join(str(exc).split())
@@ -86,7 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     missing = missing_required()
     if missing is not None:
         return diagnose(f"{missing} (no such module)")
-    out = protect_stdout() if machine else sys.stdout
+    try:
+        out = protect_stdout() if machine else sys.stdout
+    except OSError as exc:  # fd 1 closed (`li ... --machine >&-`): answer nothing, run nothing
+        return transport_fault(f"stdout is closed, so no envelope can be written ({exc.strerror or exc})")
     try:
         from entrypoints.dispatch import dispatch
 

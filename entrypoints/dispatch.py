@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from domain.contract import ContractError, ErrorKind, failure, success
-from entrypoints.bootstrap import EnvironmentFault, import_required
+from entrypoints.bootstrap import EnvironmentFault, import_required, transport_fault
 from entrypoints.cli import VERSION, HelpRequested, UsageError, build_parser
 from entrypoints.verbs._common import silence
 
@@ -28,8 +28,16 @@ class LateImportError(RuntimeError):
     """An import failed after the request began work: an internal error, never exit 78."""
 
 
+class EnvelopeNotWritten(Exception):
+    """stdout refused the envelope (a full disk, a reader that left, a descriptor not open for writing)."""
+
+
 def emit(envelope: dict[str, Any], out: IO[str]) -> None:
-    """Write the one envelope; lone surrogates from undecodable argv never reach the wire."""
+    """Write the one envelope; lone surrogates from undecodable argv never reach the wire.
+
+    Raises EnvelopeNotWritten when stdout refuses it: the caller then has no envelope, and the
+    exit status must say so (74), never 0.
+    """
     try:
         text = json.dumps(envelope, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
@@ -40,8 +48,9 @@ def emit(envelope: dict[str, Any], out: IO[str]) -> None:
     try:
         out.buffer.write((text + "\n").encode("utf-8", errors="replace"))  # type: ignore[attr-defined]
         out.flush()
-    except (BrokenPipeError, OSError):
-        pass  # the caller went away; nothing else may be written in its place
+    except (OSError, ValueError) as error:  # ENOSPC, EPIPE, EBADF; ValueError: a closed stream
+        silence(out)  # what is still buffered goes nowhere, so the final flush cannot fail loudly
+        raise EnvelopeNotWritten(f"the envelope could not be written to stdout: {error}") from error
 
 
 def invoke(namespace: Namespace, method: Callable[[Namespace], Any]) -> Any:
@@ -89,9 +98,15 @@ def answer(args: list[str]) -> dict[str, Any]:
 
 
 def dispatch(args: list[str], *, machine: bool, out: IO[str]) -> int:
-    """Answer one request: one envelope and exit 0 under --machine, readable text otherwise."""
+    """Answer one request: one envelope and exit 0 under --machine, readable text otherwise.
+
+    An envelope stdout refused is a transport fault (D8): exit 74 and one line on stderr.
+    """
     if machine:
-        emit(answer(args), out)
+        try:
+            emit(answer(args), out)
+        except EnvelopeNotWritten as error:
+            return transport_fault(str(error))
         return 0
     return human(args, out)
 

@@ -65,6 +65,21 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
       And the exit status is neither 0 nor 78
 
     @D8.3
+    Scenario Outline: An envelope stdout cannot take leaves an exit without a parseable envelope, never 0
+      Given a fresh li home for the contract checks
+      When the contract caller runs li with "handshake --machine" and its stdout <fault>
+      Then the exit status is 74
+      And stderr is exactly one line
+      And stderr mentions "transport fault"
+      And no traceback reached either stream
+
+      Examples:
+        | fault                  |
+        | is a full device       |
+        | is a pipe nobody reads |
+        | is closed              |
+
+    @D8.3
     Scenario: A launch failure has no exit status at all, so it cannot be 78
       When the contract caller launches li from a path that does not exist
       Then the launch itself failed

@@ -232,6 +232,30 @@ def start_and_kill(contract_call: ContractCall, arguments: str) -> None:
     contract_call.result = Result(proc.returncode, out.decode(), err.decode())
 
 
+@when(parsers.parse('the contract caller runs li with "{arguments}" and its stdout {fault}'))
+def run_with_broken_stdout(contract_call: ContractCall, arguments: str, fault: str) -> None:
+    """stdout on /dev/full, on a pipe whose reader already left, or closed (`>&-`)."""
+    env = {**os.environ, "LI_HOME": contract_call.home, **contract_call.env}
+    argv = [li_bin(), *shlex.split(arguments)]
+    if fault == "is closed":
+        argv, stdout = ["/bin/sh", "-c", 'exec "$@" >&-', "sh", *argv], None
+    elif fault == "is a full device":
+        if not os.path.exists("/dev/full"):
+            pytest.skip("no /dev/full on this system")
+        stdout = os.open("/dev/full", os.O_WRONLY)
+    else:
+        assert fault == "is a pipe nobody reads", fault
+        read_end, stdout = os.pipe()
+        os.close(read_end)
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
+                              text=True, env=env, timeout=60)
+    finally:
+        if stdout is not None:
+            os.close(stdout)
+    contract_call.result = Result(proc.returncode, "", proc.stderr)
+
+
 @when("the contract caller launches li from a path that does not exist")
 def launch_missing(contract_call: ContractCall, tmp_path: Any) -> None:
     try:
