@@ -1,41 +1,59 @@
-"""The filesystem run store: one folder per run under `$LI_HOME/runs`, atomic fenced writes."""
+"""The filesystem run store: one folder per run under `$LI_HOME/runs`, atomic fenced writes.
+
+A run's work is untrusted and can replace anything in and beside its run folder. So every access
+goes through descriptors: `$LI_HOME` (the user's own setting, the only path ever followed), then
+`runs/` and the run folder opened with `O_DIRECTORY|O_NOFOLLOW`, then each file relative to the
+folder's descriptor with `O_NOFOLLOW|O_NONBLOCK`, checked by `fstat` and read with a size bound
+(`adapters/confined.py`). Nothing outside the store is read, written or locked because of what is
+inside it. Folders are created 0700 and files 0600, whatever the umask.
+"""
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import stat
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from adapters.confined import (
+    FOLDER_MODE,
+    NotConfined,
+    closing,
+    make_folder,
+    open_file,
+    open_folder,
+    read_file,
+    read_span,
+    same_folder,
+    write_atomic,
+)
 from application.ports import RunNotFound, StoreBusy, StoreRefused
-from domain.availability import MALFORMED, MISSING, UNREADABLE, Availability, ConsoleText
-from domain.run import RecordUnusable, Run, is_run_id, make_run_id
+from domain.availability import MALFORMED, MISSING, TOO_LARGE, UNREADABLE, Availability, ConsoleText
+from domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
+from domain.untrusted import (
+    MANIFEST_MAX_BYTES,
+    RECORD_MAX_BYTES,
+    TEXT_MAX_BYTES,
+    Untrusted,
+    parse_json,
+)
 
 RECORD = "record.json"
 LOCK = "record.lock"
+CONSOLE = "console.log"
+ARTIFACTS = "artifacts"
+MANIFEST = "manifest.json"
 # A removed run's folder is first renamed to `runs/.trash-<run_id>-<hex>` (never a run id, so no
 # reader lists it) and deleted after its lock is released; a leftover from a crash is swept later.
 TRASH = ".trash-"
-
-
-def atomic_write(path: str, data: bytes) -> None:
-    """Temp file in the same folder, fsync, `os.replace`; the temp is removed in `finally`."""
-    import tempfile
-
-    folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+ARTIFACT_ENTRIES_MAX = 10_000  # a listing of more is `available: false` (too_large), never cut silently
+ARTIFACT_DEPTH_MAX = 32  # folders nested deeper are listed as folders, not entered
+LOCK_POLL_MAX = 0.05
 
 
 class FsRunStore:
@@ -48,102 +66,132 @@ class FsRunStore:
         self._held: dict[str, int] = {}  # run id -> how many of its locks this store holds
         self._retired: dict[str, list[str]] = {}  # run id -> its renamed-away folder, deleted on release
 
+    # -- the folders: $LI_HOME, runs/, runs/<id>/ -------------------------------------------------
+
+    def _runs_fd(self, create: bool = False) -> int:
+        """A descriptor of `runs/`; FileNotFoundError when there is no store yet (and `create` is off).
+
+        Anything else that stops it being opened is StoreRefused: an environment fault, never
+        "no such run".
+        """
+        try:
+            if create:
+                os.makedirs(os.path.dirname(self.home), exist_ok=True)
+                home = make_folder(self.home, None) if not os.path.isdir(self.home) else _open_home(self.home)
+            else:
+                home = _open_home(self.home)
+            with closing(home):
+                return make_folder("runs", home) if create else open_folder("runs", home)
+        except FileNotFoundError:
+            if create:
+                raise StoreRefused(f"the store {self.home} cannot be created") from None
+            raise
+        except OSError as exc:
+            raise StoreRefused(f"the store {self.runs} cannot be used: {_why(exc)}") from exc
+
+    @contextmanager
+    def _run(self, run_id: str) -> Iterator[tuple[int, int]]:
+        """(runs/ descriptor, run folder descriptor); RunNotFound, or RecordUnusable for a planted folder."""
+        if not is_run_id(run_id):
+            raise ValueError(f"not a run id: {run_id!r}")
+        try:
+            runs = self._runs_fd()
+        except FileNotFoundError:
+            raise RunNotFound(run_id) from None
+        with closing(runs):
+            try:
+                folder = open_folder(run_id, runs)
+            except FileNotFoundError:
+                raise RunNotFound(run_id) from None
+            except NotConfined as exc:  # the run folder was replaced by a link or a file
+                raise RecordUnusable(exc.reason_code, f"the run folder: {exc.detail}") from None
+            except OSError as exc:
+                raise RecordUnusable(UNREADABLE, f"the run folder: {_why(exc)}") from None
+            with closing(folder):
+                yield runs, folder
+
     def run_dir(self, run_id: str) -> str:
+        """Where the run's files live, for a person to read; never opened by path here."""
         if not is_run_id(run_id):
             raise ValueError(f"not a run id: {run_id!r}")
         return os.path.join(self.runs, run_id)
 
     def reserve(self, now: datetime) -> str:
-        try:
-            os.makedirs(self.runs, exist_ok=True)
+        with closing(self._runs_fd(create=True)) as runs:
             while True:
                 run_id = make_run_id(now, os.urandom(3).hex())
                 try:
-                    os.mkdir(os.path.join(self.runs, run_id))
+                    os.mkdir(run_id, FOLDER_MODE, dir_fd=runs)  # atomic: the id is ours or taken
+                    with closing(open_folder(run_id, runs)) as fd:
+                        os.fchmod(fd, FOLDER_MODE)  # exactly 0700 even under an odd umask
                     return run_id
                 except FileExistsError:
                     continue
-        except OSError as exc:
-            raise StoreRefused(f"cannot allocate a run under {self.runs}: {exc.strerror}") from exc
+                except OSError as exc:
+                    raise StoreRefused(f"cannot allocate a run under {self.runs}: {_why(exc)}") from exc
 
     def discard(self, run_id: str) -> None:
-        import shutil
+        try:
+            runs = self._runs_fd()
+        except (FileNotFoundError, StoreRefused):
+            return
+        with closing(runs):
+            _delete(runs, [self.run_dir(run_id).rsplit("/", 1)[1]])
 
-        shutil.rmtree(self.run_dir(run_id), ignore_errors=True)
+    # -- the record --------------------------------------------------------------------------------
 
     def create(self, run: Run) -> Run:
         first = run.evolve(generation=1)
         try:
-            with self._lock(run.run_id, 10.0):
-                self._write(first)
+            with self._locked(run.run_id, 10.0) as folder:
+                _write_record(folder, first)
         except RunNotFound as exc:
             raise StoreRefused(f"the reserved folder of {run.run_id} is gone") from exc
         except OSError as exc:
-            raise StoreRefused(f"cannot write the record: {exc.strerror or exc}") from exc
+            raise StoreRefused(f"cannot write the record: {_why(exc)}") from exc
         return first
 
     def read(self, run_id: str) -> Run:
-        path = os.path.join(self.run_dir(run_id), RECORD)
         if self._on_read is not None:
             self._on_read(run_id)
-        try:
-            with open(path, "rb") as handle:
-                raw = handle.read()
-        except FileNotFoundError as exc:
-            raise RunNotFound(run_id) from exc
-        except NotADirectoryError as exc:
-            raise RunNotFound(run_id) from exc
-        except OSError as exc:
-            raise RecordUnusable(UNREADABLE, f"record.json: {exc.strerror or exc}") from exc
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise RecordUnusable(MALFORMED, f"record.json is not valid JSON: {exc}") from exc
-        return Run.from_dict(data)
+        with self._run(run_id) as (_, folder):
+            return _read_record(folder, run_id)
 
     def update(self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0) -> Run | None:
         try:
-            with self._lock(run_id, lock_timeout):
-                current = self.read(run_id)
+            with self._locked(run_id, lock_timeout) as folder:
+                current = _read_record(folder, run_id)
                 new = change(current)
                 if new is None:
                     return None
                 new = new.evolve(generation=current.generation + 1)
-                self._write(new)
+                _write_record(folder, new)
                 return new
         except OSError as exc:
-            raise StoreRefused(f"cannot write the record: {exc.strerror or exc}") from exc
+            raise StoreRefused(f"cannot write the record: {_why(exc)}") from exc
 
-    def _lock(self, run_id: str, timeout: float) -> _Held:
-        """The run's lock; a run whose folder is gone is RunNotFound, and no folder is made for it.
+    @contextmanager
+    def _locked(self, run_id: str, timeout: float) -> Iterator[int]:
+        """The run's lock (flock on `record.lock`, a regular file in the run folder); yields the folder.
 
-        filelock creates a missing parent folder when it starts to acquire, so the folder must
-        exist before, and still be the same folder after: one removed in between leaves only
-        the ghost filelock made, which is taken away again before RunNotFound is raised.
+        The folder was opened before the wait, so one renamed away meanwhile (a prune) is noticed
+        by comparing it with what `runs/<id>` is now: RunNotFound, and nothing is written.
         """
-        from filelock import FileLock, Timeout
-
-        folder = self.run_dir(run_id)
-        try:  # held open, the folder's inode cannot be reused by a ghost made meanwhile
-            pinned = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        except (FileNotFoundError, NotADirectoryError) as exc:
-            raise RunNotFound(run_id) from exc
-        lock = FileLock(os.path.join(folder, LOCK), timeout=timeout)
-        try:
-            lock.acquire()
-            before = os.fstat(pinned)
-        except Timeout as exc:
-            raise StoreBusy(f"the lock of {run_id} was not free within {timeout}s") from exc
-        except FileNotFoundError as exc:  # the folder was renamed away while we waited
-            raise RunNotFound(run_id) from exc
-        finally:
-            os.close(pinned)
-        if _identity(folder) != (before.st_dev, before.st_ino):
-            _bury_ghost(folder)  # still under the lock, so no other writer is inside it
-            lock.release()
-            raise RunNotFound(run_id)
-        self._held[run_id] = self._held.get(run_id, 0) + 1
-        return _Held(lock, lambda: self._released(run_id))
+        with self._run(run_id) as (runs, folder):
+            try:
+                lock = open_file(LOCK, folder, os.O_RDWR | os.O_CREAT)
+            except OSError as exc:
+                raise StoreRefused(f"{LOCK} cannot be used: {_why(exc)}; nothing is written") from exc
+            with closing(lock):
+                _acquire(lock, timeout, run_id)
+                if not same_folder(folder, run_id, runs):
+                    raise RunNotFound(run_id)
+                self._held[run_id] = self._held.get(run_id, 0) + 1
+                try:
+                    yield folder
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+                    self._released(run_id)
 
     def _released(self, run_id: str) -> None:
         """After a lock is let go: the last release deletes what `remove` renamed away meanwhile."""
@@ -152,74 +200,121 @@ class FsRunStore:
             self._held[run_id] = left
             return
         self._held.pop(run_id, None)
-        _delete(self._retired.pop(run_id, []))
-
-    def _write(self, run: Run) -> None:
-        body = json.dumps(run.to_dict(), indent=1, sort_keys=True).encode("utf-8")
-        atomic_write(os.path.join(self.run_dir(run.run_id), RECORD), body)
+        retired = self._retired.pop(run_id, [])
+        if retired:
+            self._delete_names(retired)
 
     def run_ids(self) -> Iterator[str]:
         try:
-            names = os.listdir(self.runs)
+            runs = self._runs_fd()
         except FileNotFoundError:
             return iter(())
-        except OSError as exc:  # LI_HOME is a file, or unreadable: the store cannot be listed
-            raise StoreRefused(f"cannot list the runs under {self.runs}: {exc.strerror or exc}") from exc
+        with closing(runs):
+            try:
+                names = os.listdir(runs)
+            except OSError as exc:
+                raise StoreRefused(f"cannot list the runs under {self.runs}: {_why(exc)}") from exc
         return iter(sorted((n for n in names if is_run_id(n)), reverse=True))
 
+    # -- the run's other files ---------------------------------------------------------------------
+
     def write_text(self, run_id: str, name: str, text: str) -> None:
+        """Write `name` (one optional subfolder, e.g. `artifacts/x.md`) atomically, confined to the run."""
+        *folders, leaf = _parts(name)
         try:
-            atomic_write(os.path.join(self.run_dir(run_id), name), text.encode("utf-8", "surrogateescape"))
+            with self._run(run_id) as (_, folder), _descend(folder, folders, create=True) as inner:
+                write_atomic(inner, leaf, text.encode("utf-8", "surrogateescape"))
         except OSError as exc:
-            raise StoreRefused(f"cannot write {name}: {exc.strerror or exc}") from exc
+            raise StoreRefused(f"cannot write {name}: {_why(exc)}") from exc
 
     def read_text(self, run_id: str, name: str) -> str:
-        with open(os.path.join(self.run_dir(run_id), name), encoding="utf-8", errors="surrogateescape") as handle:
-            return handle.read()
+        """A run file's text; OSError (NotConfined for a link, FIFO or an oversized file) when unusable."""
+        *folders, leaf = _parts(name)
+        with self._run(run_id) as (_, folder), _descend(folder, folders, create=False) as inner:
+            return read_file(leaf, inner, TEXT_MAX_BYTES).decode("utf-8", "surrogateescape")
+
+    def artifacts_dir(self, run_id: str) -> str:
+        """Make the run's `artifacts/` (0700) and return its path for the work's environment."""
+        try:
+            with self._run(run_id) as (_, folder):
+                os.close(make_folder(ARTIFACTS, folder))
+        except OSError as exc:
+            raise StoreRefused(f"cannot make {ARTIFACTS}/: {_why(exc)}") from exc
+        return os.path.join(self.run_dir(run_id), ARTIFACTS)
+
+    @contextmanager
+    def console_sink(self, run_id: str) -> Iterator[int]:
+        """A descriptor appending to the run's console (0600, never through a link), for the runner."""
+        try:
+            with self._run(run_id) as (_, folder):
+                fd = open_file(CONSOLE, folder, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        except OSError as exc:
+            raise StoreRefused(f"cannot open {CONSOLE}: {_why(exc)}") from exc
+        with closing(fd):
+            os.set_blocking(fd, True)
+            yield fd
 
     def console(self, run_id: str, tail_chars: int) -> ConsoleText:
-        path = os.path.join(self.run_dir(run_id), "console.log")
+        tail_chars = max(tail_chars, 0)
         try:
-            with open(path, "rb") as handle:
-                size = handle.seek(0, os.SEEK_END)
-                span = min(size, max(tail_chars, 0) * 4)
-                handle.seek(size - span)
-                raw = handle.read(span)
+            raw, size, start = self._console_tail(run_id, tail_chars * 4)
         except FileNotFoundError:
-            return ConsoleText(Availability.unavailable(MISSING, "console.log does not exist"), None)
-        except OSError as exc:
-            return ConsoleText(Availability.unavailable(UNREADABLE, f"console.log: {exc.strerror}"), None)
+            return ConsoleText(Availability.unavailable(MISSING, f"{CONSOLE} does not exist"), None)
+        except (NotConfined, RecordUnusable) as exc:
+            return ConsoleText(Availability.unavailable(exc.reason_code, f"{CONSOLE}: {exc.detail}"), None)
+        except (OSError, RunNotFound) as exc:
+            return ConsoleText(Availability.unavailable(UNREADABLE, f"{CONSOLE}: {_why(exc)}"), None)
         text = raw.decode("utf-8", errors="replace")
-        if span < size and text:
+        if start > 0 and text:
             text = text[1:] if text[0] == "\ufffd" else text  # a cut multibyte character
         tail = text[-tail_chars:] if tail_chars > 0 else ""
-        return ConsoleText(Availability.of(tail), span < size or len(tail) < len(text))
+        return ConsoleText(Availability.of(tail), start > 0 or len(tail) < len(text))
+
+    def _console_tail(self, run_id: str, span: int) -> tuple[bytes, int, int]:
+        with self._run(run_id) as (_, folder), closing(open_file(CONSOLE, folder)) as fd:
+            size = os.fstat(fd).st_size
+            start = max(0, size - span)
+            return read_span(fd, start, size - start), size, start
+
+    def console_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
+        """Up to `limit` console bytes from `offset`, and the console's size now (for follow loops).
+
+        Raises OSError (NotConfined for a planted link or FIFO) when there is no console to read.
+        """
+        try:
+            with self._run(run_id) as (_, folder), closing(open_file(CONSOLE, folder)) as fd:
+                size = os.fstat(fd).st_size
+                return (read_span(fd, offset, min(limit, size - offset)) if offset < size else b""), size
+        except (RunNotFound, RecordUnusable) as exc:
+            raise FileNotFoundError(errno.ENOENT, f"no run folder to read {CONSOLE} from: {exc}") from None
 
     def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
-        root = os.path.join(self.run_dir(run_id), "artifacts")
-        if not os.path.isdir(root):
-            if os.path.lexists(root):
-                return Availability.unavailable(MALFORMED, "artifacts is not a directory")
-            return Availability.unavailable(MISSING, "artifacts/ does not exist")
         try:
-            return Availability.of(sorted(_listing(root), key=lambda a: str(a["name"])))
-        except OSError as exc:
-            return Availability.unavailable(UNREADABLE, f"artifacts/: {exc.strerror or exc}")
+            with self._run(run_id) as (_, folder), closing(open_folder(ARTIFACTS, folder)) as root:
+                entries = _listing(root, os.path.join(self.run_dir(run_id), ARTIFACTS))
+        except FileNotFoundError:
+            return Availability.unavailable(MISSING, f"{ARTIFACTS}/ does not exist")
+        except (NotConfined, RecordUnusable) as exc:
+            return Availability.unavailable(exc.reason_code, f"{ARTIFACTS}/: {exc.detail}")
+        except (OSError, RunNotFound) as exc:
+            return Availability.unavailable(UNREADABLE, f"{ARTIFACTS}/: {_why(exc)}")
+        return Availability.of(sorted(entries, key=lambda a: str(a["name"])))
 
     def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
-        path = os.path.join(self.run_dir(run_id), "manifest.json")
         try:
-            with open(path, "rb") as handle:
-                data = json.loads(handle.read().decode("utf-8"))
+            with self._run(run_id) as (_, folder):
+                data = parse_json(read_file(MANIFEST, folder, MANIFEST_MAX_BYTES), MANIFEST)
         except FileNotFoundError:
-            return Availability.unavailable(MISSING, "manifest.json does not exist (yet)")
-        except OSError as exc:
-            return Availability.unavailable(UNREADABLE, f"manifest.json: {exc.strerror}")
-        except (UnicodeDecodeError, ValueError) as exc:
-            return Availability.unavailable(MALFORMED, f"manifest.json: {exc}")
+            return Availability.unavailable(MISSING, f"{MANIFEST} does not exist (yet)")
+        except (NotConfined, RecordUnusable, Untrusted) as exc:
+            return Availability.unavailable(exc.reason_code, f"{MANIFEST}: {exc.detail}")
+        except (OSError, RunNotFound) as exc:
+            return Availability.unavailable(UNREADABLE, f"{MANIFEST}: {_why(exc)}")
         if not isinstance(data, dict):
-            return Availability.unavailable(MALFORMED, "manifest.json is not a JSON object")
+            return Availability.unavailable(MALFORMED, f"{MANIFEST} is not a JSON object")
         return Availability.of(data)
+
+    # -- removal -----------------------------------------------------------------------------------
 
     def remove(self, run_id: str) -> None:
         """One rename takes the whole run out of `runs/`; the bytes are deleted outside its lock.
@@ -227,122 +322,198 @@ class FsRunStore:
         A reader sees the run whole or not at all. Called under the run's lock (prune's update),
         the deletion waits for the release, so the lock file is never deleted while the run
         exists; it also sweeps what an interrupted removal left behind. A missing run is a no-op.
+        A run folder the work replaced by a link is renamed away like any other: the link goes,
+        its target is never touched.
         """
-        trash = os.path.join(self.runs, f"{TRASH}{run_id}-{os.urandom(4).hex()}")
+        name = self.run_dir(run_id).rsplit("/", 1)[1]
+        trash = f"{TRASH}{run_id}-{os.urandom(4).hex()}"
         try:
-            os.rename(self.run_dir(run_id), trash)
-        except FileNotFoundError:
+            with closing(self._runs_fd()) as runs:
+                os.rename(name, trash, src_dir_fd=runs, dst_dir_fd=runs)
+        except (FileNotFoundError, StoreRefused):
             return
         if self._held.get(run_id):
             self._retired.setdefault(run_id, []).append(trash)
         else:
-            _delete([trash])
+            self._delete_names([trash])
         self.sweep()
 
     def sweep(self) -> None:
         """Delete the trash of removals that were interrupted (a prune killed before it deleted)."""
-        mine = {path for paths in self._retired.values() for path in paths}
+        mine = {name for names in self._retired.values() for name in names}
         try:
-            names = os.listdir(self.runs)
-        except OSError:
+            with closing(self._runs_fd()) as runs:
+                names = os.listdir(runs)
+                _delete(runs, [n for n in names if n.startswith(TRASH) and n not in mine])
+        except (OSError, StoreRefused):
             return
-        _delete([p for p in (os.path.join(self.runs, n) for n in names if n.startswith(TRASH)) if p not in mine])
 
-
-class _Held:
-    def __init__(self, lock: Any, after: Callable[[], None]) -> None:
-        self.lock = lock
-        self.after = after
-
-    def __enter__(self) -> _Held:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def _delete_names(self, names: list[str]) -> None:
         try:
-            self.lock.release()
-        finally:
-            self.after()
+            with closing(self._runs_fd()) as runs:
+                _delete(runs, names)
+        except (OSError, StoreRefused):
+            return
 
 
-def _identity(folder: str) -> tuple[int, int] | None:
-    """Which folder is at this path now (device and inode), or None when there is none."""
+def _open_home(home: str) -> int:
+    """`$LI_HOME` itself: the user's setting, so a link to it is followed; anything but a folder is refused."""
+    return os.open(home, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, NotConfined):
+        return exc.detail
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def _read_record(folder: int, run_id: str) -> Run:
     try:
-        info = os.stat(folder)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
+        raw = read_file(RECORD, folder, RECORD_MAX_BYTES)
+    except FileNotFoundError:
+        raise RunNotFound(run_id) from None
+    except NotConfined as exc:
+        raise RecordUnusable(exc.reason_code, f"{RECORD}: {exc.detail}") from None
+    except OSError as exc:
+        raise RecordUnusable(UNREADABLE, f"{RECORD}: {_why(exc)}") from None
+    return parse_record(raw, run_id)
 
 
-def _bury_ghost(folder: str) -> None:
-    """Take away a folder filelock made for a run that is gone: its lock file, then the folder."""
-    try:
-        os.unlink(os.path.join(folder, LOCK))
-        os.rmdir(folder)  # fails, and keeps the folder, if anything else is in it
-    except OSError:
-        pass
+def _write_record(folder: int, run: Run) -> None:
+    write_atomic(folder, RECORD, json.dumps(run.to_dict(), indent=1, sort_keys=True).encode("utf-8"))
 
 
-def _delete(paths: list[str]) -> None:
+def _acquire(lock: int, timeout: float, run_id: str) -> None:
+    """flock the descriptor within `timeout` seconds, polling; StoreBusy when it stays taken."""
+    import time
+
+    deadline = time.monotonic() + max(timeout, 0.0)
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise StoreBusy(f"the lock of {run_id} was not free within {timeout}s") from None
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, LOCK_POLL_MAX)
+
+
+def _parts(name: str) -> list[str]:
+    """A run-relative name split into parts; nothing may climb out or be empty."""
+    parts = name.split("/")
+    if not parts or any(p in ("", ".", "..") for p in parts) or len(parts) > 2:
+        raise ValueError(f"not a run file name: {name!r}")
+    return parts
+
+
+@contextmanager
+def _descend(folder: int, names: list[str], create: bool) -> Iterator[int]:
+    """The descriptor of a subfolder of the run (never a link); the run folder itself for none."""
+    if not names:
+        yield folder
+        return
+    fd = make_folder(names[0], folder) if create else open_folder(names[0], folder)
+    with closing(fd):
+        yield fd
+
+
+def _delete(runs: int, names: list[str]) -> None:
+    """Remove entries of `runs/` without following links (a linked folder loses the link only)."""
     import shutil
 
-    for path in paths:
-        shutil.rmtree(path, ignore_errors=True)
+    for name in names:
+        try:
+            info = os.stat(name, dir_fd=runs, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(name, dir_fd=runs, ignore_errors=True)
+            else:
+                os.unlink(name, dir_fd=runs)
+        except OSError:
+            continue
 
 
-def _listing(root: str) -> Iterator[dict[str, Any]]:
-    """Every entry under `root`, links never followed: a folder is walked, anything else is an entry.
+def _listing(root: int, shown: str) -> list[dict[str, Any]]:
+    """Every entry under the artifacts folder, links never followed, walked by descriptor.
 
-    Only a regular file is read (for its digest); a symlink is listed with its target, and a
-    fifo, socket or device with its type, so that neither one hides, hangs or fails the listing.
+    Only a regular file with one name is read (for its digest); a link is listed with its
+    target, a FIFO, socket or device with its type, so that none of them hides, hangs or fails
+    the listing. More than ARTIFACT_ENTRIES_MAX entries is NotConfined(too_large).
     """
-    for folder, dirs, files in os.walk(root, onerror=_raise, followlinks=False):
-        for name in dirs + files:
-            path = os.path.join(folder, name)
-            entry = _entry(path)
-            if entry is not None:
-                yield {"name": os.path.relpath(path, root), "path": path, **entry}
+    entries: list[dict[str, Any]] = []
+    pending: list[tuple[int, str, int]] = [(os.dup(root), "", 1)]
+    try:
+        while pending:
+            fd, prefix, depth = pending.pop()
+            with closing(fd):
+                for entry in sorted(os.scandir(fd), key=lambda e: e.name):
+                    rel = prefix + entry.name
+                    found = _entry(fd, entry.name, depth >= ARTIFACT_DEPTH_MAX)
+                    if isinstance(found, int):
+                        pending.append((found, rel + "/", depth + 1))
+                        continue
+                    entries.append({"name": rel, "path": os.path.join(shown, rel), **found})
+                    if len(entries) > ARTIFACT_ENTRIES_MAX:
+                        raise NotConfined(TOO_LARGE, f"more than {ARTIFACT_ENTRIES_MAX} entries; "
+                                                     "the listing is not cut silently")
+    finally:
+        for fd, _, _ in pending:
+            os.close(fd)
+    return entries
 
 
-def _entry(path: str) -> dict[str, Any] | None:
-    """What is at `path` (None for a real folder, which the walk enters); OSError if it is unreadable."""
-    info = os.lstat(path)
-    if stat.S_ISDIR(info.st_mode):
-        return None
+def _entry(folder: int, name: str, too_deep: bool) -> dict[str, Any] | int:
+    """What `name` is: an open descriptor for a folder to enter, else its listing entry."""
+    info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    if stat.S_ISDIR(info.st_mode) and not too_deep:
+        try:
+            return open_folder(name, folder)
+        except NotConfined:  # swapped for a link since the stat
+            info = os.stat(name, dir_fd=folder, follow_symlinks=False)
     if stat.S_ISLNK(info.st_mode):
-        return {"size": info.st_size, "sha256": None, "type": "symlink", "link": os.readlink(path)}
+        return {"size": info.st_size, "sha256": None, "type": "symlink", "link": _readlink(name, folder)}
     if not stat.S_ISREG(info.st_mode):
         return _other(info)
-    try:  # O_NOFOLLOW and O_NONBLOCK: swapped for a link or a fifo since lstat, it is not read
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:  # it became a link since lstat: list it as one
-            return {"size": os.lstat(path).st_size, "sha256": None, "type": "symlink", "link": os.readlink(path)}
-        raise
-    with os.fdopen(fd, "rb") as handle:
-        opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode):
-            return _other(opened)
-        size, digest = _digest(handle)
+    try:
+        fd = open_file(name, folder)
+    except NotConfined:  # swapped since the stat, or hard-linked: listed, never read
+        now = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if stat.S_ISLNK(now.st_mode):
+            return {"size": now.st_size, "sha256": None, "type": "symlink", "link": _readlink(name, folder)}
+        if stat.S_ISREG(now.st_mode):  # a second name of a file that may live outside the store
+            return {"size": now.st_size, "sha256": None, "type": "hardlink", "link": None}
+        return _other(now)
+    with closing(fd):
+        size, digest = _digest(fd)
     return {"size": size, "sha256": digest, "type": "file", "link": None}
 
 
+def _readlink(name: str, folder: int) -> str | None:
+    try:
+        return os.readlink(name, dir_fd=folder)
+    except OSError:
+        return None
+
+
 def _other(info: os.stat_result) -> dict[str, Any]:
-    """A fifo, socket or device: named with its type, never opened."""
-    kinds = ((stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device"))
-    kind = next((name for test, name in kinds if test(info.st_mode)), "other")
+    """A folder too deep to enter, a fifo, socket or device: named with its type, never opened."""
+    kinds = ((stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"),
+             (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device"))
+    kind = next((word for test, word in kinds if test(info.st_mode)), "other")
     return {"size": 0, "sha256": None, "type": kind, "link": None}
 
 
-def _raise(error: OSError) -> None:
-    raise error
-
-
-def _digest(handle: Any) -> tuple[int, str]:
+def _digest(fd: int) -> tuple[int, str]:
     """The size and sha256 of the same bytes, read once (a file still growing stays consistent)."""
     import hashlib
 
     digest, size = hashlib.sha256(), 0
-    for block in iter(lambda: handle.read(1 << 20), b""):
+    while block := os.read(fd, 1 << 20):
         digest.update(block)
         size += len(block)
     return size, digest.hexdigest()
+

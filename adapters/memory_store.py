@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from application.ports import RunNotFound
 from domain.availability import MALFORMED, MISSING, Availability, ConsoleText
-from domain.run import RecordUnusable, Run, is_run_id, make_run_id
+from domain.run import Run, is_run_id, make_run_id, parse_record
 
 
 class MemoryRunStore:
@@ -54,10 +56,7 @@ class MemoryRunStore:
             raw = self._records.get(run_id)
         if raw is None:
             raise RunNotFound(run_id)
-        try:
-            return Run.from_dict(json.loads(raw))
-        except ValueError as exc:
-            raise RecordUnusable(MALFORMED, str(exc)) from exc
+        return parse_record(raw.encode("utf-8", "surrogateescape"), run_id)  # the same rules as on disk
 
     def update(self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0) -> Run | None:
         with self._lock:
@@ -91,6 +90,28 @@ class MemoryRunStore:
             if (run_id, name) not in self._files:
                 raise FileNotFoundError(name)
             return self._files[(run_id, name)]
+
+    def artifacts_dir(self, run_id: str) -> str:
+        with self._lock:
+            self._artifacts.setdefault(run_id, {})
+        return f"{self.run_dir(run_id)}/artifacts"
+
+    @contextmanager
+    def console_sink(self, run_id: str) -> Iterator[int]:
+        """Nothing to append to in memory: the child's output goes to /dev/null."""
+        fd = os.open(os.devnull, os.O_WRONLY)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def console_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
+        with self._lock:
+            text = self._files.get((run_id, "console.log"))
+        if text is None:
+            raise FileNotFoundError("console.log")
+        raw = text.encode("utf-8", "surrogateescape")
+        return raw[offset:offset + max(limit, 0)], len(raw)
 
     def append_console(self, run_id: str, text: str) -> None:
         with self._lock:

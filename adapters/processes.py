@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 
 from application.ports import SpawnFailed, SpawnRequest
@@ -119,7 +121,7 @@ class DetachedSpawner:
 
     def spawn(self, request: SpawnRequest) -> int:
         try:
-            with open(request.log_path, "ab") as log:
+            with _output(request) as log:
                 child = subprocess.Popen(
                     list(request.argv), cwd=request.cwd, env=dict(request.env),
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -128,3 +130,16 @@ class DetachedSpawner:
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             raise SpawnFailed(f"{type(exc).__name__}: {exc}") from exc
         return child.pid
+
+
+@contextmanager
+def _output(request: SpawnRequest) -> Iterator[int]:
+    """The child's stdout: the descriptor the store opened, else `log_path` opened for appending."""
+    if request.stdout is not None:
+        yield request.stdout
+        return
+    fd = os.open(request.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        yield fd
+    finally:
+        os.close(fd)

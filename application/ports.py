@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -68,6 +69,21 @@ class RunStore(Protocol):
         """Read a run file; raises OSError when it is missing or unreadable."""
         ...
 
+    def artifacts_dir(self, run_id: str) -> str:
+        """Make the run's artifacts folder (private) and return where the work may write its files."""
+        ...
+
+    def console_sink(self, run_id: str) -> AbstractContextManager[int]:
+        """A descriptor appending to the run's console, for the child's stdout and stderr."""
+        ...
+
+    def console_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
+        """Up to `limit` console bytes from `offset` and the console's size (the follow loops' read).
+
+        Raises OSError when the console is missing, not a regular file or unreadable.
+        """
+        ...
+
     def console(self, run_id: str, tail_chars: int) -> ConsoleText:
         """The last `tail_chars` characters of the console log, read from the end."""
         ...
@@ -121,7 +137,8 @@ class SpawnRequest:
     argv: Sequence[str]
     cwd: str
     env: Mapping[str, str]
-    log_path: str
+    log_path: str  # opened for appending when `stdout` is not given (the notice sender's /dev/null)
+    stdout: int | None = None  # a descriptor the store opened for the child's output (the console)
 
 
 class SpawnFailed(Exception):

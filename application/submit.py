@@ -108,10 +108,9 @@ class SubmitService:
         )
 
     def _launch(self, run_id: str, request: RunRequest) -> Handle:
-        spawn = SpawnRequest([*self.runner_command, run_id], request.cwd, self.env, self.log_path(run_id))
         try:
-            pid = self.spawner.spawn(spawn)
-        except SpawnFailed as exc:
+            pid = self._spawn(run_id, request)
+        except (SpawnFailed, StoreRefused) as exc:
             raise self._refuse(run_id, SPAWN_FAILED, f"the run could not be started: {exc}") from exc
         except BaseException as exc:
             error = self._refuse(run_id, SPAWN_ERROR, f"the spawn raised {type(exc).__name__}: {exc}")
@@ -127,6 +126,13 @@ class SubmitService:
                 raise error from exc
             raise
         return Handle(run_id, pid, self.log_path(run_id))
+
+    def _spawn(self, run_id: str, request: RunRequest) -> int:
+        """Start the runner with its output on the console the store opened (never through a link)."""
+        with self.store.console_sink(run_id) as console:
+            spawn = SpawnRequest([*self.runner_command, run_id], request.cwd, self.env,
+                                 self.log_path(run_id), stdout=console)
+            return self.spawner.spawn(spawn)
 
     def _attach(self, run_id: str, pid: int) -> None:
         """The write that attaches the pid carries `started` and the process incarnation."""

@@ -13,6 +13,12 @@ UNREADABLE = "unreadable"
 MALFORMED = "malformed"
 NOT_YET_WRITTEN = "not_yet_written"
 NOT_RECORDED = "not_recorded"
+# What a run folder holds where a regular file or a folder belongs (the work may plant anything).
+NOT_REGULAR_FILE = "not_regular_file"  # a link, FIFO, device, socket or folder
+NOT_A_DIRECTORY = "not_a_directory"  # a link or a file where a folder belongs
+TOO_LARGE = "too_large"
+TOO_DEEP = "too_deep"
+RUN_ID_MISMATCH = "run_id_mismatch"  # a record whose inner run_id names another run
 
 
 @dataclass(frozen=True)

@@ -93,8 +93,18 @@ def answer(args: list[str]) -> dict[str, Any]:
     except KeyboardInterrupt:
         return failure(ErrorKind.INTERNAL, "interrupted before an answer was established")
     except (Exception, SystemExit) as error:  # noqa: BLE001 - the envelope is the contract, even for our bugs
+        if store_fault(error):
+            return failure(ErrorKind.UNAVAILABLE, str(error), {"reason_code": "store_refused"})
         print(f"li: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return failure(ErrorKind.INTERNAL, f"{type(error).__name__}: {error}")
+
+
+def store_fault(error: BaseException) -> bool:
+    """The store itself could not be used (LI_HOME a file, unreadable, refusing): an environment
+    fault for every verb, `unavailable`, never `internal` or `not_found`."""
+    from application.ports import StoreRefused
+
+    return isinstance(error, StoreRefused)
 
 
 def dispatch(args: list[str], *, machine: bool, out: IO[str]) -> int:
@@ -160,4 +170,6 @@ def _human(args: list[str], out: IO[str]) -> int:
     except BrokenPipeError:
         raise
     except Exception as error:  # noqa: BLE001 - a person gets one line, never a traceback
+        if store_fault(error):
+            return refuse(f"unavailable: {error}", HUMAN_EXIT["unavailable"])
         return refuse(f"internal error: {type(error).__name__}: {error}", 70)

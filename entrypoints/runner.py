@@ -65,12 +65,23 @@ def perform(run_id: str) -> int:
     hook: Any = container.notices().send if hasattr(container, "notices") else None
     work = container.work(after_end=hook) if hook is not None else container.work()
     _cancel_on_sigterm(work)
-    artifacts = os.path.join(container.store().run_dir(run_id), "artifacts")
-    os.makedirs(artifacts, exist_ok=True)
+    artifacts = _artifacts_dir(container.store(), run_id)
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     ended = work.perform(run_id, Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts)))
     return exit_code_of(ended.status) if ended is not None else 70
+
+
+def _artifacts_dir(store: Any, run_id: str) -> str:
+    """The run's artifacts folder, made private and never through a link; the work runs even when
+    it cannot be made (its end, with artifacts unavailable, is still recorded)."""
+    from application.ports import StoreRefused
+
+    try:
+        return str(store.artifacts_dir(run_id))
+    except StoreRefused as exc:
+        print(f"li runner: {exc}", flush=True)
+        return os.path.join(store.run_dir(run_id), "artifacts")
 
 
 if __name__ == "__main__":

@@ -154,7 +154,12 @@ def config_notify_entry() -> object:
             return tomllib.load(handle).get("notify")
     except FileNotFoundError:
         return None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except OSError as exc:  # LI_HOME a file, or unreadable: the environment, not the request
+        from domain.contract import ContractError, ErrorKind
+
+        raise ContractError(ErrorKind.UNAVAILABLE, f"{path} cannot be read: {exc.strerror or exc}",
+                            {"path": path, "reason_code": "store_refused"}) from None
+    except tomllib.TOMLDecodeError as exc:
         raise invalid(f"{path} cannot be read: {exc}", path=path) from None
 
 
@@ -185,13 +190,13 @@ def follow(handle: Handle) -> int:
     from entrypoints.container import get_container
 
     container = get_container()
-    observer, offset, stopping = container.observer(), 0, False
+    observer, store, offset, stopping = container.observer(), container.store(), 0, False
     while True:
         try:
-            offset = _copy_console(handle.log, offset)
+            offset = _copy_console(store, handle.run_id, offset)
             observed = observer.observe(handle.run_id)
             if observed.derivation.terminal:
-                _copy_console(handle.log, offset, final=True)
+                _copy_console(store, handle.run_id, offset, final=True)
                 return exit_code_of(observed.derivation.status)
             if observed.derivation.stopped:
                 print(f"li: run {handle.run_id} stopped without recording an end", file=sys.stderr)
@@ -205,16 +210,15 @@ def follow(handle: Handle) -> int:
             container.killer().kill(handle.run_id)  # recorded and verified, as `li job kill` does
 
 
-def _copy_console(path: str, offset: int, final: bool = False) -> int:
+def _copy_console(store: Any, run_id: str, offset: int, final: bool = False) -> int:
     """Copy whole new lines of the console: the work's to stdout, the runner's own to stderr.
 
-    So `li agent sh 'cmd' > out` captures the work's output and nothing of li's.
+    So `li agent sh 'cmd' > out` captures the work's output and nothing of li's. Read through
+    the store: never through a link the work planted, never blocking on a FIFO.
     """
     try:
-        with open(path, "rb") as log:
-            log.seek(offset)
-            chunk = log.read()
-    except OSError:
+        chunk, _ = store.console_bytes(run_id, offset, 1 << 22)
+    except OSError:  # missing or unusable for now; the next poll tries again
         return offset
     if not final:
         chunk = chunk[: chunk.rfind(b"\n") + 1]  # a partial last line waits for its end

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from argparse import Namespace
 from typing import Any, BinaryIO
@@ -67,12 +66,12 @@ def follow(args: Namespace) -> int:
     reads, clock = container.reads(), container.clock()
     run_id = require_run_id(args.run_id)
     reads.observe(run_id, probe_ended=False)  # a bad, missing or unusable run is refused before streaming
-    path = os.path.join(container.store().run_dir(run_id), "console.log")
+    store = container.store()
     out = sys.stdout.buffer
-    offset = _start(path, _tail_chars(args))
+    offset = _start(store, run_id, _tail_chars(args))
     while True:
         derivation = reads.observe(run_id, probe_ended=False).derivation
-        offset = _drain(path, offset, out)  # after the observation: an end is recorded after the console
+        offset = _drain(store, run_id, offset, out)  # after the observation: an end is recorded after the console
         if derivation.terminal:
             return exit_code_of(derivation.status)
         if derivation.stopped:
@@ -86,31 +85,34 @@ def follow(args: Namespace) -> int:
         clock.sleep(FOLLOW_POLL_SECONDS)
 
 
-def _start(path: str, tail_bytes: int) -> int:
+def _start(store: Any, run_id: str, tail_bytes: int) -> int:
     """Begin at about the last `tail_bytes` of the log, on a character boundary."""
     try:
-        with open(path, "rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            start = max(0, size - tail_bytes)
-            handle.seek(start)
-            head = handle.read(4)
-    except OSError:
+        _, size = store.console_bytes(run_id, 0, 0)
+        start = max(0, size - tail_bytes)
+        head, _ = store.console_bytes(run_id, start, 4)
+    except OSError:  # no console yet, or one that is not a file: start at 0
         return 0
     skip = next((i for i, byte in enumerate(head) if not 0x80 <= byte <= 0xBF), len(head))
-    return start + skip
+    return int(start + skip)
 
 
-def _drain(path: str, offset: int, out: BinaryIO) -> int:
-    """Copy whatever the log gained since `offset`; a log that shrank is read again from the start."""
-    try:
-        with open(path, "rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            offset = 0 if size < offset else offset
-            handle.seek(offset)
-            while chunk := handle.read(1 << 16):
-                out.write(chunk)
-                offset += len(chunk)
-    except OSError:
-        return offset
+def _drain(store: Any, run_id: str, offset: int, out: BinaryIO) -> int:
+    """Copy whatever the log gained since `offset`; a log that shrank is read again from the start.
+
+    Read through the store (never through a link the work planted, never blocking on a FIFO).
+    """
+    while True:
+        try:
+            chunk, size = store.console_bytes(run_id, offset, 1 << 16)
+        except OSError:  # missing or unusable for now; the next poll tries again
+            return offset
+        if size < offset:
+            offset = 0
+            continue
+        if not chunk:
+            break
+        out.write(chunk)
+        offset += len(chunk)
     out.flush()
     return offset

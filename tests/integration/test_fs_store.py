@@ -102,16 +102,18 @@ def test_concurrent_writers_in_separate_processes_never_lose_an_update(tmp_path:
 def test_an_update_that_loses_the_race_to_a_removal_is_not_found_and_leaves_no_ghost_folder(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """filelock makes a missing parent folder when it acquires: the run must not come back as one."""
+    """The folder is opened before the lock is waited for: one renamed away meanwhile never comes back."""
+    import adapters.fs_store as fs_store
+
     store, run = fresh(tmp_path)
-    real_acquire = FileLock.acquire
+    real_acquire = fs_store._acquire
 
-    def removed_just_before(lock: Any, *args: Any, **kwargs: Any) -> Any:
-        monkeypatch.setattr(FileLock, "acquire", real_acquire)
+    def removed_just_before(lock: int, *args: Any) -> None:
+        monkeypatch.setattr(fs_store, "_acquire", real_acquire)
         FsRunStore(store.home).remove(run.run_id)  # a prune in another process wins the race
-        return real_acquire(lock, *args, **kwargs)
+        real_acquire(lock, *args)
 
-    monkeypatch.setattr(FileLock, "acquire", removed_just_before)
+    monkeypatch.setattr(fs_store, "_acquire", removed_just_before)
     with pytest.raises(RunNotFound):
         store.update(run.run_id, lambda r: r.evolve(status="completed"))
     assert os.listdir(store.runs) == []
@@ -154,8 +156,8 @@ def test_a_removed_run_leaves_the_store_in_one_rename_and_is_deleted_after_its_l
     seen: list[tuple[str, bool, bool]] = []
     real_rmtree = shutil.rmtree
 
-    def deleting(path: str, *args: Any, **kwargs: Any) -> None:
-        free = FileLock(os.path.join(path, "record.lock"), timeout=0)
+    def deleting(path: str, *args: Any, **kwargs: Any) -> None:  # `path` is relative to runs/ (dir_fd)
+        free = FileLock(os.path.join(store.runs, path, "record.lock"), timeout=0)
         free.acquire()  # raises Timeout while the run's lock is still held
         free.release()
         reader = FsRunStore(store.home)
@@ -254,10 +256,10 @@ def test_an_unreadable_regular_file_still_makes_the_listing_unreadable(
 ) -> None:
     """A file whose bytes cannot be read has no digest to give: the listing is not established."""
     store, run_id, folder = artifacts_of(tmp_path)
-    denied, real_open = os.path.join(folder, "sub", "answer.md"), os.open
+    real_open = os.open
 
-    def refuse(path: Any, *args: Any, **kwargs: Any) -> int:
-        if path == denied:
+    def refuse(path: Any, *args: Any, **kwargs: Any) -> int:  # opened by name, relative to sub/
+        if path == "answer.md":
             raise PermissionError(errno.EACCES, "Permission denied", path)
         return real_open(path, *args, **kwargs)
 

@@ -64,13 +64,14 @@ def test_a_tail_never_starts_inside_a_multibyte_character(fs) -> None:
 def test_console_missing_unreadable_and_empty_are_three_different_answers(fs) -> None:
     reads, store, run_id = fs
     missing = reads.output(run_id)["console"]
-    os.mkdir(path(store, run_id, "console.log"))  # unreadable even for root: a directory where a file belongs
+    os.mkdir(path(store, run_id, "console.log"))  # a directory where a file belongs: never read
     unreadable = reads.output(run_id)["console"]
     os.rmdir(path(store, run_id, "console.log"))
     open(path(store, run_id, "console.log"), "w").close()
     empty = reads.output(run_id)["console"]
     assert (missing["available"], missing["reason_code"], missing["value"]) == (False, "missing", None)
-    assert (unreadable["available"], unreadable["reason_code"], unreadable["value"]) == (False, "unreadable", None)
+    assert (unreadable["available"], unreadable["reason_code"], unreadable["value"]) == (
+        False, "not_regular_file", None)
     assert (empty["available"], empty["value"], empty["truncated"]) == (True, "", False)
 
 
@@ -93,7 +94,7 @@ def test_manifest_missing_unreadable_malformed_and_empty_are_four_answers(fs) ->
             handle.write(text)
         answers.append(reads.output(run_id)["manifest"])
     assert [(a["available"], a["reason_code"], a["value"]) for a in answers] == [
-        (False, "missing", None), (False, "unreadable", None), (False, "malformed", None),
+        (False, "missing", None), (False, "not_regular_file", None), (False, "malformed", None),
         (False, "malformed", None), (True, None, {})]
     assert all(a["detail"] for a in answers[:4])
 
@@ -107,7 +108,7 @@ def test_artifacts_missing_unreadable_malformed_and_empty_are_four_answers(fs, m
     open(denied, "w").close()
 
     def refuse(name, *args, **kwargs):  # a file whose bytes cannot be read has no digest to list
-        if name == denied:
+        if os.path.basename(name) == "denied.txt":
             raise PermissionError(13, "Permission denied", name)
         return real_open(name, *args, **kwargs)
 
@@ -119,7 +120,7 @@ def test_artifacts_missing_unreadable_malformed_and_empty_are_four_answers(fs, m
     open(path(store, run_id, "artifacts"), "w").close()
     answers.append(reads.output(run_id)["artifacts"])
     assert [(a["available"], a["reason_code"], a["value"]) for a in answers] == [
-        (False, "missing", None), (True, None, []), (False, "unreadable", None), (False, "malformed", None)]
+        (False, "missing", None), (True, None, []), (False, "unreadable", None), (False, "not_a_directory", None)]
 
 
 def test_a_fifo_among_the_artifacts_is_listed_by_its_type_and_never_hangs_the_read(fs) -> None:
@@ -155,7 +156,7 @@ def test_an_unreadable_record_is_unavailable_and_left_as_it_was(fs) -> None:
 
     with pytest.raises(ContractError) as refused:
         reads.status(run_id)
-    assert (refused.value.kind.value, refused.value.detail["reason_code"]) == ("unavailable", "unreadable")
+    assert (refused.value.kind.value, refused.value.detail["reason_code"]) == ("unavailable", "not_regular_file")
     row = reads.listing()["runs"][0]
-    assert row["error"]["reason_code"] == "unreadable" and row["status"] is None
+    assert row["error"]["reason_code"] == "not_regular_file" and row["status"] is None
     assert os.path.isdir(path(store, run_id, "record.json"))
