@@ -31,6 +31,21 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
         | malformed  | malformed  |
         | unreadable | unreadable |
 
+    @D7.2 @cli
+    Scenario Outline: What a run's work put where a file of the run belongs is unavailable, never followed
+      Given a finished real run whose <name> is now <thing>
+      When a program reads its output and its status
+      Then the output's <part> is unavailable with reason "<reason>"
+      And nothing of what lies outside the store was served
+
+      Examples:
+        | name          | thing                                | part      | reason           |
+        | console.log   | a link to a file outside the store   | console   | not_regular_file |
+        | console.log   | a FIFO                               | console   | not_regular_file |
+        | manifest.json | a link to a file outside the store   | manifest  | not_regular_file |
+        | manifest.json | a FIFO                               | manifest  | not_regular_file |
+        | artifacts     | a link to a folder outside the store | artifacts | not_a_directory  |
+
   Rule: D7.3 — the two are never collapsed; available false is never rendered as none
 
     @D7.3

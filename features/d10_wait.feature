@@ -246,6 +246,23 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | unresolved_spawn    |                       |
       And all_terminal is false and timed_out is true
 
+    @D10.8 @D5.6
+    Scenario: A record written before the spawn phase existed is judged by its process, never read as preparing
+      Given a wait batch on this host:
+        | name  | state                                        |
+        | alive | written before the spawn phase existed, alive |
+        | gone  | written before the spawn phase existed, gone  |
+      When the caller waits on "alive, gone" with max wait 0 and poll interval 1
+      Then the wait entries in order are:
+        | name  | status  | terminal | spawn_state |
+        | alive | running | false    | -           |
+        | gone  | exited  | false    | -           |
+      And the wait partition is:
+        | bucket              | names |
+        | pending             | alive |
+        | stopped_without_end | gone  |
+        | unresolved_spawn    |       |
+
   Rule: D10.8 — The partition: terminal, pending, stopped_without_end and unresolved_spawn are disjoint and exhaustive
 
     @D10.8

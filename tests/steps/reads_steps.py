@@ -336,9 +336,7 @@ def _manifest_state(reads_ctx: ReadsContext, name: str, state: str) -> None:
     world, run_id = reads_ctx.world, reads_ctx.ids[name]
     if state == "malformed":
         write_file(world.store, run_id, "manifest.json", "{cut short")
-    elif state == "unreadable" and world.kind == "fs":
-        os.mkdir(os.path.join(world.store.run_dir(run_id), "manifest.json"))  # unreadable even for root
-    elif state == "unreadable":
+    elif state == "unreadable":  # a folder there would be not_regular_file; root reads any mode
         from domain.availability import UNREADABLE, Availability
 
         original = world.store.manifest

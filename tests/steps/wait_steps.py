@@ -96,6 +96,11 @@ def build(world: Any, clock: FakeClock, state: str, pid: int) -> str:
     if state == "corrupt":
         _corrupt(world, run_id)
         return run_id
+    if state.startswith("written before the spawn phase existed"):
+        if state.endswith("alive"):
+            world.prober.start(pid)
+        _without_phase(world, record(run_id, born, pid=pid, generation=1))
+        return run_id
     world.store.create(_record_for(world, state, run_id, born, pid))
     if state == "running, noted done by mcp":  # what another surface's sidecar believes
         world.store.write_text(run_id, "mcp_job.json", json.dumps({"status": "completed", "done": True}))
@@ -127,6 +132,19 @@ def _record_for(world: Any, state: str, run_id: str, now: datetime, pid: int) ->
     if state in ("fresh preparing", "aged preparing"):
         return record(run_id, now, spawn_state=PREPARING)
     raise AssertionError(f"no such run state in the wait steps: {state!r}")
+
+
+def _without_phase(world: Any, run: Run) -> None:
+    """A record as written before `spawn_state` existed: the key is absent, not null (D5: never inferred)."""
+    data = run.to_dict()
+    del data["spawn_state"]
+    raw = json.dumps(data)
+    if hasattr(world.store, "put_raw"):
+        world.store.put_raw(run.run_id, raw)
+        return
+    os.makedirs(world.store.run_dir(run.run_id), exist_ok=True)
+    with open(os.path.join(world.store.run_dir(run.run_id), RECORD), "w", encoding="utf-8") as handle:
+        handle.write(raw)
 
 
 def _corrupt(world: Any, run_id: str) -> None:
@@ -241,7 +259,7 @@ def _entries(wait_ctx: WaitContext, datatable: list[list[str]]) -> None:
         expected = dict(zip(header, row, strict=True))
         actual = {
             "name": wait_ctx.name_of(entry["run_id"]),
-            **{key: _cell(entry[key]) for key in ("status", "terminal", "outcome", "reason_code")},
+            **{key: _cell(entry[key]) for key in ("status", "terminal", "outcome", "reason_code", "spawn_state")},
             "error": entry["error"]["kind"] if entry["error"] else "-",
         }
         assert {k: actual[k] for k in header} == expected, entry
