@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Mapping
 
 from adapters.processes import BOOT_ID_PATH, MACHINE_ID_PATHS, first_line
-from application.doctor import NotifySetting
+from application.doctor import NotifySetting, StoreModes
 
 CONFIG_NAME = "config.toml"
 
@@ -25,13 +25,18 @@ class SystemDiagnostics:
 
     def store_write_error(self) -> str | None:
         try:
-            os.makedirs(self._home, exist_ok=True)
+            os.makedirs(self._home, mode=0o700, exist_ok=True)  # a store doctor creates is private too
             fd, path = tempfile.mkstemp(prefix=".doctor-", dir=self._home)
             os.close(fd)
             os.unlink(path)
         except OSError as exc:
             return exc.strerror or str(exc)
         return None
+
+    def store_modes(self, tighten: bool) -> StoreModes:
+        from adapters.store_modes import store_modes
+
+        return store_modes(self._home, tighten)
 
     def machine_id(self) -> str | None:
         return next((found for p in MACHINE_ID_PATHS if (found := first_line(p))), None)

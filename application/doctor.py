@@ -11,6 +11,27 @@ PROVIDER_CLIS = ("claude", "codex", "gemini")
 
 
 @dataclass(frozen=True)
+class StoreModes:
+    """What a walk of the store found: folders and files open to group or others (links never followed).
+
+    `loose` counts the entries still open when the walk ended (after tightening, when that was
+    asked for), `example` names one with its mode; `tightened` counts those made private;
+    `failed` those that could not be examined or tightened, `failure` says why for one of them;
+    `truncated` is true when the walk stopped at its bound; `error` when the store could not
+    be opened at all.
+    """
+
+    examined: int = 0
+    loose: int = 0
+    example: str | None = None
+    tightened: int = 0
+    failed: int = 0
+    failure: str | None = None
+    truncated: bool = False
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class NotifySetting:
     """The configured notify command: where it came from, its argv, or why it could not be read."""
 
@@ -28,6 +49,10 @@ class Diagnostics(Protocol):
 
     def store_write_error(self) -> str | None:
         """Create and remove a temp file under the store; None when that worked, else why not."""
+        ...
+
+    def store_modes(self, tighten: bool) -> StoreModes:
+        """Walk the store for folders and files open to group or others; take those bits away if asked."""
         ...
 
     def machine_id(self) -> str | None:
@@ -70,6 +95,36 @@ def check_store(diag: Diagnostics) -> Check:
         return Check("store.writable", True, "error", f"{diag.home()} is writable")
     return Check("store.writable", False, "error", f"cannot write under {diag.home()}: {error}",
                  "make the directory writable, or point LI_HOME at a directory you own")
+
+
+PRIVATE_FIX = ("run `li doctor --fix` to take group and other permissions away (folders 0700, files "
+               "0600): runs hold prompts and output, which may contain secrets")
+
+
+def check_private(diag: Diagnostics, fix: bool = False) -> Check:
+    """`store.private`: nothing in the store is open to group or others; `--fix` tightens first."""
+    found = diag.store_modes(tighten=fix)
+    if found.error is not None:
+        return Check("store.private", False, "warning", f"cannot examine {diag.home()}: {found.error}",
+                     "make the directory one you own and can read, or point LI_HOME at one")
+    done = f"tightened {_entries(found.tightened)}; " if found.tightened else ""
+    problems = []
+    if found.loose:
+        problems.append(f"{_entries(found.loose)} open to group or others (e.g. {found.example})")
+    if found.failed:
+        problems.append(f"{_entries(found.failed)} could not be examined or tightened ({found.failure})")
+    if found.truncated:
+        problems.append(f"the walk stopped after {_entries(found.examined)}; the rest was not examined")
+    if not problems:
+        return Check("store.private", True, "warning",
+                     f"{done}{diag.home()} is private: folders 0700, files 0600")
+    advice = ("change what is left by hand (`chmod go-rwx PATH`), or prune old runs (`li job prune`)"
+              if fix else PRIVATE_FIX)
+    return Check("store.private", False, "warning", f"{done}under {diag.home()}: {'; '.join(problems)}", advice)
+
+
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
 def check_machine_id(diag: Diagnostics) -> Check:
@@ -131,13 +186,17 @@ def check_notify(diag: Diagnostics) -> Check:
 
 
 HOST_CHECKS: tuple[Callable[[Diagnostics], Check], ...] = (
-    check_store, check_machine_id, check_boot_id, check_create_time, check_shell,
+    check_machine_id, check_boot_id, check_create_time, check_shell,
 )
 
 
-def diagnose(diag: Diagnostics) -> dict[str, Any]:
-    """`{ok, checks}`: ok is false when any check of severity `error` failed."""
-    checks = [check(diag) for check in HOST_CHECKS]
+def diagnose(diag: Diagnostics, fix: bool = False) -> dict[str, Any]:
+    """`{ok, checks}`: ok is false when any check of severity `error` failed.
+
+    With `fix`, what doctor can repair itself (the store's modes) is repaired before it is judged.
+    """
+    checks = [check_store(diag), check_private(diag, fix)]
+    checks += [check(diag) for check in HOST_CHECKS]
     checks += [check_provider(diag, name) for name in PROVIDER_CLIS]
     checks.append(check_notify(diag))
     ok = not any(not c.ok and c.severity == "error" for c in checks)

@@ -14,6 +14,9 @@ MARKS = {"ok": ("ok", "green"), "error": ("FAIL", "red"), "warning": ("warn", "y
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("doctor", help="check that runs can be started and observed here")
+    parser.add_argument("--fix", action="store_true",
+                        help="repair what doctor can itself first: make the store private "
+                             "(folders 0700, files 0600; links are never followed)")
     parser.set_defaults(verb=this(__name__))
 
 
@@ -21,7 +24,7 @@ def run(args: Namespace) -> dict[str, Any]:
     from application.doctor import diagnose
     from entrypoints.container import get_container
 
-    return diagnose(get_container().diagnostics())
+    return diagnose(get_container().diagnostics(), fix=bool(getattr(args, "fix", False)))
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 from tests.support import machine, run_li
 
@@ -42,3 +43,28 @@ def test_missing_agent_clis_are_warnings_and_do_not_fail_the_doctor(li_home, tmp
     human = run_li("doctor", home=li_home, env={"PATH": str(empty)})
     assert human.returncode == 0, human.stdout
     assert "warn  provider.claude" in human.stdout and "ready" in human.stdout
+
+
+def test_doctor_fix_makes_an_old_store_private_without_following_a_link(tmp_path) -> None:
+    home, outside = tmp_path / "li", tmp_path / "outside.txt"
+    run = home / "runs" / "20260725T175010-abcdef"
+    run.mkdir(parents=True)
+    outside.write_text("not the store's")
+    os.chmod(outside, 0o644)
+    for path, mode in ((home, 0o755), (home / "runs", 0o755), (run, 0o755)):
+        os.chmod(path, mode)
+    (run / "console.log").write_text("a secret printed by the work")
+    os.chmod(run / "console.log", 0o644)
+    os.symlink(outside, run / "link")
+
+    def private(data: dict) -> dict:
+        return next(c for c in data["checks"] if c["name"] == "store.private")
+
+    before = private(machine("doctor", home=str(home)).data)
+    assert (before["ok"], before["severity"]) == (False, "warning") and "4 entries" in before["detail"]
+    person = run_li("doctor", "--fix", home=str(home))
+    assert person.returncode == 0 and "tightened 4 entries" in person.stdout, person.stdout
+    assert [stat.S_IMODE(os.stat(p).st_mode) for p in (home, home / "runs", run, run / "console.log")] == [
+        0o700, 0o700, 0o700, 0o600]
+    assert stat.S_IMODE(os.stat(outside).st_mode) == 0o644
+    assert private(machine("doctor", home=str(home)).data)["ok"] is True

@@ -129,6 +129,7 @@ JOB = [
 
 OTHERS = [
     row("doctor", "doctor"),
+    row("doctor-fix", "doctor", "--fix"),
     row("doctor-help", "doctor", "--help"),
     row("doctor-unknown-flag", "doctor", "--no-such-flag"),
     row("completion-bash", "completion", "bash"),

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from adapters.diagnostics import SystemDiagnostics
-from application.doctor import NotifySetting, diagnose
+from application.doctor import NotifySetting, StoreModes, diagnose
 
 
 @dataclass
@@ -22,12 +22,22 @@ class FakeDiagnostics:
     create_time: float | None = 1000.0
     executables: dict[str, str] = field(default_factory=lambda: {"sh": "/bin/sh"})
     notify: NotifySetting | None = None
+    modes: StoreModes = field(default_factory=StoreModes)
+    tightened_modes: StoreModes | None = None  # what the store looks like once tightened
+    tighten_calls: int = 0
 
     def home(self) -> str:
         return "/state/li"
 
     def store_write_error(self) -> str | None:
         return self.write_error
+
+    def store_modes(self, tighten: bool) -> StoreModes:
+        if tighten:
+            self.tighten_calls += 1
+            self.modes = self.tightened_modes or StoreModes(examined=self.modes.examined,
+                                                            tightened=self.modes.loose)
+        return self.modes
 
     def machine_id(self) -> str | None:
         return self.machine
@@ -62,7 +72,7 @@ def test_a_healthy_machine_without_agent_clis_is_ready_with_warnings() -> None:
 def test_every_check_has_the_wire_shape() -> None:
     report = diagnose(FakeDiagnostics())
     names = [c["name"] for c in report["checks"]]
-    assert names == ["store.writable", "host.machine_id", "host.boot_id", "process.create_time", "provider.sh",
+    assert names == ["store.writable", "store.private", "host.machine_id", "host.boot_id", "process.create_time", "provider.sh",
                      "provider.claude", "provider.codex", "provider.gemini", "notify.command"]
     for c in report["checks"]:
         assert set(c) == {"name", "ok", "severity", "detail", "fix"}
@@ -197,3 +207,67 @@ def test_the_verb_answers_from_the_containers_diagnostics(tmp_path, capsys) -> N
     assert human(["doctor"], os.sys.stdout) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out and "No space left on device" in out and "fix:" in out
+
+
+# store.private: the store holds prompts and output, so nothing in it is open to group or others.
+
+def test_a_private_store_passes_without_being_changed() -> None:
+    diag = FakeDiagnostics(modes=StoreModes(examined=12))
+    private = check(diagnose(diag), "store.private")
+    assert (private["ok"], private["severity"], private["fix"]) == (True, "warning", None)
+    assert "0700" in private["detail"] and "0600" in private["detail"] and diag.tighten_calls == 0
+
+
+def test_a_store_open_to_others_is_a_warning_naming_how_many_and_one_of_them() -> None:
+    example = "/state/li/runs/20260725T175010-abcdef/console.log (0644)"
+    diag = FakeDiagnostics(modes=StoreModes(examined=40, loose=17, example=example))
+    report = diagnose(diag)
+    private = check(report, "store.private")
+    assert report["ok"] is True  # a warning never fails the doctor
+    assert (private["ok"], private["severity"]) == (False, "warning")
+    assert "17 entries" in private["detail"] and example in private["detail"]
+    assert "li doctor --fix" in private["fix"] and "secrets" in private["fix"]
+    assert diag.tighten_calls == 0  # only --fix changes anything
+
+
+def test_fix_tightens_first_and_then_reports_the_store_private() -> None:
+    diag = FakeDiagnostics(modes=StoreModes(examined=40, loose=17, example="/state/li (0755)"))
+    private = check(diagnose(diag, fix=True), "store.private")
+    assert diag.tighten_calls == 1
+    assert private["ok"] is True and "tightened 17 entries" in private["detail"]
+
+
+def test_a_fix_that_could_not_change_everything_still_warns_and_says_why() -> None:
+    left = StoreModes(examined=40, loose=1, example="/state/li/runs/x/artifacts/hard (0644)", tightened=16,
+                      failed=1, failure="/state/li/runs/x/artifacts/hard: has 2 hard links")
+    diag = FakeDiagnostics(modes=StoreModes(examined=40, loose=17), tightened_modes=left)
+    private = check(diagnose(diag, fix=True), "store.private")
+    assert (private["ok"], private["severity"]) == (False, "warning")
+    assert "tightened 16 entries" in private["detail"] and "has 2 hard links" in private["detail"]
+    assert "chmod go-rwx" in private["fix"]
+
+
+def test_a_walk_cut_at_its_bound_is_never_called_private() -> None:
+    private = check(diagnose(FakeDiagnostics(modes=StoreModes(examined=100_000, truncated=True))), "store.private")
+    assert private["ok"] is False and "stopped after 100000 entries" in private["detail"]
+
+
+def test_a_store_that_cannot_be_examined_is_a_warning_with_its_reason() -> None:
+    private = check(diagnose(FakeDiagnostics(modes=StoreModes(error="Permission denied"))), "store.private")
+    assert (private["ok"], private["severity"]) == (False, "warning")
+    assert "Permission denied" in private["detail"] and private["fix"]
+
+
+def test_the_verb_passes_fix_through_to_the_diagnostics(tmp_path) -> None:
+    from dependency_injector import providers
+
+    from entrypoints.container import Container, set_container
+    from entrypoints.dispatch import answer
+
+    diag = FakeDiagnostics(modes=StoreModes(examined=3, loose=2, example="/state/li (0755)"))
+    container = Container()
+    container.config.from_dict({"home": str(tmp_path), "preparing_threshold": 600.0})
+    container.diagnostics.override(providers.Object(diag))
+    set_container(container)
+    assert check(answer(["doctor"])["data"], "store.private")["ok"] is False and diag.tighten_calls == 0
+    assert check(answer(["doctor", "--fix"])["data"], "store.private")["ok"] is True and diag.tighten_calls == 1
