@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 
+from adapters.confined import FOLDER_MODE
 from adapters.processes import BOOT_ID_PATH, MACHINE_ID_PATHS, first_line
 from application.doctor import NotifySetting, StoreModes
 
@@ -25,7 +26,7 @@ class SystemDiagnostics:
 
     def store_write_error(self) -> str | None:
         try:
-            os.makedirs(self._home, mode=0o700, exist_ok=True)  # a store doctor creates is private too
+            os.makedirs(self._home, mode=FOLDER_MODE, exist_ok=True)  # a store doctor creates is private too
             fd, path = tempfile.mkstemp(prefix=".doctor-", dir=self._home)
             os.close(fd)
             os.unlink(path)
