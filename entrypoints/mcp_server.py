@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -137,8 +138,11 @@ def artifact_text(reply: Reply, name: str) -> dict[str, Any]:
         head, digest, size = read_head(str(row.get("path")), ARTIFACT_TEXT_LIMIT)
     except OSError as exc:
         return {"artifact": {"name": name, "text": None, "says": f"unknown: unreadable ({exc})"}}
+    if digest != row.get("sha256"):  # replaced since li listed it: these bytes are not the artifact
+        return {"artifact": {"name": name, "text": None, "sha256_verified": False,
+                             "says": "changed since it was listed (sha256 differs); its content is not served"}}
     text = head.decode("utf-8", errors="replace")
-    verified = digest == row.get("sha256")
+    verified = True
     truncated = size > ARTIFACT_TEXT_LIMIT
     return {
         "artifact": {
@@ -151,9 +155,13 @@ def artifact_text(reply: Reply, name: str) -> dict[str, Any]:
 
 
 def read_head(path: str, limit: int) -> tuple[bytes, str, int]:
-    """The first `limit` bytes of a file, the sha256 of all of it, and its size."""
+    """The first `limit` bytes of a regular file (never through a link, never blocking on a FIFO),
+    the sha256 of all of it, and its size; the caller serves them only when the digest is li's."""
     digest, head, size = hashlib.sha256(), b"", 0
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a link or FIFO: OSError
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{os.path.basename(path)} is not a regular file")
         while chunk := handle.read(1 << 16):
             digest.update(chunk)
             head += chunk[: max(0, limit - size)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pathlib
 import sys
@@ -203,3 +204,26 @@ def test_the_output_tool_never_serves_a_link_or_a_fifo_as_artifact_text(tmp_path
     for name in ("etc-link", "pipe"):
         served = artifact_text(reply, name)["artifact"]
         assert served["text"] is None and "not a regular file" in served["says"]
+
+
+def test_an_artifact_swapped_after_it_was_listed_is_not_served(tmp_path: pathlib.Path) -> None:
+    """A listed file the work replaced by a link (or rewrote) since li digested it: no byte of it is served."""
+    import hashlib
+
+    from adapters.contract_client import Reply, Verdict
+    from entrypoints.mcp_server import artifact_text
+
+    outside, listed, rewritten = tmp_path / "outside", tmp_path / "answer.md", tmp_path / "other.md"
+    outside.write_text("CANARY outside the store")
+    listed.write_text("the answer li listed")
+    digest = hashlib.sha256(b"the answer li listed").hexdigest()
+    listed.unlink()
+    listed.symlink_to(outside)  # swapped for a link after the listing
+    rewritten.write_text("CANARY rewritten")
+    rows = [{"name": name, "path": str(path), "type": "file", "link": None, "size": 20, "sha256": digest}
+            for name, path in (("answer.md", listed), ("other.md", rewritten))]
+    reply = Reply(Verdict.OK, data={"artifacts": {"available": True, "value": rows, "reason_code": None,
+                                                  "detail": None}})
+    for name in ("answer.md", "other.md"):
+        served = artifact_text(reply, name)["artifact"]
+        assert served["text"] is None and "CANARY" not in json.dumps(served), served
