@@ -76,8 +76,10 @@ class ConsoleAvailability(Availability):
 class Artifact(Wire):
     """One entry under artifacts/, links never followed. Only a `file` is read, so only it has a digest.
 
-    `type` is open (in use: file, symlink, fifo, socket, device, other); a symlink's `size` is
-    that of the link itself and `link` is its target, unresolved.
+    `type` is open (in use: file, symlink, fifo, socket, device, hardlink, folder, other); a
+    symlink's `size` is that of the link itself and `link` is its target, unresolved; a `hardlink`
+    is a regular file with more than one name (the other may be outside the store: never read);
+    a `folder` is one nested too deep to enter.
     """
 
     name: str
