@@ -224,7 +224,7 @@ class FsRunStore:
         try:
             with self._run(run_id) as (_, folder), _descend(folder, folders, create=True) as inner:
                 write_atomic(inner, leaf, text.encode("utf-8", "surrogateescape"))
-        except OSError as exc:
+        except (OSError, RecordUnusable) as exc:
             raise StoreRefused(f"cannot write {name}: {_why(exc)}") from exc
 
     def read_text(self, run_id: str, name: str) -> str:
@@ -238,7 +238,7 @@ class FsRunStore:
         try:
             with self._run(run_id) as (_, folder):
                 os.close(make_folder(ARTIFACTS, folder))
-        except OSError as exc:
+        except (OSError, RecordUnusable) as exc:
             raise StoreRefused(f"cannot make {ARTIFACTS}/: {_why(exc)}") from exc
         return os.path.join(self.run_dir(run_id), ARTIFACTS)
 
@@ -248,7 +248,7 @@ class FsRunStore:
         try:
             with self._run(run_id) as (_, folder):
                 fd = open_file(CONSOLE, folder, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        except OSError as exc:
+        except (OSError, RecordUnusable) as exc:
             raise StoreRefused(f"cannot open {CONSOLE}: {_why(exc)}") from exc
         with closing(fd):
             os.set_blocking(fd, True)
@@ -362,7 +362,7 @@ def _open_home(home: str) -> int:
 
 
 def _why(exc: BaseException) -> str:
-    if isinstance(exc, NotConfined):
+    if isinstance(exc, NotConfined | RecordUnusable):
         return exc.detail
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
