@@ -183,7 +183,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
     Scenario: A caller that disconnects (closed stdout) leaves the run as it was, and li does not crash
       Given a real run "sleeper" whose process keeps running
       When li waits on "sleeper" under --machine after its caller has gone away
-      Then li exits without a traceback
+      Then li exits 74, a transport fault without an envelope, and without a traceback
       And the real run "sleeper" is still running and its record is exactly as it was
 
   Rule: D10.7 — Every entry carries outcome as well as terminal

@@ -546,10 +546,12 @@ def _printed(cli_wait: CliWait, name: str) -> None:
     assert [e["run_id"] for e in data["runs"]] == [run_id]
 
 
-@then("li exits without a traceback")
+@then("li exits 74, a transport fault without an envelope, and without a traceback")
 def _clean_exit(cli_wait: CliWait) -> None:
-    assert cli_wait.code == 0
+    # The envelope could not be delivered, so the exit status must not claim one was (D8): 74.
+    assert cli_wait.code == 74, (cli_wait.code, cli_wait.stderr)
     assert "Traceback" not in cli_wait.stderr and "Exception ignored" not in cli_wait.stderr
+    assert len(cli_wait.stderr.splitlines()) == 1, cli_wait.stderr
 
 
 @then(parsers.parse('the real run "{name}" is still running and its record is exactly as it was'))
