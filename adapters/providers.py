@@ -1,4 +1,10 @@
-"""Agent providers: sh, claude, codex and gemini as subprocesses in their own process groups."""
+"""Agent providers: sh, claude, codex and gemini as subprocesses in their own process groups.
+
+No prompt is ever put on a command line, where every local user could read it in
+/proc/PID/cmdline and where one string is capped at 128 KiB: the agent CLIs read it on stdin
+(their documented headless input), and `sh` runs it as a script from an anonymous memory file
+passed as a descriptor (`/bin/sh /dev/fd/N`), its stdin left at /dev/null.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +14,13 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from application.ports import Provider, ProviderResult
 
-ARGV_PROMPT_MAX = 100 * 1024  # longer prompts go on stdin: one argv string is capped at 128 KiB
 KILL_GRACE = 2.0
 PUMP_JOIN = 5.0
 
@@ -68,11 +74,15 @@ class ChildRun:
 
     def __call__(self, argv: Sequence[str], cwd: str, env: Mapping[str, str], console: Any,
                  timeout: float | None, on_line: Callable[[str], None], stdin_text: str | None = None,
-                 ) -> tuple[int, bool]:
-        """Run to the end (or the timeout, which kills the whole group); returns (exit code, timed out)."""
+                 pass_fds: Sequence[int] = ()) -> tuple[int, bool]:
+        """Run to the end (or the timeout, which kills the whole group); returns (exit code, timed out).
+
+        `stdin_text` is written to the child's stdin (else it reads /dev/null); `pass_fds` are
+        inherited at the same numbers, every other descriptor is closed.
+        """
         try:
             child = subprocess.Popen(
-                list(argv), cwd=cwd, env=dict(env), process_group=0, close_fds=True,
+                list(argv), cwd=cwd, env=dict(env), process_group=0, close_fds=True, pass_fds=tuple(pass_fds),
                 stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             )
@@ -133,7 +143,12 @@ def _feed(stream: IO[bytes] | None, text: str) -> threading.Thread:
 
 
 class ShProvider:
-    """`/bin/sh -c INSTRUCTION` in the run's cwd; its stdout is the answer (`response.md`)."""
+    """`/bin/sh /dev/fd/N` in the run's cwd, N an anonymous file holding the instruction as a script.
+
+    Its stdout is the answer (`response.md`). The script is on no command line and in no named
+    file: a memfd (an unlinked 0600 file where there is none), which only this user's processes
+    can reach, through /proc/PID/fd. Its stdin stays /dev/null.
+    """
 
     name = "sh"
     shell = "/bin/sh"
@@ -144,6 +159,11 @@ class ShProvider:
     def available(self) -> bool:
         return os.access(self.shell, os.X_OK)
 
+    @classmethod
+    def command(cls, model: str | None, env: Mapping[str, str], script_fd: int = 2**31 - 1) -> list[str]:
+        """The argv: the shell and the script's descriptor (by default the widest one, for sizing)."""
+        return [cls.shell, f"/dev/fd/{script_fd}"]
+
     def run(self, instruction: str, model: str | None, cwd: str, env: Mapping[str, str],
             console: Any, timeout: float | None) -> ProviderResult:
         lines: list[str] = []
@@ -152,12 +172,40 @@ class ShProvider:
             lines.append(line)
             console.write(line)
 
-        code, timed_out = self.child([self.shell, "-c", instruction], cwd, env, console, timeout, tee)
+        try:
+            script = script_descriptor(instruction)
+        except OSError as exc:
+            console.write(f"li: could not hand the instruction to {self.shell}: {exc}\n")
+            return ProviderResult(exit_code=127)
+        try:
+            code, timed_out = self.child(self.command(model, env, script), cwd, env, console, timeout, tee,
+                                         pass_fds=(script,))
+        finally:
+            os.close(script)
         return ProviderResult(exit_code=code, answer="".join(lines) or None, timed_out=timed_out)
 
 
+def script_descriptor(text: str) -> int:
+    """A non-inheritable descriptor of an anonymous file holding `text`, positioned at its start."""
+    data = text.encode("utf-8", "surrogateescape")
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("li-instruction", os.MFD_CLOEXEC)
+    else:  # no memfd: an unlinked file only this user can open
+        fd, path = tempfile.mkstemp(prefix="li-instruction-")
+        os.unlink(path)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 class _JsonCli:
-    """Shared shape of the agent CLIs: find the executable, run it, parse what it printed."""
+    """Shared shape of the agent CLIs: find the executable, run it with the prompt on stdin, parse."""
 
     name = ""
     executable = ""
@@ -168,25 +216,27 @@ class _JsonCli:
     def available(self) -> bool:
         return shutil.which(self.executable) is not None
 
+    @classmethod
+    def command(cls, model: str | None, env: Mapping[str, str]) -> list[str]:
+        """The argv, never the prompt: the executable found on the run's PATH and its headless flags."""
+        return [shutil.which(cls.executable, path=env.get("PATH")) or cls.executable, *cls.arguments(model)]
+
     def run(self, instruction: str, model: str | None, cwd: str, env: Mapping[str, str],
             console: Any, timeout: float | None) -> ProviderResult:
-        path = shutil.which(self.executable, path=env.get("PATH")) or self.executable
-        on_stdin = len(instruction.encode("utf-8", "surrogateescape")) > ARGV_PROMPT_MAX
-        argv = [path, *self.arguments(None if on_stdin else instruction, model)]
         lines: list[str] = []
 
         def keep(line: str) -> None:
             lines.append(line)
             console.write(line)
 
-        code, timed_out = self.child(argv, cwd, env, console, timeout, keep,
-                                     instruction if on_stdin else None)
+        code, timed_out = self.child(self.command(model, env), cwd, env, console, timeout, keep, instruction)
         result = self.parse(lines)
         result.exit_code, result.timed_out = code, timed_out
         result.is_error = result.is_error or code != 0
         return result
 
-    def arguments(self, prompt: str | None, model: str | None) -> list[str]:
+    @classmethod
+    def arguments(cls, model: str | None) -> list[str]:
         raise NotImplementedError
 
     def parse(self, lines: list[str]) -> ProviderResult:
@@ -219,13 +269,16 @@ def _number(value: object) -> int | float | None:
 
 
 class ClaudeProvider(_JsonCli):
-    """`claude -p PROMPT --output-format stream-json --verbose [--model M]`; the `result` event answers."""
+    """`claude -p --output-format stream-json --verbose [--model M]`, the prompt on stdin.
+
+    `-p` (print, non-interactive) reads piped stdin as the prompt; the `result` event answers.
+    """
 
     name = executable = "claude"
 
-    def arguments(self, prompt: str | None, model: str | None) -> list[str]:
-        head = ["-p"] if prompt is None else ["-p", prompt]
-        return [*head, "--output-format", "stream-json", "--verbose", *(["--model", model] if model else [])]
+    @classmethod
+    def arguments(cls, model: str | None) -> list[str]:
+        return ["-p", "--output-format", "stream-json", "--verbose", *(["--model", model] if model else [])]
 
     def parse(self, lines: list[str]) -> ProviderResult:
         results = [e for e in _events(lines) if e.get("type") == "result"]
@@ -244,13 +297,16 @@ class ClaudeProvider(_JsonCli):
 
 
 class CodexProvider(_JsonCli):
-    """`codex exec --json [--model M] PROMPT`; the last `agent_message` item is the answer."""
+    """`codex exec --json --skip-git-repo-check [--model M] -`: a `-` prompt is read from stdin.
+
+    The last `agent_message` item is the answer.
+    """
 
     name = executable = "codex"
 
-    def arguments(self, prompt: str | None, model: str | None) -> list[str]:
-        return ["exec", "--json", "--skip-git-repo-check", *(["--model", model] if model else []),
-                "-" if prompt is None else prompt]
+    @classmethod
+    def arguments(cls, model: str | None) -> list[str]:
+        return ["exec", "--json", "--skip-git-repo-check", *(["--model", model] if model else []), "-"]
 
     def parse(self, lines: list[str]) -> ProviderResult:
         answer, failed, inputs, outputs, turns = None, False, 0, 0, 0
@@ -270,13 +326,17 @@ class CodexProvider(_JsonCli):
 
 
 class GeminiProvider(_JsonCli):
-    """`gemini -p PROMPT --output-format json [-m M]`: one JSON object with `response` and `stats`."""
+    """`gemini -p "" --output-format json [-m M]`, the prompt on stdin.
+
+    `-p` runs headless and is "appended to input on stdin": empty here, so the prompt is exactly
+    what stdin carried. The answer is one JSON object with `response` and `stats`.
+    """
 
     name = executable = "gemini"
 
-    def arguments(self, prompt: str | None, model: str | None) -> list[str]:
-        text = "Follow the instructions given on standard input." if prompt is None else prompt
-        return ["-p", text, "--output-format", "json", *(["-m", model] if model else [])]
+    @classmethod
+    def arguments(cls, model: str | None) -> list[str]:
+        return ["-p", "", "--output-format", "json", *(["-m", model] if model else [])]
 
     def parse(self, lines: list[str]) -> ProviderResult:
         try:
@@ -300,6 +360,16 @@ def _gemini_usage(stats: object) -> dict[str, Any]:
         inputs += _count(tokens.get("prompt"))
         outputs += _count(tokens.get("candidates"))
     return {"input_tokens": inputs, "output_tokens": outputs}
+
+
+PROVIDER_CLASSES: dict[str, Any] = {cls.name: cls for cls in (ShProvider, ClaudeProvider, CodexProvider,
+                                                                GeminiProvider)}
+
+
+def command_line(provider: str, model: str | None, env: Mapping[str, str]) -> list[str]:
+    """The argv a provider execs for a leg (never the prompt): what a submit counts against exec's limits."""
+    command: list[str] = PROVIDER_CLASSES[provider].command(model, env)
+    return command
 
 
 def default_providers(groups: ChildGroups) -> dict[str, Provider]:

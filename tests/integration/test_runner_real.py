@@ -143,8 +143,9 @@ def test_claude_stream_json_gives_the_answer_usage_and_cost(home, tmp_path, monk
     record = ended(home, run_id)
     assert record.status == "completed"
     assert run_file(home, run_id, "artifacts/response.md") == "claude(opus) says: what is two and two"
-    argv = json.loads(log.read_text().splitlines()[0])["argv"]
-    assert argv == ["-p", "what is two and two", "--output-format", "stream-json", "--verbose", "--model", "opus"]
+    logged = json.loads(log.read_text().splitlines()[0])
+    assert logged["argv"] == ["-p", "--output-format", "stream-json", "--verbose", "--model", "opus"]
+    assert logged["prompt_len"] == len("what is two and two")  # on stdin, never on the command line
     manifest = json.loads(run_file(home, run_id, "manifest.json"))
     assert manifest["metering"]["tokens"]["value"] == {"input_tokens": 11, "output_tokens": 7}
     assert manifest["metering"]["cost_usd"]["value"] == 0.0123
@@ -171,7 +172,19 @@ def test_a_long_prompt_reaches_claude_on_stdin(home, tmp_path, monkeypatch) -> N
     record = ended(home, submit("--prompt-file", str(prompt), "claude")["data"]["run_id"])
     assert record.status == "completed"
     logged = json.loads(log.read_text().splitlines()[0])
-    assert "-p" in logged["argv"] and logged["prompt_len"] == 150000
+    assert logged["argv"] == ["-p", "--output-format", "stream-json", "--verbose"] and logged["prompt_len"] == 150000
+
+
+@pytest.mark.parametrize("model, argv", [
+    ("codex/o3", ["exec", "--json", "--skip-git-repo-check", "--model", "o3", "-"]),
+    ("gemini/gemini-pro", ["-p", "", "--output-format", "json", "-m", "gemini-pro"]),
+])
+def test_codex_and_gemini_read_the_prompt_from_stdin(home, tmp_path, monkeypatch, model: str, argv: list) -> None:
+    log = tmp_path / "argv.jsonl"
+    monkeypatch.setenv("FAKE_ARGV_LOG", str(log))
+    assert ended(home, submit(model, "what is two and two")["data"]["run_id"]).status == "completed"
+    logged = json.loads(log.read_text().splitlines()[0])
+    assert (logged["argv"], logged["prompt_len"]) == (argv, len("what is two and two"))
 
 
 @pytest.mark.parametrize("model, answer", [("codex/o3", "codex(o3) says: hi"),
