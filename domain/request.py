@@ -1,19 +1,24 @@
-"""What a submit asks for, validated purely: model specs, prompt and argv limits, numbers."""
+"""What a submit asks for, validated purely: model specs, prompt and exec limits, numbers."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from domain.contract import ContractError, ErrorKind
+from domain.notify import render
 
 PROVIDERS = ("sh", "claude", "codex", "gemini")
 DEFAULT_PROVIDER = "sh"
 PROMPT_LIMIT = 256 * 1024  # bytes of UTF-8
-ARGV_LIMIT = 128 * 1024  # bytes of the request's argument vector
+MAX_ARG_STRLEN = 128 * 1024  # one argument or environment string, its NUL included (Linux's cap)
+POINTER_BYTES = 8  # each argument and environment string also costs a pointer on the new stack
+RUN_ID_SHAPE = "00000000T000000-000000"  # as long as every run id
+LEG_ID_RESERVE = 64  # the longest leg id (a flow step id), for LI_LEG_ID
+_NOTIFY_WORD_RESERVE = 64  # room for a status, outcome or reason code rendered into a notify argument
 MAX_LEGS = 32
 MAX_TIMEOUT = 7 * 24 * 3600.0
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
@@ -78,12 +83,68 @@ def check_prompt(text: str | None, what: str = "prompt") -> str:
     return text
 
 
-def check_argv(values: Iterable[str]) -> int:
-    """The request's argument vector, counted as exec counts it (each string plus its NUL)."""
-    size = sum(len(v.encode("utf-8", "surrogateescape")) + 1 for v in values)
-    if size > ARGV_LIMIT:
-        raise invalid(f"the arguments are {size} bytes; the limit is {ARGV_LIMIT}", size=size, limit=ARGV_LIMIT)
-    return size
+ExecCommand = tuple[str, Sequence[str]]  # (what it is, for the message; its argv)
+
+
+def exec_size(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    """Bytes one exec of `argv` with `env` takes of the kernel's ARG_MAX budget.
+
+    Every argument and `NAME=value` string with its NUL, a pointer for each, the NULs ending
+    both arrays, and the executable's path, which the kernel copies onto the new stack as well.
+    """
+    strings = [*argv, *(f"{name}={value}" for name, value in env.items())]
+    return (sum(_c_size(s) for s in strings) + (len(strings) + 2) * POINTER_BYTES
+            + (_c_size(argv[0]) if argv else 0))
+
+
+def check_exec(commands: Sequence[ExecCommand], env: Mapping[str, str], arg_max: int) -> int:
+    """Refuse what exec would refuse (E2BIG) for any command a run will start; the largest size.
+
+    One string over MAX_ARG_STRLEN (with its NUL), or one command's arguments and environment
+    together over `arg_max` (the system's ARG_MAX), could never start, so the submit is refused
+    before anything is written rather than failing inside the run.
+    """
+    for name, value in env.items():
+        size = _c_size(f"{name}={value}")
+        if size > MAX_ARG_STRLEN:
+            raise invalid(f"the environment variable {name} is {size} bytes; one exec string is limited to "
+                          f"{MAX_ARG_STRLEN}", variable=name, size=size, limit=MAX_ARG_STRLEN)
+    largest = 0
+    for what, argv in commands:
+        for argument in argv:
+            size = _c_size(argument)
+            if size > MAX_ARG_STRLEN:
+                raise invalid(f"the {what} would be given an argument of {size} bytes; one argument is "
+                              f"limited to {MAX_ARG_STRLEN}", command=what, size=size, limit=MAX_ARG_STRLEN)
+        total = exec_size(argv, env)
+        if total > arg_max:
+            raise invalid(f"the {what}'s arguments and environment are {total} bytes; this system's limit "
+                          f"is {arg_max}", command=what, size=total, limit=arg_max)
+        largest = max(largest, total)
+    return largest
+
+
+def exec_plan(request: RunRequest, runner: Sequence[str],
+              provider_command: Callable[[ModelSpec], Sequence[str]]) -> list[ExecCommand]:
+    """Every argv a run of `request` will exec: never a prompt, which reaches its work another way.
+
+    The runner (`runner` plus the run id), each model's provider (`provider_command`, which knows
+    the CLI's flags) and the notify command as delivery renders it: its placeholders filled with
+    this request's label and kind, and room for the longest run id, status, outcome and reason code.
+    """
+    commands: list[ExecCommand] = [("runner", [*runner, RUN_ID_SHAPE])]
+    commands.extend((f"{spec.text} provider", provider_command(spec)) for spec in request.models)
+    if request.notify:
+        word = "x" * _NOTIFY_WORD_RESERVE
+        body = {"run_id": RUN_ID_SHAPE, "kind": request.kind, "label": request.label, "status": word,
+                "terminal": True, "outcome": word, "reason_code": word,
+                "finished_at": "0000-00-00T00:00:00.000000+00:00"}
+        commands.append(("notify command", render(request.notify, body)))
+    return commands
+
+
+def _c_size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogateescape")) + 1
 
 
 def parse_timeout(text: str | None) -> float | None:
@@ -162,6 +223,12 @@ class RunRequest:
     def providers(self) -> set[str]:
         names = {leg.model.provider for leg in self.legs}
         return names | ({self.synthesize.provider} if self.synthesize else set())
+
+    @property
+    def models(self) -> tuple[ModelSpec, ...]:
+        """Every model a leg of this run may use, the synthesis leg's included, each once."""
+        specs = [leg.model for leg in self.legs] + ([self.synthesize] if self.synthesize else [])
+        return tuple(dict.fromkeys(specs))
 
     @property
     def model_text(self) -> str:

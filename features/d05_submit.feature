@@ -65,10 +65,15 @@ Feature: D5 — "Submit returns a handle, and the spawn phase is recorded"
       And no run folder exists
 
     @D5.4 @cli
-    Scenario: An argument vector over 128 KiB is refused before anything is written
-      When a program submits arguments totalling more than 128 KiB
+    Scenario: An argument vector exec would refuse is refused before anything is written
+      When a program submits with a configured notify command holding a 200 KiB argument
       Then the submit is refused with kind "invalid_input"
       And no run folder exists
+
+    @D5.4 @cli
+    Scenario: A prompt of 250 KiB is not limited by the argument vector
+      When a program submits a shell script of 250 KiB as a prompt file
+      Then the submitted run answers "ok"
 
     @D5.4 @cli
     Scenario: A flow spec with a dependency cycle is refused before anything is written

@@ -95,24 +95,44 @@ def read_prompt_file(path: str | None, what: str = "prompt file") -> str | None:
 
 
 def common_options(args: Namespace) -> dict[str, Any]:
-    """Checks shared by every submit verb: argv size, numbers, working directory, notification."""
-    from domain.request import check_argv, parse_timeout
+    """Checks shared by every submit verb: numbers, working directory, notification."""
+    from domain.request import parse_timeout
 
-    check_argv(argument_strings(args))
     notify, source = resolve_notify(args.notify)
     return {"cwd": resolve_cwd(args.cwd), "label": args.label, "timeout": parse_timeout(args.timeout),
             "notify": notify, "notify_source": source}
 
 
-def argument_strings(args: Namespace) -> list[str]:
-    """Every string the caller passed, as the argument vector carried them."""
-    strings: list[str] = []
-    for value in vars(args).values():
-        if isinstance(value, str):
-            strings.append(value)
-        elif isinstance(value, list):
-            strings.extend(v for v in value if isinstance(v, str))
-    return strings
+def check_executable(request: RunRequest) -> None:
+    """Refuse (invalid_input) a run that would start something exec cannot (E2BIG), before any write.
+
+    What a run execs: the runner (`python -m entrypoints.runner RUN_ID`) with the runner's
+    environment, each model's provider CLI (flags and model, never the prompt) and the notify
+    command as delivery renders it, with that environment plus what the runner and each leg add.
+    """
+    from adapters.providers import command_line
+    from domain.request import LEG_ID_RESERVE, RUN_ID_SHAPE, check_exec, exec_plan
+    from entrypoints.container import default_home, runner_command, runner_environment
+
+    home = default_home()
+    env = {**runner_environment(home), "LI_RUN_ID": RUN_ID_SHAPE,
+           "LI_ARTIFACTS_DIR": os.path.join(home, "runs", RUN_ID_SHAPE, "artifacts"),
+           "LI_LEG_ID": "x" * LEG_ID_RESERVE}
+    plan = exec_plan(request, runner_command(), lambda spec: command_line(spec.provider, spec.model, env))
+    check_exec(plan, env, exec_arg_max())
+
+
+def exec_arg_max() -> int:
+    """This system's bound on one exec's arguments plus environment.
+
+    `sysconf(ARG_MAX)` (a quarter of the stack limit, at least 128 KiB), at most 6 MiB: Linux caps
+    it there (three quarters of _STK_LIM) whatever the stack limit.
+    """
+    try:
+        value = os.sysconf("SC_ARG_MAX")
+    except (ValueError, OSError):
+        value = -1
+    return min(value if value > 0 else 128 * 1024, 6 * 1024 * 1024)
 
 
 def resolve_cwd(cwd: str | None) -> str:
@@ -164,9 +184,11 @@ def config_notify_entry() -> object:
 
 
 def submit(request: RunRequest) -> Handle:
-    """Hand the validated request to the submit service (which checks providers, then spawns)."""
+    """Refuse what could not be exec'd, then hand the request to the submit service (which checks
+    providers, then writes and spawns)."""
     from entrypoints.container import get_container
 
+    check_executable(request)
     handle: Handle = get_container().submitter().submit(request)
     return handle
 

@@ -228,3 +228,19 @@ def test_a_flow_passes_answers_downstream(home, tmp_path) -> None:
     record = ended(home, run_id)
     assert record.status == "completed" and record.label == "demo"
     assert run_file(home, run_id, "artifacts/step-second.md") == "got alpha\n"
+
+
+def test_a_notify_argument_of_200_kib_is_refused_before_any_run_folder_exists(home) -> None:
+    # In-process, so li's own exec cannot refuse it first: the check is li's, not the kernel's.
+    envelope = submit("--notify", "true " + "n" * 200 * 1024, "sh", "true")
+    assert envelope["ok"] is False and envelope["error"]["kind"] == "invalid_input", envelope
+    assert envelope["error"]["detail"] == {"command": "notify command", "size": 200 * 1024 + 1, "limit": 128 * 1024}
+    assert not os.path.exists(os.path.join(home, "runs")) or os.listdir(os.path.join(home, "runs")) == []
+
+
+def test_a_250_kib_prompt_is_accepted_and_runs(home, tmp_path) -> None:
+    prompt = tmp_path / "script.sh"
+    prompt.write_text(": " + "x" * (250 * 1024 - 11) + "\necho ok\n")
+    run_id = submit("--prompt-file", str(prompt), "sh")["data"]["run_id"]
+    assert ended(home, run_id).status == "completed"
+    assert run_file(home, run_id, "artifacts/response.md") == "ok\n"

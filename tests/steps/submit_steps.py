@@ -133,10 +133,21 @@ def submit_big_prompt(submit_ctx: dict[str, Any], size: int) -> None:
     submit_ctx["result"] = machine("agent", "--detach", "sh", "--prompt-file", str(path), home=_home(submit_ctx))
 
 
-@when("a program submits arguments totalling more than 128 KiB")
-def submit_long_argv(submit_ctx: dict[str, Any]) -> None:
-    words = ["a" * 70000, "b" * 70000]
-    submit_ctx["result"] = machine("agent", "--detach", "sh", "echo", *words, home=_home(submit_ctx))
+@when("a program submits with a configured notify command holding a 200 KiB argument")
+def submit_unexecutable_notify(submit_ctx: dict[str, Any]) -> None:
+    # li's own argv cannot carry a 200 KiB string (exec caps one at 128 KiB), config.toml can
+    with open(os.path.join(_home(submit_ctx), "config.toml"), "w", encoding="utf-8") as handle:
+        handle.write(f'notify = ["true", "{"n" * 200 * 1024}"]\n')
+    submit_ctx["result"] = machine("agent", "--detach", "sh", "true", home=_home(submit_ctx))
+
+
+@when("a program submits a shell script of 250 KiB as a prompt file")
+def submit_big_script(submit_ctx: dict[str, Any]) -> None:
+    path = submit_ctx["tmp"] / "big-script.sh"
+    line = "# " + "c" * 97 + "\n"
+    path.write_text(line * (250 * 1024 // len(line)) + "echo ok\n")
+    submit_ctx["handle"] = machine("agent", "--detach", "--prompt-file", str(path), "sh",
+                                   home=_home(submit_ctx)).data
 
 
 @when("a program submits a flow whose steps depend on each other in a cycle")

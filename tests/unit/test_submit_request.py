@@ -1,4 +1,4 @@
-"""Submit validation is pure: model specs, the [MODEL] PROMPT split, prompt and argv limits, numbers."""
+"""Submit validation is pure: model specs, the [MODEL] PROMPT split, prompt and exec limits, numbers."""
 
 from __future__ import annotations
 
@@ -6,13 +6,17 @@ import pytest
 
 from domain.contract import ContractError, ErrorKind
 from domain.request import (
-    ARGV_LIMIT,
+    MAX_ARG_STRLEN,
+    POINTER_BYTES,
     PROMPT_LIMIT,
+    RUN_ID_SHAPE,
     Leg,
     ModelSpec,
     RunRequest,
-    check_argv,
+    check_exec,
     check_prompt,
+    exec_plan,
+    exec_size,
     parse_legs,
     parse_model,
     parse_models,
@@ -68,9 +72,54 @@ def test_prompts_are_refused_when_empty_or_over_256_kib() -> None:
     refused(check_prompt, "é" * (PROMPT_LIMIT // 2 + 1))  # counted in bytes, not characters
 
 
-def test_the_argument_vector_is_limited_to_128_kib() -> None:
-    assert check_argv(["a" * 1000, "b"]) == 1003
-    refused(check_argv, ["a" * (ARGV_LIMIT // 2), "b" * (ARGV_LIMIT // 2)])
+ARG_MAX = 2 * 1024 * 1024
+
+
+def test_an_exec_is_counted_as_the_kernel_counts_it() -> None:
+    # each string with its NUL, a pointer each, both arrays' NULL ends, and the path copied once more
+    assert exec_size(["/bin/x", "ab"], {"K": "v"}) == (7 + 3 + 4) + 5 * POINTER_BYTES + 7
+
+
+def test_one_argument_or_environment_string_over_128_kib_is_refused() -> None:
+    assert check_exec([("runner", ["x" * (MAX_ARG_STRLEN - 1)])], {}, ARG_MAX) > MAX_ARG_STRLEN
+    error = refused(check_exec, [("notify command", ["true", "x" * MAX_ARG_STRLEN])], {}, ARG_MAX)
+    assert error.detail == {"command": "notify command", "size": MAX_ARG_STRLEN + 1, "limit": MAX_ARG_STRLEN}
+    error = refused(check_exec, [("runner", ["python"])], {"BIG": "x" * MAX_ARG_STRLEN}, ARG_MAX)
+    assert error.detail["variable"] == "BIG"
+
+
+def test_arguments_and_environment_together_over_arg_max_are_refused() -> None:
+    halves = ["a" * (MAX_ARG_STRLEN // 2), "b" * (MAX_ARG_STRLEN // 2)]  # each string is fine
+    env = {"E": "e" * (MAX_ARG_STRLEN // 2)}
+    size = exec_size(["cmd", *halves], env)
+    assert check_exec([("claude provider", ["cmd", *halves])], env, size) == size
+    error = refused(check_exec, [("claude provider", ["cmd", *halves])], env, size - 1)
+    assert error.detail == {"command": "claude provider", "size": size, "limit": size - 1}
+
+
+def test_the_exec_plan_holds_the_runner_every_model_and_the_rendered_notify_never_the_prompt() -> None:
+    prompt = "the secret prompt " * 10000
+    request = RunRequest(kind="fanout", instruction=prompt, cwd="/",
+                         legs=(Leg("leg-1", ModelSpec("claude", "opus")), Leg("leg-2", ModelSpec("codex")),
+                               Leg("leg-3", ModelSpec("claude", "opus"))),
+                         synthesize=ModelSpec("gemini"), label="L" * 1000,
+                         notify=("notify-send", "{run_id}", "{label}{label}", "{payload}"))
+    plan = dict(exec_plan(request, ["python", "-m", "entrypoints.runner"],
+                          lambda spec: ["/bin/" + spec.provider, "--model", spec.model or "default"]))
+    assert list(plan) == ["runner", "claude/opus provider", "codex provider", "gemini provider", "notify command"]
+    assert plan["runner"] == ["python", "-m", "entrypoints.runner", RUN_ID_SHAPE]
+    assert plan["claude/opus provider"] == ["/bin/claude", "--model", "opus"]
+    notify = plan["notify command"]
+    assert notify[:2] == ["notify-send", RUN_ID_SHAPE] and notify[2] == "L" * 2000
+    assert '"label": "' + "L" * 1000 + '"' in notify[3] and len(notify[3]) > 1000 + 4 * 64
+    assert not any("secret" in argument for argv in plan.values() for argument in argv)
+
+
+def test_a_label_rendered_twice_into_the_notify_command_can_make_it_unexecutable() -> None:
+    request = RunRequest(kind="agent", instruction="true", cwd="/", legs=(Leg("main", ModelSpec("sh")),),
+                         label="x" * 70000, notify=("true", "{label}{label}"))
+    plan = exec_plan(request, ["python"], lambda spec: ["/bin/sh", "/dev/fd/3"])
+    assert refused(check_exec, plan, {}, ARG_MAX).detail["command"] == "notify command"
 
 
 @pytest.mark.parametrize("text", ["abc", "0", "-1", "nan", "inf", "1e12", ""])
