@@ -6,15 +6,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from application.ports import NoticeResult, SpawnFailed, SpawnRequest
-from domain.evidence import HostFacts, ProcessObservation
+from domain.evidence import HostFacts, ProcessObservation, SessionMember, members
+from domain.run import Incarnation
 
 
 class ScriptedProber:
-    """Liveness as scripted: pids not listed are absent."""
+    """Liveness as scripted: pids not listed are absent; each process leads its own session unless told.
+
+    `scans` counts session scans (the costly probe); `table_readable = False` makes them fail.
+    """
 
     def __init__(self, host_id: str = "host-a", boot_id: str = "boot-1") -> None:
         self.facts = HostFacts(host_id, boot_id)
         self.processes: dict[int, ProcessObservation] = {}
+        self.sessions: dict[int, int] = {}  # pid -> session id
+        self.scans = 0
+        self.table_readable = True
 
     def host(self) -> HostFacts:
         return self.facts
@@ -22,11 +29,22 @@ class ScriptedProber:
     def observe(self, pid: int) -> ProcessObservation:
         return self.processes.get(pid, ProcessObservation(pid, exists=False))
 
-    def start(self, pid: int, create_time: float = 1000.0) -> None:
+    def session(self, sid: int) -> tuple[SessionMember, ...] | None:
+        self.scans += 1
+        if not self.table_readable:
+            return None
+        return tuple(SessionMember(pid, self.sessions.get(pid, pid), seen.create_time, seen.zombie)
+                     for pid, seen in sorted(self.processes.items())
+                     if self.sessions.get(pid, pid) == sid or pid == sid)
+
+    def start(self, pid: int, create_time: float = 1000.0, session: int | None = None) -> None:
+        """A live process; it leads a session of its own unless `session` names the one it joins."""
         self.processes[pid] = ProcessObservation(pid, True, create_time)
+        self.sessions[pid] = pid if session is None else session
 
     def kill(self, pid: int) -> None:
         self.processes.pop(pid, None)
+        self.sessions.pop(pid, None)
 
     def zombify(self, pid: int) -> None:
         seen = self.processes[pid]
@@ -49,13 +67,30 @@ class RecordingNotifier:
 
 
 class RecordingSignaller:
-    def __init__(self, prober: ScriptedProber | None = None) -> None:
+    """Remembers every (pid or group, signal) it sent; the signals in `fatal` end what they reach.
+
+    A session is signalled member by member, as the domain tells members from strangers in the
+    scripted prober's session scan.
+    """
+
+    def __init__(self, prober: ScriptedProber | None = None, fatal: tuple[int, ...] = ()) -> None:
         self.signals: list[tuple[int, int]] = []
         self.prober = prober
+        self.fatal = fatal
 
     def signal_group(self, pgid: int, signum: int) -> bool:
         self.signals.append((pgid, signum))
         return self.prober is None or pgid in self.prober.processes
+
+    def signal_session(self, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+        if self.prober is None:
+            return ()
+        reached = tuple(m.pid for m in members(incarnation, self.prober.session(incarnation.pid) or ()))
+        for pid in reached:
+            self.signals.append((pid, signum))
+            if signum in self.fatal:
+                self.prober.kill(pid)
+        return reached
 
 
 class ScriptedSpawner:

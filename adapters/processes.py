@@ -1,16 +1,19 @@
-"""Real processes: the psutil prober, the process-group signaller and the detached spawner."""
+"""Real processes: the psutil prober, the session signaller and the detached spawner."""
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from typing import NamedTuple
 
 from application.ports import SpawnFailed, SpawnRequest
-from domain.evidence import HostFacts, ProcessObservation
+from domain.evidence import HostFacts, ProcessObservation, SessionMember, is_member, members
+from domain.run import Incarnation
 
 MACHINE_ID_PATHS = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
@@ -34,10 +37,13 @@ def host_facts() -> HostFacts:
 
 
 class PsutilProber:
-    """Advisory liveness from psutil: existence, create time, zombie state."""
+    """Advisory liveness from psutil (existence, create time, zombie state) and session scans of /proc."""
 
     def host(self) -> HostFacts:
         return host_facts()
+
+    def session(self, sid: int) -> tuple[SessionMember, ...] | None:
+        return scan_session(sid)
 
     def observe(self, pid: int) -> ProcessObservation:
         import psutil
@@ -56,13 +62,16 @@ class PsutilProber:
 
 
 class GroupSignaller:
-    """Signals a run: its process group and every group of the session its leader started.
+    """Signals a fresh child's process group, or every verified member of a run's session.
 
     The runner leads its own session, and provider legs run in process groups of their own
-    inside that session (so a timeout can stop one leg). Signalling the whole session means
-    a SIGKILL after the grace also stops legs whose runner can no longer stop them. Zombies
-    count as gone: a group of zombies nobody has reaped is not "still alive".
+    inside that session (so a timeout can stop one leg). A run's kill therefore signals the
+    session's members process by process: each is pinned with a pidfd, re-verified from /proc
+    as a member (its session id and start time), and only then signalled, so a pid reused in
+    between is never hit. Zombies count as gone.
     """
+
+    sweeps = 8  # rescans that catch members forked while the previous sweep was signalling
 
     def signal_group(self, pgid: int, signum: int) -> bool:
         if pgid <= 1:
@@ -74,6 +83,42 @@ class GroupSignaller:
         for group in sorted((groups or set()) | {pgid}):
             delivered = _killpg(group, signum) or delivered
         return delivered
+
+    def signal_session(self, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+        tried: set[tuple[int, float | None]] = set()
+        signalled: list[int] = []
+        for _sweep in range(self.sweeps):
+            fresh = [m for m in members(incarnation, scan_session(incarnation.pid) or ())
+                     if (m.pid, m.create_time) not in tried and m.pid != os.getpid()]  # never li itself
+            if not fresh:
+                break
+            for member in fresh:
+                tried.add((member.pid, member.create_time))
+                if _signal_verified(incarnation, member.pid, signum):
+                    signalled.append(member.pid)
+        return tuple(signalled)
+
+
+def _signal_verified(incarnation: Incarnation, pid: int, signum: int) -> bool:
+    """Pin `pid` with a pidfd, re-read who it is, and signal it only if it is still a member.
+
+    Once the pidfd is open it names that one process: if the pid is reused after this check,
+    the signal goes to the pinned (ended) process and fails, never to the newcomer.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return False  # gone already, or no pidfds here: nothing is signalled unverified
+    try:
+        now = _member(pid)
+        if now is None or not is_member(incarnation, now):
+            return False
+        signal.pidfd_send_signal(pidfd, signum)
+        return True
+    except OSError:
+        return False  # it ended after the check (ESRCH), or it is not ours to signal (EPERM)
+    finally:
+        os.close(pidfd)
 
 
 def _killpg(pgid: int, signum: int) -> bool:
@@ -88,31 +133,87 @@ def _killpg(pgid: int, signum: int) -> bool:
     return True
 
 
+class ProcStat(NamedTuple):
+    """The fields of /proc/<pid>/stat a session scan needs."""
+
+    state: str
+    pgrp: int
+    session: int
+    start_ticks: int  # clock ticks from boot to the process's start
+
+    @property
+    def zombie(self) -> bool:
+        return self.state in ("Z", "X")
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def scan_session(sid: int) -> tuple[SessionMember, ...] | None:
+    """Every process whose session id is `sid`, plus whatever process holds pid `sid`.
+
+    Start times are computed as psutil computes create times (boot time plus start ticks), so
+    they compare with the create time recorded at spawn. None when /proc cannot be read.
+    """
+    boot = boot_time()
+    table = _processes()
+    if boot is None or table is None:
+        return None
+    return tuple(_as_member(pid, stat, boot) for pid, stat in table if stat.session == sid or pid == sid)
+
+
 def session_groups(leader: int) -> set[int] | None:
     """Process groups with a live (non-zombie) member in `leader`'s group or session.
 
     None where /proc cannot be read (then the caller falls back to the bare group).
     """
+    table = _processes()
+    if table is None:
+        return None
+    return {stat.pgrp for _pid, stat in table if not stat.zombie and leader in (stat.pgrp, stat.session)}
+
+
+def boot_time() -> float | None:
+    """The kernel's boot time (`btime` of /proc/stat), the epoch of every start time in /proc."""
+    try:
+        with open("/proc/stat", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"btime"):
+                    return float(line.split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    return None
+
+
+def _processes() -> Iterator[tuple[int, ProcStat]] | None:
     try:
         entries = os.listdir("/proc")
     except OSError:
         return None
-    groups: set[int] = set()
-    for entry in entries:
-        if entry.isdigit():
-            stat = _stat_of(entry)
-            if stat is not None and stat[0] != "Z" and leader in (stat[1], stat[2]):
-                groups.add(stat[1])
-    return groups
+    return ((int(entry), stat) for entry in entries
+            if entry.isdigit() and (stat := _stat_of(entry)) is not None)
 
 
-def _stat_of(pid: str) -> tuple[str, int, int] | None:
-    """(state, pgrp, session) from /proc/<pid>/stat, or None when the process is gone."""
+def _member(pid: int) -> SessionMember | None:
+    stat, boot = _stat_of(str(pid)), boot_time()
+    return None if stat is None or boot is None else _as_member(pid, stat, boot)
+
+
+def _as_member(pid: int, stat: ProcStat, boot: float) -> SessionMember:
+    return SessionMember(pid, stat.session, float(stat.start_ticks) / CLOCK_TICKS + boot, stat.zombie)
+
+
+def _stat_of(pid: str) -> ProcStat | None:
+    """The scan's fields of /proc/<pid>/stat, or None when the process is gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
-        return fields[0].decode(), int(fields[2]), int(fields[3])
-    except (OSError, IndexError, ValueError):
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)  # unbuffered: a scan reads hundreds
+        try:
+            raw = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        fields = raw.rsplit(b")", 1)[1].split()
+        return ProcStat(fields[0].decode(), int(fields[2]), int(fields[3]), int(fields[19]))
+    except (OSError, IndexError, ValueError, UnicodeDecodeError):
         return None
 
 

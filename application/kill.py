@@ -1,16 +1,16 @@
-"""The kill use case: record the request, then signal the run's own process group, never another's (D6)."""
+"""The kill use case: record the request, then signal the run's whole session, never another's (D6)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from typing import Any, Final
 
 from application.observe import Observer
 from application.ports import (
-    PROBE,
     SIGKILL,
     SIGTERM,
     Clock,
-    ProcessProber,
     RunNotFound,
     RunStore,
     Signaller,
@@ -19,8 +19,8 @@ from application.ports import (
 )
 from application.reads import check_run_id, not_found, observe_or_refuse, unusable
 from domain.contract import ContractError, ErrorKind
-from domain.evidence import ALIVE, PID_RECYCLED, judge
-from domain.run import Incarnation, RecordUnusable, Run, iso
+from domain.evidence import may_signal
+from domain.run import PREPARING, Incarnation, RecordUnusable, Run, iso
 
 SIGNALLED: Final = "signalled"
 ALREADY_TERMINAL: Final = "already_terminal"
@@ -29,13 +29,17 @@ KILL_GRACE_DEFAULT: Final = 3.0
 
 
 class Killer:
-    """`li job kill`: reports what it did as an ordinary answer; a recorded end is never relabelled."""
+    """`li job kill`: reports what it did as an ordinary answer; a recorded end is never relabelled.
+
+    A kill that signals nothing writes nothing, so a run that ends on its own is never reaped as
+    `cancelled`. The one exception is a `preparing` run: it has no process yet, and the recorded
+    request is what makes its runner cancel itself when it starts.
+    """
 
     def __init__(
         self,
         store: RunStore,
         observer: Observer,
-        prober: ProcessProber,
         signaller: Signaller,
         clock: Clock,
         grace: float = KILL_GRACE_DEFAULT,
@@ -43,14 +47,13 @@ class Killer:
     ) -> None:
         self.store = store
         self.observer = observer
-        self.prober = prober
         self.signaller = signaller
         self.clock = clock
         self.grace = grace
         self.poll = poll
 
     def kill(self, run_id: str) -> dict[str, Any]:
-        """Record `kill_requested_at` (unless an end is recorded), signal the group, report the action."""
+        """Record `kill_requested_at` (unless an end is recorded), signal the session, report the action."""
         check_run_id(run_id)
         action = self._act(run_id)
         d = observe_or_refuse(self.observer, run_id, probe_ended=False).derivation
@@ -58,14 +61,31 @@ class Killer:
 
     def _act(self, run_id: str) -> str:
         run = self._read(run_id)
+        if run.spawn_state == PREPARING and not run.end_recorded:
+            run = self._request_before_process(run_id)
         if run.end_recorded:
             return ALREADY_TERMINAL
-        if self._conclusively_gone(run):
-            return NO_PROCESS  # it stopped on its own: a kill request now would misattribute its end
-        if self._foreign(run):
-            return NO_PROCESS  # another host's run: not ours to signal, nor to mark for its reaper
-        run = self._record_request(run_id)
-        return ALREADY_TERMINAL if run.end_recorded else self._signal(run)
+        if run.spawn_state == PREPARING:
+            return NO_PROCESS  # the request is recorded: the runner honours it when it starts
+        return self._kill_started(run)
+
+    def _request_before_process(self, run_id: str) -> Run:
+        """A preparing run has no process yet; the request is recorded while (under the lock) it still has none."""
+        return self._record_request(run_id, lambda current: current.spawn_state == PREPARING)[0]
+
+    def _kill_started(self, run: Run) -> str:
+        """Record and signal only where a member is proven alive; a signal that reaches nothing takes the record back."""
+        judged = run.incarnation
+        if judged is None or not may_signal(judged, self.observer.evidence(run)[0]):
+            return NO_PROCESS  # gone, another host's, or not provably ours: nothing to signal or record
+        current, stamp = self._record_request(run.run_id, lambda _: True)
+        if current.end_recorded:
+            return ALREADY_TERMINAL
+        if self._signal(run, judged):
+            return SIGNALLED
+        if stamp is not None:
+            self._withdraw(run.run_id, stamp)  # it ended between the look and the signal: not our cancel
+        return NO_PROCESS
 
     def _read(self, run_id: str) -> Run:
         try:
@@ -75,67 +95,55 @@ class Killer:
         except RecordUnusable as exc:
             raise unusable(run_id, exc) from exc
 
-    def _conclusively_gone(self, run: Run) -> bool:
-        incarnation = run.incarnation
-        if incarnation is None:
-            return False
-        host = self.prober.host()
-        seen = self.prober.observe(incarnation.pid) if incarnation.host_id == host.host_id else None
-        return judge(incarnation, incarnation.pid, seen, host).conclusive
+    def _record_request(self, run_id: str, still: Callable[[Run], bool]) -> tuple[Run, str | None]:
+        """Under the lock: stamp the request on a run with no recorded end, if `still` holds.
 
-    def _foreign(self, run: Run) -> bool:
-        here = self.prober.host().host_id
-        return run.incarnation is not None and None not in (run.incarnation.host_id, here) \
-            and run.incarnation.host_id != here
-
-    def _record_request(self, run_id: str) -> Run:
-        """Under the lock: stamp the request on a run with no recorded end; return the record as it stands."""
+        Returns the record as it stands and the stamp when this call wrote it (else None).
+        """
         seen: list[Run] = []
         now = iso(self.clock.now())
 
         def change(current: Run) -> Run | None:
             seen.append(current)
-            if current.end_recorded or current.kill_requested_at is not None:
+            if current.end_recorded or current.kill_requested_at is not None or not still(current):
                 return None
             return current.evolve(kill_requested_at=now)
 
+        written = self._update(run_id, change, "the kill request could not be recorded")
+        return (written, now) if written is not None else (seen[-1], None)
+
+    def _withdraw(self, run_id: str, stamp: str) -> None:
+        """Fenced undo of this call's own stamp: only while no end is recorded and the stamp is still ours."""
+
+        def change(current: Run) -> Run | None:
+            if current.end_recorded or current.kill_requested_at != stamp:
+                return None
+            return current.evolve(kill_requested_at=None)
+
+        # Best effort: the answer is still what was done (nothing), and a refusal here is no error.
+        with contextlib.suppress(RunNotFound, RecordUnusable, StoreBusy, StoreRefused):
+            self.store.update(run_id, change)
+
+    def _update(self, run_id: str, change: Callable[[Run], Run | None], failure: str) -> Run | None:
         try:
-            written = self.store.update(run_id, change)
+            return self.store.update(run_id, change)
         except RunNotFound as exc:
             raise not_found(run_id) from exc
         except RecordUnusable as exc:
             raise unusable(run_id, exc) from exc
         except (StoreBusy, StoreRefused) as exc:
-            raise ContractError(ErrorKind.UNAVAILABLE, f"the kill request could not be recorded: {exc}",
-                                {"run_id": run_id}) from exc
-        return written if written is not None else seen[-1]
+            raise ContractError(ErrorKind.UNAVAILABLE, f"{failure}: {exc}", {"run_id": run_id}) from exc
 
-    def _signal(self, run: Run) -> str:
-        """SIGTERM the group, SIGKILL after the grace only if it still lives; refuse an unproven leader."""
-        incarnation = run.incarnation
-        if incarnation is None or not self._is_ours(incarnation):
-            return NO_PROCESS
-        pgid = incarnation.pgid if incarnation.pgid is not None else incarnation.pid
-        if pgid != incarnation.pid or pgid <= 1:
-            return NO_PROCESS  # a run leads its own group; any other recorded group is not its to signal
-        if not self.signaller.signal_group(pgid, SIGTERM):
-            return NO_PROCESS
+    def _signal(self, run: Run, incarnation: Incarnation) -> bool:
+        """SIGTERM every member, SIGKILL after the grace whatever members still live; False if none was there."""
+        if not self.signaller.signal_session(incarnation, SIGTERM):
+            return False
         deadline = self.clock.monotonic() + self.grace
-        while self._group_lives(pgid) and self.clock.monotonic() < deadline:
+        while self._lives(run) and self.clock.monotonic() < deadline:
             self.clock.sleep(self.poll)
-        if self._group_lives(pgid) and self._leader_not_replaced(incarnation):
-            self.signaller.signal_group(pgid, SIGKILL)
-        return SIGNALLED
+        if self._lives(run):
+            self.signaller.signal_session(incarnation, SIGKILL)  # re-scanned and re-verified member by member
+        return True
 
-    def _is_ours(self, incarnation: Incarnation) -> bool:
-        """Only a leader whose host, boot and create time match the record is this run's process."""
-        seen = self.prober.observe(incarnation.pid)
-        return judge(incarnation, incarnation.pid, seen, self.prober.host()).code == ALIVE
-
-    def _group_lives(self, pgid: int) -> bool:
-        return self.signaller.signal_group(pgid, PROBE)
-
-    def _leader_not_replaced(self, incarnation: Incarnation) -> bool:
-        """The leader is ours or gone; a different process now holding its pid is never signalled."""
-        seen = self.prober.observe(incarnation.pid)
-        return judge(incarnation, incarnation.pid, seen, self.prober.host()).code != PID_RECYCLED
+    def _lives(self, run: Run) -> bool:
+        return self.observer.evidence(run)[0].alive is True

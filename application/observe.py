@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from application.ports import Clock, ProcessProber, RunNotFound, RunStore, StoreBusy, StoreRefused
-from domain.evidence import Finding, HostFacts, ProcessObservation, judge, worth_probing
+from domain.evidence import (
+    Finding,
+    HostFacts,
+    ProcessObservation,
+    judge,
+    wants_session,
+    worth_probing,
+)
 from domain.lifecycle import PREPARING_THRESHOLD_SECONDS, Derivation, derive, reap, reapable
 from domain.run import RecordUnusable, Run
 
@@ -64,10 +71,22 @@ class Observer:
     ) -> tuple[Finding | None, ProcessObservation | None]:
         if run.end_recorded and not probe_ended:
             return None, None
+        return self.evidence(run, here)
+
+    def evidence(self, run: Run, here: HostFacts | None = None) -> tuple[Finding, ProcessObservation | None]:
+        """Probe the run's leader and, only when the leader is gone, scan its session; then judge.
+
+        A live leader settles it without a scan, so listing many healthy runs reads no process table.
+        """
+        here = self.prober.host() if here is None else here
         pid = run.incarnation.pid if run.incarnation is not None else run.pid
         # Another host's pid (or a pid from before a reboot) names nothing here: never probe it.
         seen = self.prober.observe(pid) if pid is not None and worth_probing(run.incarnation, pid, here) else None
-        return judge(run.incarnation, pid, seen, here), seen
+        finding = judge(run.incarnation, pid, seen, here)
+        if seen is not None and pid is not None and wants_session(finding):
+            seen = replace(seen, session=self.prober.session(pid))
+            finding = judge(run.incarnation, pid, seen, here)
+        return finding, seen
 
     def _try_reap(
         self, judged: Run, finding: Finding, seen: ProcessObservation | None, here: HostFacts,

@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from domain.availability import Availability, ConsoleText
-from domain.evidence import HostFacts, ProcessObservation
-from domain.run import Run
+from domain.evidence import HostFacts, ProcessObservation, SessionMember
+from domain.run import Incarnation, Run
 
 
 class RunNotFound(Exception):
@@ -110,9 +110,16 @@ class RunStore(Protocol):
 
 
 class ProcessProber(Protocol):
-    """Advisory liveness: what a pid looks like now, and the identity of a new process."""
+    """Advisory liveness: what a pid looks like now, the processes of a session, and this host."""
 
     def observe(self, pid: int) -> ProcessObservation:
+        ...
+
+    def session(self, sid: int) -> tuple[SessionMember, ...] | None:
+        """Every process whose session id is `sid`, plus whatever holds pid `sid`; None if unreadable.
+
+        A scan of the whole process table: asked for only when a run's leader is gone.
+        """
         ...
 
     def host(self) -> HostFacts:
@@ -122,13 +129,22 @@ class ProcessProber(Protocol):
 # The POSIX signal numbers a Signaller is asked to deliver (named here so use cases need no `signal`).
 SIGTERM = 15
 SIGKILL = 9
-PROBE = 0  # no signal: only "is anything of the group still alive?"
 
 
 class Signaller(Protocol):
-    """Signals a process group; reports whether anything was there to signal."""
+    """Delivers signals to a fresh child's group, or to the verified members of a run's session."""
 
     def signal_group(self, pgid: int, signum: int) -> bool:
+        """Signal a group this process just started; whether anything was there to signal."""
+        ...
+
+    def signal_session(self, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+        """Signal every live member of the run's session; the pids signalled.
+
+        Each process is pinned first and re-verified as a member (`domain.evidence.is_member`)
+        before the signal, so a pid reused meanwhile is never signalled; members forked during
+        the sweep are signalled too.
+        """
         ...
 
 

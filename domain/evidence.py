@@ -1,8 +1,16 @@
-"""Process-incarnation evidence: `judge()` maps what a probe saw to a finding (ADR-0107)."""
+"""Process-incarnation evidence: `judge()` maps what a probe saw to a finding (ADR-0107).
+
+A run is its runner's whole session (the runner leads it; provider legs run in process groups
+of their own inside it). The leader alone never proves the run gone: while any member of the
+session lives, the run is alive. Members are told from strangers by session id and start time,
+which is sound because Linux never hands out a pid that a live process still uses as its
+process-group or session id.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
@@ -18,14 +26,20 @@ PROCESS_ZOMBIE = "process_zombie"
 CONCLUSIVE = frozenset({PID_ABSENT, PID_RECYCLED, HOST_REBOOTED, PROCESS_ZOMBIE})
 # Inconclusive findings: nothing may become terminal on these.
 ALIVE = "alive"
+SESSION_ALIVE = "session_alive"  # the leader is gone, work of its session still runs
+SESSION_UNEXAMINED = "session_unexamined"  # the leader is gone; its session is not (or cannot be) scanned
 FOREIGN_HOST = "foreign_host"
 ACCESS_DENIED = "access_denied"
 IDENTITY_NOT_RECORDED = "identity_not_recorded"
 IDENTITY_UNREADABLE = "identity_unreadable"
 NO_PROCESS_RECORDED = "no_process_recorded"
 INCONCLUSIVE = frozenset({
-    ALIVE, FOREIGN_HOST, ACCESS_DENIED, IDENTITY_NOT_RECORDED, IDENTITY_UNREADABLE, NO_PROCESS_RECORDED,
+    ALIVE, SESSION_ALIVE, SESSION_UNEXAMINED, FOREIGN_HOST, ACCESS_DENIED, IDENTITY_NOT_RECORDED,
+    IDENTITY_UNREADABLE, NO_PROCESS_RECORDED,
 })
+# Leader findings that say nothing about the rest of the session: its members must be looked at.
+# (A recycled leader pid needs no look: the pid was free, so no process of the session remained.)
+LEADER_GONE = frozenset({PID_ABSENT, PROCESS_ZOMBIE})
 
 
 @dataclass(frozen=True)
@@ -37,8 +51,22 @@ class HostFacts:
 
 
 @dataclass(frozen=True)
+class SessionMember:
+    """One process a scan of a session saw: its pid, its session id, when it started, whether a zombie."""
+
+    pid: int
+    session: int
+    create_time: float | None
+    zombie: bool = False
+
+
+@dataclass(frozen=True)
 class ProcessObservation:
-    """What a probe of one pid saw at one moment."""
+    """What a probe of one pid saw at one moment, and (once looked at) the processes of its session.
+
+    `session` is None until the session is scanned; a scan lists every process whose session id
+    is the pid, plus whatever process now holds the pid itself.
+    """
 
     pid: int
     exists: bool
@@ -46,6 +74,7 @@ class ProcessObservation:
     zombie: bool = False
     access_denied: bool = False
     error: str | None = None
+    session: tuple[SessionMember, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +108,8 @@ class Finding:
             },
             "observed": None if seen is None else {
                 "exists": seen.exists, "create_time": seen.create_time, "zombie": seen.zombie,
+                "session_members": None if seen.session is None or incarnation is None else [
+                    {"pid": m.pid, "create_time": m.create_time} for m in members(incarnation, seen.session)],
             },
             "observer": None if here is None else {"host_id": here.host_id, "boot_id": here.boot_id},
         }
@@ -142,6 +173,57 @@ def _advisory_alive(seen: ProcessObservation | None) -> bool | None:
 
 
 def _judge_local(incarnation: Incarnation, seen: ProcessObservation | None) -> Finding:
+    """Same host, same boot: the leader decides, unless it is gone; then its session's members do."""
+    leader = _judge_leader(incarnation, seen)
+    if leader.code not in LEADER_GONE or not _is_time(incarnation.create_time):
+        return leader  # without a recorded start time no process can be told to be the run's
+    if seen is None or seen.session is None:
+        return Finding(SESSION_UNEXAMINED, None)
+    return Finding(SESSION_ALIVE, True) if members(incarnation, seen.session) else leader
+
+
+def wants_session(finding: Finding) -> bool:
+    """True when only a scan of the leader's session can settle the finding (the leader is gone)."""
+    return finding.code == SESSION_UNEXAMINED
+
+
+def members(incarnation: Incarnation, session: Sequence[SessionMember]) -> tuple[SessionMember, ...]:
+    """The run's live members among what a scan of its session saw, oldest first.
+
+    A member has the leader's pid as its session id, started no earlier than the leader, and is
+    not a zombie. If the leader's pid now names another process, the pid was free at some point,
+    so the session that uses it now is a newcomer's: nothing in it is the run's.
+    """
+    sid, born = incarnation.pid, incarnation.create_time
+    if not _is_pid(sid) or sid == 1 or not _is_time(born):
+        return ()
+    if any(m.pid == sid and not _same_start(m.create_time, born) for m in session):
+        return ()
+    found = [m for m in session if is_member(incarnation, m)]
+    return tuple(sorted(found, key=lambda m: (m.create_time or 0.0, m.pid)))
+
+
+def is_member(incarnation: Incarnation, process: SessionMember) -> bool:
+    """One process, judged alone: in the leader's session, started since the leader, not a zombie, not init."""
+    born = incarnation.create_time
+    return (_is_pid(process.pid) and process.pid > 1 and process.session == incarnation.pid
+            and not process.zombie and _is_time(process.create_time) and _is_time(born)
+            and process.create_time >= born - CREATE_TIME_TOLERANCE)
+
+
+def may_signal(incarnation: Incarnation | None, finding: Finding) -> bool:
+    """Kill acts only where a member of a local run is proven alive and the run leads its own group."""
+    if incarnation is None or not finding.local or finding.code not in (ALIVE, SESSION_ALIVE):
+        return False
+    group = incarnation.pid if incarnation.pgid is None else incarnation.pgid
+    return group == incarnation.pid and _is_pid(group) and group > 1
+
+
+def _same_start(seen: float | None, recorded: float) -> bool:
+    return _is_time(seen) and abs(seen - recorded) <= CREATE_TIME_TOLERANCE
+
+
+def _judge_leader(incarnation: Incarnation, seen: ProcessObservation | None) -> Finding:
     """Same host, same boot: the pid and its create time decide."""
     if seen is None or seen.error is not None:
         return Finding(IDENTITY_UNREADABLE, None)

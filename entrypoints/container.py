@@ -110,7 +110,7 @@ class Container(containers.DeclarativeContainer):
     reads = providers.Factory(lazy("application.reads.RunReads"), store=store, observer=observer)
     kill_grace = providers.Callable(kill_grace_from_env)
     killer = providers.Factory(
-        lazy("application.kill.Killer"), store=store, observer=observer, prober=prober, signaller=signaller, clock=clock, grace=kill_grace,
+        lazy("application.kill.Killer"), store=store, observer=observer, signaller=signaller, clock=clock, grace=kill_grace,
     )
 
     # Bounded observation (issue 5): over the same Observer, so wait cannot disagree with status.

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from adapters.fs_store import FsRunStore
-from tests.steps.reads_steps import Sleeper, end, put_run
+from tests.steps.reads_steps import Sleeper, end, is_gone, kill_session, put_run, session_work
 from tests.support import machine
 
 FAST = {"LI_KILL_GRACE": "0.3"}
@@ -114,3 +114,29 @@ def test_kill_of_a_run_whose_process_is_gone_is_no_process(li_home: str, sleeper
     # it ended on its own: the kill is not recorded, so its end is not misattributed to the kill
     assert (answer["terminal"], answer["outcome"], answer["status"]) == (True, "indeterminate", "exited")
     assert store.read(run.run_id).kill_requested_at is None
+
+
+def test_work_that_outlives_its_sigkilled_runner_keeps_the_run_alive_until_kill_reaches_it(
+        li_home: str, tmp_path: Path) -> None:
+    handle = machine("agent", "--detach", "--machine", "--cwd", str(tmp_path), "sh", "sleep 30; touch M",
+                     home=li_home).data
+    run_id, runner = handle["run_id"], handle["pid"]
+    incarnation = FsRunStore(li_home).read(run_id).incarnation
+    assert incarnation is not None
+    try:
+        wait_for(lambda: len(session_work(runner)) == 2)  # the shell (its own group) and its sleep
+        work = session_work(runner)
+        os.kill(runner, signal.SIGKILL)  # the runner only
+        wait_for(lambda: is_gone(runner))
+        status = machine("job", "status", run_id, home=li_home).data
+        assert (status["terminal"], status["alive"], status["outcome"]) == (False, True, None)
+        assert machine("job", "wait", run_id, "--max-wait", "0", home=li_home).data["pending"] == [run_id]
+        answer = kill(run_id, li_home)
+        assert answer["action"] == "signalled"
+        wait_for(lambda: all(is_gone(pid) for pid in work))
+        assert FsRunStore(li_home).read(run_id).kill_requested_at is not None
+        status = machine("job", "status", run_id, home=li_home).data
+        assert (status["status"], status["terminal"], status["outcome"]) == ("cancelled", True, "cancelled")
+        assert not (tmp_path / "M").exists()
+    finally:
+        kill_session(incarnation)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from typing import Any
 
 from domain.lifecycle import REAP_REASONS
+from tests.steps.reads_steps import kill_session
 from tests.support import li_bin, machine
 
 
@@ -23,19 +23,14 @@ def record(home: str, run_id: str) -> dict[str, Any]:
         return json.load(handle)  # type: ignore[no-any-return]
 
 
-def kill_group(pgid: int) -> None:
-    os.killpg(pgid, signal.SIGKILL)
-    for _ in range(200):
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.01)
+def kill_run(home: str, run_id: str) -> None:
+    """SIGKILL the whole run: its runner's session, the work's own process groups included."""
+    kill_session(record(home, run_id)["incarnation"])
 
 
 def test_a_sigkilled_run_is_terminal_indeterminate_on_the_next_status_and_wait_agrees(li_home: str) -> None:
     handle = submit(li_home, "sleep 300")
-    kill_group(handle["pid"])
+    kill_run(li_home, handle["run_id"])
     status = machine("job", "status", handle["run_id"], home=li_home).data
     assert (status["terminal"], status["outcome"]) == (True, "indeterminate")
     finding = record(li_home, handle["run_id"])["terminal_evidence"]["finding"]
@@ -61,7 +56,7 @@ def test_thirty_two_concurrent_status_reads_publish_one_reap_and_one_notice(li_h
     notify = f"sh -c 'cat >> \"$0\"; echo >> \"$0\"' {notices}"
     handle = submit(li_home, "sleep 300", "--notify", notify)
     before = record(li_home, handle["run_id"])
-    kill_group(handle["pid"])
+    kill_run(li_home, handle["run_id"])
     env = {**os.environ, "LI_HOME": li_home}
     readers = [subprocess.Popen([li_bin(), "job", "status", handle["run_id"], "--machine"], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(32)]
@@ -78,7 +73,7 @@ def test_thirty_two_concurrent_status_reads_publish_one_reap_and_one_notice(li_h
 
 def test_a_record_copied_from_another_host_is_never_reaped_nor_called_stopped(li_home: str) -> None:
     handle = submit(li_home, "sleep 300")
-    kill_group(handle["pid"])
+    kill_run(li_home, handle["run_id"])
     theirs = record(li_home, handle["run_id"])
     theirs["incarnation"]["host_id"] = "a-machine-far-away"
     copy_id = handle["run_id"][:-6] + "f0f0f0"
@@ -100,7 +95,7 @@ def test_a_status_read_that_wins_a_reap_answers_without_waiting_for_the_notice_c
     gate, seen = tmp_path / "gate", tmp_path / "notice.json"
     notify = f"sh -c 'cat > \"$1\"; i=0; while [ ! -e \"$0\" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done' {gate} {seen}"
     handle = submit(li_home, "sleep 300", "--notify", notify)
-    kill_group(handle["pid"])
+    kill_run(li_home, handle["run_id"])
     # A reader that ran the command itself would block until the gate opens (never) or the
     # 120 s notify timeout: the subprocess timeout below would then fail this test.
     status = machine("job", "status", handle["run_id"], home=li_home, timeout=30,

@@ -17,7 +17,6 @@ from tests.faults.helpers import (
     assert_truthful,
     assert_undisturbed,
     bystander,
-    kill_group,
     marker,
     raw_record,
     record,
@@ -25,6 +24,7 @@ from tests.faults.helpers import (
     submit,
     wait_until_ended,
 )
+from tests.steps.reads_steps import kill_session
 from tests.support import machine
 
 ARTIFACT = 'echo answer > "$LI_ARTIFACTS_DIR/a.txt"'
@@ -60,7 +60,7 @@ def test_a_runner_killed_before_the_work_is_never_a_success(
     assert_undisturbed(li_home, *witness)
 
 
-@pytest.mark.parametrize("what", ["runner", "group"])
+@pytest.mark.parametrize("what", ["runner", "session"])
 def test_a_runner_killed_during_the_work_is_never_a_success(
     what: str, li_home: str, tmp_path: pathlib.Path, witness: tuple[str, bytes]
 ) -> None:
@@ -73,15 +73,19 @@ def test_a_runner_killed_during_the_work_is_never_a_success(
     incarnation = record(li_home, run_id)["incarnation"]
     try:
         assert_truthful(ask(li_home, run_id), work_completed=False, record_end=False)
-        if what == "group":
-            kill_group(incarnation["pgid"])
-        sigkill(incarnation["pid"])
+        if what == "runner":
+            sigkill(incarnation["pid"])
+            # The work still runs in the runner's session (its own process group): the run lives on.
+            alive = ask(li_home, run_id)
+            assert_truthful(alive, work_completed=False, record_end=False)
+            assert (alive.status["data"]["terminal"], alive.status["data"]["alive"]) == (False, True)
+        kill_session(incarnation)
         after = ask(li_home, run_id)
         assert_truthful(after, work_completed=False, record_end=True)
         assert after.status["data"]["outcome"] == "indeterminate", after.status
         assert after.output["data"]["artifacts"]["value"] == []
     finally:
-        kill_group(incarnation["pgid"])
+        kill_session(incarnation)
     assert_undisturbed(li_home, *witness)
 
 

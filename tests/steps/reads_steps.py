@@ -93,6 +93,40 @@ class Sleeper:
         self._reaper.join(10)
 
 
+def session_work(leader: int) -> list[int]:
+    """The live processes of `leader`'s session other than the leader itself: a run's work."""
+    from adapters.processes import scan_session
+
+    return [m.pid for m in scan_session(leader) or ()
+            if m.session == leader and m.pid != leader and not m.zombie]
+
+
+def kill_session(incarnation: Incarnation | dict[str, Any], within: float = 30.0) -> None:
+    """SIGKILL a whole run: its runner and every member of its session (legs run in process groups
+    of their own), verified members only; returns once nothing of it is left."""
+    import time
+
+    from adapters.processes import GroupSignaller
+
+    if isinstance(incarnation, dict):
+        incarnation = Incarnation(**incarnation)
+    GroupSignaller().signal_session(incarnation, signal.SIGKILL)
+    deadline = time.monotonic() + within
+    while session_work(incarnation.pid) or not is_gone(incarnation.pid):
+        assert time.monotonic() < deadline, "the run's session survived SIGKILL"
+        time.sleep(0.02)
+
+
+def is_gone(pid: int) -> bool:
+    """Absent, or a zombie nobody has collected yet."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
 def write_file(store: Any, run_id: str, name: str, text: str) -> None:
     """A run file (console, manifest) as the runner would leave it, on either store."""
     if hasattr(store, "append_console") and name == "console.log":

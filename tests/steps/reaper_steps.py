@@ -320,18 +320,18 @@ def _li_submitted(li_home: str, reaper_ctx: dict[str, Any]) -> None:
 def _li_incarnation(reaper_ctx: dict[str, Any]) -> None:
     import json
     import os
-    import signal
 
     from adapters.processes import PsutilProber, host_facts
+    from tests.steps.reads_steps import kill_session
 
     handle, home = reaper_ctx["handle"], reaper_ctx["home"]
+    with open(os.path.join(home, "runs", handle["run_id"], "record.json"), encoding="utf-8") as f:
+        inc = json.load(f)["incarnation"]
     try:
-        with open(os.path.join(home, "runs", handle["run_id"], "record.json"), encoding="utf-8") as f:
-            inc = json.load(f)["incarnation"]
         seen = PsutilProber().observe(handle["pid"])
         facts = host_facts()
         assert (inc["host_id"], inc["boot_id"], inc["pid"], inc["pgid"]) == (
             facts.host_id, facts.boot_id, handle["pid"], os.getpgid(handle["pid"]))
         assert seen.create_time is not None and abs(inc["create_time"] - seen.create_time) <= 0.1
     finally:
-        os.killpg(handle["pid"], signal.SIGKILL)
+        kill_session(inc)  # the runner and its work (the leg leads a process group of its own)

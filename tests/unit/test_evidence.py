@@ -34,7 +34,7 @@ def started(incarnation: Incarnation | None = OURS, pid: int | None = 4242) -> R
 
 
 def test_an_absent_pid_is_conclusive() -> None:
-    assert judge(OURS, 4242, seen(exists=False), HERE).code == "pid_absent"
+    assert judge(OURS, 4242, seen(exists=False, session=()), HERE).code == "pid_absent"
 
 
 def test_a_live_process_with_another_create_time_is_a_recycled_pid() -> None:
@@ -57,7 +57,7 @@ def test_the_same_host_with_another_boot_id_has_rebooted() -> None:
 
 
 def test_a_zombie_of_ours_is_conclusive() -> None:
-    assert judge(OURS, 4242, seen(zombie=True), HERE).code == "process_zombie"
+    assert judge(OURS, 4242, seen(zombie=True, session=()), HERE).code == "process_zombie"
 
 
 def test_a_zombie_with_another_create_time_is_a_recycled_pid_not_ours() -> None:

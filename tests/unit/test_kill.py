@@ -6,33 +6,22 @@ import signal
 
 import pytest
 
-from adapters.fakes import ScriptedProber
+from adapters.fakes import RecordingSignaller, ScriptedProber
 from application.kill import Killer
 from domain.contract import ContractError
 from domain.run import Incarnation
 from tests.steps.reads_steps import end, put_run, scripted_incarnation
 
 
-class DyingSignaller:
-    """A group that dies on the signals listed in `fatal`; signal 0 asks whether it still lives."""
-
-    def __init__(self, prober: ScriptedProber, fatal: tuple[int, ...] = (signal.SIGTERM, signal.SIGKILL)) -> None:
-        self.prober = prober
-        self.fatal = fatal
-        self.signals: list[tuple[int, int]] = []
-
-    def signal_group(self, pgid: int, signum: int) -> bool:
-        there = pgid in self.prober.processes
-        if signum != 0:
-            self.signals.append((pgid, signum))
-        if there and signum in self.fatal:
-            self.prober.kill(pgid)
-        return there
+def DyingSignaller(prober: ScriptedProber,  # noqa: N802 - reads as the fake it builds
+                   fatal: tuple[int, ...] = (signal.SIGTERM, signal.SIGKILL)) -> RecordingSignaller:
+    """Members that die of the signals listed in `fatal`."""
+    return RecordingSignaller(prober, fatal)
 
 
 def killer(world, signaller=None, grace: float = 1.0) -> Killer:
     observer = world.container.observer()
-    return Killer(world.store, observer, world.prober, signaller or world.signaller, world.clock, grace=grace)
+    return Killer(world.store, observer, signaller or world.signaller, world.clock, grace=grace)
 
 
 def live_run(world, pid: int = 5151, **fields):
@@ -132,9 +121,10 @@ def test_a_leader_that_cannot_be_proven_ours_is_not_signalled(world, case: str) 
     answer = killer(world).kill(run.run_id)
     assert answer["action"] == "no_process"
     assert world.signaller.signals == []
-    # Another host's record is not ours to mark: its own reaper would read the mark as a cancel.
+    # A kill that signalled nothing writes nothing (a later reap would read the mark as a cancel);
+    # only a preparing run keeps the request, which its runner honours when it starts.
     requested = world.store.read(run.run_id).kill_requested_at
-    assert (requested is None) if case == "foreign_host" else (requested is not None)
+    assert (requested is not None) == (case == "preparing")
 
 
 def test_a_second_kill_keeps_the_first_request_time(world) -> None:
@@ -167,7 +157,7 @@ def test_a_kill_that_cannot_be_recorded_signals_nothing(world) -> None:
             raise StoreBusy("held")
 
     signaller = DyingSignaller(world.prober)
-    refused = Killer(Busy(), world.container.observer(), world.prober, signaller, world.clock)
+    refused = Killer(Busy(), world.container.observer(), signaller, world.clock)
     with pytest.raises(ContractError) as error:
         refused.kill(run.run_id)
     assert error.value.kind.value == "unavailable"
@@ -185,3 +175,125 @@ def test_a_recorded_group_other_than_the_leaders_own_is_never_signalled(world, p
     answer = killer(world, signaller).kill(run.run_id)
     assert answer["action"] == "no_process"
     assert sent(signaller) == []
+
+
+# The run is its runner's whole session: kill reaches the work even when the runner is gone.
+
+RUNNER, LEG, SLEEP = 5151, 5160, 5161
+
+
+def orphaned_work(world):
+    """A started run whose runner was SIGKILLed while its leg (own group, same session) still runs."""
+    run = live_run(world, RUNNER)
+    world.prober.start(LEG, create_time=1000.5, session=RUNNER)
+    world.prober.start(SLEEP, create_time=1000.6, session=RUNNER)
+    world.prober.kill(RUNNER)
+    return run
+
+
+def test_work_that_outlives_its_runner_is_signalled_member_by_member(world) -> None:
+    run = orphaned_work(world)
+    signaller = DyingSignaller(world.prober)
+    answer = killer(world, signaller).kill(run.run_id)
+    assert answer["action"] == "signalled"
+    assert sent(signaller) == [(LEG, signal.SIGTERM), (SLEEP, signal.SIGTERM)]
+    assert world.store.read(run.run_id).kill_requested_at is not None
+    # Nothing of the session lives any more: the first observation reaps it as the cancel it was.
+    assert (answer["status"], answer["terminal"], answer["outcome"]) == ("cancelled", True, "cancelled")
+
+
+def test_members_that_outlive_the_grace_get_sigkill_after_a_rescan(world) -> None:
+    run = orphaned_work(world)
+    stubborn = DyingSignaller(world.prober, fatal=(signal.SIGKILL,))
+    killer(world, stubborn, grace=2.0).kill(run.run_id)
+    assert sent(stubborn) == [(LEG, signal.SIGTERM), (SLEEP, signal.SIGTERM),
+                              (LEG, signal.SIGKILL), (SLEEP, signal.SIGKILL)]
+    assert sum(world.clock.naps) >= 2.0
+
+
+def test_a_kill_with_nothing_of_the_session_alive_writes_nothing(world) -> None:
+    run = orphaned_work(world)
+    world.prober.kill(LEG)
+    world.prober.kill(SLEEP)
+    before = world.store.read(run.run_id)
+    signaller = DyingSignaller(world.prober)
+    answer = killer(world, signaller).kill(run.run_id)
+    assert answer["action"] == "no_process" and signaller.signals == []
+    assert (answer["status"], answer["outcome"]) == ("exited", "indeterminate")  # reaped as it was, not cancelled
+    after = world.store.read(run.run_id)
+    assert after.kill_requested_at is None
+    assert after.terminal_evidence["judged_generation"] == before.generation  # the kill wrote nothing first
+
+
+class Vanishing(RecordingSignaller):
+    """The members end just before the signal reaches them (and `then` runs, e.g. the runner's end)."""
+
+    def __init__(self, prober: ScriptedProber, then=None) -> None:
+        super().__init__(prober)
+        self.then = then
+
+    def signal_session(self, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+        for pid in list(self.prober.processes):
+            self.prober.kill(pid)
+        if self.then is not None:
+            self.then()
+        return super().signal_session(incarnation, signum)
+
+
+def test_a_kill_whose_members_end_before_the_signal_withdraws_its_request(world) -> None:
+    run = orphaned_work(world)
+    answer = killer(world, Vanishing(world.prober)).kill(run.run_id)
+    assert answer["action"] == "no_process"
+    assert world.store.read(run.run_id).kill_requested_at is None
+    assert (answer["status"], answer["outcome"]) == ("exited", "indeterminate")
+
+
+def test_the_withdrawal_never_touches_an_end_recorded_meanwhile(world) -> None:
+    run = live_run(world)
+    signaller = Vanishing(world.prober, then=lambda: end(world.store, run.run_id, "cancelled", "cancelled",
+                                                           "kill_requested", now=world.clock.now()))
+    answer = killer(world, signaller).kill(run.run_id)
+    record = world.store.read(run.run_id)
+    assert answer["action"] == "no_process" and answer["status"] == "cancelled"
+    assert record.kill_requested_at is not None and record.reason_code == "kill_requested"
+
+
+def test_the_withdrawal_never_removes_a_request_this_kill_did_not_write(world) -> None:
+    run = live_run(world)
+    world.store.update(run.run_id, lambda r: r.evolve(kill_requested_at="2026-07-25T17:50:00.000000+00:00"))
+    killer(world, Vanishing(world.prober)).kill(run.run_id)
+    assert world.store.read(run.run_id).kill_requested_at == "2026-07-25T17:50:00.000000+00:00"
+
+
+def test_a_decoy_session_at_a_recycled_runner_pid_is_never_signalled(world) -> None:
+    run = live_run(world, RUNNER)
+    world.prober.kill(RUNNER)
+    world.prober.start(RUNNER, create_time=4000.0)  # a setsid'd stranger took the freed pid ...
+    world.prober.start(LEG, create_time=4000.5, session=RUNNER)  # ... and started a child of its own
+    signaller = DyingSignaller(world.prober)
+    answer = killer(world, signaller).kill(run.run_id)
+    assert answer["action"] == "no_process" and signaller.signals == []
+    assert {RUNNER, LEG} <= set(world.prober.processes)
+    assert world.store.read(run.run_id).kill_requested_at is None
+
+
+def test_a_preparing_run_that_started_meanwhile_is_killed_as_a_started_one(world) -> None:
+    run = put_run(world.store, world.clock.now(), spawn_state="preparing")
+    world.prober.start(RUNNER, create_time=1000.0)
+
+    class Attaching:
+        """The submitter attaches the runner just as the kill takes the lock."""
+
+        def __getattr__(self, name):
+            return getattr(world.store, name)
+
+        def update(self, run_id, change, *args, **kwargs):
+            if world.store.read(run_id).spawn_state == "preparing":
+                world.store.update(run_id, lambda r: r.evolve(
+                    spawn_state="started", pid=RUNNER, incarnation=scripted_incarnation(world.prober, RUNNER)))
+            return world.store.update(run_id, change, *args, **kwargs)
+
+    signaller = DyingSignaller(world.prober)
+    answer = Killer(Attaching(), world.container.observer(), signaller, world.clock).kill(run.run_id)
+    assert answer["action"] == "signalled" and sent(signaller) == [(RUNNER, signal.SIGTERM)]
+    assert world.store.read(run.run_id).kill_requested_at is not None
