@@ -30,6 +30,14 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
       Then the status answer says status "exited", terminal false, outcome null
       And the status answer says alive false and possibly orphaned true
 
+    @D6.3
+    Scenario: A run whose runner is gone while its work still runs is not an orphan
+      Given a stored run "r" whose runner is gone while its work still runs
+      When the status answer for "r" is read
+      Then the status answer says status "running", terminal false, outcome null
+      And the status answer says alive true and possibly orphaned false
+      And the stored record of "r" is exactly as it was written
+
     @D6.3 @cli
     Scenario: A real run whose process group is SIGKILLed reads exited until something reaps it
       Given a real detached process recorded as a started run without its identity
@@ -96,6 +104,31 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
       When the kill answer for "r" is asked
       Then the kill answer's action is "no_process"
       And no signal was sent
+
+    @D6.8
+    Scenario: Work that outlives its runner is still the run's, and the kill signals it
+      Given a stored run "r" whose runner is gone while its work still runs
+      When the kill answer for "r" is asked
+      Then the kill answer's action is "signalled"
+      And every process of the run's work received SIGTERM
+      And the stored record of "r" carries the kill request
+
+    @D6.8
+    Scenario: A kill that finds nothing of the run alive records nothing, so the run is not called cancelled
+      Given a stored run "r" that is started with its recorded process conclusively gone
+      When the kill answer for "r" is asked
+      Then the kill answer's action is "no_process"
+      And no signal was sent
+      And the kill answer says status "exited", terminal true, outcome "indeterminate"
+
+    @D6.8 @cli
+    Scenario: A real run whose runner alone is SIGKILLed lives on in its work, until the kill reaches it
+      Given li submitted a run whose work is still running
+      When only the run's runner is killed with SIGKILL
+      Then li job status reports it non-terminal and alive
+      When li job kill is asked for it
+      Then li answers that it signalled the run, and nothing of its work is left
+      And the work never finished, and li job status reports the run cancelled
 
     @D6.8 @cli
     Scenario: A real run's whole group dies of the kill

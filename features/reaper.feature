@@ -42,6 +42,15 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
       And the record is exactly as it was
 
     @R2
+    Scenario: A gone runner whose work still runs in its session is never reaped
+      Given the reaper's host has a started run whose runner is gone while its work still runs
+      When a reader observes the run
+      Then the finding is "session_alive"
+      And the run is not terminal
+      And the run is not called stopped
+      And the record is exactly as it was
+
+    @R2
     Scenario: A zombie of ours is reaped
       Given the reaper's host has a started run whose recorded process is a zombie
       When a reader observes the run

@@ -326,6 +326,16 @@ def _pid_reused(reads_ctx: ReadsContext, name: str) -> None:
     reads_ctx.world.prober.start(run.pid, create_time=7777.0)
 
 
+@given(parsers.parse('a stored run "{name}" whose runner is gone while its work still runs'))
+def _runner_gone_work_lives(reads_ctx: ReadsContext, name: str) -> None:
+    run = reads_ctx.live(name)
+    assert run.pid is not None
+    for _ in range(2):  # a leg in a process group of its own, and the leg's child, in the runner's session
+        reads_ctx.world.prober.start(reads_ctx.pid(), create_time=1000.5, session=run.pid)
+    reads_ctx.world.prober.kill(run.pid)
+    reads_ctx.remember(name)
+
+
 @given(parsers.parse('a stored run "{name}" whose record is corrupt'))
 def _corrupt_record(reads_ctx: ReadsContext, name: str) -> None:
     run = reads_ctx.live(name)
@@ -540,6 +550,20 @@ def _kill_recorded(reads_ctx: ReadsContext, name: str) -> None:
     assert run.kill_requested_at is not None and run.finished_at is None
 
 
+@then("every process of the run's work received SIGTERM")
+def _work_got_sigterm(reads_ctx: ReadsContext) -> None:
+    world = reads_ctx.world
+    runner = world.store.read(reads_ctx.kill["run_id"]).pid
+    work = {pid for pid, session in world.prober.sessions.items() if session == runner and pid != runner}
+    assert work and {(pid, signal.SIGTERM) for pid in work} <= set(world.signaller.signals)
+
+
+@then(parsers.parse('the kill answer says status "{status}", terminal {terminal}, outcome {outcome}'))
+def _kill_says(reads_ctx: ReadsContext, status: str, terminal: str, outcome: str) -> None:
+    answer = reads_ctx.kill
+    assert (answer["status"], answer["terminal"], answer["outcome"]) == (status, _bool(terminal), _null_or(outcome))
+
+
 @then("no signal was sent")
 def _no_signal(reads_ctx: ReadsContext) -> None:
     assert reads_ctx.world.signaller.signals == []
@@ -657,6 +681,76 @@ def _real_group(reads_ctx: ReadsContext) -> None:
     run = put_run(FsRunStore(_cli_home(reads_ctx)), datetime.now(UTC), pid=reads_ctx.sleeper.pid,
                   incarnation=reads_ctx.sleeper.incarnation())
     reads_ctx.ids["real"] = run.run_id
+
+
+@given("li submitted a run whose work is still running")
+def _li_submitted_work(reads_ctx: ReadsContext) -> None:
+    import time
+
+    from tests.support import machine
+
+    workdir = reads_ctx.request.getfixturevalue("tmp_path") / "work"
+    workdir.mkdir()
+    handle = machine("agent", "--detach", "--cwd", str(workdir), "sh", "sleep 30; touch M",
+                     home=_cli_home(reads_ctx)).data
+    reads_ctx.ids["real"] = handle["run_id"]
+    reads_ctx.request.addfinalizer(lambda: _stop_session(reads_ctx))
+    deadline = time.monotonic() + 20
+    while len(work := session_work(handle["pid"])) < 2:  # the shell and its sleep
+        assert time.monotonic() < deadline, "the run's work never started"
+        time.sleep(0.02)
+    reads_ctx.cli = {"runner": handle["pid"], "work": work, "workdir": workdir}
+
+
+def _stop_session(reads_ctx: ReadsContext) -> None:
+    """Teardown: whatever of the run still lives is SIGKILLed, member by member (never a stranger)."""
+    from adapters.fs_store import FsRunStore
+    from adapters.processes import GroupSignaller
+
+    incarnation = FsRunStore(_cli_home(reads_ctx)).read(reads_ctx.ids["real"]).incarnation
+    if incarnation is not None:
+        GroupSignaller().signal_session(incarnation, signal.SIGKILL)
+
+
+@when("only the run's runner is killed with SIGKILL")
+def _sigkill_runner_only(reads_ctx: ReadsContext) -> None:
+    import time
+
+    runner = reads_ctx.cli["runner"]
+    os.kill(runner, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not is_gone(runner):
+        assert time.monotonic() < deadline, "the runner survived SIGKILL"
+        time.sleep(0.02)
+
+
+@then("li job status reports it non-terminal and alive")
+def _li_reports_alive(reads_ctx: ReadsContext) -> None:
+    from tests.support import machine
+
+    data = machine("job", "status", reads_ctx.ids["real"], home=_cli_home(reads_ctx)).data
+    assert (data["terminal"], data["outcome"], data["alive"], data["possibly_orphaned"]) == (False, None, True, False)
+
+
+@then("li answers that it signalled the run, and nothing of its work is left")
+def _li_killed_work(reads_ctx: ReadsContext) -> None:
+    import time
+
+    assert reads_ctx.kill["action"] == "signalled"
+    deadline = time.monotonic() + 10
+    while not all(is_gone(pid) for pid in reads_ctx.cli["work"]):
+        assert time.monotonic() < deadline, "the run's work survived the kill"
+        time.sleep(0.02)
+    assert session_work(reads_ctx.cli["runner"]) == []
+
+
+@then("the work never finished, and li job status reports the run cancelled")
+def _li_reports_cancelled(reads_ctx: ReadsContext) -> None:
+    from tests.support import machine
+
+    assert not (reads_ctx.cli["workdir"] / "M").exists()
+    data = machine("job", "status", reads_ctx.ids["real"], home=_cli_home(reads_ctx)).data
+    assert (data["status"], data["terminal"], data["outcome"], data["alive"]) == ("cancelled", True, "cancelled", False)
 
 
 @given("a real stored run with no manifest")

@@ -115,6 +115,12 @@ def _started_recycled(world: Any, reaper_ctx: dict[str, Any], created: float) ->
     _ctx_run(world, reaper_ctx)
 
 
+@given("the reaper's host has a started run whose runner is gone while its work still runs")
+def _started_work_lives(world: Any, reaper_ctx: dict[str, Any]) -> None:
+    world.prober.start(PID + 1, CREATED + 1, session=PID)  # a leg in its own group, in the runner's session
+    _ctx_run(world, reaper_ctx)
+
+
 @given("the reaper's host has a started run whose recorded process is a zombie")
 def _started_zombie(world: Any, reaper_ctx: dict[str, Any]) -> None:
     world.prober.start(PID, CREATED)
