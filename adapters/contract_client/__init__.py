@@ -1,7 +1,6 @@
 """The consumer side of the machine-result contract: runs `li` by absolute path and classifies every answer."""
 
 from adapters.contract_client.client import (
-    ARGV_PROMPT_LIMIT,
     CALL_MARGIN,
     ContractClient,
     Handshake,
@@ -43,7 +42,6 @@ from adapters.contract_client.unresolved import (
 
 __all__ = [
     "ADVICE",
-    "ARGV_PROMPT_LIMIT",
     "CALL_MARGIN",
     "ERRORED",
     "LEDGER_CAPACITY",

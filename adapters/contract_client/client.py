@@ -44,8 +44,6 @@ class Handshake:
         return {**self.reply.to_wire(), "registered": self.registered, "reason": self.reason}
 
 
-#: Prompts above this many bytes go through `--prompt-file -` rather than argv.
-ARGV_PROMPT_LIMIT = 64 * 1024
 #: Seconds the client allows a call beyond the wait window it asked for.
 CALL_MARGIN = 30.0
 
@@ -139,11 +137,13 @@ class ContractClient:
     # -- submit (D5) --
 
     def submit_agent(self, prompt: str, model: str | None = None, **options: object) -> Reply:
-        """`li agent --detach [MODEL] PROMPT`; options: label, cwd, timeout, notify."""
+        """`li agent --detach --prompt-file - [MODEL]`; options: label, cwd, timeout, notify.
+
+        The prompt goes on li's stdin, never on its command line (where every local user could
+        read it in /proc, and where the kernel caps one string at 128 KiB).
+        """
         head = ["agent", "--detach", *option_words(options)]
-        if len(prompt.encode("utf-8")) > ARGV_PROMPT_LIMIT:
-            return self.call([*head, "--prompt-file", "-", "--", *present(model)], stdin=prompt)
-        return self.call([*head, "--", *present(model), prompt])
+        return self.call([*head, "--prompt-file", "-", "--", *present(model)], stdin=prompt)
 
     def submit_flow(self, spec_path: str, **options: object) -> Reply:
         """`li orchestrate flow --detach SPEC_PATH`; options: label."""
@@ -152,9 +152,12 @@ class ContractClient:
         )
 
     def submit_fanout(self, prompt: str, model: str | None = None, **options: object) -> Reply:
-        """`li orchestrate fanout --detach [MODEL] PROMPT`; options: legs, models, synthesize, label."""
+        """`li orchestrate fanout --detach --prompt-file - [MODEL]`; options: legs, models, synthesize, label.
+
+        The prompt goes on li's stdin, never on its command line.
+        """
         head = ["orchestrate", "fanout", "--detach", *option_words(options)]
-        return self.call([*head, "--", *present(model), prompt])
+        return self.call([*head, "--prompt-file", "-", "--", *present(model)], stdin=prompt)
 
     # -- observation (D6, D10) --
 

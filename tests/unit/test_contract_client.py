@@ -466,7 +466,7 @@ def test_backoff_is_capped_by_the_wait_window() -> None:
 # --- the argv the client sends --------------------------------------------------------------------
 
 
-def test_submit_runs_li_by_absolute_path_with_the_prompt_after_a_separator() -> None:
+def test_submit_runs_li_by_absolute_path_with_the_prompt_on_stdin_never_on_argv() -> None:
     runner = ScriptedRunner().then(
         ok(
             {
@@ -489,17 +489,22 @@ def test_submit_runs_li_by_absolute_path_with_the_prompt_after_a_separator() -> 
         "--detach",
         "--label=demo",
         "--timeout=5",
+        "--prompt-file",
+        "-",
         "--",
         "sh",
-        "-rf echo hi",
     ]
+    assert runner.stdins[-1] == "-rf echo hi"
 
 
-def test_a_long_prompt_travels_on_stdin() -> None:
-    runner = ScriptedRunner().then(ok(run_row()))
+def test_every_prompt_travels_on_stdin_for_agents_and_fanouts() -> None:
+    runner = ScriptedRunner().then(ok(run_row())).then(ok(run_row())).then(ok(run_row()))
     client = trusted(runner)
-    client.submit_agent("x" * 70_000, "sh")
-    assert "--prompt-file" in runner.calls[-1] and runner.stdins[-1] == "x" * 70_000
+    for submit, prompt in ((client.submit_agent, "short secret"), (client.submit_agent, "x" * 200_000),
+                           (client.submit_fanout, "fanout secret")):
+        submit(prompt, "sh")
+        assert "--prompt-file" in runner.calls[-1] and runner.stdins[-1] == prompt
+        assert not any(prompt in word for word in runner.calls[-1])
 
 
 def test_wait_and_fanout_pass_their_bounds_and_lists() -> None:
@@ -526,9 +531,11 @@ def test_wait_and_fanout_pass_their_bounds_and_lists() -> None:
         "--detach",
         "--legs=2",
         "--models=claude,codex",
+        "--prompt-file",
+        "-",
         "--",
-        "q",
     ]
+    assert runner.stdins[2] == "q"
 
 
 # --- review findings: nothing a caller or li sends makes the client raise ------------------------
