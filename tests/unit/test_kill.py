@@ -13,10 +13,11 @@ from domain.run import Incarnation
 from tests.steps.reads_steps import end, put_run, scripted_incarnation
 
 
-def DyingSignaller(prober: ScriptedProber,  # noqa: N802 - reads as the fake it builds
-                   fatal: tuple[int, ...] = (signal.SIGTERM, signal.SIGKILL)) -> RecordingSignaller:
+class DyingSignaller(RecordingSignaller):
     """Members that die of the signals listed in `fatal`."""
-    return RecordingSignaller(prober, fatal)
+
+    def __init__(self, prober: ScriptedProber, fatal: tuple[int, ...] = (signal.SIGTERM, signal.SIGKILL)) -> None:
+        super().__init__(prober, fatal)
 
 
 def killer(world, signaller=None, grace: float = 1.0) -> Killer:
