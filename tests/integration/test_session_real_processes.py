@@ -20,7 +20,9 @@ from adapters.fs_store import FsRunStore
 from adapters.processes import GroupSignaller, PsutilProber, host_facts, scan_session
 from application.observe import Observer
 from domain.run import Incarnation
+from tests.integration.test_group_signaller import wait_until
 from tests.integration.test_reaper_real_processes import record_for
+from tests.steps.reads_steps import is_gone as gone
 
 # A runner's shape: it leads its session, its leg runs in a process group of its own, the leg has a child.
 RUNNER = textwrap.dedent("""
@@ -46,23 +48,6 @@ class Session:
     def kill_runner_only(self) -> None:
         self.runner.send_signal(signal.SIGKILL)
         self.runner.wait()  # collected: its pid is absent, while its session id stays in use by the work
-
-
-def gone(pid: int) -> bool:
-    """Absent, or a zombie nobody has collected yet."""
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-def wait_until(predicate: object, within: float = 10.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.fixture
