@@ -16,7 +16,7 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
@@ -178,10 +178,7 @@ class FsRunStore:
         by comparing it with what `runs/<id>` is now: RunNotFound, and nothing is written.
         """
         with self._run(run_id) as (runs, folder):
-            try:
-                lock = open_file(LOCK, folder, os.O_RDWR | os.O_CREAT)
-            except OSError as exc:
-                raise StoreRefused(f"{LOCK} cannot be used: {_why(exc)}; nothing is written") from exc
+            lock = _open_lock(folder)
             with closing(lock):
                 _acquire(lock, timeout, run_id)
                 if not same_folder(folder, run_id, runs):
@@ -379,6 +376,24 @@ def _read_record(folder: int, run_id: str) -> Run:
     except OSError as exc:
         raise RecordUnusable(UNREADABLE, f"{RECORD}: {_why(exc)}") from None
     return parse_record(raw, run_id)
+
+
+def _open_lock(folder: int) -> int:
+    """The run's `record.lock`, a regular file; anything planted in its place (a link, a FIFO, an
+    empty folder) is taken away first: the name is the store's, and its target is never touched."""
+    try:
+        return open_file(LOCK, folder, os.O_RDWR | os.O_CREAT)
+    except NotConfined:
+        with suppress(OSError):  # unlinkat never follows a link
+            os.unlink(LOCK, dir_fd=folder)
+        with suppress(OSError):  # an empty folder planted there
+            os.rmdir(LOCK, dir_fd=folder)
+    except OSError as exc:
+        raise StoreRefused(f"{LOCK} cannot be used: {_why(exc)}; nothing is written") from exc
+    try:
+        return open_file(LOCK, folder, os.O_RDWR | os.O_CREAT)
+    except OSError as exc:
+        raise StoreRefused(f"{LOCK} cannot be used: {_why(exc)}; nothing is written") from exc
 
 
 def _write_record(folder: int, run: Run) -> None:

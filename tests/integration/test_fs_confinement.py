@@ -88,15 +88,29 @@ def test_a_record_that_is_a_link_is_unusable_and_never_replaced(tmp_path: Any, o
     assert os.path.islink(os.path.join(folder, "record.json")) and snapshot(outside["folder"]) == before
 
 
-def test_a_lock_that_is_a_link_refuses_the_write_and_never_truncates_its_target(
-    tmp_path: Any, outside: dict[str, str]
+@pytest.mark.parametrize("planted", ["link", "fifo", "folder"])
+def test_a_lock_planted_as_a_link_fifo_or_folder_is_replaced_and_its_target_never_touched(
+    tmp_path: Any, outside: dict[str, str], planted: str
 ) -> None:
     store, run_id, folder = fresh(tmp_path)
-    replace_with_link(os.path.join(folder, "record.lock"), outside["secret"])
+    lock = os.path.join(folder, "record.lock")
+    os.unlink(lock)
+    {"link": lambda: os.symlink(outside["secret"], lock), "fifo": lambda: os.mkfifo(lock),
+     "folder": lambda: os.mkdir(lock)}[planted]()
     before = snapshot(outside["folder"])
+    assert store.update(run_id, lambda r: r.evolve(status="completed")) is not None
+    assert snapshot(outside["folder"]) == before and store.read(run_id).status == "completed"
+    assert stat.S_ISREG(os.lstat(lock).st_mode)
+
+
+def test_a_lock_folder_with_content_refuses_the_write(tmp_path: Any) -> None:
+    store, run_id, folder = fresh(tmp_path)
+    lock = os.path.join(folder, "record.lock")
+    os.unlink(lock)
+    os.makedirs(os.path.join(lock, "inside"))
     with pytest.raises(StoreRefused):
         store.update(run_id, lambda r: r.evolve(status="completed"))
-    assert snapshot(outside["folder"]) == before and store.read(run_id).status == "running"
+    assert store.read(run_id).status == "running"
 
 
 def test_fifos_where_files_belong_never_block_a_read(tmp_path: Any) -> None:
