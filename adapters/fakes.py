@@ -82,7 +82,7 @@ class RecordingSignaller:
         self.signals.append((pgid, signum))
         return self.prober is None or pgid in self.prober.processes
 
-    def signal_session(self, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
         if self.prober is None:
             return ()
         reached = tuple(m.pid for m in members(incarnation, self.prober.session(incarnation.pid) or ()))

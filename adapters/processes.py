@@ -12,8 +12,15 @@ from functools import cache
 from typing import NamedTuple
 
 from application.ports import SpawnFailed, SpawnRequest
-from domain.evidence import HostFacts, ProcessObservation, SessionMember, is_member, members
-from domain.run import Incarnation
+from domain.evidence import (
+    CREATE_TIME_TOLERANCE,
+    HostFacts,
+    ProcessObservation,
+    SessionMember,
+    is_member,
+    members,
+)
+from domain.run import RUN_TAG, Incarnation
 
 MACHINE_ID_PATHS = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
@@ -84,7 +91,10 @@ class GroupSignaller:
             delivered = _killpg(group, signum) or delivered
         return delivered
 
-    def signal_session(self, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+        # A live leader that is the run's own runner vouches for its whole session; without one,
+        # each member must carry the run's tag itself (a rewritten record may name any session).
+        needs_tag = None if _vouches(run_id, incarnation) else run_id
         tried: set[tuple[int, float | None]] = set()
         signalled: list[int] = []
         for _sweep in range(self.sweeps):
@@ -94,13 +104,38 @@ class GroupSignaller:
                 break
             for member in fresh:
                 tried.add((member.pid, member.create_time))
-                if _signal_verified(incarnation, member.pid, signum):
+                if _signal_verified(incarnation, member.pid, signum, needs_tag):
                     signalled.append(member.pid)
         return tuple(signalled)
 
 
-def _signal_verified(incarnation: Incarnation, pid: int, signum: int) -> bool:
-    """Pin `pid` with a pidfd, re-read who it is, and signal it only if it is still a member.
+def _vouches(run_id: str, incarnation: Incarnation) -> bool:
+    """The recorded leader is alive, is the recorded incarnation, and is this run's runner."""
+    leader = _member(incarnation.pid)
+    return (leader is not None and not leader.zombie and leader.create_time is not None
+            and incarnation.create_time is not None
+            and abs(leader.create_time - incarnation.create_time) <= CREATE_TIME_TOLERANCE
+            and carries_run(incarnation.pid, run_id))
+
+
+def carries_run(pid: int, run_id: str) -> bool:
+    """True when the process's environment (as the kernel kept it at exec) holds LI_RUN_ID=<run_id>."""
+    try:
+        fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        raw = b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return f"{RUN_TAG}={run_id}".encode() in raw.split(b"\0")
+
+
+def _signal_verified(incarnation: Incarnation, pid: int, signum: int, needs_tag: str | None) -> bool:
+    """Pin `pid` with a pidfd, re-read who it is, and signal it only if it is still a member
+    (and, where no live leader vouches for the session, carries the run's tag).
 
     Once the pidfd is open it names that one process: if the pid is reused after this check,
     the signal goes to the pinned (ended) process and fails, never to the newcomer.
@@ -113,6 +148,8 @@ def _signal_verified(incarnation: Incarnation, pid: int, signum: int) -> bool:
         now = _member(pid)
         if now is None or not is_member(incarnation, now):
             return False
+        if needs_tag is not None and not carries_run(pid, needs_tag):
+            return False  # in the named session, but nothing shows it is this run's
         signal.pidfd_send_signal(pidfd, signum)
         return True
     except OSError:

@@ -136,13 +136,13 @@ class Killer:
 
     def _signal(self, run: Run, incarnation: Incarnation) -> bool:
         """SIGTERM every member, SIGKILL after the grace whatever members still live; False if none was there."""
-        if not self.signaller.signal_session(incarnation, SIGTERM):
+        if not self.signaller.signal_session(run.run_id, incarnation, SIGTERM):
             return False
         deadline = self.clock.monotonic() + self.grace
         while self._lives(run) and self.clock.monotonic() < deadline:
             self.clock.sleep(self.poll)
         if self._lives(run):
-            self.signaller.signal_session(incarnation, SIGKILL)  # re-scanned and re-verified member by member
+            self.signaller.signal_session(run.run_id, incarnation, SIGKILL)  # re-scanned, re-verified
         return True
 
     def _lives(self, run: Run) -> bool:

@@ -138,12 +138,14 @@ class Signaller(Protocol):
         """Signal a group this process just started; whether anything was there to signal."""
         ...
 
-    def signal_session(self, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
-        """Signal every live member of the run's session; the pids signalled.
+    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+        """Signal every live member of run `run_id`'s session; the pids signalled.
 
         Each process is pinned first and re-verified as a member (`domain.evidence.is_member`)
         before the signal, so a pid reused meanwhile is never signalled; members forked during
-        the sweep are signalled too.
+        the sweep are signalled too. The record naming the session is untrusted (the work can
+        rewrite it): a process is signalled only when the kernel vouches that it is this run's,
+        i.e. it (or the session's live leader) carries `LI_RUN_ID=<run_id>` in its environment.
         """
         ...
 

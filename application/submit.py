@@ -23,7 +23,7 @@ from application.ports import (
 from domain.contract import ContractError, ErrorKind
 from domain.lifecycle import classify
 from domain.request import RunRequest, check_prompt, invalid
-from domain.run import FAILED, PREPARING, STARTED, Incarnation, Run, iso
+from domain.run import FAILED, PREPARING, RUN_TAG, STARTED, Incarnation, Run, iso
 
 SPAWN_FAILED = "spawn_failed"
 SPAWN_ERROR = "spawn_error"
@@ -130,7 +130,10 @@ class SubmitService:
     def _spawn(self, run_id: str, request: RunRequest) -> int:
         """Start the runner with its output on the console the store opened (never through a link)."""
         with self.store.console_sink(run_id) as console:
-            spawn = SpawnRequest([*self.runner_command, run_id], request.cwd, self.env,
+            # LI_RUN_ID in the runner's own environment is how a kill later tells the run's
+            # processes from any a rewritten record might name (the kernel keeps it; the work
+            # cannot put it into a process it does not own).
+            spawn = SpawnRequest([*self.runner_command, run_id], request.cwd, {**self.env, RUN_TAG: run_id},
                                  self.log_path(run_id), stdout=console)
             return self.spawner.spawn(spawn)
 

@@ -14,6 +14,10 @@ RECORD_SCHEMA_VERSION = 1
 RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
 KINDS = ("agent", "flow", "fanout")
 
+# The environment variable naming the run in every process of it (runner, legs, their children):
+# the kernel keeps a process's environment as it was at exec, so it vouches for membership.
+RUN_TAG = "LI_RUN_ID"
+
 PREPARING = "preparing"
 STARTED = "started"
 FAILED = "failed"

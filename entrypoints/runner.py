@@ -20,7 +20,9 @@ def _remember_term(signum: int, frame: FrameType | None) -> None:
 def provider_environment(run_id: str, artifacts: str) -> dict[str, str]:
     """What every leg sees: this environment plus the run's id and artifacts folder."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
-    env.update(LI_RUN_ID=run_id, LI_ARTIFACTS_DIR=artifacts)
+    from domain.run import RUN_TAG
+
+    env.update({RUN_TAG: run_id, "LI_ARTIFACTS_DIR": artifacts})
     return env
 
 

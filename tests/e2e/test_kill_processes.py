@@ -13,6 +13,7 @@ import psutil
 import pytest
 
 from adapters.fs_store import FsRunStore
+from domain.run import Run, iso
 from tests.steps.reads_steps import Sleeper, end, is_gone, kill_session, put_run, session_work
 from tests.support import machine
 
@@ -27,10 +28,22 @@ def sleepers() -> Iterator[list[Sleeper]]:
         process.stop()
 
 
-def start(sleepers: list[Sleeper], argv: list[str] | None = None) -> Sleeper:
-    process = Sleeper(argv)
+def start(sleepers: list[Sleeper], argv: list[str] | None = None, run_id: str | None = None) -> Sleeper:
+    process = Sleeper(argv, run_id=run_id)
     sleepers.append(process)
     return process
+
+
+def tagged(store: FsRunStore, sleepers: list[Sleeper], argv: list[str] | None = None) -> tuple[str, Sleeper]:
+    """A run id reserved first, then a process carrying it as li's runner does (LI_RUN_ID)."""
+    run_id = store.reserve(datetime.now(UTC))
+    return run_id, start(sleepers, argv, run_id)
+
+
+def started(store: FsRunStore, run_id: str, process: Sleeper) -> Run:
+    now = iso(datetime.now(UTC))
+    return store.create(Run(run_id, "agent", "running", now, spawn_state="started", started_at=now,
+                            pid=process.pid, incarnation=process.incarnation()))
 
 
 def wait_for(predicate, timeout: float = 10.0) -> None:
@@ -45,9 +58,9 @@ def kill(run_id: str, home: str) -> dict:
 
 
 def test_kill_of_a_live_run_signals_its_group_and_the_process_dies(li_home: str, sleepers) -> None:
-    process = start(sleepers)
     store = FsRunStore(li_home)
-    run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=process.incarnation())
+    run_id, process = tagged(store, sleepers)
+    run = started(store, run_id, process)
     answer = kill(run.run_id, li_home)
     assert answer["action"] == "signalled"
     assert process.gone() == -signal.SIGTERM
@@ -58,11 +71,11 @@ def test_kill_of_a_live_run_signals_its_group_and_the_process_dies(li_home: str,
 
 
 def test_kill_reaches_every_member_of_the_group(li_home: str, sleepers, tmp_path) -> None:
-    leader = start(sleepers, ["sh", "-c", "sleep 120 & wait"])
+    store = FsRunStore(li_home)
+    run_id, leader = tagged(store, sleepers, ["sh", "-c", "sleep 120 & wait"])
     wait_for(lambda: psutil.Process(leader.pid).children())
     child = psutil.Process(leader.pid).children()[0]
-    store = FsRunStore(li_home)
-    run = put_run(store, datetime.now(UTC), pid=leader.pid, incarnation=leader.incarnation())
+    run = started(store, run_id, leader)
     assert kill(run.run_id, li_home)["action"] == "signalled"
     leader.gone()
     wait_for(lambda: not child.is_running() or child.status() == psutil.STATUS_ZOMBIE)
@@ -70,10 +83,10 @@ def test_kill_reaches_every_member_of_the_group(li_home: str, sleepers, tmp_path
 
 def test_a_group_that_ignores_sigterm_gets_sigkill_after_the_grace(li_home: str, sleepers, tmp_path) -> None:
     ready = tmp_path / "ready"
-    process = start(sleepers, ["sh", "-c", f"trap '' TERM; touch {ready}; exec sleep 120"])
-    wait_for(ready.exists)
     store = FsRunStore(li_home)
-    run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=process.incarnation())
+    run_id, process = tagged(store, sleepers, ["sh", "-c", f"trap '' TERM; touch {ready}; exec sleep 120"])
+    wait_for(ready.exists)
+    run = started(store, run_id, process)
     assert kill(run.run_id, li_home)["action"] == "signalled"
     assert process.gone() == -signal.SIGKILL
 
@@ -90,6 +103,19 @@ def test_kill_of_a_finished_run_is_already_terminal_and_changes_nothing(li_home:
                       "terminal": True, "outcome": "succeeded"}
     assert Path(record).read_bytes() == before
     assert process.proc.poll() is None
+
+
+def test_kill_never_signals_a_live_process_a_record_names_unless_it_is_the_runs(li_home: str, sleepers) -> None:
+    """The record is untrusted (the work can rewrite it): a process with the recorded identity but
+    without the run's LI_RUN_ID, or with another run's, is never signalled for it."""
+    store = FsRunStore(li_home)
+    other_id, others = tagged(store, sleepers)
+    for process in (start(sleepers), others):
+        run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=process.incarnation())
+        assert kill(run.run_id, li_home)["action"] == "no_process"
+        assert store.read(run.run_id).kill_requested_at is None
+    time.sleep(0.3)
+    assert all(p.proc.poll() is None for p in sleepers), "a process that is not the run's was signalled"
 
 
 def test_kill_refuses_a_reused_pid(li_home: str, sleepers) -> None:
@@ -139,4 +165,4 @@ def test_work_that_outlives_its_sigkilled_runner_keeps_the_run_alive_until_kill_
         assert (status["status"], status["terminal"], status["outcome"]) == ("cancelled", True, "cancelled")
         assert not (tmp_path / "M").exists()
     finally:
-        kill_session(incarnation)
+        kill_session(run_id, incarnation)

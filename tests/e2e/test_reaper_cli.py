@@ -25,7 +25,7 @@ def record(home: str, run_id: str) -> dict[str, Any]:
 
 def kill_run(home: str, run_id: str) -> None:
     """SIGKILL the whole run: its runner's session, the work's own process groups included."""
-    kill_session(record(home, run_id)["incarnation"])
+    kill_session(run_id, record(home, run_id)["incarnation"])
 
 
 def test_a_sigkilled_run_is_terminal_indeterminate_on_the_next_status_and_wait_agrees(li_home: str) -> None:

@@ -79,13 +79,13 @@ def test_a_runner_killed_during_the_work_is_never_a_success(
             alive = ask(li_home, run_id)
             assert_truthful(alive, work_completed=False, record_end=False)
             assert (alive.status["data"]["terminal"], alive.status["data"]["alive"]) == (False, True)
-        kill_session(incarnation)
+        kill_session(run_id, incarnation)
         after = ask(li_home, run_id)
         assert_truthful(after, work_completed=False, record_end=True)
         assert after.status["data"]["outcome"] == "indeterminate", after.status
         assert after.output["data"]["artifacts"]["value"] == []
     finally:
-        kill_session(incarnation)
+        kill_session(run_id, incarnation)
     assert_undisturbed(li_home, *witness)
 
 

@@ -34,6 +34,10 @@ RUNNER = textwrap.dedent("""
 """)
 
 
+RUN = "20260101T000000-5e5510"  # the tag every process of the fixture's run carries (LI_RUN_ID)
+TAGGED = {**os.environ, "LI_RUN_ID": RUN}
+
+
 @dataclass
 class Session:
     runner: subprocess.Popen[str]
@@ -53,7 +57,7 @@ class Session:
 @pytest.fixture
 def session() -> Iterator[Session]:
     runner = subprocess.Popen([sys.executable, "-c", RUNNER], start_new_session=True,
-                              stdout=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, text=True, env=TAGGED)
     leg, sleep = (int(word) for word in runner.stdout.readline().split())  # type: ignore[union-attr]
     yield Session(runner, leg, sleep)
     GroupSignaller().signal_group(runner.pid, signal.SIGKILL)  # every group of the session
@@ -97,14 +101,14 @@ def test_a_run_whose_runner_was_sigkilled_lives_while_its_work_does(session: Ses
 def test_the_signaller_reaches_the_work_of_a_runner_that_is_gone(session: Session) -> None:
     incarnation = session.incarnation()
     session.kill_runner_only()
-    signalled = GroupSignaller().signal_session(incarnation, signal.SIGTERM)
+    signalled = GroupSignaller().signal_session(RUN, incarnation, signal.SIGTERM)
     assert sorted(signalled) == sorted([session.leg, session.sleep])
     assert wait_until(lambda: gone(session.leg) and gone(session.sleep))
-    assert GroupSignaller().signal_session(incarnation, signal.SIGKILL) == ()
+    assert GroupSignaller().signal_session(RUN, incarnation, signal.SIGKILL) == ()
 
 
 def test_a_live_runner_is_signalled_first_with_its_work(session: Session) -> None:
-    signalled = GroupSignaller().signal_session(session.incarnation(), signal.SIGKILL)
+    signalled = GroupSignaller().signal_session(RUN, session.incarnation(), signal.SIGKILL)
     assert signalled[0] == session.runner.pid and set(signalled) == {session.runner.pid, session.leg, session.sleep}
     session.runner.wait(timeout=10)
     assert wait_until(lambda: gone(session.leg) and gone(session.sleep))
@@ -115,7 +119,7 @@ def test_processes_that_started_before_the_recorded_runner_are_never_members(
     later = replace(session.incarnation(), create_time=time.time() + 100)  # the record's runner started later
     run = record_for(store, session.runner.pid, create_time=later.create_time)
     session.kill_runner_only()
-    assert GroupSignaller().signal_session(later, signal.SIGKILL) == ()
+    assert GroupSignaller().signal_session(RUN, later, signal.SIGKILL) == ()
     time.sleep(0.2)
     assert not gone(session.leg) and not gone(session.sleep)
     assert observer(store).observe(run.run_id).derivation.terminal  # nothing of the record's session lives
@@ -129,13 +133,14 @@ SELF_KILL = textwrap.dedent("""
     child = subprocess.Popen(["sleep", "300"])
     here, me = host_facts(), os.getpid()
     mine = Incarnation(here.host_id, here.boot_id, me, PsutilProber().observe(me).create_time, me)
-    print(json.dumps({"child": child.pid, "signalled": GroupSignaller().signal_session(mine, signal.SIGTERM)}))
+    print(json.dumps({"child": child.pid,
+                      "signalled": GroupSignaller().signal_session(os.environ["LI_RUN_ID"], mine, signal.SIGTERM)}))
 """)
 
 
 def test_li_never_signals_itself_even_inside_the_run(tmp_path: object) -> None:
     done = subprocess.run([sys.executable, "-c", SELF_KILL], start_new_session=True, capture_output=True,
-                          text=True, timeout=30, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+                          text=True, timeout=30, env=TAGGED, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
     assert done.returncode == 0, done.stderr  # it was never signalled and finished its answer
     import json
 
@@ -182,10 +187,21 @@ def test_a_setsid_decoy_on_the_freed_runner_pid_is_never_the_runs(store: FsRunSt
     try:
         child = int(decoy.stdout.readline())  # type: ignore[union-attr]
         assert os.getsid(child) == runner.pid  # the decoy's work sits in a session numbered like the run's
-        assert GroupSignaller().signal_session(run.incarnation, signal.SIGKILL) == ()
+        assert GroupSignaller().signal_session(run.run_id, run.incarnation, signal.SIGKILL) == ()
         observed = observer(store).observe(run.run_id)
         assert observed.derivation.reason_code == "process_gone_pid_recycled"
         assert decoy.poll() is None and not gone(child)
     finally:
         GroupSignaller().signal_group(decoy.pid, signal.SIGKILL)
         decoy.wait()
+
+
+def test_a_session_that_does_not_carry_the_runs_tag_is_never_signalled_for_it(session: Session) -> None:
+    """A rewritten record can name any session; only processes the kernel shows to be this run's are hit."""
+    incarnation = session.incarnation()
+    assert GroupSignaller().signal_session("20260101T000000-07e400", incarnation, signal.SIGKILL) == ()
+    session.kill_runner_only()  # no live leader to vouch: each member must carry the tag itself
+    assert GroupSignaller().signal_session("20260101T000000-07e400", incarnation, signal.SIGKILL) == ()
+    time.sleep(0.2)
+    assert not gone(session.leg) and not gone(session.sleep)
+

@@ -61,9 +61,11 @@ def raw_record(world: Any, run_id: str) -> str:
 class Sleeper:
     """A real detached process (own session and group), reaped by a thread so it never lingers as a zombie."""
 
-    def __init__(self, argv: list[str] | None = None, seconds: int = 120) -> None:
+    def __init__(self, argv: list[str] | None = None, seconds: int = 120, run_id: str | None = None) -> None:
+        """`run_id` tags the process as that run's (LI_RUN_ID), as li's runner and legs are."""
+        env = dict(os.environ, LI_RUN_ID=run_id) if run_id else None
         self.proc = subprocess.Popen(argv or ["sleep", str(seconds)], start_new_session=True,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
         self.pid = self.proc.pid
         self._reaper = threading.Thread(target=self.proc.wait, daemon=True)
         self._reaper.start()
@@ -101,7 +103,7 @@ def session_work(leader: int) -> list[int]:
             if m.session == leader and m.pid != leader and not m.zombie]
 
 
-def kill_session(incarnation: Incarnation | dict[str, Any], within: float = 30.0) -> None:
+def kill_session(run_id: str, incarnation: Incarnation | dict[str, Any], within: float = 30.0) -> None:
     """SIGKILL a whole run: its runner and every member of its session (legs run in process groups
     of their own), verified members only; returns once nothing of it is left."""
     import time
@@ -110,7 +112,7 @@ def kill_session(incarnation: Incarnation | dict[str, Any], within: float = 30.0
 
     if isinstance(incarnation, dict):
         incarnation = Incarnation(**incarnation)
-    GroupSignaller().signal_session(incarnation, signal.SIGKILL)
+    GroupSignaller().signal_session(run_id, incarnation, signal.SIGKILL)
     deadline = time.monotonic() + within
     while session_work(incarnation.pid) or not is_gone(incarnation.pid):
         assert time.monotonic() < deadline, "the run's session survived SIGKILL"
@@ -709,7 +711,7 @@ def _stop_session(reads_ctx: ReadsContext) -> None:
 
     incarnation = FsRunStore(_cli_home(reads_ctx)).read(reads_ctx.ids["real"]).incarnation
     if incarnation is not None:
-        GroupSignaller().signal_session(incarnation, signal.SIGKILL)
+        GroupSignaller().signal_session(reads_ctx.ids["real"], incarnation, signal.SIGKILL)
 
 
 @when("only the run's runner is killed with SIGKILL")

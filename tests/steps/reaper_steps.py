@@ -340,4 +340,4 @@ def _li_incarnation(reaper_ctx: dict[str, Any]) -> None:
             facts.host_id, facts.boot_id, handle["pid"], os.getpgid(handle["pid"]))
         assert seen.create_time is not None and abs(inc["create_time"] - seen.create_time) <= 0.1
     finally:
-        kill_session(inc)  # the runner and its work (the leg leads a process group of its own)
+        kill_session(handle["run_id"], inc)  # the runner and its work (the leg leads a process group of its own)

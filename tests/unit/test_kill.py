@@ -233,12 +233,12 @@ class Vanishing(RecordingSignaller):
         super().__init__(prober)
         self.then = then
 
-    def signal_session(self, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
         for pid in list(self.prober.processes):
             self.prober.kill(pid)
         if self.then is not None:
             self.then()
-        return super().signal_session(incarnation, signum)
+        return super().signal_session(run_id, incarnation, signum)
 
 
 def test_a_kill_whose_members_end_before_the_signal_withdraws_its_request(world) -> None:
