@@ -8,14 +8,14 @@ from typing import Any
 from entrypoints.verbs._common import require_run_id, this
 
 _SAID = {
-    "signalled": "signalled its process group",
+    "signalled": "signalled its processes",
     "already_terminal": "nothing to do: it has already ended",
     "no_process": "no process of this run to signal",
 }
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("kill", help="stop a run: SIGTERM its process group, SIGKILL after a grace")
+    parser = sub.add_parser("kill", help="stop a run: SIGTERM every process of it, SIGKILL after a grace")
     parser.add_argument("run_id", metavar="RUN_ID")
     parser.set_defaults(verb=this(__name__))
 
