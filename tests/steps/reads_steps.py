@@ -673,16 +673,19 @@ def _real_group(reads_ctx: ReadsContext) -> None:
 
     from adapters.fs_store import FsRunStore
 
-    reads_ctx.sleeper = Sleeper(["sh", "-c", "sleep 120 & wait"])
+    store = FsRunStore(_cli_home(reads_ctx))
+    run_id = store.reserve(datetime.now(UTC))  # the id first: the group carries it, as li's runner does
+    reads_ctx.sleeper = Sleeper(["sh", "-c", "sleep 120 & wait"], run_id=run_id)
     leader = psutil.Process(reads_ctx.sleeper.pid)
     import time
 
     while not leader.children():
         time.sleep(0.02)
     reads_ctx.cli = leader.children()
-    run = put_run(FsRunStore(_cli_home(reads_ctx)), datetime.now(UTC), pid=reads_ctx.sleeper.pid,
-                  incarnation=reads_ctx.sleeper.incarnation())
-    reads_ctx.ids["real"] = run.run_id
+    now = iso(datetime.now(UTC))
+    store.create(Run(run_id, "agent", "running", now, spawn_state="started", started_at=now,
+                     pid=reads_ctx.sleeper.pid, incarnation=reads_ctx.sleeper.incarnation()))
+    reads_ctx.ids["real"] = run_id
 
 
 @given("li submitted a run whose work is still running")
