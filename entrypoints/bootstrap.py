@@ -100,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         out = protect_stdout() if machine else sys.stdout
     except OSError as exc:  # fd 1 closed (`li ... --machine >&-`): answer nothing, run nothing
         return transport_fault(f"stdout is closed, so no envelope can be written ({exc.strerror or exc})")
+    if out is None:  # fd 1 closed in human mode (`li job list >&-`): nothing could be shown
+        return transport_fault("stdout is closed, so nothing can be written")
     try:
         from entrypoints.dispatch import dispatch
 

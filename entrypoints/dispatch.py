@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from argparse import Namespace
@@ -14,6 +15,8 @@ from entrypoints.cli import VERSION, HelpRequested, UsageError, build_parser
 from entrypoints.verbs._common import silence
 
 # Human-mode exit codes for refusals; under --machine every envelope exits 0 (D8).
+# Errors of a write that did not reach stdout: a full device, a closed or failing descriptor.
+UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EBADF, errno.EIO})
 HUMAN_EXIT = {"invalid_input": 2, "not_found": 3, "conflict": 4, "unavailable": 5, "internal": 70}
 # Commands that may allocate a run: their dependencies are imported before they start, so an
 # import failure inside them is never reported as exit 78 once a run might exist (D8).
@@ -136,6 +139,9 @@ def human(args: list[str], out: IO[str]) -> int:
     except BrokenPipeError:
         silence(out)
         return 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
+    except OSError as error:  # stdout refused the text (a full device, a closed descriptor)
+        silence(out)
+        return transport_fault(f"the output could not be written to stdout: {error.strerror or error}")
 
 
 def _human(args: list[str], out: IO[str]) -> int:
@@ -169,6 +175,10 @@ def _human(args: list[str], out: IO[str]) -> int:
         return refuse("interrupted", 130)
     except BrokenPipeError:
         raise
+    except OSError as error:
+        if error.errno in UNWRITABLE:
+            raise  # the text could not be written: human() says so once and exits 74
+        return refuse(f"internal error: {type(error).__name__}: {error}", 70)
     except Exception as error:  # noqa: BLE001 - a person gets one line, never a traceback
         if store_fault(error):
             return refuse(f"unavailable: {error}", HUMAN_EXIT["unavailable"])

@@ -94,3 +94,30 @@ def test_a_person_whose_reader_went_away_still_gets_141_quietly(li_home: str) ->
     finally:
         os.close(write_end)
     assert proc.returncode == 141 and proc.stderr == "", proc.stderr
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("job", "list"), ("handshake",), ("--version",)],
+                         ids=["help", "list", "handshake", "version"])
+@pytest.mark.parametrize("fault", ["full-device", "stdout-closed"])
+def test_a_person_whose_stdout_cannot_take_the_text_gets_one_line_and_74_never_a_traceback(
+        fault: str, argv: tuple[str, ...], li_home: str) -> None:
+    if fault == "full-device":
+        if not os.path.exists("/dev/full"):
+            pytest.skip("no /dev/full on this system")
+        proc = subprocess.run(["/bin/sh", "-c", 'exec "$@" >/dev/full', "sh", li_bin(), *argv],
+                              stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=60,
+                              env=dict(os.environ, LI_HOME=li_home))
+    else:
+        proc = subprocess.run(["/bin/sh", "-c", 'exec "$@" >&-', "sh", li_bin(), *argv],
+                              stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=60,
+                              env=dict(os.environ, LI_HOME=li_home))
+    assert_transport_fault(proc)
+
+
+def test_a_foreground_agent_with_stdout_closed_runs_nothing(li_home: str) -> None:
+    proc = subprocess.run(["/bin/sh", "-c", 'exec "$@" >&-', "sh", li_bin(), "agent", "sh", "true"],
+                          stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=60,
+                          env=dict(os.environ, LI_HOME=li_home))
+    assert_transport_fault(proc)
+    runs = os.path.join(li_home, "runs")
+    assert not os.path.isdir(runs) or os.listdir(runs) == []
