@@ -92,8 +92,7 @@ class FsRunStore:
     @contextmanager
     def _run(self, run_id: str) -> Iterator[tuple[int, int]]:
         """(runs/ descriptor, run folder descriptor); RunNotFound, or RecordUnusable for a planted folder."""
-        if not is_run_id(run_id):
-            raise ValueError(f"not a run id: {run_id!r}")
+        _checked(run_id)
         try:
             runs = self._runs_fd()
         except FileNotFoundError:
@@ -112,9 +111,7 @@ class FsRunStore:
 
     def run_dir(self, run_id: str) -> str:
         """Where the run's files live, for a person to read; never opened by path here."""
-        if not is_run_id(run_id):
-            raise ValueError(f"not a run id: {run_id!r}")
-        return os.path.join(self.runs, run_id)
+        return os.path.join(self.runs, _checked(run_id))
 
     def reserve(self, now: datetime) -> str:
         with closing(self._runs_fd(create=True)) as runs:
@@ -136,7 +133,7 @@ class FsRunStore:
         except (FileNotFoundError, StoreRefused):
             return
         with closing(runs):
-            _delete(runs, [self.run_dir(run_id).rsplit("/", 1)[1]])
+            _delete(runs, [_checked(run_id)])
 
     # -- the record --------------------------------------------------------------------------------
 
@@ -322,7 +319,7 @@ class FsRunStore:
         A run folder the work replaced by a link is renamed away like any other: the link goes,
         its target is never touched.
         """
-        name = self.run_dir(run_id).rsplit("/", 1)[1]
+        name = _checked(run_id)
         trash = f"{TRASH}{run_id}-{os.urandom(4).hex()}"
         try:
             with closing(self._runs_fd()) as runs:
@@ -351,6 +348,13 @@ class FsRunStore:
                 _delete(runs, names)
         except (OSError, StoreRefused):
             return
+
+
+def _checked(run_id: str) -> str:
+    """The run id itself, the only name a run folder can have (no path can climb out of runs/)."""
+    if not is_run_id(run_id):
+        raise ValueError(f"not a run id: {run_id!r}")
+    return run_id
 
 
 def _open_home(home: str) -> int:
