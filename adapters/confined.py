@@ -21,7 +21,7 @@ FOLDER_MODE = 0o700
 FILE_MODE = 0o600
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
-_FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
+_FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | _CLOEXEC  # a planted tty never becomes ours
 
 
 class NotConfined(OSError):

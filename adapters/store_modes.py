@@ -13,20 +13,17 @@ The walk is bounded in entries and depth, and says so when it stops early.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 
+from adapters.confined import NotConfined, open_file, open_folder
 from application.doctor import StoreModes
 
 OPEN_BITS = 0o077  # group and other: what a private store never grants
 ENTRIES_MAX = 100_000
 DEPTH_MAX = 64  # folders nested deeper than this under $LI_HOME are not entered
 STORE_ENTRIES = ("config.toml", "runs")  # what the store keeps in $LI_HOME; nothing else there is touched
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_HOME_FLAGS = os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC
-_DIR_FLAGS = _HOME_FLAGS | os.O_NOFOLLOW
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | _CLOEXEC
+_HOME_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
 
 def store_modes(home: str, tighten: bool, limit: int = ENTRIES_MAX) -> StoreModes:
@@ -84,12 +81,11 @@ class _Walk:
 
     def folder(self, parent: int, name: str, path: str, depth: int) -> None:
         try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-        except (FileNotFoundError, NotADirectoryError):
-            return  # gone, or swapped for something else since it was listed
+            fd = open_folder(name, parent)
+        except (FileNotFoundError, NotConfined):
+            return  # gone, or swapped for a link or a file since it was listed: never followed
         except OSError as exc:
-            if exc.errno != errno.ELOOP:  # a link now: never followed, and not the store's to judge
-                self.fail(path, exc.strerror or str(exc))
+            self.fail(path, exc.strerror or str(exc))
             return
         try:
             self.judge(fd, path, folder=True)
@@ -112,9 +108,14 @@ class _Walk:
             self.open_to_others(path, seen.st_mode)
             return
         try:
-            fd = os.open(name, _FILE_FLAGS, dir_fd=parent)
+            fd = open_file(name, parent)  # refuses a link, a FIFO, and a file with other names
         except FileNotFoundError:
             return
+        except NotConfined as exc:
+            if _regular(parent, name):  # hard-linked: its other name may be outside the store
+                self.open_to_others(path, seen.st_mode)
+                self.fail(path, f"{exc.detail}; left as it is")
+            return  # otherwise swapped since it was judged: not the file judged, so not changed
         except OSError as exc:
             self.open_to_others(path, seen.st_mode)
             self.fail(path, exc.strerror or str(exc))
@@ -132,11 +133,6 @@ class _Walk:
         info = os.fstat(fd)
         mode = stat.S_IMODE(info.st_mode)
         if not mode & OPEN_BITS:
-            return
-        if self.tighten and not folder and info.st_nlink > 1:
-            self.open_to_others(path, mode)
-            self.fail(path, f"has {info.st_nlink} hard links, so it may be a file outside the store; "
-                            "left as it is")
             return
         if self.tighten:
             try:
@@ -156,6 +152,14 @@ class _Walk:
         self.failed += 1
         if self.failure is None:
             self.failure = f"{shown(path)}: {why}"
+
+
+def _regular(parent: int, name: str) -> bool:
+    """Still a regular file (open_file refused it for its other names, not for what it is)."""
+    try:
+        return stat.S_ISREG(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def shown(path: str) -> str:
