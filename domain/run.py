@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
@@ -192,3 +193,41 @@ def _check_types(run: Run) -> None:
             raise RecordUnusable("malformed", f"bad timestamp {stamp!r}: {exc}") from exc
         if moment is not None and moment.tzinfo is None:
             raise RecordUnusable("malformed", f"timestamp {stamp!r} has no UTC offset")
+
+
+# --- short forms a person may type (human mode only; --machine takes exact ids) ---------------------
+
+LAST = "@last"
+SHORT_ID_PATTERN = re.compile(r"^[0-9a-f]{4,6}$")
+CANDIDATES_SHOWN = 8
+
+
+def is_short_form(value: str) -> bool:
+    """`@last`, or 4 to 6 hex digits that end a run id's hex part."""
+    return value == LAST or SHORT_ID_PATTERN.fullmatch(value) is not None
+
+
+def short_id_matches(value: str, run_ids: Iterable[str]) -> list[str]:
+    """Every run id (newest first, as given) that `value` names: `@last` the first, a suffix each it ends."""
+    if value == LAST:
+        newest = next(iter(run_ids), None)
+        return [] if newest is None else [newest]
+    if SHORT_ID_PATTERN.fullmatch(value) is None:
+        return []
+    return [run_id for run_id in run_ids if is_run_id(run_id) and run_id.endswith(value)]
+
+
+def resolve_short_id(value: str, run_ids: Iterable[str]) -> str:
+    """The one run a person's short form names; none is `not_found`, several are refused by name."""
+    from domain.contract import ContractError, ErrorKind
+
+    matches = short_id_matches(value, run_ids)
+    if not matches:
+        what = "there are no runs" if value == LAST else f"no run id ends in {value}"
+        raise ContractError(ErrorKind.NOT_FOUND, what, {"run_id": value})
+    if len(matches) > 1:
+        shown = ", ".join(matches[:CANDIDATES_SHOWN]) + (", …" if len(matches) > CANDIDATES_SHOWN else "")
+        raise ContractError(ErrorKind.INVALID_INPUT,
+                            f"{value} names {len(matches)} runs: {shown}; give more digits or the whole id",
+                            {"run_id": value, "candidates": matches[:CANDIDATES_SHOWN]})
+    return matches[0]

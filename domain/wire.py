@@ -288,9 +288,9 @@ class PruneData(Wire):
 
 
 class CompletionData(Wire):
-    """`li completion bash|zsh`."""
+    """`li completion bash|zsh|fish`."""
 
-    shell: Literal["bash", "zsh"]
+    shell: Literal["bash", "zsh", "fish"]
     script: str
 
 

@@ -153,6 +153,7 @@ def _human(args: list[str], out: IO[str]) -> int:
         return 0
     except UsageError as error:
         return refuse(f"error: {error.message.strip()} (see `li --help`)", 2)
+    namespace.for_person = True  # a person may name runs by short forms (`run_id_arg`)
     verb = getattr(namespace, "verb", None)
     if namespace.version:
         out.write(f"li {VERSION}\n")

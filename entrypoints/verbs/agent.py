@@ -201,6 +201,7 @@ def submit_for_person(request: RunRequest, args: Namespace) -> int:
         print(f"follow it: li job status {handle.run_id} · li job output {handle.run_id} · "
               f"li job wait {handle.run_id}\nconsole: {handle.log}", file=sys.stderr)
         return 0
+    print(f"run {handle.run_id}", file=sys.stderr, flush=True)  # before any of its output: the id to name it by
     return follow(handle)
 
 

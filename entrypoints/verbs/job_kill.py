@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import require_run_id, this
+from entrypoints.verbs._common import run_id_arg, this
 
 _SAID = {
     "signalled": "signalled its processes",
@@ -23,7 +23,7 @@ def register(sub: Any) -> None:
 def run(args: Namespace) -> dict[str, Any]:
     from entrypoints.container import get_container
 
-    result: dict[str, Any] = get_container().killer().kill(require_run_id(args.run_id))
+    result: dict[str, Any] = get_container().killer().kill(run_id_arg(args, args.run_id))
     return result
 
 

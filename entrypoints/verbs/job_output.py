@@ -7,7 +7,7 @@ from argparse import Namespace
 from typing import Any, BinaryIO
 
 from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs._common import require_run_id, this
+from entrypoints.verbs._common import run_id_arg, this
 
 FOLLOW_POLL_SECONDS = 0.2
 
@@ -32,7 +32,7 @@ def run(args: Namespace) -> dict[str, Any]:
     if args.follow:
         raise ContractError(ErrorKind.INVALID_INPUT, "--follow streams text for people and is not available "
                             "under --machine; read `li job output` again or use `li job wait`")
-    run_id = require_run_id(args.run_id)
+    run_id = run_id_arg(args, args.run_id)
     result: dict[str, Any] = get_container().reads().output(run_id, _tail_chars(args))
     return result
 
@@ -64,7 +64,7 @@ def follow(args: Namespace) -> int:
 
     container = get_container()
     reads, clock = container.reads(), container.clock()
-    run_id = require_run_id(args.run_id)
+    run_id = run_id_arg(args, args.run_id)
     reads.observe(run_id, probe_ended=False)  # a bad, missing or unusable run is refused before streaming
     store = container.store()
     out = sys.stdout.buffer

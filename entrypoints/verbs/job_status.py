@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import require_run_id, this
+from entrypoints.verbs._common import run_id_arg, this
 
 
 def register(sub: Any) -> None:
@@ -18,7 +18,7 @@ def run(args: Namespace) -> dict[str, Any]:
     from entrypoints.container import get_container
 
     reads = get_container().reads()
-    result: dict[str, Any] = reads.status(require_run_id(args.run_id))
+    result: dict[str, Any] = reads.status(run_id_arg(args, args.run_id))
     return result
 
 

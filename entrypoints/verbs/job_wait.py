@@ -30,7 +30,9 @@ def run(args: Namespace) -> dict[str, Any]:
 
 def human(args: Namespace) -> int:
     """Live lines on stderr while waiting, the result on stdout; exit 0 only when every run succeeded."""
-    ids = requested_ids(args)
+    from entrypoints.verbs._common import run_id_arg
+
+    ids = [run_id_arg(args, run_id) for run_id in requested_ids(args)]
     live = LiveLines(sys.stderr)
     result = _wait(args, ids, live.update)
     live.close()

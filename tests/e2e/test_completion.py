@@ -50,8 +50,9 @@ def test_the_machine_answer_carries_shell_and_script() -> None:
 
 
 def test_an_unknown_shell_is_refused() -> None:
-    assert machine("completion", "fish").error["kind"] == "invalid_input"
-    human = run_li("completion", "fish")
+    assert machine("completion", "tcsh").error["kind"] == "invalid_input"
+    assert machine("completion").error["kind"] == "invalid_input"
+    human = run_li("completion", "tcsh")
     assert human.returncode == 2 and human.stdout == "" and "Traceback" not in human.stderr
 
 
@@ -73,7 +74,7 @@ def test_bash_completes_commands_subcommands_flags_and_choices(tmp_path) -> None
     assert complete_in_bash(tmp_path, "jo") == ["job"]
     assert complete_in_bash(tmp_path, "job", "pr") == ["prune"]
     assert complete_in_bash(tmp_path, "job", "prune", "--d") == ["--dry-run"]
-    assert complete_in_bash(tmp_path, "completion", "") == ["bash", "zsh"]
+    assert complete_in_bash(tmp_path, "completion", "") == ["bash", "zsh", "fish"]
     assert complete_in_bash(tmp_path, "orchestrate", "fanout", "--sy") == ["--synthesize"]
 
 
