@@ -30,9 +30,13 @@ def run(args: Namespace) -> dict[str, Any]:
 
 def human(args: Namespace) -> int:
     """Live lines on stderr while waiting, the result on stdout; exit 0 only when every run succeeded."""
+    from domain.run import is_run_id, is_short_form
     from entrypoints.verbs._common import run_id_arg
 
-    ids = [run_id_arg(args, run_id) for run_id in requested_ids(args)]
+    # A person's short forms are resolved (an ambiguous one refuses the wait); anything else that
+    # is not an id stays a per-id error, as under --machine, so the other runs are still waited on.
+    ids = [run_id_arg(args, word) if not is_run_id(word) and is_short_form(word) else word
+           for word in requested_ids(args)]
     live = LiveLines(sys.stderr)
     result = _wait(args, ids, live.update)
     live.close()
