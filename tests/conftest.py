@@ -42,3 +42,24 @@ def world(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> object:
     from tests.worlds import make_world
 
     return make_world(request.param, str(tmp_path))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Name the `li` this run drives in the JUnit report (a testsuite property), for tools/spec_report.py.
+
+    Only the controlling process writes the report (pytest-xdist workers have none), so a run with
+    `LI_BIN=/abs/path/li` is reported as that implementation's, whatever the report's environment.
+    """
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - a pytest without the stash key: the report asks LI_BIN
+        return
+    xml = session.config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    from tests.support import li_bin
+
+    try:
+        xml.add_global_property("li_bin", li_bin())
+    except RuntimeError:
+        return

@@ -21,6 +21,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FEATURES = os.path.join(REPO, "features")
@@ -29,7 +30,7 @@ DEFAULT_REPORT = os.path.join(REPO, "build", "cucumber.json")
 DEFAULT_JUNIT = os.path.join(REPO, "build", "junit.xml")
 START, END = "<!-- trace-table:start -->", "<!-- trace-table:end -->"
 
-ID_LIKE = re.compile(r"^(D\d+(\.\d+)?|C\d+|R\d+)$")
+ID_LIKE = re.compile(r"^(D\d+(\.\d+[a-z]?)?|C\d+[a-z]?|R\d+[a-z]?)$")  # sub-ids: D10.8a
 DECISIONS = {f"D{n}" for n in range(1, 11)}
 
 
@@ -41,12 +42,21 @@ class Requirement:
 
 @dataclass
 class Scenario:
-    """One scenario (or outline) and every tag it carries, inherited from its Rule and Feature."""
+    """One scenario (or outline) and every tag it carries, inherited from its Rule and Feature.
+
+    `node` is the scenario as the Gherkin parser gives it (steps, tables, docstrings, examples),
+    `backgrounds` the Background blocks that run before it (the feature's, then its Rule's),
+    `feature` and `rule` the names of what encloses it: what tools/spec_report.py renders.
+    """
 
     file: str
     name: str
     line: int
     tags: set[str] = field(default_factory=set)
+    node: dict = field(default_factory=dict, compare=False, repr=False)
+    backgrounds: tuple[dict, ...] = field(default=(), compare=False, repr=False)
+    feature: str = field(default="", compare=False)
+    rule: str = field(default="", compare=False)
 
     @property
     def ref(self) -> str:
@@ -76,7 +86,7 @@ def scenarios(folder: str = FEATURES) -> list[Scenario]:
             doc = Parser().parse(handle.read())
         feature = doc.get("feature") or {}
         rel = os.path.relpath(path, folder)
-        found += list(_walk(feature.get("children", []), rel, _tags(feature)))
+        found += list(_walk(feature.get("children", []), rel, _tags(feature), feature.get("name", "")))
     return found
 
 
@@ -84,17 +94,22 @@ def _tags(node: dict) -> set[str]:
     return {t["name"].lstrip("@") for t in node.get("tags", [])}
 
 
-def _walk(children: list, rel: str, inherited: set[str]) -> Iterable[Scenario]:
+def _walk(children: list, rel: str, inherited: set[str], feature: str = "", rule: str = "",
+          backgrounds: tuple[dict, ...] = ()) -> Iterable[Scenario]:
     for child in children:
-        if "rule" in child:
-            rule = child["rule"]
-            yield from _walk(rule.get("children", []), rel, inherited | _tags(rule))
+        if "background" in child:
+            backgrounds = (*backgrounds, child["background"])
+        elif "rule" in child:
+            node = child["rule"]
+            yield from _walk(node.get("children", []), rel, inherited | _tags(node), feature,
+                             node.get("name", ""), backgrounds)
         elif "scenario" in child:
             node = child["scenario"]
             tags = inherited | _tags(node)
             for examples in node.get("examples", []):
                 tags |= _tags(examples)
-            yield Scenario(rel, node["name"], node["location"]["line"], tags)
+            yield Scenario(rel, node["name"], node["location"]["line"], tags, node, backgrounds,
+                           feature, rule)
 
 
 def coverage(reqs: list[Requirement], scens: list[Scenario]) -> dict[str, list[Scenario]]:
@@ -153,26 +168,102 @@ def results(report: str) -> dict[str, str]:
     return {ref: _combine(verdicts) for ref, verdicts in seen.items()}
 
 
-def junit_results(report: str, scens: list[Scenario]) -> dict[str, str]:
-    """`file: scenario name` -> verdict, matching pytest-bdd's test names (`test_<python name>`)."""
+@dataclass(frozen=True)
+class Run:
+    """One JUnit testcase of a scenario: `param` is pytest's parametrisation id (world, example row)."""
+
+    test: str
+    param: str
+    verdict: str  # passed / failed / skipped
+    message: str = ""
+
+
+MESSAGE_LINES, MESSAGE_CHARS = 12, 2000
+
+
+def junit_runs(report: str, scens: list[Scenario], root: str = REPO) -> dict[str, list[Run]]:
+    """`file: scenario name` -> its testcases in a JUnit report, each with verdict and message.
+
+    A testcase is matched to its scenario as pytest-bdd named it: `scenarios("a.feature", ...)` in
+    the module its classname names binds each scenario of those files, in order, to
+    `test_<python name>`, suffixed `_1`, `_2` … when a name is taken (the same scenario name in two
+    files of one module). A classname whose module cannot be read falls back to the bare name.
+    """
     import xml.etree.ElementTree as ET
 
+    bindings: dict[str, dict[str, Scenario] | None] = {}
+    out: dict[str, list[Run]] = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        run = _run(case)
+        classname = case.get("classname", "")
+        if classname not in bindings:
+            bindings[classname] = _bound(classname, scens, root)
+        bound = bindings[classname]
+        matched = [bound[run.test]] if bound and run.test in bound else [] if bound else _by_name(run.test, scens)
+        for scenario in matched:
+            out.setdefault(scenario.ref, []).append(run)
+    return out
+
+
+def junit_results(report: str, scens: list[Scenario]) -> dict[str, str]:
+    """`file: scenario name` -> verdict, matching pytest-bdd's test names (`test_<python name>`)."""
+    return {ref: _combine([r.verdict for r in runs]) for ref, runs in junit_runs(report, scens).items()}
+
+
+def _run(case: Any) -> Run:
+    test, _, param = case.get("name", "").partition("[")
+    param = param[:-1] if param.endswith("]") else param
+    for tag in ("failure", "error"):
+        element = case.find(tag)
+        if element is not None:
+            return Run(test, param, "failed", _message(element))
+    element = case.find("skipped")
+    if element is not None:
+        return Run(test, param, "skipped", _message(element))
+    return Run(test, param, "passed")
+
+
+def _message(element: Any) -> str:
+    text = (element.get("message") or element.text or "").strip()
+    lines = text.splitlines()
+    short = "\n".join(lines[:MESSAGE_LINES])[:MESSAGE_CHARS]
+    return short + (" …" if short != text else "")
+
+
+def _bound(classname: str, scens: list[Scenario], root: str) -> dict[str, Scenario] | None:
+    """The test names a pytest-bdd module (`tests.features.test_d05`) gives its scenarios, or None."""
+    import ast
+
+    from pytest_bdd.scenario import get_python_name_generator
+
+    path = os.path.join(root, *classname.split(".")) + ".py"
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    files = [os.path.normpath(arg.value) for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and getattr(node.func, "id", getattr(node.func, "attr", None)) == "scenarios"
+             for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
+    if not files:
+        return None
+    bound: dict[str, Scenario] = {}
+    for file in files:
+        by_name: dict[str, Scenario] = {}
+        for scenario in scens:
+            if scenario.file == file:
+                by_name[scenario.name] = scenario  # pytest-bdd keys a feature's scenarios by name
+        for name, scenario in by_name.items():
+            test = next(t for t in get_python_name_generator(name) if t not in bound)
+            bound[test] = scenario
+    return bound
+
+
+def _by_name(test: str, scens: list[Scenario]) -> list[Scenario]:
     from pytest_bdd.scenario import make_python_name
 
-    seen: dict[str, list[str]] = {}
-    for case in ET.parse(report).getroot().iter("testcase"):
-        name = case.get("name", "").split("[", 1)[0]
-        failed = case.find("failure") is not None or case.find("error") is not None
-        verdict = "failed" if failed else "skipped" if case.find("skipped") is not None else "passed"
-        seen.setdefault(name, []).append(verdict)
-    out: dict[str, str] = {}
-    for scenario in scens:
-        base = f"test_{make_python_name(scenario.name)}"
-        verdicts = [v for n, vs in seen.items() if n == base or re.fullmatch(rf"{re.escape(base)}_\d+", n)
-                    for v in vs]
-        if verdicts:
-            out[scenario.ref] = _combine(verdicts)
-    return out
+    return [s for s in scens if (base := f"test_{make_python_name(s.name)}") == test
+            or re.fullmatch(rf"{re.escape(base)}_\d+", test)]
 
 
 def _verdict(statuses: list[str]) -> str:
