@@ -299,13 +299,13 @@ def render_scenario(spec: Spec, scenario: Scenario) -> str:
 def render_runs(runs: list[Run]) -> str:
     if not runs:
         return '<p class="runs none">not run: the last test run has no testcase for this scenario</p>'
-    if len(runs) == 1 and not runs[0].param and not runs[0].message:
-        return ""  # the one run's verdict is the scenario's badge
+    if len(runs) == 1 and not runs[0].param:  # the one run's verdict is the scenario's badge
+        return f'<pre class="msg {runs[0].verdict}">{e(runs[0].message)}</pre>' if runs[0].message else ""
     items = []
     for run in runs:
-        label = e(run.param) if run.param else "the scenario"
-        message = f'<pre class="msg">{e(run.message)}</pre>' if run.message else ""
-        items.append(f'<li class="run {run.verdict}">{badge(run.verdict)} <code>{label}</code>{message}</li>')
+        message = f'<pre class="msg {run.verdict}">{e(run.message)}</pre>' if run.message else ""
+        items.append(f'<li class="run {run.verdict}">{badge(run.verdict)} <code>{e(run.param or "—")}</code>'
+                     f"{message}</li>")
     return f'<ul class="runs">{"".join(items)}</ul>'
 
 
@@ -352,32 +352,45 @@ def render(spec: Spec) -> str:
                 + (f' — started {e(run["timestamp"])}' if run.get("timestamp") else ""))
     else:
         last = f"no results: {e(os.path.relpath(spec.junit, REPO))} does not exist, every scenario is not run"
-    toc = "".join(f'<li><a href="#{e(d.key)}"><span class="dkey">{e(d.key)}</span> {e(d.title)}</a> '
-                  f'{mini(spec.counts(d))}</li>' for d in spec.decisions)
-    if unproven:
-        gaps = "".join(f'<li><a href="#{anchor(r.id)}">{e(r.id)}</a> {prose(r.text)} '
-                       f'<span class="why">{e(why_unproven(spec, r))}</span></li>' for r in unproven)
-        gap_block = (f'<section class="unproven-list" id="unproven"><h2>{len(unproven)} of {statements} '
-                     f"statements have no passing scenario</h2><ul>{gaps}</ul></section>")
-    else:
-        gap_block = (f'<section class="unproven-list all-good" id="unproven"><h2>Every one of the '
-                     f"{statements} statements has a passing scenario</h2></section>")
+    toc = "".join(f'<li><a href="#{e(d.key)}"><span class="dkey">{e(d.key)}</span> {e(d.title)}</a>'
+                  f'<span class="mini">{mini(spec.counts(d))}</span></li>' for d in spec.decisions)
+    gap_block = render_unproven(spec, unproven, statements)
     decisions = "\n".join(render_decision(spec, d) for d in spec.decisions)
     return PAGE.format(
         css=CSS, who=who, li=e(imp.li), warn=warn, generated=e(spec.generated), last=last,
-        totals=counts_line(scen_counts, "scenarios"), toc=toc, gaps=gap_block, decisions=decisions,
+        totals=counts_line(scen_counts, "scenarios"), toc=toc,
+        legend=" ".join(f'<span class="n {v.replace(" ", "-")}">{e(v)}</span>' for v in VERDICTS), gaps=gap_block, decisions=decisions,
     )
 
 
 def mini(counts: Counter[str]) -> str:
-    return " ".join(f'<span class="n {v.replace(" ", "-")}">{counts[v]}</span>' for v in VERDICTS if counts.get(v))
+    return " ".join(f'<span class="n {v.replace(" ", "-")}" title="{counts[v]} scenarios {v}">{counts[v]}</span>'
+                    for v in VERDICTS if counts.get(v))
 
 
-def why_unproven(spec: Spec, req: Requirement) -> str:
-    verdicts = Counter(spec.verdict(s) for s in spec.table[req.id])
-    if not verdicts:
-        return "(no scenario)"
-    return "(" + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) + ")"
+def worst(spec: Spec, req: Requirement) -> str:
+    """What stands between a statement and a passing scenario: failed, skipped, not run, or no scenario."""
+    verdicts = {spec.verdict(s) for s in spec.table[req.id]}
+    return next((v for v in ("failed", "skipped", "not run") if v in verdicts), "no scenario")
+
+
+def render_unproven(spec: Spec, unproven: list[Requirement], statements: int) -> str:
+    if not unproven:
+        return (f'<section class="unproven-list all-good" id="unproven"><h2>Every one of the '
+                f"{statements} statements has a passing scenario</h2></section>")
+    rows = []
+    for decision in spec.decisions:
+        mine = [r for r in decision.statements if r in unproven]
+        if not mine:
+            continue
+        chips = " ".join(f'<a class="chip {worst(spec, r).replace(" ", "-")}" href="#{anchor(r.id)}" '
+                         f'title="{e(worst(spec, r))}: {e(r.text)}">{e(r.id)}</a>' for r in mine)
+        rows.append(f'<li><span class="dkey">{e(decision.key)}</span> {chips}</li>')
+    legend = " ".join(f'<span class="chip {v.replace(" ", "-")}">{e(v)}</span>'
+                      for v in ("failed", "skipped", "not run", "no scenario"))
+    return (f'<section class="unproven-list" id="unproven"><h2>{len(unproven)} of {statements} '
+            f"statements have no passing scenario</h2><ul>{''.join(rows)}</ul>"
+            f'<p class="legend">Each id links to its statement; its colour says why: {legend}</p></section>')
 
 
 PAGE = """<!DOCTYPE html>
@@ -399,7 +412,8 @@ PAGE = """<!DOCTYPE html>
 <p class="totals">{totals}</p>
 </header>
 <main>
-<nav><ol class="toc">{toc}</ol></nav>
+<nav><ol class="toc">{toc}</ol>
+<p class="legend">Each decision's scenarios: {legend}</p></nav>
 {gaps}
 {decisions}
 </main>
@@ -425,8 +439,11 @@ main { max-width:72rem; margin:0 auto; padding:1rem 2rem 4rem; }
 code { font: .88em/1.4 "DejaVu Sans Mono", Menlo, Consolas, monospace; background:rgba(175,184,193,.2);
   padding:.05em .3em; border-radius:4px; }
 header code { background:rgba(255,255,255,.08); }
-.toc { columns:2; padding-left:1.4rem; margin:.5rem 0 1rem; }
-.toc li { margin:.1rem 0; break-inside:avoid; }
+.toc { display:grid; grid-template-columns:1fr 1fr; column-gap:2.5rem; list-style:none;
+  padding:0; margin:.8rem 0 1rem; }
+.toc li { display:flex; justify-content:space-between; align-items:baseline; gap:.6rem;
+  padding:.15rem 0; border-bottom:1px solid #e6eaef; }
+.toc .mini { white-space:nowrap; }
 .toc a, .unproven-list a { color:#0969da; text-decoration:none; }
 .dkey { font-weight:700; }
 .n { display:inline-block; font-size:.8rem; font-weight:600; padding:0 .45rem; border-radius:1rem;
@@ -437,12 +454,20 @@ header code { background:rgba(255,255,255,.08); }
 .n.not-run { color:var(--none); background:var(--none-bg); }
 .total { font-weight:600; margin-right:.4rem; }
 header .total { color:#fff; }
-.unproven-list { background:var(--fail-bg); border:1px solid #ffcecb; border-radius:8px;
-  padding:.6rem 1.2rem; margin:1rem 0 1.5rem; }
-.unproven-list.all-good { background:var(--pass-bg); border-color:#aceebb; }
+.unproven-list { background:var(--paper); border:1px solid var(--line); border-left:5px solid var(--fail);
+  border-radius:8px; padding:.6rem 1.2rem; margin:1rem 0 1.5rem; }
+.unproven-list.all-good { border-left-color:var(--pass); }
 .unproven-list h2 { font-size:1.05rem; margin:.3rem 0; }
-.unproven-list ul { margin:.3rem 0; padding-left:1.2rem; }
-.unproven-list .why { color:var(--soft); font-size:.85rem; }
+.unproven-list ul { margin:.3rem 0; padding:0; list-style:none; }
+.unproven-list li { margin:.25rem 0; }
+.unproven-list .dkey { display:inline-block; min-width:2.6rem; }
+.chip { display:inline-block; font-size:.8rem; font-weight:600; padding:0 .45rem; margin:.1rem .05rem;
+  border-radius:4px; border:1px solid transparent; text-decoration:none; }
+a.chip.failed, span.chip.failed { color:#fff; background:var(--fail); }
+a.chip.skipped, span.chip.skipped { color:#4d3800; background:#f2cc60; }
+a.chip.not-run, span.chip.not-run { color:var(--ink); background:#d8dee4; }
+a.chip.no-scenario, span.chip.no-scenario { color:var(--fail); background:#fff; border:1px dashed var(--fail); }
+.legend { color:var(--soft); font-size:.82rem; margin:.4rem 0 .2rem; }
 .decision { background:var(--paper); border:1px solid var(--line); border-radius:10px;
   padding:.4rem 1.4rem 1rem; margin:1.4rem 0; }
 .decision h2 { font-size:1.25rem; margin:.8rem 0 .2rem; }
@@ -487,7 +512,7 @@ pre.doc { margin:.2rem 0 .3rem 2.4rem; padding:.3rem .6rem; background:var(--pap
 pre.msg { margin:.25rem 0 .2rem 0; padding:.4rem .6rem; background:#fff; border:1px solid #ffcecb;
   border-radius:4px; color:#82071e; white-space:pre-wrap; word-break:break-word;
   font: .8rem/1.45 "DejaVu Sans Mono", Menlo, monospace; }
-.run.skipped pre.msg { border-color:#eedc82; color:#6f4e00; }
+pre.msg.skipped { border-color:#eedc82; color:#6f4e00; }
 @media print { .scenario { break-inside:avoid; } header { background:none; color:var(--ink); } }
 """
 

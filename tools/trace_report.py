@@ -53,8 +53,8 @@ class Scenario:
     name: str
     line: int
     tags: set[str] = field(default_factory=set)
-    node: dict = field(default_factory=dict, compare=False, repr=False)
-    backgrounds: tuple[dict, ...] = field(default=(), compare=False, repr=False)
+    node: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    backgrounds: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
     feature: str = field(default="", compare=False)
     rule: str = field(default="", compare=False)
 
@@ -94,8 +94,8 @@ def _tags(node: dict) -> set[str]:
     return {t["name"].lstrip("@") for t in node.get("tags", [])}
 
 
-def _walk(children: list, rel: str, inherited: set[str], feature: str = "", rule: str = "",
-          backgrounds: tuple[dict, ...] = ()) -> Iterable[Scenario]:
+def _walk(children: list[Any], rel: str, inherited: set[str], feature: str = "", rule: str = "",
+          backgrounds: tuple[dict[str, Any], ...] = ()) -> Iterable[Scenario]:
     for child in children:
         if "background" in child:
             backgrounds = (*backgrounds, child["background"])
