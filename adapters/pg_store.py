@@ -1,0 +1,487 @@
+"""The PostgreSQL run store: the same ports as the filesystem store, for runs of many hosts.
+
+One row per run in `runs` (the record as the JSON text the filesystem store would hold, so
+`domain.run.parse_record` applies the very same untrusted-input rules), small run files in
+`run_files`, the console as ordered chunks in `console_chunks`, and the artifacts listing (with
+bodies up to a documented cap) in `artifacts`. The fenced write is a transaction: the row is
+locked with `SELECT … FOR UPDATE` under `lock_timeout`, judged, and rewritten with
+`UPDATE … WHERE generation = <judged>`; a lock not had in time is `StoreBusy`, a server that is
+down or refuses is `StoreRefused` (the verbs answer `unavailable`), never an internal error.
+
+psycopg is imported on first use only: a filesystem user never pays for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from application.ports import RunNotFound, StoreBusy, StoreRefused
+from domain.availability import MALFORMED, MISSING, TOO_LARGE, UNREADABLE, Availability, ConsoleText
+from domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
+from domain.untrusted import MANIFEST_MAX_BYTES, TEXT_MAX_BYTES, Untrusted, check_size, parse_json
+
+if TYPE_CHECKING:
+    import psycopg
+
+SCHEMA_VERSION = 1
+NOTIFY_CHANNEL = "lionrun_runs"  # payload: the run id whose record was written
+ARTIFACT_BODY_MAX = 16 * 1024 * 1024  # a larger artifact is listed with `available: false` (too_large)
+CONSOLE_CHUNK_MAX = 64 * 1024
+CONNECT_TIMEOUT = 5  # seconds; a server that does not answer is `unavailable`, not a hang
+STATEMENT_TIMEOUT_MS = 30_000
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS lionrun_schema (
+        version integer NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now())""",
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_id text PRIMARY KEY,
+        host_id text NOT NULL,
+        generation integer NOT NULL DEFAULT 0,
+        record text,
+        written_at timestamptz NOT NULL DEFAULT now())""",
+    "CREATE INDEX IF NOT EXISTS runs_recorded ON runs (run_id DESC) WHERE record IS NOT NULL",
+    """CREATE TABLE IF NOT EXISTS run_files (
+        run_id text NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        name text NOT NULL,
+        body bytea NOT NULL,
+        PRIMARY KEY (run_id, name))""",
+    """CREATE TABLE IF NOT EXISTS console_chunks (
+        run_id text NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        start_offset bigint NOT NULL,
+        body bytea NOT NULL,
+        PRIMARY KEY (run_id, start_offset))""",
+    """CREATE TABLE IF NOT EXISTS artifacts (
+        run_id text NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        name text NOT NULL,
+        entry jsonb NOT NULL,
+        body bytea,
+        PRIMARY KEY (run_id, name))""",
+)
+
+
+class SchemaMissing(StoreRefused):
+    """The database has no lionrun schema (run `li store init`), or one of another version."""
+
+
+def _psycopg() -> Any:
+    import psycopg
+
+    return psycopg
+
+
+def host_identity() -> str:
+    """This host's identity: /etc/machine-id (what a second host differs in), else the hostname."""
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            with open(path, encoding="ascii") as handle:
+                value = handle.read(64).strip()
+        except OSError:
+            continue
+        if value:
+            return value
+    return socket.gethostname()
+
+
+class PgRunStore:
+    """The run-record and run-file ports on one PostgreSQL database."""
+
+    def __init__(self, dsn: str, spool: str, host_id: str | None = None) -> None:
+        self.dsn = dsn
+        self.spool = os.path.abspath(spool)  # local folder where a run's work writes its artifacts
+        self.host_id = host_id or host_identity()
+        self._conn: psycopg.Connection[Any] | None = None
+        self._lock = threading.RLock()
+
+    # -- connection ---------------------------------------------------------------------------
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        if self._conn is not None and not self._conn.closed:
+            return self._conn
+        pg = _psycopg()
+        try:
+            conn = pg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
+                              options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
+        except pg.Error as exc:
+            raise StoreRefused(f"the PostgreSQL store cannot be reached: {_first_line(exc)}") from None
+        self._conn = conn
+        return conn
+
+    @contextmanager
+    def _cursor(self) -> Iterator[Any]:
+        """A cursor in autocommit mode; any database failure is StoreRefused, once reconnected."""
+        pg = _psycopg()
+        with self._lock:
+            try:
+                conn = self._connect()
+                with conn.cursor() as cur:
+                    yield cur
+            except (pg.errors.UndefinedTable, pg.errors.InsufficientPrivilege) as exc:
+                raise SchemaMissing(f"the PostgreSQL store is not usable: {_first_line(exc)}") from None
+            except pg.OperationalError as exc:
+                self._drop()
+                raise StoreRefused(f"the PostgreSQL store failed: {_first_line(exc)}") from None
+            except pg.Error as exc:
+                raise StoreRefused(f"the PostgreSQL store refused: {_first_line(exc)}") from None
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:  # noqa: BLE001 - closing a broken connection may fail in any way
+                pass
+        self._conn = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    # -- the schema -----------------------------------------------------------------------------
+
+    def init_schema(self) -> int:
+        """Create the schema when missing (idempotent); the schema version now in the database."""
+        with self._cursor() as cur:
+            cur.execute("SELECT pg_advisory_lock(7406010)")
+            try:
+                for statement in SCHEMA:
+                    cur.execute(statement)
+                cur.execute("SELECT max(version) FROM lionrun_schema")
+                (version,) = cur.fetchone()
+                if version is None:
+                    cur.execute("INSERT INTO lionrun_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+                    version = SCHEMA_VERSION
+            finally:
+                cur.execute("SELECT pg_advisory_unlock(7406010)")
+        return int(version)
+
+    def schema_version(self) -> int | None:
+        """The schema version in the database, None when there is no schema yet."""
+        with self._cursor() as cur:
+            cur.execute("SELECT to_regclass('lionrun_schema') IS NOT NULL")
+            (exists,) = cur.fetchone()
+            if not exists:
+                return None
+            cur.execute("SELECT max(version) FROM lionrun_schema")
+            (version,) = cur.fetchone()
+        return None if version is None else int(version)
+
+    # -- run records ----------------------------------------------------------------------------
+
+    def reserve(self, now: datetime) -> str:
+        with self._cursor() as cur:
+            while True:
+                run_id = make_run_id(now, os.urandom(3).hex())
+                cur.execute(
+                    "INSERT INTO runs (run_id, host_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                    (run_id, self.host_id),
+                )
+                if cur.rowcount == 1:
+                    return run_id
+
+    def discard(self, run_id: str) -> None:
+        _checked(run_id)
+        with self._cursor() as cur:
+            cur.execute("DELETE FROM runs WHERE run_id = %s", (run_id,))
+
+    def create(self, run: Run) -> Run:
+        first = run.evolve(generation=1)
+        with self._cursor() as cur:
+            cur.execute(
+                "INSERT INTO runs (run_id, host_id, generation, record) VALUES (%s, %s, 1, %s) "
+                "ON CONFLICT (run_id) DO UPDATE SET generation = 1, record = EXCLUDED.record, written_at = now() "
+                "WHERE runs.record IS NULL",
+                (run.run_id, self.host_id, _record_text(first)),
+            )
+            if cur.rowcount != 1:
+                raise StoreRefused(f"run {run.run_id} already has a record")
+        return first
+
+    def read(self, run_id: str) -> Run:
+        _checked(run_id)
+        with self._cursor() as cur:
+            cur.execute("SELECT record FROM runs WHERE run_id = %s", (run_id,))
+            row = cur.fetchone()
+        if row is None or row[0] is None:
+            raise RunNotFound(run_id)
+        return parse_record(row[0].encode("utf-8", "surrogateescape"), run_id)
+
+    def update(self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0) -> Run | None:
+        """The fenced write: lock the row (bounded wait), judge it, rewrite it only at that generation."""
+        _checked(run_id)
+        pg = _psycopg()
+        with self._lock:
+            conn = self._connect()
+            try:
+                with conn.transaction(), conn.cursor() as cur:
+                    cur.execute("SELECT set_config('lock_timeout', %s, true)",
+                                (f"{max(int(lock_timeout * 1000), 1)}ms",))
+                    cur.execute("SELECT record, generation FROM runs WHERE run_id = %s FOR UPDATE", (run_id,))
+                    row = cur.fetchone()
+                    if row is None or row[0] is None:
+                        raise RunNotFound(run_id)
+                    current = parse_record(row[0].encode("utf-8", "surrogateescape"), run_id)
+                    new = change(current)
+                    if new is None:
+                        return None
+                    new = new.evolve(generation=current.generation + 1)
+                    cur.execute(
+                        "UPDATE runs SET record = %s, generation = %s, written_at = now() "
+                        "WHERE run_id = %s AND generation = %s",
+                        (_record_text(new), new.generation, run_id, row[1]),
+                    )
+                    if cur.rowcount != 1:  # cannot happen under the row lock; never publish blind
+                        raise StoreBusy(f"run {run_id} changed while it was being written")
+                    cur.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, run_id))
+                    return new
+            except pg.errors.LockNotAvailable:
+                raise StoreBusy(f"run {run_id} is being written by another process") from None
+            except pg.errors.QueryCanceled as exc:
+                raise StoreBusy(f"run {run_id}: {_first_line(exc)}") from None
+            except pg.OperationalError as exc:
+                self._drop()
+                raise StoreRefused(f"the PostgreSQL store failed: {_first_line(exc)}") from None
+            except pg.Error as exc:
+                raise StoreRefused(f"the PostgreSQL store refused: {_first_line(exc)}") from None
+
+    def run_ids(self) -> Iterator[str]:
+        """Newest first, fetched a page at a time so a listing of 20 never reads 100k ids."""
+        last: str | None = None
+        while True:
+            with self._cursor() as cur:
+                if last is None:
+                    cur.execute("SELECT run_id FROM runs WHERE record IS NOT NULL ORDER BY run_id DESC LIMIT 500")
+                else:
+                    cur.execute("SELECT run_id FROM runs WHERE record IS NOT NULL AND run_id < %s "
+                                "ORDER BY run_id DESC LIMIT 500", (last,))
+                page = [row[0] for row in cur.fetchall()]
+            yield from (run_id for run_id in page if is_run_id(run_id))
+            if len(page) < 500:
+                return
+            last = page[-1]
+
+    def host_of(self, run_id: str) -> str | None:
+        """The identity of the host that submitted the run (None when there is no such run)."""
+        with self._cursor() as cur:
+            cur.execute("SELECT host_id FROM runs WHERE run_id = %s", (_checked(run_id),))
+            row = cur.fetchone()
+        return None if row is None else str(row[0])
+
+    def remove(self, run_id: str) -> None:
+        with self._cursor() as cur:
+            cur.execute("DELETE FROM runs WHERE run_id = %s", (_checked(run_id),))
+
+    def sweep(self) -> None:
+        """Nothing to finish: a removal is one transaction."""
+
+    # -- run files ------------------------------------------------------------------------------
+
+    def write_text(self, run_id: str, name: str, text: str) -> None:
+        body = text.encode("utf-8", "surrogateescape")
+        with self._cursor() as cur:
+            cur.execute(
+                "INSERT INTO run_files (run_id, name, body) VALUES (%s, %s, %s) "
+                "ON CONFLICT (run_id, name) DO UPDATE SET body = EXCLUDED.body",
+                (_checked(run_id), name, body),
+            )
+
+    def read_text(self, run_id: str, name: str) -> str:
+        with self._cursor() as cur:
+            cur.execute("SELECT body FROM run_files WHERE run_id = %s AND name = %s", (_checked(run_id), name))
+            row = cur.fetchone()
+        if row is None:
+            raise FileNotFoundError(name)
+        body = bytes(row[0])
+        try:
+            check_size(len(body), TEXT_MAX_BYTES, name)
+        except Untrusted as exc:
+            raise OSError(exc.detail) from None
+        return body.decode("utf-8", "surrogateescape")
+
+    def artifacts_dir(self, run_id: str) -> str:
+        """A private local folder for the work's files; `publish_artifacts` moves them into the store."""
+        path = os.path.join(self.spool, _checked(run_id), "artifacts")
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        return path
+
+    @contextmanager
+    def console_sink(self, run_id: str) -> Iterator[int]:
+        """A pipe whose bytes a thread appends to the run's console, in order, as chunks."""
+        _checked(run_id)
+        read_end, write_end = os.pipe()
+        pump = threading.Thread(target=self._pump, args=(run_id, read_end), daemon=True)
+        pump.start()
+        try:
+            yield write_end
+        finally:
+            os.close(write_end)
+            pump.join()
+
+    def _pump(self, run_id: str, read_end: int) -> None:
+        offset = self._console_size(run_id)
+        try:
+            while True:
+                chunk = os.read(read_end, CONSOLE_CHUNK_MAX)
+                if not chunk:
+                    return
+                self._append_console(run_id, offset, chunk)
+                offset += len(chunk)
+        finally:
+            os.close(read_end)
+
+    def _append_console(self, run_id: str, offset: int, chunk: bytes) -> None:
+        for _attempt in range(30):  # a server restart mid-run: the bytes wait for it, in order
+            try:
+                with self._cursor() as cur:
+                    cur.execute(
+                        "INSERT INTO console_chunks (run_id, start_offset, body) VALUES (%s, %s, %s) "
+                        "ON CONFLICT DO NOTHING", (run_id, offset, chunk))
+                return
+            except StoreRefused:
+                threading.Event().wait(1.0)
+
+    def append_console(self, run_id: str, text: str) -> None:
+        """Append text to the console (tests and the store copy)."""
+        self._append_console(run_id, self._console_size(run_id), text.encode("utf-8", "surrogateescape"))
+
+    def _console_size(self, run_id: str) -> int:
+        with self._cursor() as cur:
+            cur.execute("SELECT coalesce(max(start_offset + length(body)), 0) FROM console_chunks "
+                        "WHERE run_id = %s", (run_id,))
+            (size,) = cur.fetchone()
+        return int(size)
+
+    def console_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
+        _checked(run_id)
+        with self._cursor() as cur:
+            cur.execute("SELECT 1 FROM runs WHERE run_id = %s", (run_id,))
+            if cur.fetchone() is None:
+                raise FileNotFoundError(f"no run {run_id} to read console.log from")
+            cur.execute(
+                "SELECT start_offset, body FROM console_chunks WHERE run_id = %s "
+                "AND start_offset + length(body) > %s AND start_offset < %s ORDER BY start_offset",
+                (run_id, offset, offset + max(limit, 0)))
+            rows = cur.fetchall()
+            cur.execute("SELECT coalesce(max(start_offset + length(body)), 0) FROM console_chunks "
+                        "WHERE run_id = %s", (run_id,))
+            (size,) = cur.fetchone()
+        if not rows and int(size) == 0 and not self._has_console(run_id):
+            raise FileNotFoundError("console.log")
+        data = b"".join(bytes(body) for _, body in rows)
+        first = int(rows[0][0]) if rows else offset
+        data = data[offset - first:][:max(limit, 0)]
+        return data, int(size)
+
+    def _has_console(self, run_id: str) -> bool:
+        with self._cursor() as cur:
+            cur.execute("SELECT 1 FROM run_files WHERE run_id = %s AND name = 'console.log'", (run_id,))
+            if cur.fetchone() is not None:
+                return True
+            cur.execute("SELECT 1 FROM console_chunks WHERE run_id = %s LIMIT 1", (run_id,))
+            return cur.fetchone() is not None
+
+    def console(self, run_id: str, tail_chars: int) -> ConsoleText:
+        tail_chars = max(tail_chars, 0)
+        try:
+            _, size = self.console_bytes(run_id, 0, 0)
+            start = max(0, size - tail_chars * 4)
+            raw, size = self.console_bytes(run_id, start, size - start)
+        except FileNotFoundError:
+            return ConsoleText(Availability.unavailable(MISSING, "console.log does not exist"), None)
+        except StoreRefused as exc:
+            return ConsoleText(Availability.unavailable(UNREADABLE, f"console.log: {exc}"), None)
+        text = raw.decode("utf-8", errors="replace")
+        if start > 0 and text:
+            text = text[1:] if text[0] == "\ufffd" else text
+        tail = text[-tail_chars:] if tail_chars > 0 else ""
+        return ConsoleText(Availability.of(tail), start > 0 or len(tail) < len(text))
+
+    def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
+        try:
+            with self._cursor() as cur:
+                cur.execute("SELECT entry FROM artifacts WHERE run_id = %s ORDER BY name", (_checked(run_id),))
+                rows = cur.fetchall()
+                if not rows:
+                    cur.execute("SELECT 1 FROM run_files WHERE run_id = %s AND name = 'artifacts/'", (run_id,))
+                    if cur.fetchone() is None:
+                        return Availability.unavailable(MISSING, "artifacts/ does not exist (yet)")
+        except StoreRefused as exc:
+            return Availability.unavailable(UNREADABLE, f"artifacts/: {exc}")
+        return Availability.of([dict(row[0]) for row in rows])
+
+    def artifact_body(self, run_id: str, name: str) -> bytes | None:
+        """An artifact's stored bytes (None when not stored: too large, not a regular file, or absent)."""
+        with self._cursor() as cur:
+            cur.execute("SELECT body FROM artifacts WHERE run_id = %s AND name = %s", (_checked(run_id), name))
+            row = cur.fetchone()
+        return None if row is None or row[0] is None else bytes(row[0])
+
+    def publish_artifacts(self, run_id: str, entries: list[dict[str, Any]], read_body: Callable[[str], bytes | None]) -> None:
+        """Record the artifacts listing; each regular file's bytes up to ARTIFACT_BODY_MAX.
+
+        `entries` is the confined listing of the local folder (links, FIFOs never followed);
+        `read_body(name)` reads one regular file through the same confinement.
+        """
+        with self._cursor() as cur:
+            cur.execute(
+                "INSERT INTO run_files (run_id, name, body) VALUES (%s, 'artifacts/', '') ON CONFLICT DO NOTHING",
+                (_checked(run_id),))
+            for entry in entries:
+                stored = dict(entry)
+                body: bytes | None = None
+                if entry.get("type") == "file" and entry.get("sha256"):
+                    if int(entry.get("size") or 0) > ARTIFACT_BODY_MAX:
+                        stored["available"] = False
+                        stored["reason_code"] = TOO_LARGE
+                    else:
+                        body = read_body(str(entry["name"]))
+                        if body is None or hashlib.sha256(body).hexdigest() != entry["sha256"]:
+                            body = None
+                            stored["available"] = False
+                            stored["reason_code"] = UNREADABLE
+                stored["path"] = f"postgresql:runs/{run_id}/artifacts/{entry['name']}"
+                cur.execute(
+                    "INSERT INTO artifacts (run_id, name, entry, body) VALUES (%s, %s, %s, %s) "
+                    "ON CONFLICT (run_id, name) DO UPDATE SET entry = EXCLUDED.entry, body = EXCLUDED.body",
+                    (run_id, str(entry["name"]), json.dumps(stored), body))
+
+    def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
+        try:
+            raw = self.read_text(run_id, "manifest.json")
+        except FileNotFoundError:
+            return Availability.unavailable(MISSING, "manifest.json does not exist (yet)")
+        except (OSError, StoreRefused) as exc:
+            return Availability.unavailable(UNREADABLE, f"manifest.json: {exc}")
+        try:
+            check_size(len(raw.encode("utf-8", "surrogateescape")), MANIFEST_MAX_BYTES, "manifest.json")
+            data = parse_json(raw.encode("utf-8", "surrogateescape"), "manifest.json")
+        except Untrusted as exc:
+            return Availability.unavailable(exc.reason_code, exc.detail)
+        if not isinstance(data, dict):
+            return Availability.unavailable(MALFORMED, "manifest.json is not a JSON object")
+        return Availability.of(data)
+
+
+def _checked(run_id: str) -> str:
+    if not is_run_id(run_id):
+        raise RunNotFound(run_id)
+    return run_id
+
+
+def _record_text(run: Run) -> str:
+    return json.dumps(run.to_dict(), sort_keys=True)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+__all__ = ["PgRunStore", "RecordUnusable", "SchemaMissing", "host_identity"]

@@ -1,0 +1,125 @@
+"""The PostgreSQL store on a real server: fenced writes, console chunks, artifacts, faults."""
+
+from __future__ import annotations
+
+import multiprocessing
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from application.ports import RunNotFound, StoreBusy, StoreRefused
+from domain.run import Run
+from tests.pg import pg_dsn, pg_store  # noqa: F401  (the fixture)
+
+NOW = datetime(2026, 12, 3, 8, 0, 0, tzinfo=UTC)
+
+
+def created(store: Any) -> Run:
+    run_id = store.reserve(NOW)
+    return store.create(Run(run_id=run_id, kind="agent", status="running", submitted_at=NOW.isoformat(),
+                            spawn_state="started"))
+
+
+def test_a_record_round_trips_with_its_generation(pg_dsn: str, tmp_path: Any) -> None:
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    assert store.read(run.run_id) == run and run.generation == 1
+    assert list(store.run_ids()) == [run.run_id]
+    assert store.host_of(run.run_id) == "host-a"
+
+
+def test_a_reserved_run_without_a_record_is_not_found_and_not_listed(pg_dsn: str, tmp_path: Any) -> None:
+    store = pg_store(pg_dsn, tmp_path)
+    run_id = store.reserve(NOW)
+    with pytest.raises(RunNotFound):
+        store.read(run_id)
+    assert list(store.run_ids()) == []
+    store.discard(run_id)
+    assert store.host_of(run_id) is None
+
+
+def _bump(dsn: str, spool: str, run_id: str, times: int) -> None:
+    from adapters.pg_store import PgRunStore
+
+    store = PgRunStore(dsn, spool, host_id="host-a")
+    for _ in range(times):
+        store.update(run_id, lambda r: r.evolve(extra={**r.extra, "n": r.extra.get("n", 0) + 1}), lock_timeout=30)
+
+
+def test_eight_processes_racing_lose_no_update(pg_dsn: str, tmp_path: Any) -> None:
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    ctx = multiprocessing.get_context("spawn")
+    workers = [ctx.Process(target=_bump, args=(pg_dsn, str(tmp_path), run.run_id, 25)) for _ in range(8)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+        assert w.exitcode == 0
+    final = store.read(run.run_id)
+    assert final.extra["n"] == 200 and final.generation == 201
+
+
+def test_a_held_row_lock_is_store_busy_within_the_timeout(pg_dsn: str, tmp_path: Any) -> None:
+    import psycopg
+
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    with psycopg.connect(pg_dsn) as holder:
+        holder.execute("SELECT 1 FROM runs WHERE run_id = %s FOR UPDATE", (run.run_id,))
+        with pytest.raises(StoreBusy):
+            store.update(run.run_id, lambda r: r.evolve(status="x"), lock_timeout=0.2)
+    assert store.read(run.run_id) == run
+
+
+def test_change_returning_none_writes_nothing(pg_dsn: str, tmp_path: Any) -> None:
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    assert store.update(run.run_id, lambda r: None) is None
+    assert store.read(run.run_id).generation == 1
+
+
+def test_a_corrupt_record_row_is_record_unusable_not_a_crash(pg_dsn: str, tmp_path: Any) -> None:
+    import psycopg
+
+    from domain.run import RecordUnusable
+
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("UPDATE runs SET record = %s WHERE run_id = %s", ('{"run_id": "x"' , run.run_id))
+    with pytest.raises(RecordUnusable):
+        store.read(run.run_id)
+
+
+def test_console_chunks_are_read_from_any_offset_and_tailed(pg_dsn: str, tmp_path: Any) -> None:
+    import os
+
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    with store.console_sink(run.run_id) as fd:
+        for part in (b"hello ", b"wide ", "w\u00f6rld\n".encode()):
+            os.write(fd, part)
+    data, size = store.console_bytes(run.run_id, 0, 1 << 20)
+    assert data == "hello wide w\u00f6rld\n".encode() and size == len(data)
+    assert store.console_bytes(run.run_id, 6, 4) == (b"wide", size)
+    tail = store.console(run.run_id, 6)
+    assert tail.text.value == "w\u00f6rld\n"[-6:] and tail.truncated is True
+
+
+def test_a_missing_console_is_unavailable_missing(pg_dsn: str, tmp_path: Any) -> None:
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    console = store.console(run.run_id, 100)
+    assert console.text.available is False and console.text.reason_code == "missing"
+
+
+def test_a_server_that_is_not_there_is_store_refused_not_a_hang(tmp_path: Any) -> None:
+    from adapters.pg_store import PgRunStore
+
+    store = PgRunStore("postgresql://postgres@127.0.0.1:1/lionrun", str(tmp_path), host_id="h")
+    with pytest.raises(StoreRefused):
+        store.read("20261203T080000-abcdef")
+    with pytest.raises(StoreRefused):
+        store.reserve(NOW)
