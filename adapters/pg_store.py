@@ -19,7 +19,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -134,10 +134,8 @@ class PgRunStore:
 
     def _drop(self) -> None:
         if self._conn is not None:
-            try:
+            with suppress(Exception):  # closing a broken connection may fail in any way
                 self._conn.close()
-            except Exception:  # noqa: BLE001 - closing a broken connection may fail in any way
-                pass
         self._conn = None
 
     def close(self) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from application.ports import RunNotFound, StoreBusy, StoreRefused
 from domain.run import Run
-from tests.pg import pg_dsn, pg_store  # noqa: F401  (the fixture)
+from tests.pg import pg_store
 
 NOW = datetime(2026, 12, 3, 8, 0, 0, tzinfo=UTC)
 
