@@ -108,7 +108,7 @@ class PgRunStore:
             return self._conn
         pg = _psycopg()
         try:
-            conn = pg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
+            conn: psycopg.Connection[Any] = pg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
                               options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
         except pg.Error as exc:
             raise StoreRefused(f"the PostgreSQL store cannot be reached: {_first_line(exc)}") from None
