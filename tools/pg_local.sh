@@ -78,6 +78,13 @@ up() {
     fi
     if [ "$(id -u)" -eq 0 ]; then
         chown postgres: "${dir}"
+        # The server user must be able to reach DIR: let it through every folder above (search only).
+        local above
+        above=$(dirname "${dir}")
+        while [ "${above}" != "/" ]; do
+            chmod o+x "${above}"
+            above=$(dirname "${above}")
+        done
     fi
     chmod 0700 "${dir}"
     as_server_user "${bindir}/initdb" -D "${dir}/data" -U postgres -A trust -E UTF8 --no-sync >/dev/null
