@@ -1,156 +1,183 @@
-"""Per-call latency of `li --machine` against a bare interpreter start-up, with the targets beside it.
+"""Per-call cost of `li --machine` as a ratio to the interpreter floor, measured in one run.
 
-    .venv/bin/python benchmarks/bench_cli.py [--repeat 15] [--li /abs/path/to/li]
+    python benchmarks/bench_cli.py [--repeat 15] [--rev REV | --li /abs/li] [--peer /abs/li] [--quick]
 
-Every figure is the median wall time of `--repeat` runs of one subprocess, started the same way
-as the baseline (`python -c pass` with this same interpreter). Stores are synthetic (finished
-records written directly) in a temporary LI_HOME, removed afterwards. Nothing here is a test:
-the figures depend on the machine; the ratios are what the targets speak about.
+By default it installs this repository's HEAD (regular `pip install`, not editable) into a temp
+venv and measures that `li`. Each round runs, for every call, the floor `python -I -S -c pass`
+(the base interpreter of the li under measure) and then the call (and the peer's call), so floor
+and call samples are paired and interleaved. Figures: CPU time of the whole child (user + sys,
+from os.wait4) and wall time, min/median/max; the ratio is the median of the paired ratios
+call / floor. Stores are synthetic, in a temp LI_HOME. Nothing here passes or fails on speed:
+targets (benchmarks/targets.toml) are printed beside the figures. JSON: build/bench/cli.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tools.synthetic import finished_runs  # noqa: E402
+import _common as common  # noqa: E402
+
+CALLS: list[tuple[str, str, list[str]]] = [
+    # (key, shown as, argv after li; {id} is a run id of the store)
+    ("handshake", "handshake --machine", ["handshake", "--machine"]),
+    ("status", "job status <id> --machine", ["job", "status", "{id}", "--machine"]),
+    ("wait", "job wait <id> --max-wait 0 --machine (1 id)",
+     ["job", "wait", "{id}", "--max-wait", "0", "--machine"]),
+    ("list", "job list --machine (20 runs)", ["job", "list", "--machine"]),
+    ("submit", "agent --detach --machine sh true → handle",
+     ["agent", "--detach", "--machine", "sh", "true"]),
+]
+STORE_RUNS = 20
 
 
 @dataclass
-class Figure:
-    name: str
-    median: float
-    ratio: float | None
-    target: str
-    met: bool | None
-    note: str = ""
+class Series:
+    cpu: list[float] = field(default_factory=list)
+    wall: list[float] = field(default_factory=list)
+    ratio_cpu: list[float] = field(default_factory=list)
+    ratio_wall: list[float] = field(default_factory=list)
+    maxrss_kb: list[int] = field(default_factory=list)
+    problem: str | None = None
+
+    def add(self, sample: common.Sample, floor: common.Sample | None) -> None:
+        self.cpu.append(sample.cpu)
+        self.wall.append(sample.wall)
+        self.maxrss_kb.append(sample.maxrss_kb)
+        if floor is not None:
+            self.ratio_cpu.append(sample.cpu / floor.cpu if floor.cpu > 0 else float("nan"))
+            self.ratio_wall.append(sample.wall / floor.wall)
+
+    def summary(self) -> dict[str, Any]:
+        if self.problem:
+            return {"ok": False, "problem": self.problem}
+
+        def three(values: list[float], scale: float = 1000.0) -> dict[str, float]:
+            return {"min": round(min(values) * scale, 2), "median": round(statistics.median(values) * scale, 2),
+                    "max": round(max(values) * scale, 2)}
+
+        out: dict[str, Any] = {"ok": True, "samples": len(self.cpu), "cpu_ms": three(self.cpu),
+                               "wall_ms": three(self.wall), "maxrss_kb_median": statistics.median(self.maxrss_kb)}
+        if self.ratio_cpu:
+            out["ratio_cpu"] = three(self.ratio_cpu, 1.0)
+            out["ratio_wall"] = three(self.ratio_wall, 1.0)
+        return out
 
 
-def li_path(given: str | None) -> str:
-    if given:
-        return given
-    beside = os.path.join(os.path.dirname(sys.executable), "li")
-    return beside if os.path.exists(beside) else shutil.which("li") or "li"
+def prepare(root: str) -> tuple[str, str, str, str]:
+    """Three homes: an empty one (handshake), one with 20 finished runs, one for submits."""
+    from tools.synthetic import finished_runs
+
+    empty, store, submits = (os.path.join(root, name) for name in ("empty", "store", "submits"))
+    for home in (empty, store, submits):
+        os.makedirs(home, mode=0o700)
+    run_id = finished_runs(store, STORE_RUNS)[-1]
+    return empty, store, run_id, submits
 
 
-def timed(argv: Sequence[str], env: dict[str, str], repeat: int) -> tuple[float, str]:
-    """Median seconds of `repeat` runs (after one warm-up), and the last stdout."""
-    samples, out = [], ""
-    for index in range(repeat + 1):
-        start = time.perf_counter()
-        done = subprocess.run(list(argv), env=env, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, check=False)
-        elapsed = time.perf_counter() - start
-        out = done.stdout
-        if index:
-            samples.append(elapsed)
-    return statistics.median(samples), out
+def measure(li: str, peer: str | None, floor_python: str, repeat: int, root: str) -> dict[str, Any]:
+    empty, store, run_id, submits = prepare(root)
+    peer_submits = os.path.join(root, "peer-submits")
+    os.makedirs(peer_submits, mode=0o700)
+    homes = {"handshake": empty, "status": store, "wait": store, "list": store, "submit": submits}
+    floor_argv = [floor_python, "-I", "-S", "-c", "pass"]
+    floor = Series()
+    mine = {key: Series() for key, _, _ in CALLS}
+    theirs = {key: Series() for key, _, _ in CALLS}
+    sides = [(li, mine, None)] + ([(peer, theirs, peer_submits)] if peer else [])
+    for round_no in range(repeat + 1):  # round 0 warms the caches up and is not counted
+        for key, _, template in CALLS:
+            argv = [part.replace("{id}", run_id) for part in template]
+            for exe, series, submit_home in sides:
+                if series[key].problem:
+                    continue
+                home = submit_home if (key == "submit" and submit_home) else homes[key]
+                env = common.clean_env(home)
+                paired = common.spawn(floor_argv, env)
+                sample = common.spawn([exe, *argv], env)
+                problem = common.envelope_problem(sample, "run_id" if key == "submit" else None)
+                if problem:
+                    series[key].problem = problem
+                    continue
+                if key == "submit":  # its runner ends before anything else is measured
+                    pid = common.envelope_data(sample).get("pid")
+                    if isinstance(pid, int):
+                        common.wait_gone([pid], 60)
+                if round_no:
+                    floor.add(paired, None)
+                    series[key].add(sample, paired)
+        print(f"  round {round_no}/{repeat}", file=sys.stderr)
+    return {"floor": floor.summary(), "li": {k: s.summary() for k, s in mine.items()},
+            "peer": {k: s.summary() for k, s in theirs.items()} if peer else None}
 
 
-def refused(stdout: str) -> str | None:
-    """The refusal message when the envelope is `ok: false` (the figure is then not meaningful)."""
-    import json
-
-    try:
-        envelope = json.loads(stdout)
-    except ValueError:
-        return f"no envelope: {stdout[:80]!r}"
-    return None if envelope.get("ok") else f"{envelope['error']['kind']}: {envelope['error']['message']}"
-
-
-def home_with(root: str, name: str, runs: int) -> tuple[str, list[str]]:
-    home = os.path.join(root, name)
-    os.makedirs(home)
-    return home, finished_runs(home, runs)
+def cell(summary: dict[str, Any], target: float | None = None) -> list[str]:
+    if not summary.get("ok"):
+        return ["—", "—", f"— ({summary.get('problem')})"]
+    ratio = summary["ratio_cpu"]["median"]
+    met = "" if target is None else (" ✓" if ratio <= target else " ✗")
+    return [f"{summary['cpu_ms']['median']:.1f} ({summary['cpu_ms']['min']:.1f}–{summary['cpu_ms']['max']:.1f})",
+            f"{summary['wall_ms']['median']:.1f}",
+            f"{ratio:.1f}×{met} (wall {summary['ratio_wall']['median']:.1f}×)"]
 
 
-def measure(li: str, repeat: int, root: str) -> tuple[list[Figure], float]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    env.pop("LI_NOTIFY_COMMAND", None)
-    bare, _ = timed([sys.executable, "-c", "pass"], env, repeat)
-    print(f"bare `python -c pass`: {bare * 1000:.1f} ms (median of {repeat})", file=sys.stderr)
-    one_home, one_ids = home_with(root, "one", 1)
-    k_home, k_ids = home_with(root, "thousand", 1000)
-    h_home, _ = home_with(root, "hundred", 100)
-    print("populating 10,000 synthetic runs ...", file=sys.stderr)
-    big_home, _ = home_with(root, "ten-thousand", 10_000)
-    sub_home = os.path.join(root, "submit")
-    os.makedirs(sub_home)
-
-    def run(name: str, home: str, *argv: str) -> tuple[float, str | None]:
-        seconds, out = timed([li, *argv, "--machine"], {**env, "LI_HOME": home}, repeat)
-        print(f"  {name}: {seconds * 1000:.1f} ms", file=sys.stderr)
-        return seconds, refused(out)
-
-    results = {
-        "handshake": run("handshake", one_home, "handshake"),
-        "status": run("status", one_home, "job", "status", one_ids[0]),
-        "wait1": run("wait 1", one_home, "job", "wait", one_ids[0], "--max-wait", "0"),
-        "wait1000": run("wait 1000", k_home, "job", "wait", *k_ids, "--max-wait", "0"),
-        "list100": run("list 100", h_home, "job", "list", "--limit", "20"),
-        "list10000": run("list 10000", big_home, "job", "list", "--limit", "20"),
-        "submit": run("submit", sub_home, "agent", "--detach", "sh", "true"),
-    }
-    return figures(results, bare), bare
-
-
-def figures(results: dict[str, tuple[float, str | None]], bare: float) -> list[Figure]:
-    def fig(key: str, name: str, target: str, limit: float | None, base: str | None = None) -> Figure:
-        seconds, problem = results[key]
-        ratio = seconds / bare
-        versus = ratio if base is None else seconds / results[base][0]
-        met = None if limit is None or problem else versus < limit
-        note = f"refused — {problem}" if problem else (f"{versus:.2f}× {base}" if base else "")
-        return Figure(name, seconds, ratio, target, met, note)
-
-    return [
-        fig("handshake", "handshake", "< 3× bare", 3.0),
-        fig("status", "job status (1 run)", "< 15× bare", 15.0),
-        fig("wait1", "job wait --max-wait 0 (1 id)", "< 15× bare", 15.0),
-        fig("wait1000", "job wait --max-wait 0 (1,000 ids)", "< 3× wait (1 id)", 3.0, "wait1"),
-        fig("list100", "job list --limit 20 (100 runs)", "—", None),
-        fig("list10000", "job list --limit 20 (10,000 runs)", "< 1.5× list (100 runs)", 1.5, "list100"),
-        fig("submit", "agent --detach sh true (submit → handle)", "—", None),
-    ]
-
-
-def table(rows: list[Figure], bare: float) -> str:
-    lines = [f"{'call':44} {'median':>9} {'× bare':>7}  {'target':24} {'met':5} note",
-             f"{'python -c pass (baseline)':44} {bare * 1000:7.1f}ms {1.0:6.2f}×"]
-    for row in rows:
-        met = "—" if row.met is None else ("yes" if row.met else "NO")
-        ratio = f"{row.ratio:6.2f}×" if row.ratio is not None else "      —"
-        lines.append(f"{row.name:44} {row.median * 1000:7.1f}ms {ratio}  {row.target:24} {met:5} {row.note}")
-    return "\n".join(lines)
+def table(result: dict[str, Any], targets: dict[str, float]) -> str:
+    floor = result["floor"]
+    header = ["call", "CPU ms median (min–max)", "wall ms", "× floor (CPU)", "target"]
+    rows = [["`python -I -S -c pass` (floor)",
+             f"{floor['cpu_ms']['median']:.1f} ({floor['cpu_ms']['min']:.1f}–{floor['cpu_ms']['max']:.1f})",
+             f"{floor['wall_ms']['median']:.1f}", "1.0×", ""]]
+    peer = result.get("peer")
+    if peer:
+        header += ["peer CPU ms", "peer wall ms", "peer × floor (CPU)"]
+        rows[0] += ["", "", ""]
+    for key, shown, _ in CALLS:
+        target = targets.get(key)
+        row = [f"`{shown}`", *cell(result["li"][key], target), f"≤ {target:g}×" if target else "—"]
+        if peer:
+            row += cell(peer[key])
+        rows.append(row)
+    return common.md_table(header, rows)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=15, help="runs per figure (median; default 15)")
-    parser.add_argument("--li", help="absolute path of the li to measure (default: beside this python)")
+    parser.add_argument("--repeat", type=int, default=15, help="counted rounds (default 15; --quick: 2)")
+    parser.add_argument("--peer", help="absolute path of another implementation's li, measured side by side")
+    common.add_target_arguments(parser)
     args = parser.parse_args(argv)
-    li = li_path(args.li)
-    root = tempfile.mkdtemp(prefix="li-bench-")
+    repeat = 2 if args.quick else args.repeat
+    if args.peer and not (os.path.isabs(args.peer) and os.access(args.peer, os.X_OK)):
+        parser.error(f"--peer must be an absolute path to an executable: {args.peer}")
+    root = common.temp_root("li-bench-cli-")
     try:
-        rows, bare = measure(li, args.repeat, root)
+        target = common.resolve_target(args, root)
+        facts = common.machine_facts()
+        answer = common.spawn([target.li, "handshake", "--machine"], common.clean_env(root))
+        module = None if common.envelope_problem(answer) else common.envelope_data(answer).get("module")
+        result = measure(target.li, args.peer, target.python, repeat, os.path.join(root, "homes"))
     finally:
-        shutil.rmtree(root, ignore_errors=True)
-    print(f"li: {li}\ninterpreter: {sys.executable} (Python {sys.version.split()[0]}), "
-          f"{os.cpu_count()} CPUs, median of {args.repeat}\n")
-    print(table(rows, bare))
-    missed = [r.name for r in rows if r.met is False]
-    print("\nall targets met" if not missed else f"\ntargets missed: {', '.join(missed)}")
+        common.remove(root)
+    targets = common.load_targets()["cli"]
+    payload = {"benchmark": "cli", "li": target.li, "measured": target.label, "commit": target.commit,
+               "li_module": module, "peer": args.peer, "floor": f"{target.python} -I -S -c pass", "repeat": repeat,
+               "quick": args.quick, "machine": facts, "load_after": os.getloadavg(),
+               "targets_cpu_ratio": targets, **result}
+    path = common.write_json(args.out, "cli", payload)
+    print(f"{target.label} (its code: {module}); floor `{target.python} -I -S -c pass`; {repeat} paired rounds; "
+          f"load {facts['loadavg']} on {facts['cpus']} CPUs\n")
+    print(table(result, targets))
+    print(f"\nJSON: {path}")
+    problems = [k for k, s in result["li"].items() if not s.get("ok")]
+    if args.quick and problems:
+        print(f"quick check: no ok envelope from {', '.join(problems)}", file=sys.stderr)
+        return 1
     return 0
 
 

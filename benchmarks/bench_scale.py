@@ -1,0 +1,196 @@
+"""Scale: `job list` over growing stores, `job wait` over many ids, submit throughput.
+
+    python benchmarks/bench_scale.py [--list-sizes 100,10000,100000] [--wait-sizes 1,1000,10000]
+                                     [--submitters 8] [--submits 96] [--repeat 5]
+                                     [--rev REV | --li /abs/li] [--quick]
+
+One synthetic store (finished runs written directly) grows to each list size in turn;
+`li job list --machine` (its default limit) is timed at each size, `li job wait <ids>
+--max-wait 0 --machine` over the newest N ids once the store holds enough of them. Ids go on
+the command line; when they do not fit this system's exec limit the ids are given on stdin
+(`-`) instead and the output says so. Throughput: `--submitters` threads each submitting
+`li agent --detach --machine sh true` until `--submits` in all; runs/s over the wall time
+(their runners run meanwhile, as they would). CPU and wall per call, min/median/max.
+JSON: build/bench/scale.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _common as common  # noqa: E402
+
+
+def sizes(text: str) -> list[int]:
+    return sorted(int(part.replace("_", "")) for part in text.split(",") if part.strip())
+
+
+def grow(home: str, have: int, want: int) -> list[str]:
+    """Adds finished runs until the store holds `want`; returns the new ids (oldest first)."""
+    from tools.synthetic import finished_runs
+
+    if want <= have:
+        return []
+    started = time.perf_counter()
+    ids = finished_runs(home, want - have, datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=have))
+    print(f"  store grown to {want:,} runs in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return ids
+
+
+def timed(argv: list[str], env: dict[str, str], repeat: int, stdin: str | None = None) -> dict[str, Any]:
+    samples = []
+    for index in range(repeat + 1):  # the first warms the page cache up and is not counted
+        sample = common.spawn(argv, env, stdin)
+        problem = common.envelope_problem(sample)
+        if problem:
+            return {"ok": False, "problem": problem}
+        if index:
+            samples.append(sample)
+
+    def three(values: list[float]) -> dict[str, float]:
+        return {"min": round(min(values) * 1000, 1), "median": round(statistics.median(values) * 1000, 1),
+                "max": round(max(values) * 1000, 1)}
+
+    return {"ok": True, "samples": len(samples), "cpu_ms": three([s.cpu for s in samples]),
+            "wall_ms": three([s.wall for s in samples]),
+            "maxrss_mb_median": round(statistics.median(s.maxrss_kb for s in samples) / 1024, 1)}
+
+
+def wait_argv(li: str, ids: list[str], env: dict[str, str]) -> tuple[list[str], str | None, str]:
+    """The wait call over ids, on argv when it fits the exec limit, else on stdin (said)."""
+    argv = [li, "job", "wait", *ids, "--max-wait", "0", "--machine"]
+    size = sum(len(part) + 1 + 8 for part in argv) + sum(len(k) + len(v) + 2 + 8 for k, v in env.items())
+    limit = os.sysconf("SC_ARG_MAX")
+    if size < limit - 4096:
+        return argv, None, f"ids on argv ({size:,} of {limit:,} bytes)"
+    return ([li, "job", "wait", "-", "--max-wait", "0", "--machine"], "\n".join(ids) + "\n",
+            f"ARGV LIMIT: {len(ids):,} ids need {size:,} bytes > {limit:,}; ids given on stdin (`-`)")
+
+
+def throughput(li: str, home: str, submitters: int, submits: int) -> dict[str, Any]:
+    env = common.clean_env(home)
+    problems: list[str] = []
+    pids: list[int] = []
+
+    def one(_: int) -> None:
+        sample = common.spawn([li, "agent", "--detach", "--machine", "sh", "true"], env)
+        problem = common.envelope_problem(sample, "run_id")
+        if problem:
+            problems.append(problem)
+        else:
+            pid = common.envelope_data(sample).get("pid")
+            if isinstance(pid, int):
+                pids.append(pid)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(submitters) as pool:
+        list(pool.map(one, range(submits)))
+    wall = time.perf_counter() - started
+    left = common.wait_gone(pids, 120)  # their runners end before anything else is measured
+    ok = submits - len(problems)
+    return {"ok": not problems, "submitters": submitters, "submits": submits, "answered_ok": ok,
+            "wall_s": round(wall, 2), "runs_per_s": round(ok / wall, 1),
+            "problems": sorted(set(problems))[:5], "runners_still_alive_after_120s": len(left)}
+
+
+def measure(li: str, list_sizes: list[int], wait_sizes: list[int], repeat: int,
+            submitters: int, submits: int, root: str) -> dict[str, Any]:
+    home = os.path.join(root, "store")
+    os.makedirs(home, mode=0o700)
+    env = common.clean_env(home)
+    ids: list[str] = []
+    lists: dict[str, Any] = {}
+    waits: dict[str, Any] = {}
+    pending_waits = list(wait_sizes)
+    for size in sorted(set(list_sizes) | ({max(wait_sizes)} if wait_sizes else set())):
+        ids += grow(home, len(ids), size)
+        if size in list_sizes:
+            lists[str(size)] = timed([li, "job", "list", "--machine"], env, repeat)
+            print(f"  list at {size:,}: {lists[str(size)]}", file=sys.stderr)
+        for count in [n for n in pending_waits if n <= len(ids)]:
+            pending_waits.remove(count)
+            argv, stdin, how = wait_argv(li, ids[-count:], env)
+            waits[str(count)] = {**timed(argv, env, repeat, stdin), "ids": how}
+            print(f"  wait over {count:,}: {waits[str(count)]}", file=sys.stderr)
+    submit_home = os.path.join(root, "submits")
+    os.makedirs(submit_home, mode=0o700)
+    return {"list": lists, "wait": waits,
+            "throughput": throughput(li, submit_home, submitters, submits) if submits else None}
+
+
+def cells(figures: dict[str, Any]) -> list[str]:
+    if not figures.get("ok"):
+        return ["—", "—", f"— ({figures.get('problem')})"]
+    cpu, wall = figures["cpu_ms"], figures["wall_ms"]
+    return [f"{cpu['median']:.0f} ({cpu['min']:.0f}–{cpu['max']:.0f})",
+            f"{wall['median']:.0f} ({wall['min']:.0f}–{wall['max']:.0f})", f"{figures['maxrss_mb_median']:.0f}"]
+
+
+def tables(result: dict[str, Any]) -> str:
+    header = ["call", "CPU ms median (min–max)", "wall ms median (min–max)", "max RSS MB"]
+    rows = [[f"`job list --machine` over {int(n):,} runs", *cells(f)] for n, f in result["list"].items()]
+    rows += [[f"`job wait --max-wait 0 --machine` over {int(n):,} id{'s' if int(n) != 1 else ''} ({f.get('ids')})", *cells(f)]
+             for n, f in result["wait"].items()]
+    out = common.md_table(header, rows)
+    put = result.get("throughput")
+    if put:
+        out += (f"\n\nsubmit throughput: {put['answered_ok']}/{put['submits']} `agent --detach --machine sh true` "
+                f"from {put['submitters']} concurrent submitters in {put['wall_s']} s = "
+                f"**{put['runs_per_s']} runs/s**")
+        if put["problems"]:
+            out += f" (not ok: {'; '.join(put['problems'])})"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--list-sizes", default="100,10000,100000", help="store sizes for job list")
+    parser.add_argument("--wait-sizes", default="1,1000,10000", help="id counts for job wait")
+    parser.add_argument("--repeat", type=int, default=5, help="counted calls per figure (default 5)")
+    parser.add_argument("--submitters", type=int, default=8, help="concurrent submitters (default 8)")
+    parser.add_argument("--submits", type=int, default=96, help="submits in all (default 96; 0: skip)")
+    common.add_target_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.quick:
+        list_sizes, wait_sizes, repeat, submits = [10, 50], [1, 20], 1, 8
+    else:
+        list_sizes, wait_sizes = sizes(args.list_sizes), sizes(args.wait_sizes)
+        repeat, submits = args.repeat, args.submits
+    root = common.temp_root("li-bench-scale-")
+    try:
+        target = common.resolve_target(args, root)
+        facts = common.machine_facts()
+        started = time.perf_counter()
+        result = measure(target.li, list_sizes, wait_sizes, repeat, args.submitters, submits,
+                         os.path.join(root, "homes"))
+        elapsed = time.perf_counter() - started
+    finally:
+        print("  removing the synthetic stores ...", file=sys.stderr)
+        common.remove(root)
+    payload = {"benchmark": "scale", "li": target.li, "measured": target.label, "commit": target.commit,
+               "repeat": repeat, "quick": args.quick, "machine": facts, "load_after": os.getloadavg(),
+               "seconds": round(elapsed, 1), **result}
+    path = common.write_json(args.out, "scale", payload)
+    print(f"{target.label}; {repeat} counted calls per figure after one warm-up; "
+          f"load {facts['loadavg']} on {facts['cpus']} CPUs\n")
+    print(tables(result))
+    print(f"\nJSON: {path}")
+    bad = [k for part in ("list", "wait") for k, f in result[part].items() if not f.get("ok")]
+    put = result.get("throughput")
+    if args.quick and (bad or (put and not put["ok"])):
+        print(f"quick check: not every call answered ok ({bad or put})", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

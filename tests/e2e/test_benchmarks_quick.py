@@ -1,0 +1,67 @@
+"""The benchmarks never rot: each `--quick` run answers with ok envelopes and writes its JSON.
+
+Speed is never asserted here (the figures depend on the machine); what is asserted is that every
+measured call got an ok envelope, that the JSON holds figures for each, and that bench_cli's
+default path measures a regular (non-editable) install, not this checkout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.support import REPO, li_bin
+
+BENCH = os.path.join(REPO, "benchmarks")
+
+
+def quick(script: str, out: str, *extra: str) -> dict:
+    done = subprocess.run([sys.executable, os.path.join(BENCH, script), "--quick", "--out", out, *extra],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=240, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(out, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def test_bench_cli_quick_measures_a_regular_install_of_head(tmp_path: object) -> None:
+    result = quick("bench_cli.py", os.path.join(str(tmp_path), "cli.json"))
+    head = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    assert result["commit"] == head
+    assert "site-packages" in result["li_module"] and not result["li_module"].startswith(REPO)
+    assert set(result["li"]) == {"handshake", "status", "wait", "list", "submit"}
+    for key, figures in result["li"].items():
+        assert figures["ok"] is True, (key, figures)
+        assert figures["samples"] == 2 and figures["ratio_cpu"]["median"] > 0, (key, figures)
+    assert result["floor"]["samples"] == 10 and result["floor"]["cpu_ms"]["median"] > 0
+
+
+def test_bench_cli_peer_column_shows_a_refusal_instead_of_crashing(tmp_path: object) -> None:
+    peer = os.path.join(str(tmp_path), "peer")
+    with open(peer, "w", encoding="utf-8") as handle:
+        handle.write('#!/bin/sh\necho "not an envelope"\nexit 3\n')
+    os.chmod(peer, 0o755)
+    result = quick("bench_cli.py", os.path.join(str(tmp_path), "cli.json"), "--li", li_bin(), "--peer", peer)
+    assert all(figures["ok"] for figures in result["li"].values()), result["li"]
+    assert {figures["ok"] for figures in result["peer"].values()} == {False}
+    assert "no envelope" in result["peer"]["handshake"]["problem"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="finds supervisors through /proc")
+def test_bench_rss_quick_finds_every_supervisor_and_leaves_nothing_running(tmp_path: object) -> None:
+    result = quick("bench_rss.py", os.path.join(str(tmp_path), "rss.json"), "--li", li_bin())
+    assert result["runs_submitted"] == result["supervisors_found"] == result["runs"] == 3
+    assert result["rss"]["count"] == 3 and result["rss"]["median_mb"] > 0
+    assert result["killed_by_li"] == 3
+
+
+def test_bench_scale_quick_times_every_size(tmp_path: object) -> None:
+    result = quick("bench_scale.py", os.path.join(str(tmp_path), "scale.json"), "--li", li_bin())
+    assert set(result["list"]) == {"10", "50"} and set(result["wait"]) == {"1", "20"}
+    for part in ("list", "wait"):
+        assert all(figures["ok"] for figures in result[part].values()), result[part]
+    assert result["throughput"]["answered_ok"] == result["throughput"]["submits"] == 8
