@@ -9,9 +9,11 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,10 +32,15 @@ class Sample:
     returncode: int
     stdout: str
     stderr: str
+    timed_out: float | None = None
 
 
-def spawn(argv: Sequence[str], env: dict[str, str], stdin: str | None = None) -> Sample:
-    """Run argv once, stdout/stderr to temp files, reaped with os.wait4 for its resource usage."""
+def spawn(argv: Sequence[str], env: dict[str, str], stdin: str | None = None,
+          timeout: float = 120.0) -> Sample:
+    """Run argv once, stdout/stderr to temp files, reaped with os.wait4 for its resource usage.
+
+    A child still running after `timeout` seconds is SIGKILLed (and said so by `timed_out`).
+    """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.TemporaryFile() as inp:
         if stdin is not None:
@@ -47,7 +54,12 @@ def spawn(argv: Sequence[str], env: dict[str, str], stdin: str | None = None) ->
                        (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
             start = time.perf_counter()
             pid = os.posix_spawn(argv[0], list(argv), env, file_actions=actions)
-            _, status, usage = os.wait4(pid, 0)
+            timer = threading.Timer(timeout, os.kill, (pid, signal.SIGKILL))
+            timer.start()
+            try:
+                _, status, usage = os.wait4(pid, 0)
+            finally:
+                timer.cancel()
             wall = time.perf_counter() - start
         finally:
             if stdin is None:
@@ -56,11 +68,14 @@ def spawn(argv: Sequence[str], env: dict[str, str], stdin: str | None = None) ->
         err.seek(0)
         return Sample(usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss,
                       os.waitstatus_to_exitcode(status),
-                      out.read().decode(errors="replace"), err.read().decode(errors="replace"))
+                      out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                      timeout if wall >= timeout else None)
 
 
 def envelope_problem(sample: Sample, want: str | None = None) -> str | None:
     """None when stdout is one ok envelope (holding data[want] if given), else why not."""
+    if sample.timed_out:
+        return f"no answer within {sample.timed_out:g} s (killed)"
     try:
         envelope = json.loads(sample.stdout)
     except ValueError:
@@ -95,10 +110,12 @@ def python_of(li: str) -> str:
     return os.path.realpath(sys.executable)
 
 
-def regular_install(rev: str, root: str) -> tuple[str, str]:
+def regular_install(rev: str, root: str, quick: bool = False) -> tuple[str, str]:
     """A non-editable `pip install` of `git archive <rev>` of this repository into a temp venv.
 
     Returns (li path, the resolved commit). Uncommitted changes are not part of what is measured.
+    `quick` (figures that mean nothing) saves time: no byte-compiling, and no isolated build
+    environment when the venv's own setuptools can build the project.
     """
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--verify", f"{rev}^{{commit}}"],
                             capture_output=True, text=True, check=True).stdout.strip()
@@ -110,8 +127,17 @@ def regular_install(rev: str, root: str) -> tuple[str, str]:
     print(f"installing {commit[:12]} (regular, non-editable) into {venv} ...", file=sys.stderr)
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-    done = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--quiet",
-                           "--disable-pip-version-check", source], capture_output=True, text=True)
+    python = os.path.join(venv, "bin", "python")
+    options = []
+    if quick:
+        options.append("--no-compile")
+        has_setuptools = subprocess.run(
+            [python, "-c", "import setuptools, sys; sys.exit(int(setuptools.__version__.split('.')[0]) < 61)"],
+            capture_output=True, check=False).returncode == 0
+        if has_setuptools:
+            options.append("--no-build-isolation")
+    done = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           *options, source], capture_output=True, text=True, check=False)
     if done.returncode:
         sys.stderr.write(done.stdout + done.stderr)
         raise SystemExit(f"pip install of {commit[:12]} failed (exit {done.returncode})")
@@ -144,14 +170,14 @@ def resolve_target(args: argparse.Namespace, root: str) -> Target:
         if not os.path.isabs(args.li) or not os.access(args.li, os.X_OK):
             raise SystemExit(f"--li must be an absolute path to an executable: {args.li}")
         return Target(args.li, python_of(args.li), None, f"installed li at {args.li}")
-    li, commit = regular_install(args.rev, os.path.join(root, "install"))
+    li, commit = regular_install(args.rev, os.path.join(root, "install"), quick=args.quick)
     return Target(li, python_of(li), commit, f"regular install of {commit[:12]}")
 
 
 def clean_env(home: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("LI_", "PYTHON")) and k not in ("VIRTUAL_ENV",)}
-    env.update({"LI_HOME": home, "NO_COLOR": "1"})
+    env.update({"LI_HOME": home, "HOME": home, "NO_COLOR": "1"})  # HOME too: a peer may keep state there
     return env
 
 

@@ -81,7 +81,8 @@ def prepare(root: str) -> tuple[str, str, str, str]:
     return empty, store, run_id, submits
 
 
-def measure(li: str, peer: str | None, floor_python: str, repeat: int, root: str) -> dict[str, Any]:
+def measure(li: str, peer: str | None, floor_python: str, repeat: int, root: str,
+            warm_up: bool = True) -> dict[str, Any]:
     empty, store, run_id, submits = prepare(root)
     peer_submits = os.path.join(root, "peer-submits")
     os.makedirs(peer_submits, mode=0o700)
@@ -91,7 +92,7 @@ def measure(li: str, peer: str | None, floor_python: str, repeat: int, root: str
     mine = {key: Series() for key, _, _ in CALLS}
     theirs = {key: Series() for key, _, _ in CALLS}
     sides = [(li, mine, None)] + ([(peer, theirs, peer_submits)] if peer else [])
-    for round_no in range(repeat + 1):  # round 0 warms the caches up and is not counted
+    for round_no in range(0 if warm_up else 1, repeat + 1):  # round 0 warms caches up, not counted
         for key, _, template in CALLS:
             argv = [part.replace("{id}", run_id) for part in template]
             for exe, series, submit_home in sides:
@@ -148,11 +149,12 @@ def table(result: dict[str, Any], targets: dict[str, float]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=15, help="counted rounds (default 15; --quick: 2)")
+    parser.add_argument("--repeat", type=int, default=15,
+                        help="counted rounds after one warm-up round (default 15; --quick: 1, no warm-up)")
     parser.add_argument("--peer", help="absolute path of another implementation's li, measured side by side")
     common.add_target_arguments(parser)
     args = parser.parse_args(argv)
-    repeat = 2 if args.quick else args.repeat
+    repeat = 1 if args.quick else args.repeat
     if args.peer and not (os.path.isabs(args.peer) and os.access(args.peer, os.X_OK)):
         parser.error(f"--peer must be an absolute path to an executable: {args.peer}")
     root = common.temp_root("li-bench-cli-")
@@ -161,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         facts = common.machine_facts()
         answer = common.spawn([target.li, "handshake", "--machine"], common.clean_env(root))
         module = None if common.envelope_problem(answer) else common.envelope_data(answer).get("module")
-        result = measure(target.li, args.peer, target.python, repeat, os.path.join(root, "homes"))
+        result = measure(target.li, args.peer, target.python, repeat, os.path.join(root, "homes"),
+                         warm_up=not args.quick)
     finally:
         common.remove(root)
     targets = common.load_targets()["cli"]
