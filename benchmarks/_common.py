@@ -115,7 +115,7 @@ def regular_install(rev: str, root: str, quick: bool = False) -> tuple[str, str]
 
     Returns (li path, the resolved commit). Uncommitted changes are not part of what is measured.
     `quick` (figures that mean nothing) saves time: no byte-compiling, and no isolated build
-    environment when the venv's own setuptools can build the project.
+    environment when the venv's own setuptools (and wheel) can build the project.
     """
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--verify", f"{rev}^{{commit}}"],
                             capture_output=True, text=True, check=True).stdout.strip()
@@ -132,7 +132,7 @@ def regular_install(rev: str, root: str, quick: bool = False) -> tuple[str, str]
     if quick:
         options.append("--no-compile")
         has_setuptools = subprocess.run(
-            [python, "-c", "import setuptools, sys; sys.exit(int(setuptools.__version__.split('.')[0]) < 61)"],
+            [python, "-c", "import setuptools, sys, wheel; sys.exit(int(setuptools.__version__.split('.')[0]) < 61)"],
             capture_output=True, check=False).returncode == 0
         if has_setuptools:
             options.append("--no-build-isolation")
