@@ -9,7 +9,6 @@ passed as a descriptor (`/bin/sh /dev/fd/N`), its stdin left at /dev/null.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -20,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from application.ports import Provider, ProviderResult
+from domain.transcript import outcome
 
 KILL_GRACE = 2.0
 PUMP_JOIN = 5.0
@@ -165,7 +165,7 @@ class ShProvider:
         return [cls.shell, f"/dev/fd/{script_fd}"]
 
     def run(self, instruction: str, model: str | None, cwd: str, env: Mapping[str, str],
-            console: Any, timeout: float | None) -> ProviderResult:
+            console: Any, timeout: float | None, extra: Sequence[str] = ()) -> ProviderResult:
         lines: list[str] = []
 
         def tee(line: str) -> None:
@@ -205,7 +205,11 @@ def script_descriptor(text: str) -> int:
 
 
 class _JsonCli:
-    """Shared shape of the agent CLIs: find the executable, run it with the prompt on stdin, parse."""
+    """Shared shape of the agent CLIs: find the executable, run it with the prompt on stdin, parse.
+
+    What the stream means (answer, error, every token class) is read in one place for people and
+    providers alike: `domain.transcript.outcome`.
+    """
 
     name = ""
     executable = ""
@@ -217,59 +221,36 @@ class _JsonCli:
         return shutil.which(self.executable) is not None
 
     @classmethod
-    def command(cls, model: str | None, env: Mapping[str, str]) -> list[str]:
-        """The argv, never the prompt: the executable found on the run's PATH and its headless flags."""
-        return [shutil.which(cls.executable, path=env.get("PATH")) or cls.executable, *cls.arguments(model)]
+    def command(cls, model: str | None, env: Mapping[str, str], extra: Sequence[str] = ()) -> list[str]:
+        """The argv, never the prompt: the executable on the run's PATH, its headless flags, `extra`."""
+        return [shutil.which(cls.executable, path=env.get("PATH")) or cls.executable, *cls.arguments(model, extra)]
 
     def run(self, instruction: str, model: str | None, cwd: str, env: Mapping[str, str],
-            console: Any, timeout: float | None) -> ProviderResult:
+            console: Any, timeout: float | None, extra: Sequence[str] = ()) -> ProviderResult:
         lines: list[str] = []
 
         def keep(line: str) -> None:
             lines.append(line)
             console.write(line)
 
-        code, timed_out = self.child(self.command(model, env), cwd, env, console, timeout, keep, instruction)
+        code, timed_out = self.child(self.command(model, env, extra), cwd, env, console, timeout, keep, instruction)
         result = self.parse(lines)
         result.exit_code, result.timed_out = code, timed_out
         result.is_error = result.is_error or code != 0
         return result
 
     @classmethod
-    def arguments(cls, model: str | None) -> list[str]:
+    def arguments(cls, model: str | None, extra: Sequence[str] = ()) -> list[str]:
         raise NotImplementedError
 
     def parse(self, lines: list[str]) -> ProviderResult:
-        raise NotImplementedError
-
-
-def _events(lines: list[str]) -> list[dict[str, Any]]:
-    events = []
-    for line in lines:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            events.append(event)
-    return events
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _count(value: object) -> int:
-    number = _number(value)
-    return int(number) if number is not None else 0
-
-
-def _number(value: object) -> int | float | None:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+        found = outcome(self.name, lines)
+        return ProviderResult(exit_code=0 if found.ended else 1, answer=found.answer, is_error=found.is_error,
+                              usage=found.usage)
 
 
 class ClaudeProvider(_JsonCli):
-    """`claude -p --output-format stream-json --verbose [--model M]`, the prompt on stdin.
+    """`claude -p --output-format stream-json --verbose [--model M] [EXTRA]`, the prompt on stdin.
 
     `-p` (print, non-interactive) reads piped stdin as the prompt; the `result` event answers.
     """
@@ -277,27 +258,13 @@ class ClaudeProvider(_JsonCli):
     name = executable = "claude"
 
     @classmethod
-    def arguments(cls, model: str | None) -> list[str]:
-        return ["-p", "--output-format", "stream-json", "--verbose", *(["--model", model] if model else [])]
-
-    def parse(self, lines: list[str]) -> ProviderResult:
-        results = [e for e in _events(lines) if e.get("type") == "result"]
-        if not results:
-            return ProviderResult(exit_code=1, is_error=True, usage={"error": "no result event"})
-        final = results[-1]
-        answer = final.get("result")
-        raw = _dict(final.get("usage"))
-        usage: dict[str, Any] = {k: _number(raw.get(k)) for k in (
-            "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")}
-        usage.update(cost_usd=_number(final.get("total_cost_usd")), num_turns=final.get("num_turns"),
-                     duration_ms=final.get("duration_ms"), session_id=final.get("session_id"),
-                     subtype=final.get("subtype"))
-        return ProviderResult(exit_code=0, answer=answer if isinstance(answer, str) else None,
-                              is_error=bool(final.get("is_error")), usage=usage)
+    def arguments(cls, model: str | None, extra: Sequence[str] = ()) -> list[str]:
+        return ["-p", "--output-format", "stream-json", "--verbose", *(["--model", model] if model else []),
+                *extra]
 
 
 class CodexProvider(_JsonCli):
-    """`codex exec --json --skip-git-repo-check [--model M] -`: a `-` prompt is read from stdin.
+    """`codex exec --json --skip-git-repo-check [--model M] [EXTRA] -`: a `-` prompt is read from stdin.
 
     The last `agent_message` item is the answer.
     """
@@ -305,70 +272,33 @@ class CodexProvider(_JsonCli):
     name = executable = "codex"
 
     @classmethod
-    def arguments(cls, model: str | None) -> list[str]:
-        return ["exec", "--json", "--skip-git-repo-check", *(["--model", model] if model else []), "-"]
-
-    def parse(self, lines: list[str]) -> ProviderResult:
-        answer, failed, inputs, outputs, turns = None, False, 0, 0, 0
-        for event in _events(lines):
-            kind = event.get("type")
-            item = _dict(event.get("item"))
-            if kind == "item.completed" and item.get("type") in ("agent_message", "assistant_message"):
-                answer = item.get("text") if isinstance(item.get("text"), str) else answer
-            elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
-                turns += 1
-                inputs += _count(_dict(event["usage"]).get("input_tokens"))
-                outputs += _count(_dict(event["usage"]).get("output_tokens"))
-            elif kind in ("turn.failed", "error"):
-                failed = True
-        usage: dict[str, Any] = {"input_tokens": inputs, "output_tokens": outputs} if turns else {}
-        return ProviderResult(exit_code=0, answer=answer, is_error=failed, usage=usage)
+    def arguments(cls, model: str | None, extra: Sequence[str] = ()) -> list[str]:
+        return ["exec", "--json", "--skip-git-repo-check", *(["--model", model] if model else []), *extra, "-"]
 
 
 class GeminiProvider(_JsonCli):
-    """`gemini -p "" --output-format json [-m M]`, the prompt on stdin.
+    """`gemini -p "" --output-format stream-json [-m M] [EXTRA]`, the prompt on stdin.
 
     `-p` runs headless and is "appended to input on stdin": empty here, so the prompt is exactly
-    what stdin carried. The answer is one JSON object with `response` and `stats`.
+    what stdin carried. The stream's events show progress while it runs; its assistant messages
+    are the answer and its `result` event ends it, with the run's stats.
     """
 
     name = executable = "gemini"
 
     @classmethod
-    def arguments(cls, model: str | None) -> list[str]:
-        return ["-p", "", "--output-format", "json", *(["-m", model] if model else [])]
-
-    def parse(self, lines: list[str]) -> ProviderResult:
-        try:
-            body = json.loads("".join(lines))
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            return ProviderResult(exit_code=1, is_error=True, usage={"error": "no JSON answer"})
-        answer = body.get("response")
-        return ProviderResult(exit_code=0, answer=answer if isinstance(answer, str) else None,
-                              is_error=body.get("error") is not None, usage=_gemini_usage(body.get("stats")))
-
-
-def _gemini_usage(stats: object) -> dict[str, Any]:
-    models = stats.get("models") if isinstance(stats, dict) else None
-    if not isinstance(models, dict) or not models:
-        return {}
-    inputs = outputs = 0
-    for entry in models.values():
-        tokens = _dict(_dict(entry).get("tokens"))
-        inputs += _count(tokens.get("prompt"))
-        outputs += _count(tokens.get("candidates"))
-    return {"input_tokens": inputs, "output_tokens": outputs}
+    def arguments(cls, model: str | None, extra: Sequence[str] = ()) -> list[str]:
+        return ["-p", "", "--output-format", "stream-json", *(["-m", model] if model else []), *extra]
 
 
 PROVIDER_CLASSES: dict[str, Any] = {cls.name: cls for cls in (ShProvider, ClaudeProvider, CodexProvider,
                                                                 GeminiProvider)}
 
 
-def command_line(provider: str, model: str | None, env: Mapping[str, str]) -> list[str]:
+def command_line(provider: str, model: str | None, env: Mapping[str, str], extra: Sequence[str] = ()) -> list[str]:
     """The argv a provider execs for a leg (never the prompt): what a submit counts against exec's limits."""
-    command: list[str] = PROVIDER_CLASSES[provider].command(model, env)
+    command: list[str] = (PROVIDER_CLASSES[provider].command(model, env, extra) if extra
+                          else PROVIDER_CLASSES[provider].command(model, env))
     return command
 
 

@@ -218,6 +218,7 @@ class Provider(Protocol):
 
     def run(
         self, instruction: str, model: str | None, cwd: str, env: Mapping[str, str],
-        console: Any, timeout: float | None,
+        console: Any, timeout: float | None, extra: Sequence[str] = (),
     ) -> ProviderResult:
+        """Run the leg; `extra` is argv the CLI gets after its own flags (permission flag, provider args)."""
         ...

@@ -178,7 +178,7 @@ class WorkService:
             return LegOutcome(leg, "timed_out", "timeout")
         provider = self.providers[leg.model.provider]
         result = provider.run(prompt, leg.model.model, request.cwd, {**env, "LI_LEG_ID": leg.id},
-                              console, remaining)
+                              console, remaining, extra=request.arguments_for(leg.model.provider))
         status, reason = leg_status(result, self.cancelled)
         artifact, lost = self._keep_answer(run_id, request, leg, result.answer)
         return LegOutcome(leg, status, reason, result, artifact, self.clock.monotonic() - start, lost)

@@ -12,7 +12,21 @@ from domain.contract import ContractError, ErrorKind
 from domain.notify import render
 
 PROVIDERS = ("sh", "claude", "codex", "gemini")
+AGENT_PROVIDERS = ("claude", "codex", "gemini")  # the CLIs that take a permission mode and --provider-arg
 DEFAULT_PROVIDER = "sh"
+PERMISSION_MODES = ("read-only", "edits", "full")
+# Each CLI's documented flag for a mode: Claude Code --permission-mode, Codex --sandbox, Gemini --approval-mode.
+# Gemini's read-only is its `default` approval mode, under which a headless run denies every tool call
+# that would need approval (edits, shell); its `plan` mode may leave planning and edit in headless runs.
+PERMISSION_FLAGS: dict[str, dict[str, tuple[str, ...]]] = {
+    "claude": {"read-only": ("--permission-mode", "plan"), "edits": ("--permission-mode", "acceptEdits"),
+               "full": ("--permission-mode", "bypassPermissions")},
+    "codex": {"read-only": ("--sandbox", "read-only"), "edits": ("--sandbox", "workspace-write"),
+              "full": ("--sandbox", "danger-full-access")},
+    "gemini": {"read-only": ("--approval-mode", "default"), "edits": ("--approval-mode", "auto_edit"),
+               "full": ("--approval-mode", "yolo")},
+}
+MAX_PROVIDER_ARGS = 64
 PROMPT_LIMIT = 256 * 1024  # bytes of UTF-8
 MAX_ARG_STRLEN = 128 * 1024  # one argument or environment string, its NUL included (Linux's cap)
 POINTER_BYTES = 8  # each argument and environment string also costs a pointer on the new stack
@@ -39,6 +53,78 @@ class ModelSpec:
     @property
     def text(self) -> str:
         return self.provider if self.model is None else f"{self.provider}/{self.model}"
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """How one agent CLI is run: its permission mode (None: the CLI's own default) and extra argv."""
+
+    permission_mode: str | None = None
+    provider_args: tuple[str, ...] = ()
+
+    def arguments(self, provider: str) -> list[str]:
+        """The argv this adds to the provider's command: the mode's documented flag, then the args verbatim."""
+        flags = PERMISSION_FLAGS.get(provider, {}).get(self.permission_mode or "", ())
+        return [*flags, *self.provider_args]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"permission_mode": self.permission_mode, "provider_args": list(self.provider_args)}
+
+    @classmethod
+    def from_dict(cls, data: object) -> AgentOptions:
+        if not isinstance(data, dict):
+            raise TypeError("agent options must be an object")
+        args = data.get("provider_args") or []
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise TypeError("provider_args must be a list of strings")
+        return cls(parse_permission_mode(data.get("permission_mode")), tuple(args))
+
+
+def parse_permission_mode(text: object, where: str = "--permission-mode") -> str | None:
+    """`read-only`, `edits` or `full`; None when not given."""
+    if text is None:
+        return None
+    if not isinstance(text, str) or text not in PERMISSION_MODES:
+        raise invalid(f"{where} must be one of {', '.join(PERMISSION_MODES)}, not {text!r}",
+                      permission_mode=str(text)[:100])
+    return text
+
+
+def parse_provider_args(values: object, where: str = "--provider-arg") -> tuple[str, ...]:
+    """Extra arguments passed verbatim to an agent CLI: a list of strings, no NUL, at most 64."""
+    if values is None:
+        return ()
+    if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
+        raise invalid(f"{where} must be a list of strings")
+    if len(values) > MAX_PROVIDER_ARGS:
+        raise invalid(f"{where} is given more than {MAX_PROVIDER_ARGS} times")
+    if any("\0" in v for v in values):
+        raise invalid(f"{where} cannot carry a NUL character")
+    return tuple(values)
+
+
+def agent_options(providers: set[str], mode: str | None, args: tuple[str, ...] | None,
+                  defaults: Mapping[str, AgentOptions]) -> dict[str, AgentOptions]:
+    """Each agent CLI's options for a run: the command line's, else the provider's configured default.
+
+    `mode`/`args` None means not given; a given value replaces the configured default. `sh` runs
+    its script as the user, so it takes neither: a run with no agent leg that asks for one is
+    refused, and `--provider-arg` (verbatim argv for one CLI) is refused when legs use two CLIs.
+    """
+    agents = sorted(p for p in providers if p in AGENT_PROVIDERS)
+    if not agents and (mode is not None or args is not None):
+        what = "--permission-mode" if mode is not None else "--provider-arg"
+        raise invalid(f"{what} applies to agent CLIs (claude, codex, gemini); sh runs its script as you, "
+                      "with no permission mode or provider arguments", option=what)
+    if args is not None and len(agents) > 1:
+        raise invalid(f"--provider-arg is passed verbatim to one CLI, but this run uses {', '.join(agents)}; "
+                      "set per-provider args in config.toml instead", providers=agents)
+    options = {}
+    for name in agents:
+        default = defaults.get(name, AgentOptions())
+        options[name] = AgentOptions(mode if mode is not None else default.permission_mode,
+                                     args if args is not None else default.provider_args)
+    return options
 
 
 def looks_like_model(text: str) -> bool:
@@ -129,7 +215,7 @@ def exec_plan(request: RunRequest, runner: Sequence[str],
     """Every argv a run of `request` will exec: never a prompt, which reaches its work another way.
 
     The runner (`runner` plus the run id), each model's provider (`provider_command`, which knows
-    the CLI's flags) and the notify command as delivery renders it: its placeholders filled with
+    the CLI's flags, this request's permission flag and provider args among them) and the notify command as delivery renders it: its placeholders filled with
     this request's label and kind, and room for the longest run id, status, outcome and reason code.
     """
     commands: list[ExecCommand] = [("runner", [*runner, RUN_ID_SHAPE])]
@@ -217,7 +303,13 @@ class RunRequest:
     synthesize: ModelSpec | None = None
     notify: tuple[str, ...] | None = None
     notify_source: str | None = None
+    agents: dict[str, AgentOptions] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def arguments_for(self, provider: str) -> list[str]:
+        """The argv a leg of `provider` adds to its command: permission flag and provider args."""
+        options = self.agents.get(provider)
+        return options.arguments(provider) if options is not None else []
 
     @property
     def providers(self) -> set[str]:
@@ -238,6 +330,7 @@ class RunRequest:
         data = asdict(self)
         del data["instruction"]  # lives in instruction.txt, written before the spawn
         data.update(schema_version=1, legs=[leg.to_dict() for leg in self.legs],
+                    agents={name: options.to_dict() for name, options in sorted(self.agents.items())},
                     synthesize=self.synthesize.text if self.synthesize else None,
                     notify=list(self.notify) if self.notify is not None else None)
         return data
@@ -255,6 +348,7 @@ class RunRequest:
                 synthesize=parse_model(synth) if synth else None,
                 notify=tuple(notify) if notify is not None else None,
                 notify_source=data.get("notify_source"), extra=dict(data.get("extra") or {}),
+                agents={str(k): AgentOptions.from_dict(v) for k, v in dict(data.get("agents") or {}).items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise invalid(f"request.json is malformed: {exc}") from exc

@@ -177,7 +177,7 @@ def test_a_long_prompt_reaches_claude_on_stdin(home, tmp_path, monkeypatch) -> N
 
 @pytest.mark.parametrize("model, argv", [
     ("codex/o3", ["exec", "--json", "--skip-git-repo-check", "--model", "o3", "-"]),
-    ("gemini/gemini-pro", ["-p", "", "--output-format", "json", "-m", "gemini-pro"]),
+    ("gemini/gemini-pro", ["-p", "", "--output-format", "stream-json", "-m", "gemini-pro"]),
 ])
 def test_codex_and_gemini_read_the_prompt_from_stdin(home, tmp_path, monkeypatch, model: str, argv: list) -> None:
     log = tmp_path / "argv.jsonl"

@@ -64,4 +64,4 @@ def test_the_command_lines_the_submit_check_counts_carry_no_prompt() -> None:
     assert command_line("claude", "opus", ENV)[1:] == ["-p", "--output-format", "stream-json", "--verbose",
                                                        "--model", "opus"]
     assert command_line("codex", None, ENV)[1:] == ["exec", "--json", "--skip-git-repo-check", "-"]
-    assert command_line("gemini", "g", ENV)[1:] == ["-p", "", "--output-format", "json", "-m", "g"]
+    assert command_line("gemini", "g", ENV)[1:] == ["-p", "", "--output-format", "stream-json", "-m", "g"]

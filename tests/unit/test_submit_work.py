@@ -23,12 +23,14 @@ class FakeProvider:
         self.name = name
         self.script = script or (lambda prompt, model: ProviderResult(0, answer=f"{name}: {prompt}"))
         self.calls: list[tuple[str, str | None, dict[str, str], float | None]] = []
+        self.extras: list[list[str]] = []
 
     def available(self) -> bool:
         return True
 
-    def run(self, instruction, model, cwd, env, console, timeout) -> ProviderResult:
+    def run(self, instruction, model, cwd, env, console, timeout, extra=()) -> ProviderResult:
         self.calls.append((instruction, model, dict(env), timeout))
+        self.extras.append(list(extra))
         console.write(f"running {instruction[:20]}\n")
         return self.script(instruction, model)
 

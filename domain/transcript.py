@@ -1,0 +1,511 @@
+"""Agent CLI event streams read for people and for the record: one home for each vendor's events.
+
+`console.log` keeps the raw stream (the evidence). This module turns it into what a person reads
+— assistant text as text, one line per tool call, errors marked, the final answer and a usage
+line at the end — chunk by chunk while following (`Transcript`), and gives a provider the
+answer, the error and every token class its vendor reports (`outcome`).
+
+The events are the documented headless streams: Claude Code `--output-format stream-json`
+(system, assistant, user, result), Codex `exec --json` (thread.*, turn.*, item.*, error) and
+Gemini CLI `--output-format stream-json` (init, message, tool_use, tool_result, error, result).
+A line is hostile input: bounded in length, never trusted to be JSON; a line that is not one of
+these events is shown as it is, and nothing here raises on any bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+MAX_LINE: Final = 1 << 20  # bytes of one event line that are parsed; a longer one is cut
+ARG_WIDTH: Final = 160  # characters of a tool call's main argument on its line
+ERROR_WIDTH: Final = 400  # characters of an error message on its line
+_PREFIX = re.compile(r"^\[([A-Za-z0-9][A-Za-z0-9._:-]{0,63})\] ")  # a shared console's leg prefix
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # never reach a terminal from decoded JSON
+_MAIN_ARGUMENTS: Final = ("command", "cmd", "file_path", "path", "absolute_path", "dir_path", "pattern",
+                          "url", "query", "description", "prompt")
+
+TOOL_MARK: Final = "→"
+ERROR_MARK: Final = "✗"
+WARNING_MARK: Final = "!"
+
+CLAUDE_TYPES: Final = frozenset({"system", "assistant", "user", "result", "stream_event", "rate_limit_event"})
+CODEX_TYPES: Final = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed",
+                                "item.started", "item.updated", "item.completed", "error"})
+GEMINI_TYPES: Final = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
+
+
+@dataclass(frozen=True)
+class Beat:
+    """One thing a person should see: text, a tool call, an error, the answer or the usage."""
+
+    kind: str  # text | delta | tool | error | warning | answer | usage
+    text: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """What a provider learns from its CLI's stream: the answer, whether it failed, the usage."""
+
+    answer: str | None = None
+    is_error: bool = False
+    usage: dict[str, Any] = field(default_factory=dict)
+    ended: bool = False  # a final event (Claude `result`, Codex `turn.*`, Gemini `result`) was seen
+
+
+# -- reading one line ----------------------------------------------------------------------------
+
+def event_of(line: str) -> dict[str, Any] | None:
+    """The line's JSON object with a string `type`, or None for anything else."""
+    text = line.strip()
+    if not text.startswith("{") or len(text) > MAX_LINE:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):  # json refuses a nesting deeper than the stack allows
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("type"), str) else None
+
+
+def vendor_of(event: dict[str, Any]) -> str | None:
+    """Which CLI speaks this event: `claude`, `codex`, `gemini`, or None when none of them does."""
+    kind = event["type"]
+    if kind == "result":  # both: Claude's carries `subtype`/`result`, Gemini's `status`/`stats`
+        return "gemini" if "status" in event or "stats" in event else "claude"
+    if kind == "error":  # both: one shape for a person
+        return "gemini" if "severity" in event else "codex"
+    for vendor, kinds in (("claude", CLAUDE_TYPES), ("codex", CODEX_TYPES), ("gemini", GEMINI_TYPES)):
+        if kind in kinds:
+            return vendor
+    return None
+
+
+def beats(event: dict[str, Any]) -> list[Beat]:
+    """What one event shows a person (nothing for bookkeeping events such as init)."""
+    vendor = vendor_of(event)
+    if vendor == "claude":
+        return _claude_beats(event)
+    if vendor == "codex":
+        return _codex_beats(event)
+    if vendor == "gemini":
+        return _gemini_beats(event)
+    return []
+
+
+# -- Claude Code ---------------------------------------------------------------------------------
+
+def _claude_beats(event: dict[str, Any]) -> list[Beat]:
+    kind = event["type"]
+    if kind == "assistant":
+        return [b for block in _blocks(event) for b in _claude_block(block)]
+    if kind == "user":
+        return [Beat("error", _oneline(f"tool failed: {_result_text(block.get('content'))}"))
+                for block in _blocks(event) if block.get("type") == "tool_result" and block.get("is_error")]
+    if kind == "result":
+        return _claude_result(event)
+    return []
+
+
+def _claude_block(block: dict[str, Any]) -> list[Beat]:
+    if block.get("type") == "text" and isinstance(block.get("text"), str):
+        return [Beat("text", clean(block["text"]))]
+    if block.get("type") == "tool_use":
+        return [Beat("tool", _tool_line(block.get("name"), block.get("input")))]
+    return []
+
+
+def _claude_result(event: dict[str, Any]) -> list[Beat]:
+    found: list[Beat] = []
+    result = event.get("result")
+    if event.get("is_error") or (isinstance(event.get("subtype"), str) and event["subtype"] != "success"):
+        errors = event.get("errors")
+        detail = result if isinstance(result, str) and result else (
+            "; ".join(str(e) for e in errors) if isinstance(errors, list) else "")
+        found.append(Beat("error", _oneline(f"{_text(event.get('subtype')) or 'error'}: {detail}".rstrip(": "))))
+    elif isinstance(result, str) and result:
+        found.append(Beat("answer", clean(result)))
+    return [*found, Beat("usage", usage=claude_usage(event))] if isinstance(event.get("usage"), dict) else found
+
+
+def claude_usage(result: dict[str, Any]) -> dict[str, Any]:
+    """Every token class of a Claude `result` event, with its cost, turns and duration."""
+    raw = _dict(result.get("usage"))
+    usage: dict[str, Any] = {k: _number(raw.get(k)) for k in (
+        "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")}
+    usage.update(cost_usd=_number(result.get("total_cost_usd")), num_turns=_number(result.get("num_turns")),
+                 duration_ms=_number(result.get("duration_ms")), session_id=_text(result.get("session_id")) or None,
+                 subtype=_text(result.get("subtype")) or None)
+    return usage
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(_text(_dict(part).get("text")) for part in content)
+    return ""
+
+
+def _blocks(event: dict[str, Any]) -> list[dict[str, Any]]:
+    content = _dict(event.get("message")).get("content")
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+# -- Codex ---------------------------------------------------------------------------------------
+
+def _codex_beats(event: dict[str, Any]) -> list[Beat]:
+    kind = event["type"]
+    if kind == "turn.completed":
+        usage = codex_usage([event])
+        return [Beat("usage", usage=usage)] if usage else []
+    if kind == "turn.failed":
+        return [Beat("error", _oneline(_text(_dict(event.get("error")).get("message")) or "the turn failed"))]
+    if kind == "error":
+        return [Beat("error", _oneline(_text(event.get("message")) or "error"))]
+    item = _dict(event.get("item"))
+    if kind == "item.started":
+        return _codex_call(item)
+    if kind == "item.completed":
+        return _codex_done(item)
+    return []
+
+
+def _codex_call(item: dict[str, Any]) -> list[Beat]:
+    kind = item.get("type")
+    if kind == "command_execution":
+        return [Beat("tool", _tool_line("shell", {"command": item.get("command")}))]
+    if kind == "mcp_tool_call":
+        name = ".".join(_text(item.get(k)) for k in ("server", "tool") if _text(item.get(k)))
+        return [Beat("tool", _tool_line(name or "mcp", item.get("arguments")))]
+    if kind == "web_search":
+        return [Beat("tool", _tool_line("web_search", {"query": item.get("query")}))]
+    return []
+
+
+def _codex_done(item: dict[str, Any]) -> list[Beat]:
+    kind = item.get("type")
+    if kind in ("agent_message", "assistant_message") and isinstance(item.get("text"), str):
+        return [Beat("text", clean(item["text"]))]
+    if kind == "file_change":
+        changes = [c for c in item.get("changes", []) if isinstance(c, dict)] if isinstance(
+            item.get("changes"), list) else []
+        paths = ", ".join(f"{_text(c.get('path'))} ({_text(c.get('kind')) or 'change'})" for c in changes)
+        return [Beat("tool", _oneline(f"edit  {paths}" if paths else "edit", ARG_WIDTH + 8))]
+    if kind == "command_execution":
+        code = item.get("exit_code")
+        if item.get("status") == "failed" or (isinstance(code, int) and code != 0):
+            return [Beat("error", _oneline(f"shell {_text(item.get('command'))} exited {code}"))]
+        return []
+    if kind == "mcp_tool_call" and (item.get("status") == "failed" or item.get("error")):
+        return [Beat("error", _oneline(f"{_text(item.get('tool')) or 'tool'} failed: "
+                                       f"{_text(_dict(item.get('error')).get('message'))}"))]
+    if kind == "error":
+        return [Beat("error", _oneline(_text(item.get("message")) or "error"))]
+    return []
+
+
+def codex_usage(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Every token class the turns reported (input, cached input, output, …), summed over turns."""
+    usage: dict[str, Any] = {}
+    for event in events:
+        if event.get("type") not in ("turn.completed", "turn.failed"):
+            continue
+        for key, value in _dict(event.get("usage")).items():
+            number = _number(value)
+            if number is not None and isinstance(key, str):
+                usage[key] = usage.get(key, 0) + number
+    return usage
+
+
+# -- Gemini CLI ----------------------------------------------------------------------------------
+
+def _gemini_beats(event: dict[str, Any]) -> list[Beat]:
+    kind = event["type"]
+    if kind == "message" and event.get("role") == "assistant" and isinstance(event.get("content"), str):
+        return [Beat("delta" if event.get("delta") else "text", clean(event["content"]))]
+    if kind == "tool_use":
+        return [Beat("tool", _tool_line(event.get("tool_name"), event.get("parameters")))]
+    if kind == "tool_result" and event.get("status") == "error":
+        error = _dict(event.get("error"))
+        return [Beat("error", _oneline(f"tool failed: {_text(error.get('message')) or _text(event.get('output'))}"))]
+    if kind == "error":
+        mark = "warning" if event.get("severity") == "warning" else "error"
+        return [Beat(mark, _oneline(_text(event.get("message")) or mark))]
+    if kind == "result":
+        found = []
+        if event.get("status") == "error" or event.get("error"):
+            error = _dict(event.get("error"))
+            found.append(Beat("error", _oneline(": ".join(
+                t for t in (_text(error.get("type")), _text(error.get("message"))) if t) or "the run failed")))
+        usage = gemini_usage(event.get("stats"))
+        return [*found, Beat("usage", usage=usage)] if usage else found
+    return []
+
+
+_GEMINI_FLAT: Final = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
+                       "cached": "cached_input_tokens", "total_tokens": "total_tokens",
+                       "tool_calls": "tool_calls", "duration_ms": "duration_ms"}
+_GEMINI_MODEL: Final = {"prompt": "input_tokens", "candidates": "output_tokens", "cached": "cached_input_tokens",
+                        "thoughts": "thoughts_tokens", "tool": "tool_tokens", "total": "total_tokens"}
+
+
+def gemini_usage(stats: object) -> dict[str, Any]:
+    """Every token class of Gemini's stats: the stream's totals, or each model's `tokens` summed.
+
+    The stream-json `result` carries totals (input including cached, output, cached, total —
+    which also counts thoughts and tool tokens); the json output's per-model `tokens` name
+    thoughts and tool tokens apart. Whichever is there is read; nothing is invented.
+    """
+    stats = _dict(stats)
+    usage: dict[str, Any] = {}
+    for key, name in _GEMINI_FLAT.items():
+        if _number(stats.get(key)) is not None:
+            usage[name] = stats[key]
+    if "input_tokens" in usage:
+        return usage
+    for entry in _dict(stats.get("models")).values():
+        tokens = _dict(_dict(entry).get("tokens"))
+        for key, name in _GEMINI_MODEL.items():
+            number = _number(tokens.get(key))
+            if number is not None:
+                usage[name] = usage.get(name, 0) + number
+    return usage
+
+
+# -- a provider's view of its stream -------------------------------------------------------------
+
+def outcome(vendor: str, lines: Iterable[str]) -> Outcome:
+    """The answer, error and usage of one CLI's whole stream (the lines its stdout gave)."""
+    events = [e for e in (event_of(line) for line in lines) if e is not None]
+    if vendor == "claude":
+        return _claude_outcome(events)
+    if vendor == "codex":
+        return _codex_outcome(events)
+    return _gemini_outcome(events)
+
+
+def _claude_outcome(events: list[dict[str, Any]]) -> Outcome:
+    results = [e for e in events if e["type"] == "result" and vendor_of(e) == "claude"]
+    if not results:
+        return Outcome(is_error=True, usage={"error": "no result event"})
+    final = results[-1]
+    answer = final.get("result")
+    return Outcome(answer if isinstance(answer, str) else None, bool(final.get("is_error")),
+                   claude_usage(final), ended=True)
+
+
+def _codex_outcome(events: list[dict[str, Any]]) -> Outcome:
+    answer, failed, ended = None, False, False
+    for event in events:
+        item = _dict(event.get("item"))
+        if event["type"] == "item.completed" and item.get("type") in ("agent_message", "assistant_message"):
+            answer = item["text"] if isinstance(item.get("text"), str) else answer
+        elif event["type"] in ("turn.failed", "error"):
+            failed = True
+        ended = ended or event["type"] in ("turn.completed", "turn.failed")
+    return Outcome(answer, failed, codex_usage(events), ended)
+
+
+def _gemini_outcome(events: list[dict[str, Any]]) -> Outcome:
+    results = [e for e in events if e["type"] == "result" and vendor_of(e) == "gemini"]
+    answer = "".join(e["content"] for e in events if e["type"] == "message" and e.get("role") == "assistant"
+                     and isinstance(e.get("content"), str))
+    if not results:
+        return Outcome(answer or None, True, {"error": "no result event"})
+    final = results[-1]
+    failed = final.get("status") != "success" or bool(final.get("error"))
+    return Outcome(answer or None, failed, gemini_usage(final.get("stats")), ended=True)
+
+
+# -- rendering for people ------------------------------------------------------------------------
+
+_USAGE_LABELS: Final = (
+    ("input_tokens", "in"), ("cached_input_tokens", "cached in"), ("cache_read_input_tokens", "cache read"),
+    ("cache_creation_input_tokens", "cache write"), ("output_tokens", "out"),
+    ("reasoning_output_tokens", "reasoning"), ("thoughts_tokens", "thoughts"), ("tool_tokens", "tool"),
+    ("total_tokens", "total"),
+)
+
+
+def usage_line(usage: dict[str, Any]) -> str:
+    """`tokens: in 11 · cache read 3 · out 7 · cost $0.0123`: every reported token class, named."""
+    parts = [f"{label} {usage[key]}" for key, label in _USAGE_LABELS if _number(usage.get(key)) is not None]
+    known = {key for key, _ in _USAGE_LABELS}
+    parts += [f"{key.removesuffix('_tokens').replace('_', ' ')} {value}" for key, value in usage.items()
+              if key.endswith("_tokens") and key not in known and _number(value) is not None]
+    cost = _number(usage.get("cost_usd"))
+    text = "tokens: " + " · ".join(parts) if parts else "tokens: not reported"
+    return text + (f" · cost ${cost:.4f}" if cost is not None else "")
+
+
+class _Leg:
+    """What the transcript remembers of one leg's stream: its open text and what was last said."""
+
+    def __init__(self) -> None:
+        self.open = ""  # streamed text (Gemini deltas) not yet ended by a newline
+        self.last_text = ""
+        self.usage: dict[str, Any] | None = None
+
+
+class Transcript:
+    """Bytes of a console in, text for a person out; fed chunk by chunk, it never raises.
+
+    Whole lines are rendered as they complete (a partial last line waits for the next chunk or
+    `close()`); a shared console's `[leg] ` prefix is kept on every line it renders.
+    """
+
+    def __init__(self, max_line: int = MAX_LINE) -> None:
+        self.max_line = max_line
+        self._pending = b""
+        self._dropping = 0  # bytes of an over-long line being skipped until its newline
+        self._legs: dict[str, _Leg] = {}
+
+    def feed(self, chunk: bytes) -> str:
+        """Render whatever whole lines `chunk` completes."""
+        return "".join(self._lines(chunk))
+
+    def close(self) -> str:
+        """Render the partial last line and end every leg (open text, the usage line)."""
+        out = list(self._lines(b"\n")) if self._pending or self._dropping else []
+        for prefix, leg in self._legs.items():
+            out.append(self._end_text(prefix, leg))
+            if leg.usage:
+                out.append(f"{prefix}{usage_line(leg.usage)}\n")
+                leg.usage = None
+        return "".join(out)
+
+    def _lines(self, chunk: bytes) -> Iterator[str]:
+        data = self._pending + chunk
+        self._pending = b""
+        start = 0
+        while True:
+            end = data.find(b"\n", start)
+            if end < 0:
+                break
+            if self._dropping:
+                yield self._cut(self._dropping + end - start)
+                self._dropping = 0
+            elif end - start > self.max_line:
+                yield self._cut(end - start)
+            else:
+                yield self._line(data[start:end + 1])
+            start = end + 1
+        rest = data[start:]
+        if self._dropping:
+            self._dropping += len(rest)
+        elif len(rest) > self.max_line:
+            self._dropping = len(rest)
+        else:
+            self._pending = rest
+
+    def _cut(self, size: int) -> str:
+        return f"[li: a console line of {size} bytes is too long to show; see --raw]\n"
+
+    def _line(self, raw: bytes) -> str:
+        line = raw.decode("utf-8", errors="replace")
+        match = _PREFIX.match(line)
+        prefix = match.group(0) if match else ""
+        event = event_of(line[len(prefix):]) if line[len(prefix):].lstrip().startswith("{") else None
+        if event is None or vendor_of(event) is None:
+            leg = self._legs.get(prefix)
+            head = self._end_text(prefix, leg) if leg is not None else ""
+            return head + line
+        leg = self._legs.setdefault(prefix, _Leg())
+        return "".join(self._show(prefix, leg, beat) for beat in beats(event))
+
+    def _show(self, prefix: str, leg: _Leg, beat: Beat) -> str:
+        if beat.kind == "delta":
+            leg.open += beat.text
+            cut = leg.open.rfind("\n") + 1
+            done, leg.open = leg.open[:cut], leg.open[cut:]
+            leg.last_text += beat.text
+            return _prefixed(prefix, done)
+        head = self._end_text(prefix, leg)
+        if beat.kind == "usage":
+            leg.usage = beat.usage  # said once, at the end
+            return head
+        if beat.kind == "text":
+            leg.last_text = beat.text
+            return head + _prefixed(prefix, _ended(beat.text))
+        if beat.kind == "answer":
+            if beat.text.strip() == leg.last_text.strip():
+                return head
+            leg.last_text = beat.text
+            return head + f"{prefix}── answer ──\n" + _prefixed(prefix, _ended(beat.text))
+        leg.last_text = ""
+        mark = {"tool": TOOL_MARK, "warning": WARNING_MARK}.get(beat.kind, ERROR_MARK)
+        return head + f"{prefix}{mark} {beat.text}\n"
+
+    def _end_text(self, prefix: str, leg: _Leg | None) -> str:
+        if leg is None or not leg.open:
+            return ""
+        text, leg.open = leg.open, ""
+        return _prefixed(prefix, text + "\n")
+
+
+def render(data: bytes, max_line: int = MAX_LINE) -> str:
+    """A whole console rendered for a person."""
+    transcript = Transcript(max_line)
+    return transcript.feed(data) + transcript.close()
+
+
+# -- small helpers -------------------------------------------------------------------------------
+
+def clean(text: str) -> str:
+    """Decoded text without control characters a terminal would act on (newlines and tabs stay)."""
+    return _CONTROL.sub("", text.replace("\r\n", "\n"))
+
+
+def _prefixed(prefix: str, text: str) -> str:
+    if not prefix or not text:
+        return text
+    return "".join(prefix + line for line in text.splitlines(keepends=True))
+
+
+def _ended(text: str) -> str:
+    return text if text.endswith("\n") or not text else text + "\n"
+
+
+def _oneline(text: str, width: int = ERROR_WIDTH) -> str:
+    flat = " ".join(clean(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _tool_line(name: object, arguments: object) -> str:
+    label = _oneline(_text(name) or "tool", 64)
+    argument = _main_argument(arguments)
+    return f"{label}  {argument}" if argument else label
+
+
+def _main_argument(arguments: object) -> str:
+    """The argument a person recognises a call by: its command, path, pattern, url or query."""
+    if isinstance(arguments, str):
+        return _oneline(arguments, ARG_WIDTH)
+    if not isinstance(arguments, dict) or not arguments:
+        return ""
+    for key in (*_MAIN_ARGUMENTS, *arguments):
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return _oneline(value, ARG_WIDTH)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return _oneline(" ".join(value), ARG_WIDTH)
+    try:
+        return _oneline(json.dumps(arguments, sort_keys=True, default=str), ARG_WIDTH)
+    except (ValueError, TypeError, RecursionError):
+        return ""
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _number(value: object) -> int | float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
