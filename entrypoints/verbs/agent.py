@@ -24,6 +24,10 @@ def add_submit_options(parser: Any) -> None:
     parser.add_argument("--cwd", help="working directory of the run (default: here)")
     parser.add_argument("--timeout", help="seconds after which the work is stopped (status timed_out)")
     parser.add_argument("--notify", help="argv template run when the run ends (no shell)")
+    parser.add_argument("--permission-mode", metavar="MODE",
+                        help="what agent CLIs may do: read-only, edits or full (default: each CLI's own)")
+    parser.add_argument("--provider-arg", action="append", metavar="ARG",
+                        help="an argument passed verbatim to the agent CLI (repeatable; write --provider-arg=--flag)")
 
 
 def register(sub: Any) -> None:
@@ -33,7 +37,13 @@ def register(sub: Any) -> None:
     parser.add_argument("--prompt", help="the prompt text (instead of the positional)")
     parser.add_argument("--prompt-file", help="read the prompt from PATH, or stdin with -")
     add_submit_options(parser)
+    add_view_options(parser)
     parser.set_defaults(verb=this(__name__))
+
+
+def add_view_options(parser: Any) -> None:
+    """How a foreground run is shown to a person."""
+    parser.add_argument("--raw", action="store_true", help="show the console's raw event stream, not the transcript")
 
 
 def run(args: Namespace) -> dict[str, Any]:
@@ -58,9 +68,69 @@ def agent_request(args: Namespace) -> RunRequest:
 
     common = common_options(args)
     model_text, prompt = prompt_and_model(args, split_words)
+    refuse_command_as_model(model_text, args.words, "li agent")
     model = parse_model(model_text or DEFAULT_PROVIDER)
     instruction = check_prompt(prompt)
-    return RunRequest(kind="agent", instruction=instruction, legs=(Leg("main", model),), **common)
+    return with_agent_options(RunRequest(kind="agent", instruction=instruction, legs=(Leg("main", model),),
+                                         **common), args)
+
+
+def refuse_command_as_model(model_text: str | None, words: list[str], verb: str) -> None:
+    """`li agent echo hi`: a first word that is no model but a command on PATH is refused with the sh form."""
+    import shlex
+    import shutil
+
+    from domain.request import invalid, looks_like_model
+
+    if model_text is None or looks_like_model(model_text) or "/" in model_text or not model_text.strip():
+        return
+    if shutil.which(model_text) is None:
+        return
+    hint = f"{verb} sh {shlex.quote(' '.join(words))}"
+    raise invalid(f"unknown model {model_text!r}; it is a command on PATH — to run it in a shell: {hint}",
+                  model=model_text, hint=hint)
+
+
+def with_agent_options(request: RunRequest, args: Namespace) -> RunRequest:
+    """The request with each agent CLI's permission mode and provider args: the flags, else config.toml."""
+    from dataclasses import replace
+
+    from domain.request import agent_options, parse_permission_mode, parse_provider_args
+
+    mode = parse_permission_mode(getattr(args, "permission_mode", None))
+    given = getattr(args, "provider_arg", None)
+    provider_args = parse_provider_args(given) if given is not None else None
+    agents = agent_options(request.providers, mode, provider_args, config_agent_defaults(request.providers))
+    return replace(request, agents=agents)
+
+
+def config_agent_defaults(providers: set[str]) -> dict[str, Any]:
+    """`[providers.NAME]` tables of config.toml: `permission_mode` and `provider_args` per agent CLI."""
+    from domain.request import (
+        AGENT_PROVIDERS,
+        AgentOptions,
+        invalid,
+        parse_permission_mode,
+        parse_provider_args,
+    )
+
+    if not providers & set(AGENT_PROVIDERS):
+        return {}
+    table = config_table().get("providers", {})
+    if not isinstance(table, dict):
+        raise invalid("config.toml: `providers` must be a table of [providers.NAME] tables")
+    defaults = {}
+    for name in sorted(providers & set(AGENT_PROVIDERS)):
+        entry = table.get(name, {})
+        if not isinstance(entry, dict):
+            raise invalid(f"config.toml: [providers.{name}] must be a table")
+        unknown = sorted(set(entry) - {"permission_mode", "provider_args"})
+        if unknown:
+            raise invalid(f"config.toml: [providers.{name}] has unknown keys: {', '.join(unknown)}")
+        where = f"config.toml [providers.{name}]"
+        defaults[name] = AgentOptions(parse_permission_mode(entry.get("permission_mode"), f"{where} permission_mode"),
+                                      parse_provider_args(entry.get("provider_args"), f"{where} provider_args"))
+    return defaults
 
 
 def prompt_and_model(args: Namespace, split: Any) -> tuple[str | None, str | None]:
@@ -118,7 +188,8 @@ def check_executable(request: RunRequest) -> None:
     env = {**runner_environment(home), "LI_RUN_ID": RUN_ID_SHAPE,
            "LI_ARTIFACTS_DIR": os.path.join(home, "runs", RUN_ID_SHAPE, "artifacts"),
            "LI_LEG_ID": "x" * LEG_ID_RESERVE}
-    plan = exec_plan(request, runner_command(), lambda spec: command_line(spec.provider, spec.model, env))
+    plan = exec_plan(request, runner_command(),
+                     lambda spec: command_line(spec.provider, spec.model, env, request.arguments_for(spec.provider)))
     check_exec(plan, env, exec_arg_max())
 
 
@@ -163,6 +234,11 @@ def resolve_notify(flag: str | None) -> tuple[tuple[str, ...] | None, str | None
 
 def config_notify_entry() -> object:
     """The raw `notify` entry of `$LI_HOME/config.toml`, or None when there is none."""
+    return config_table().get("notify")
+
+
+def config_table() -> dict[str, Any]:
+    """`$LI_HOME/config.toml` as a table; empty when there is no such file."""
     import tomllib
 
     from domain.request import invalid
@@ -171,9 +247,9 @@ def config_notify_entry() -> object:
     path = os.path.join(default_home(), "config.toml")
     try:
         with open(path, "rb") as handle:
-            return tomllib.load(handle).get("notify")
+            return tomllib.load(handle)
     except FileNotFoundError:
-        return None
+        return {}
     except OSError as exc:  # LI_HOME a file, or unreadable: the environment, not the request
         from domain.contract import ContractError, ErrorKind
 

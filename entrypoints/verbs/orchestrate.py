@@ -6,7 +6,7 @@ from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
 from entrypoints.verbs._common import this
-from entrypoints.verbs.agent import add_submit_options
+from entrypoints.verbs.agent import add_submit_options, add_view_options
 
 if TYPE_CHECKING:
     from domain.request import RunRequest
@@ -18,6 +18,7 @@ def register(sub: Any) -> None:
     flow = kinds.add_parser("flow", help="run a YAML or JSON DAG of steps")
     flow.add_argument("spec", metavar="SPEC", help="path of the flow spec (YAML or JSON), or - for stdin")
     add_submit_options(flow)
+    add_view_options(flow)
     flow.set_defaults(verb=this(__name__))
     fanout = kinds.add_parser("fanout", help="run N legs of one prompt in parallel")
     fanout.add_argument("words", nargs="*", metavar="[MODEL] PROMPT")
@@ -27,6 +28,7 @@ def register(sub: Any) -> None:
     fanout.add_argument("--models", help="comma-separated models, one leg each")
     fanout.add_argument("--synthesize", metavar="MODEL", help="a final leg that merges the answers")
     add_submit_options(fanout)
+    add_view_options(fanout)
     fanout.set_defaults(verb=this(__name__))
     parser.set_defaults(verb=this(__name__))
 
@@ -58,14 +60,14 @@ def flow_request(args: Namespace) -> RunRequest:
     """The spec is read and fully validated here; its text becomes the run's instruction.txt."""
     from domain.flow import describe, parse_flow
     from domain.request import RunRequest, check_prompt
-    from entrypoints.verbs.agent import common_options, read_prompt_file
+    from entrypoints.verbs.agent import common_options, read_prompt_file, with_agent_options
 
     common = common_options(args)
     text = check_prompt(read_prompt_file(args.spec, "flow spec"), "flow spec")
     spec = decode_spec(text, args.spec)
     legs = parse_flow(spec)
     common["label"] = common["label"] or describe(spec)
-    return RunRequest(kind="flow", instruction=text, legs=legs, **common)
+    return with_agent_options(RunRequest(kind="flow", instruction=text, legs=legs, **common), args)
 
 
 def decode_spec(text: str, path: str) -> object:
@@ -97,10 +99,16 @@ def fanout_request(args: Namespace) -> RunRequest:
         parse_models,
         split_words,
     )
-    from entrypoints.verbs.agent import common_options, prompt_and_model
+    from entrypoints.verbs.agent import (
+        common_options,
+        prompt_and_model,
+        refuse_command_as_model,
+        with_agent_options,
+    )
 
     common = common_options(args)
     model_text, prompt = prompt_and_model(args, split_words)
+    refuse_command_as_model(model_text, args.words, "li orchestrate fanout")
     if args.models is not None and (args.legs is not None or model_text is not None):
         raise invalid("--models names every leg's model; do not also give --legs or a MODEL")
     models = (parse_models(args.models) if args.models is not None
@@ -109,5 +117,5 @@ def fanout_request(args: Namespace) -> RunRequest:
     if synthesize is not None and synthesize.provider == "sh":
         raise invalid("--synthesize needs an agent model (claude, codex, gemini); sh cannot merge answers")
     legs = tuple(Leg(f"leg-{n}", model) for n, model in enumerate(models, start=1))
-    return RunRequest(kind="fanout", instruction=check_prompt(prompt), legs=legs, synthesize=synthesize,
-                      **common)
+    return with_agent_options(RunRequest(kind="fanout", instruction=check_prompt(prompt), legs=legs,
+                                         synthesize=synthesize, **common), args)
