@@ -343,19 +343,19 @@ def usage_line(usage: dict[str, Any]) -> str:
 
 
 class _Leg:
-    """What the transcript remembers of one leg's stream: its open text and what was last said."""
+    """What the transcript remembers of one leg's stream: its open text and what it last said."""
 
     def __init__(self) -> None:
         self.open = ""  # streamed text (Gemini deltas) not yet ended by a newline
         self.last_text = ""
-        self.usage: dict[str, Any] | None = None
 
 
 class Transcript:
     """Bytes of a console in, text for a person out; fed chunk by chunk, it never raises.
 
     Whole lines are rendered as they complete (a partial last line waits for the next chunk or
-    `close()`); a shared console's `[leg] ` prefix is kept on every line it renders.
+    `close()`); a shared console's `[leg] ` prefix is kept on every line it renders. The usage
+    line comes with the final event that carries it.
     """
 
     def __init__(self, max_line: int = MAX_LINE) -> None:
@@ -369,13 +369,9 @@ class Transcript:
         return "".join(self._lines(chunk))
 
     def close(self) -> str:
-        """Render the partial last line and end every leg (open text, the usage line)."""
+        """Render the partial last line and end every leg's open text."""
         out = list(self._lines(b"\n")) if self._pending or self._dropping else []
-        for prefix, leg in self._legs.items():
-            out.append(self._end_text(prefix, leg))
-            if leg.usage:
-                out.append(f"{prefix}{usage_line(leg.usage)}\n")
-                leg.usage = None
+        out.extend(self._end_text(prefix, leg) for prefix, leg in self._legs.items())
         return "".join(out)
 
     def _lines(self, chunk: bytes) -> Iterator[str]:
@@ -425,9 +421,8 @@ class Transcript:
             leg.last_text += beat.text
             return _prefixed(prefix, done)
         head = self._end_text(prefix, leg)
-        if beat.kind == "usage":
-            leg.usage = beat.usage  # said once, at the end
-            return head
+        if beat.kind == "usage":  # a final event carries it: the stream's last word
+            return head + f"{prefix}{usage_line(beat.usage)}\n"
         if beat.kind == "text":
             leg.last_text = beat.text
             return head + _prefixed(prefix, _ended(beat.text))

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from domain.request import RunRequest
 
 FOLLOW_POLL = 0.1
-RUNNER_PREFIX = b"li runner: "  # what the runner itself writes into the console
 
 
 def add_submit_options(parser: Any) -> None:
@@ -278,26 +277,37 @@ def submit_for_person(request: RunRequest, args: Namespace) -> int:
               f"li job wait {handle.run_id}\nconsole: {handle.log}", file=sys.stderr)
         return 0
     print(f"run {handle.run_id}", file=sys.stderr, flush=True)  # before any of its output: the id to name it by
-    return follow(handle)
+    from entrypoints.console_view import rendered_for
+
+    return follow(handle, rendered_for(request.providers, getattr(args, "raw", False)))
 
 
-def follow(handle: Handle) -> int:
-    """Stream the console to the terminal until the run's end is recorded; exit with its code."""
+def follow(handle: Handle, rendered: bool = False) -> int:
+    """Stream the console to the terminal until the run's end is recorded; exit with its code.
+
+    `rendered`: agent events are shown as a transcript (text, tool calls, errors, the answer and
+    usage), else the console's bytes as they are.
+    """
     import time
 
     from domain.lifecycle import exit_code_of
+    from entrypoints.console_view import ConsoleView
     from entrypoints.container import get_container
 
     container = get_container()
     observer, store, offset, stopping = container.observer(), container.store(), 0, False
+    view = ConsoleView(sys.stdout.buffer, sys.stderr.buffer, rendered)
     while True:
         try:
-            offset = _copy_console(store, handle.run_id, offset)
+            offset = _copy_console(store, handle.run_id, offset, view)
             observed = observer.observe(handle.run_id)
             if observed.derivation.terminal:
-                _copy_console(store, handle.run_id, offset, final=True)
+                while (more := _copy_console(store, handle.run_id, offset, view)) != offset:
+                    offset = more
+                view.close()
                 return exit_code_of(observed.derivation.status)
             if observed.derivation.stopped:
+                view.close()
                 print(f"li: run {handle.run_id} stopped without recording an end", file=sys.stderr)
                 return 1
             time.sleep(FOLLOW_POLL)
@@ -309,8 +319,8 @@ def follow(handle: Handle) -> int:
             container.killer().kill(handle.run_id)  # recorded and verified, as `li job kill` does
 
 
-def _copy_console(store: Any, run_id: str, offset: int, final: bool = False) -> int:
-    """Copy whole new lines of the console: the work's to stdout, the runner's own to stderr.
+def _copy_console(store: Any, run_id: str, offset: int, view: Any) -> int:
+    """Hand what the console gained to the view (the work's text to stdout, the runner's to stderr).
 
     So `li agent sh 'cmd' > out` captures the work's output and nothing of li's. Read through
     the store: never through a link the work planted, never blocking on a FIFO.
@@ -319,13 +329,5 @@ def _copy_console(store: Any, run_id: str, offset: int, final: bool = False) -> 
         chunk, _ = store.console_bytes(run_id, offset, 1 << 22)
     except OSError:  # missing or unusable for now; the next poll tries again
         return offset
-    if not final:
-        chunk = chunk[: chunk.rfind(b"\n") + 1]  # a partial last line waits for its end
-    for line in chunk.splitlines(keepends=True):
-        cut = line.find(RUNNER_PREFIX)  # the runner's line may follow output that had no newline
-        work, runner = (line, b"") if cut < 0 else (line[:cut], line[cut:])
-        for stream, part in ((sys.stdout, work), (sys.stderr, runner)):
-            if part:
-                stream.buffer.write(part)
-                stream.flush()
+    view.write(chunk)
     return offset + len(chunk)

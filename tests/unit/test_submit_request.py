@@ -158,3 +158,37 @@ def test_a_request_survives_its_round_trip_through_request_json() -> None:
 
 def test_a_malformed_request_json_is_invalid_input() -> None:
     refused(RunRequest.from_dict, {"kind": "agent"}, "x")
+
+
+def test_agent_options_take_the_command_line_else_each_providers_configured_default() -> None:
+    from domain.request import AgentOptions, agent_options
+
+    defaults = {"codex": AgentOptions("full", ("-c", "a=b")), "claude": AgentOptions(None, ("--debug",))}
+    assert agent_options({"codex", "claude", "sh"}, None, None, defaults) == defaults
+    chosen = agent_options({"codex", "sh"}, "read-only", None, defaults)
+    assert chosen == {"codex": AgentOptions("read-only", ("-c", "a=b"))}
+    assert chosen["codex"].arguments("codex") == ["--sandbox", "read-only", "-c", "a=b"]
+    assert agent_options({"gemini"}, None, ("--x",), {}) == {"gemini": AgentOptions(None, ("--x",))}
+    assert agent_options({"sh"}, None, None, defaults) == {}
+
+
+def test_sh_takes_no_permission_mode_and_provider_args_go_to_one_cli_only() -> None:
+    from domain.request import agent_options
+
+    assert refused(agent_options, {"sh"}, "edits", None, {}).kind is ErrorKind.INVALID_INPUT
+    assert refused(agent_options, {"sh"}, None, ("-x",), {}).kind is ErrorKind.INVALID_INPUT
+    assert "claude, codex" in refused(agent_options, {"claude", "codex"}, None, ("-x",), {}).message
+
+
+def test_agent_options_round_trip_through_request_json() -> None:
+    from domain.request import AgentOptions
+
+    request = RunRequest(kind="agent", instruction="hi", legs=(Leg("main", ModelSpec("claude")),), cwd="/",
+                         agents={"claude": AgentOptions("edits", ("--max-turns", "3"))})
+    data = request.to_dict()
+    assert data["agents"] == {"claude": {"permission_mode": "edits", "provider_args": ["--max-turns", "3"]}}
+    assert RunRequest.from_dict(data, "hi") == request
+    assert request.arguments_for("claude") == ["--permission-mode", "acceptEdits", "--max-turns", "3"]
+    assert request.arguments_for("sh") == []
+    data["agents"] = {"claude": {"permission_mode": "sudo"}}
+    assert refused(RunRequest.from_dict, data, "hi").kind is ErrorKind.INVALID_INPUT
