@@ -260,8 +260,7 @@ def row_results(examples: dict[str, Any], runs: list[Run]) -> list[str]:
     out = []
     for row in examples.get("tableBody", []):
         row_id = "-".join(c.get("value", "") for c in row.get("cells", []))
-        mine = [r.verdict for r in runs
-                if r.param == row_id or r.param.startswith(row_id + "-") or r.param.endswith("-" + row_id)]
+        mine = [r.verdict for r in runs if _in_rows(r, [row_id])]
         out.append("not run" if not mine else "failed" if "failed" in mine
                    else "passed" if "passed" in mine else "skipped")
     return out
@@ -291,22 +290,36 @@ def render_scenario(spec: Spec, scenario: Scenario) -> str:
         out.append(gherkin_table(examples.get("tableBody", []), examples.get("tableHeader"),
                                  row_results(examples, runs)))
     out.append("</div>")
-    out.append(render_runs(runs))
+    rows = ["-".join(c.get("value", "") for c in row.get("cells", []))
+            for examples in node.get("examples", []) for row in examples.get("tableBody", [])]
+    out.append(render_runs(runs, rows))
     out.append("</details>")
     return "\n".join(out)
 
 
-def render_runs(runs: list[Run]) -> str:
+def render_runs(runs: list[Run], rows: list[str]) -> str:
+    """Each run that says something: a message in full; plain passes in one line, unless the
+    Examples table already shows them (`rows` are the outline's row ids)."""
     if not runs:
         return '<p class="runs none">not run: the last test run has no testcase for this scenario</p>'
     if len(runs) == 1 and not runs[0].param:  # the one run's verdict is the scenario's badge
         return f'<pre class="msg {runs[0].verdict}">{e(runs[0].message)}</pre>' if runs[0].message else ""
+    quiet = [r for r in runs if not r.message and r.verdict == "passed" and not _in_rows(r, rows)]
+    loud = [r for r in runs if r.message or r.verdict != "passed"]
     items = []
-    for run in runs:
+    if quiet:
+        items.append(f'<li class="run passed">{badge("passed")} '
+                     + " ".join(f"<code>{e(r.param or '—')}</code>" for r in quiet) + "</li>")
+    for run in loud:
         message = f'<pre class="msg {run.verdict}">{e(run.message)}</pre>' if run.message else ""
         items.append(f'<li class="run {run.verdict}">{badge(run.verdict)} <code>{e(run.param or "—")}</code>'
                      f"{message}</li>")
-    return f'<ul class="runs">{"".join(items)}</ul>'
+    return f'<ul class="runs">{"".join(items)}</ul>' if items else ""
+
+
+def _in_rows(run: Run, rows: list[str]) -> bool:
+    return any(run.param == row or run.param.startswith(row + "-") or run.param.endswith("-" + row)
+               for row in rows)
 
 
 def render_statement(spec: Spec, req: Requirement) -> str:
