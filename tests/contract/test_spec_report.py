@@ -67,6 +67,9 @@ D10 = """Feature: D10 — Bounded observation
 
   @D10.8b
   Rule: no floor at zero
+    Background:
+      Given a window of 0 seconds
+
     Scenario: nothing is paid at zero
       Given a batch
 """
@@ -163,6 +166,8 @@ def test_the_page_shows_statements_scenarios_results_and_counts(tmp_path: Path) 
     assert "The last test run drove <code>/nowhere/li</code>" in page
     # Gherkin: background, rule, docstring, data table, examples with each row's result
     assert "Given</span> a fresh li home" in page
+    zero = page[page.index("nothing is paid at zero"):]
+    assert zero.index("a window of 0 seconds") < zero.index("a batch")  # the Rule's Background first
     assert "Rule: never none" in page
     assert "&lt;b&gt;verbatim&lt;/b&gt;" in page
     assert "<td>stopped</td>" in page
