@@ -315,9 +315,13 @@ def _leg_entry(outcome: LegOutcome) -> dict[str, Any]:
 
 
 def meter(outcomes: list[LegOutcome], wall: float) -> dict[str, Any]:
-    """Wall seconds always; tokens and cost only when every leg that ran reported them."""
+    """Wall seconds always; tokens and cost only when every leg that ran reported them.
+
+    Tokens are input and output, plus every other token class (cached input, cache writes,
+    reasoning, thoughts, total, …) that each leg's CLI reported, so none is dropped.
+    """
     ran = [o for o in outcomes if o.result is not None]
-    tokens = _total(ran, ("input_tokens", "output_tokens"))
+    tokens = _total(ran, ("input_tokens", "output_tokens", *_token_classes(ran)))
     cost = _total(ran, ("cost_usd",))
     return {
         "wall_seconds": round(wall, 3),
@@ -325,6 +329,14 @@ def meter(outcomes: list[LegOutcome], wall: float) -> dict[str, Any]:
         "cost_usd": Availability(cost.available, None if cost.value is None else cost.value["cost_usd"],
                                  cost.reason_code, cost.detail).to_wire(),
     }
+
+
+def _token_classes(ran: list[LegOutcome]) -> tuple[str, ...]:
+    """The token classes beyond input and output that every leg that ran reported as a number."""
+    reported = [{k for k, v in o.result.usage.items() if k.endswith("_tokens") and isinstance(v, int | float)
+                 and not isinstance(v, bool)} for o in ran if o.result is not None]
+    common = set.intersection(*reported) if reported else set()
+    return tuple(sorted(common - {"input_tokens", "output_tokens"}))
 
 
 def _total(ran: list[LegOutcome], keys: tuple[str, ...]) -> Availability[dict[str, Any]]:

@@ -147,7 +147,8 @@ def test_claude_stream_json_gives_the_answer_usage_and_cost(home, tmp_path, monk
     assert logged["argv"] == ["-p", "--output-format", "stream-json", "--verbose", "--model", "opus"]
     assert logged["prompt_len"] == len("what is two and two")  # on stdin, never on the command line
     manifest = json.loads(run_file(home, run_id, "manifest.json"))
-    assert manifest["metering"]["tokens"]["value"] == {"input_tokens": 11, "output_tokens": 7}
+    assert manifest["metering"]["tokens"]["value"] == {"input_tokens": 11, "output_tokens": 7,
+                                                        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 3}
     assert manifest["metering"]["cost_usd"]["value"] == 0.0123
 
 

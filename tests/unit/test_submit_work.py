@@ -270,3 +270,20 @@ def test_a_run_whose_only_artifact_is_a_symlink_produced_nothing(world) -> None:
     os.symlink("/etc", os.path.join(world.store.run_dir(run_id), "artifacts", "etc-link"))
     ended, _ = perform(world, run_id)
     assert (ended.status, ended.reason_code) == ("completed_empty", "no_artifacts")
+
+
+def test_the_meter_keeps_every_token_class_each_leg_reported(world) -> None:
+    claude = {"input_tokens": 4, "output_tokens": 41, "cache_creation_input_tokens": 1840,
+              "cache_read_input_tokens": 11250, "cost_usd": 0.03}
+    codex = {"input_tokens": 20, "cached_input_tokens": 5, "output_tokens": 9}
+    setup(world, claude=lambda p, m: ProviderResult(0, answer="a", usage=dict(claude)),
+          codex=lambda p, m: ProviderResult(0, answer="b", usage=dict(codex)))
+    run_id = submitted(world, agent())
+    perform(world, run_id)
+    assert manifest(world, run_id)["metering"]["tokens"]["value"] == {
+        "input_tokens": 4, "output_tokens": 41, "cache_creation_input_tokens": 1840, "cache_read_input_tokens": 11250}
+    legs = (Leg("leg-1", ModelSpec("claude")), Leg("leg-2", ModelSpec("codex")))
+    run_id = submitted(world, legs, kind="fanout", instruction="task")
+    perform(world, run_id)
+    # a class only some legs reported would be a partial sum: only the classes every leg reported are totalled
+    assert manifest(world, run_id)["metering"]["tokens"]["value"] == {"input_tokens": 24, "output_tokens": 50}
