@@ -33,7 +33,14 @@ from adapters.confined import (
     write_atomic,
 )
 from application.ports import RunNotFound, StoreBusy, StoreRefused
-from domain.availability import MALFORMED, MISSING, TOO_LARGE, UNREADABLE, Availability, ConsoleText
+from domain.availability import (
+    MALFORMED,
+    MISSING,
+    TOO_LARGE,
+    UNREADABLE,
+    Availability,
+    ConsoleAvailability,
+)
 from domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
 from domain.untrusted import (
     MANIFEST_MAX_BYTES,
@@ -248,21 +255,21 @@ class FsRunStore:
             os.set_blocking(fd, True)
             yield fd
 
-    def console(self, run_id: str, tail_chars: int) -> ConsoleText:
+    def console(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
         tail_chars = max(tail_chars, 0)
         try:
             raw, size, start = self._console_tail(run_id, tail_chars * 4)
         except FileNotFoundError:
-            return ConsoleText(Availability.unavailable(MISSING, f"{CONSOLE} does not exist"), None)
+            return ConsoleAvailability.unavailable(MISSING, f"{CONSOLE} does not exist")
         except (NotConfined, RecordUnusable) as exc:
-            return ConsoleText(Availability.unavailable(exc.reason_code, f"{CONSOLE}: {exc.detail}"), None)
+            return ConsoleAvailability.unavailable(exc.reason_code, f"{CONSOLE}: {exc.detail}")
         except (OSError, RunNotFound) as exc:
-            return ConsoleText(Availability.unavailable(UNREADABLE, f"{CONSOLE}: {_why(exc)}"), None)
+            return ConsoleAvailability.unavailable(UNREADABLE, f"{CONSOLE}: {_why(exc)}")
         text = raw.decode("utf-8", errors="replace")
         if start > 0 and text:
             text = text[1:] if text[0] == "\ufffd" else text  # a cut multibyte character
         tail = text[-tail_chars:] if tail_chars > 0 else ""
-        return ConsoleText(Availability.of(tail), start > 0 or len(tail) < len(text))
+        return ConsoleAvailability.tail(tail, start > 0 or len(tail) < len(text))
 
     def _console_tail(self, run_id: str, span: int) -> tuple[bytes, int, int]:
         with self._run(run_id) as (_, folder), closing(open_file(CONSOLE, folder)) as fd:

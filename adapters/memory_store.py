@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from application.ports import RunNotFound
-from domain.availability import MALFORMED, MISSING, Availability, ConsoleText
+from domain.availability import MALFORMED, MISSING, Availability, ConsoleAvailability
 from domain.run import Run, is_run_id, make_run_id, parse_record
 
 
@@ -121,13 +121,13 @@ class MemoryRunStore:
         with self._lock:
             self._artifacts.setdefault(run_id, {})[name] = body
 
-    def console(self, run_id: str, tail_chars: int) -> ConsoleText:
+    def console(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
         with self._lock:
             text = self._files.get((run_id, "console.log"))
         if text is None:
-            return ConsoleText(Availability.unavailable(MISSING, "console.log does not exist"), None)
+            return ConsoleAvailability.unavailable(MISSING, "console.log does not exist")
         tail = text[-tail_chars:] if tail_chars > 0 else ""
-        return ConsoleText(Availability.of(tail), len(tail) < len(text))
+        return ConsoleAvailability.tail(tail, len(tail) < len(text))
 
     def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
         with self._lock:

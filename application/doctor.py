@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-Severity = Literal["error", "warning", "info"]
+from domain.vocabulary import Severity
+from domain.wire import DoctorCheck, DoctorData
+
 PROVIDER_CLIS = ("claude", "codex", "gemini")
 
 
@@ -74,26 +76,16 @@ class Diagnostics(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Check:
-    """One finding; `severity` is how much it matters when `ok` is false."""
-
-    name: str
-    ok: bool
-    severity: Severity
-    detail: str
-    fix: str | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "severity": self.severity,
-                "detail": self.detail, "fix": self.fix}
+def finding(name: str, ok: bool, severity: Severity, detail: str, fix: str | None = None) -> DoctorCheck:
+    """One check's result; `severity` is how much it matters when `ok` is false."""
+    return DoctorCheck(name=name, ok=ok, severity=severity, detail=detail, fix=fix)
 
 
-def check_store(diag: Diagnostics) -> Check:
+def check_store(diag: Diagnostics) -> DoctorCheck:
     error = diag.store_write_error()
     if error is None:
-        return Check("store.writable", True, "error", f"{diag.home()} is writable")
-    return Check("store.writable", False, "error", f"cannot write under {diag.home()}: {error}",
+        return finding("store.writable", True, "error", f"{diag.home()} is writable")
+    return finding("store.writable", False, "error", f"cannot write under {diag.home()}: {error}",
                  "make the directory writable, or point LI_HOME at a directory you own")
 
 
@@ -101,11 +93,11 @@ PRIVATE_FIX = ("run `li doctor --fix` to take group and other permissions away (
                "0600): runs hold prompts and output, which may contain secrets")
 
 
-def check_private(diag: Diagnostics, fix: bool = False) -> Check:
+def check_private(diag: Diagnostics, fix: bool = False) -> DoctorCheck:
     """`store.private`: nothing in the store is open to group or others; `--fix` tightens first."""
     found = diag.store_modes(tighten=fix)
     if found.error is not None:
-        return Check("store.private", False, "warning", f"cannot examine {diag.home()}: {found.error}",
+        return finding("store.private", False, "warning", f"cannot examine {diag.home()}: {found.error}",
                      "make the directory one you own and can read, or point LI_HOME at one")
     done = f"tightened {_entries(found.tightened)}; " if found.tightened else ""
     problems = []
@@ -116,76 +108,76 @@ def check_private(diag: Diagnostics, fix: bool = False) -> Check:
     if found.truncated:
         problems.append(f"the walk stopped after {_entries(found.examined)}; the rest was not examined")
     if not problems:
-        return Check("store.private", True, "warning",
+        return finding("store.private", True, "warning",
                      f"{done}{diag.home()} is private: folders 0700, files 0600")
     advice = ("change what is left by hand (`chmod go-rwx PATH`), or prune old runs (`li job prune`)"
               if fix else PRIVATE_FIX)
-    return Check("store.private", False, "warning", f"{done}under {diag.home()}: {'; '.join(problems)}", advice)
+    return finding("store.private", False, "warning", f"{done}under {diag.home()}: {'; '.join(problems)}", advice)
 
 
 def _entries(count: int) -> str:
     return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
-def check_machine_id(diag: Diagnostics) -> Check:
+def check_machine_id(diag: Diagnostics) -> DoctorCheck:
     if diag.machine_id():
-        return Check("host.machine_id", True, "warning", "machine id readable (/etc/machine-id)")
-    return Check("host.machine_id", False, "warning",
+        return finding("host.machine_id", True, "warning", "machine id readable (/etc/machine-id)")
+    return finding("host.machine_id", False, "warning",
                  "no readable /etc/machine-id; runs are attributed to this host by hostname",
                  "run `systemd-machine-id-setup` (or `dbus-uuidgen --ensure=/etc/machine-id`) as root")
 
 
-def check_boot_id(diag: Diagnostics) -> Check:
+def check_boot_id(diag: Diagnostics) -> DoctorCheck:
     if diag.boot_id():
-        return Check("host.boot_id", True, "warning", "boot id readable (/proc/sys/kernel/random/boot_id)")
-    return Check("host.boot_id", False, "warning",
+        return finding("host.boot_id", True, "warning", "boot id readable (/proc/sys/kernel/random/boot_id)")
+    return finding("host.boot_id", False, "warning",
                  "no readable boot id; a run orphaned by a reboot is only found by its pid",
                  "mount /proc (Linux) so /proc/sys/kernel/random/boot_id can be read")
 
 
-def check_create_time(diag: Diagnostics) -> Check:
+def check_create_time(diag: Diagnostics) -> DoctorCheck:
     created, error = diag.own_create_time()
     if created is not None:
-        return Check("process.create_time", True, "error", "psutil reads process create times")
-    return Check("process.create_time", False, "error",
+        return finding("process.create_time", True, "error", "psutil reads process create times")
+    return finding("process.create_time", False, "error",
                  f"psutil cannot read a process create time: {error}",
                  "reinstall psutil (`pip install --force-reinstall psutil`) and make /proc readable; "
                  "without it a run's process cannot be told from a later one with the same pid")
 
 
-def check_shell(diag: Diagnostics) -> Check:
+def check_shell(diag: Diagnostics) -> DoctorCheck:
     found = diag.find_executable("sh")
     if found:
-        return Check("provider.sh", True, "error", f"sh runs shell work ({found})")
-    return Check("provider.sh", False, "error", "no `sh` on PATH or at /bin/sh",
+        return finding("provider.sh", True, "error", f"sh runs shell work ({found})")
+    return finding("provider.sh", False, "error", "no `sh` on PATH or at /bin/sh",
                  "put a POSIX shell on PATH; `li agent sh ...` needs it")
 
 
-def check_provider(diag: Diagnostics, name: str) -> Check:
+def check_provider(diag: Diagnostics, name: str) -> DoctorCheck:
     found = diag.find_executable(name)
     if found:
-        return Check(f"provider.{name}", True, "warning", f"{name} found at {found}")
-    return Check(f"provider.{name}", False, "warning", f"{name} not found on PATH",
+        return finding(f"provider.{name}", True, "warning", f"{name} found at {found}")
+    return finding(f"provider.{name}", False, "warning", f"{name} not found on PATH",
                  f"install the {name} CLI to run `li agent {name} ...`; other providers still work")
 
 
-def check_notify(diag: Diagnostics) -> Check:
+def check_notify(diag: Diagnostics) -> DoctorCheck:
     setting = diag.notify_setting()
     if setting is None:
-        return Check("notify.command", True, "info", "no notify command configured (runs end silently)")
+        return finding("notify.command", True, "info", "no notify command configured (runs end silently)")
     if setting.error is not None or not setting.argv:
-        return Check("notify.command", False, "error",
+        return finding("notify.command", False, "error",
                      f"notify command from {setting.source} cannot be read: {setting.error or 'empty'}",
                      f"fix {setting.source}: an argv template such as `notify-send li {{run_id}}`")
     found = diag.find_executable(setting.argv[0])
     if found:
-        return Check("notify.command", True, "error", f"notify command {found} (from {setting.source})")
-    return Check("notify.command", False, "error",
+        return finding("notify.command", True, "error", f"notify command {found} (from {setting.source})")
+    return finding("notify.command", False, "error",
                  f"notify command {setting.argv[0]!r} (from {setting.source}) is not an executable",
                  f"install {setting.argv[0]!r} or change {setting.source} to a command that exists")
 
 
-HOST_CHECKS: tuple[Callable[[Diagnostics], Check], ...] = (
+HOST_CHECKS: tuple[Callable[[Diagnostics], DoctorCheck], ...] = (
     check_machine_id, check_boot_id, check_create_time, check_shell,
 )
 
@@ -200,4 +192,4 @@ def diagnose(diag: Diagnostics, fix: bool = False) -> dict[str, Any]:
     checks += [check_provider(diag, name) for name in PROVIDER_CLIS]
     checks.append(check_notify(diag))
     ok = not any(not c.ok and c.severity == "error" for c in checks)
-    return {"ok": ok, "checks": [c.to_wire() for c in checks]}
+    return DoctorData(ok=ok, checks=checks).to_wire()

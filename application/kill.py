@@ -21,10 +21,9 @@ from application.reads import check_run_id, not_found, observe_or_refuse, unusab
 from domain.contract import ContractError, ErrorKind
 from domain.evidence import may_signal
 from domain.run import PREPARING, Incarnation, RecordUnusable, Run, iso
+from domain.vocabulary import ALREADY_TERMINAL, NO_PROCESS, SIGNALLED, KillAction
+from domain.wire import KillData
 
-SIGNALLED: Final = "signalled"
-ALREADY_TERMINAL: Final = "already_terminal"
-NO_PROCESS: Final = "no_process"
 KILL_GRACE_DEFAULT: Final = 3.0
 
 
@@ -57,9 +56,10 @@ class Killer:
         check_run_id(run_id)
         action = self._act(run_id)
         d = observe_or_refuse(self.observer, run_id, probe_ended=False).derivation
-        return {"run_id": run_id, "action": action, "status": d.status, "terminal": d.terminal, "outcome": d.outcome}
+        return KillData(run_id=run_id, action=action, status=d.status, terminal=d.terminal,
+                        outcome=d.outcome).to_wire()
 
-    def _act(self, run_id: str) -> str:
+    def _act(self, run_id: str) -> KillAction:
         run = self._read(run_id)
         if run.spawn_state == PREPARING and not run.end_recorded:
             run = self._request_before_process(run_id)
@@ -73,7 +73,7 @@ class Killer:
         """A preparing run has no process yet; the request is recorded while (under the lock) it still has none."""
         return self._record_request(run_id, lambda current: current.spawn_state == PREPARING)[0]
 
-    def _kill_started(self, run: Run) -> str:
+    def _kill_started(self, run: Run) -> KillAction:
         """Record and signal only where a member is proven alive; a signal that reaches nothing takes the record back."""
         judged = run.incarnation
         if judged is None or not may_signal(judged, self.observer.evidence(run)[0]):

@@ -16,11 +16,11 @@ from application.ports import (
     StoreRefused,
 )
 from domain.notify import payload, render
-from domain.run import Delivery, RecordUnusable, Run
+from domain.run import DeliveryValue, RecordUnusable, Run
 
 Change = Callable[[Run], Run | None]
-UNKNOWN_OUTCOME = Delivery(attempted=True, ok=None)
-NOT_CONFIGURED = Delivery(attempted=False)
+UNKNOWN_OUTCOME = DeliveryValue(attempted=True, ok=None)
+NOT_CONFIGURED = DeliveryValue(attempted=False)
 
 
 class Notices:
@@ -92,7 +92,7 @@ def _settle(current: Run, result: NoticeResult) -> Run | None:
     """Record the delivery's outcome over the unknown one this sender wrote."""
     if current.delivery != UNKNOWN_OUTCOME:
         return None
-    return current.evolve(delivery=Delivery(
+    return current.evolve(delivery=DeliveryValue(
         attempted=True, ok=result.ok, exit_code=result.exit_code,
         error=result.error, failure_class=None if result.ok else result.failure_class or "unknown",
     ))

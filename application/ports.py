@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from domain.availability import Availability, ConsoleText
+from domain.availability import Availability, ConsoleAvailability
 from domain.evidence import HostFacts, ProcessObservation, SessionMember
 from domain.run import Incarnation, Run
 
@@ -84,7 +84,7 @@ class RunStore(Protocol):
         """
         ...
 
-    def console(self, run_id: str, tail_chars: int) -> ConsoleText:
+    def console(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
         """The last `tail_chars` characters of the console log, read from the end."""
         ...
 

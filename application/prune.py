@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from application.observe import Observer
 from application.ports import Clock, RunNotFound, RunStore, StoreBusy, StoreRefused
 from domain.contract import ContractError, ErrorKind
 from domain.run import RecordUnusable, Run, parse_iso
+from domain.vocabulary import RECORD_UNUSABLE
+from domain.wire import PruneData, PruneKept
 
 SECONDS_PER_DAY = 86400.0
 # How long after its end a run whose notice has not settled is kept: far past the notice
@@ -20,25 +20,14 @@ NOTICE_GRACE_SECONDS = 600.0
 NOT_ENDED = "not_ended"
 ENDED_RECENTLY = "ended_recently"
 NOTICE_IN_FLIGHT = "notice_in_flight"
-RECORD_UNUSABLE = "record_unusable"
 NO_RECORD = "no_record"
 BUSY = "busy"
 REMOVE_FAILED = "remove_failed"
 
 
-@dataclass
-class PruneReport:
-    """What was (or, in a dry run, would be) removed, and every run kept with its reason."""
-
-    dry_run: bool
-    removed: list[str] = field(default_factory=list)
-    kept: list[dict[str, Any]] = field(default_factory=list)
-
-    def keep(self, run_id: str, reason: str, detail: str | None = None) -> None:
-        self.kept.append({"run_id": run_id, "reason": reason, "detail": detail})
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"removed": list(self.removed), "kept": list(self.kept), "dry_run": self.dry_run}
+def keep(report: PruneData, run_id: str, reason: str, detail: str | None = None) -> None:
+    """Say why a run stays."""
+    report.kept.append(PruneKept(run_id=run_id, reason=reason, detail=detail))
 
 
 def ended_at(run: Run) -> datetime | None:
@@ -73,8 +62,8 @@ class Pruner:
         self.clock = clock
         self.lock_timeout = lock_timeout
 
-    def prune(self, older_than_days: float = 0.0, dry_run: bool = False) -> PruneReport:
-        report = PruneReport(dry_run)
+    def prune(self, older_than_days: float = 0.0, dry_run: bool = False) -> PruneData:
+        report = PruneData(removed=[], kept=[], dry_run=dry_run)
         try:
             run_ids = list(self.store.run_ids())
         except StoreRefused as exc:
@@ -85,24 +74,24 @@ class Pruner:
             self.store.sweep()  # what a killed prune renamed away but never deleted, even when nothing else goes
         return report
 
-    def _consider(self, run_id: str, older_than_days: float, report: PruneReport) -> None:
+    def _consider(self, run_id: str, older_than_days: float, report: PruneData) -> None:
         try:
             observed = self.observer.observe(run_id)  # may reap a conclusive orphan to its end
         except RunNotFound:
-            return report.keep(run_id, NO_RECORD, "the run folder has no record (yet)")
+            return keep(report, run_id, NO_RECORD, "the run folder has no record (yet)")
         except RecordUnusable as exc:
-            return report.keep(run_id, RECORD_UNUSABLE, f"{exc.reason_code}: {exc.detail}")
+            return keep(report, run_id, RECORD_UNUSABLE, f"{exc.reason_code}: {exc.detail}")
         if not observed.derivation.terminal:
-            return report.keep(run_id, NOT_ENDED, f"status {observed.derivation.status}")
+            return keep(report, run_id, NOT_ENDED, f"status {observed.derivation.status}")
         if not old_enough(observed.run, self.clock.now(), older_than_days):
-            return report.keep(run_id, ENDED_RECENTLY, f"ended at {ended_at(observed.run)}")
+            return keep(report, run_id, ENDED_RECENTLY, f"ended at {ended_at(observed.run)}")
         if notice_in_flight(observed.run, self.clock.now()):
-            return report.keep(run_id, NOTICE_IN_FLIGHT, "its terminal notice is still being delivered")
+            return keep(report, run_id, NOTICE_IN_FLIGHT, "its terminal notice is still being delivered")
         if report.dry_run:
             return report.removed.append(run_id)
         self._remove(run_id, older_than_days, report)
 
-    def _remove(self, run_id: str, older_than_days: float, report: PruneReport) -> None:
+    def _remove(self, run_id: str, older_than_days: float, report: PruneData) -> None:
         """Delete inside the run's read-modify-write, so no writer holds the lock meanwhile."""
         removed: list[str] = []
         now = self.clock.now()
@@ -119,10 +108,10 @@ class Pruner:
         except RunNotFound:
             return None  # removed by someone else meanwhile
         except StoreBusy as exc:
-            return report.keep(run_id, BUSY, str(exc))
+            return keep(report, run_id, BUSY, str(exc))
         except (StoreRefused, RecordUnusable) as exc:
-            return report.keep(run_id, REMOVE_FAILED, str(exc))
+            return keep(report, run_id, REMOVE_FAILED, str(exc))
         if removed:
             report.removed.append(run_id)
         else:
-            report.keep(run_id, NOT_ENDED, "its record changed while it was being removed")
+            keep(report, run_id, NOT_ENDED, "its record changed while it was being removed")

@@ -4,15 +4,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import asdict
 from typing import Any, Final
 
-from application.answers import lifecycle_fields
 from application.observe import Observed, Observer
 from application.ports import RunNotFound, RunStore, StoreRefused
-from domain.availability import MALFORMED, NOT_RECORDED, NOT_YET_WRITTEN, Availability
+from domain.availability import (
+    MALFORMED,
+    NOT_RECORDED,
+    NOT_YET_WRITTEN,
+    Availability,
+    ManifestAvailability,
+    UsageAvailability,
+)
 from domain.contract import ContractError, ErrorKind
-from domain.run import Delivery, RecordUnusable, Run, require_run_id
+from domain.run import DeliveryValue, RecordUnusable, Run, require_run_id
+from domain.vocabulary import RECORD_UNUSABLE
+from domain.wire import (
+    ArtifactsAvailability,
+    DeliveryAvailability,
+    ListData,
+    OutputData,
+    Row,
+    RowError,
+    StatusData,
+)
 
 TAIL_CHARS_DEFAULT: Final = 20_000
 TAIL_CHARS_MAX: Final = 1_000_000
@@ -50,44 +65,38 @@ def pid_of(run: Run) -> int | None:
     return run.pid if run.pid is not None else (run.incarnation.pid if run.incarnation else None)
 
 
-def delivery_of(run: Run, terminal: bool) -> Availability[dict[str, Any]]:
+def delivery_of(run: Run, terminal: bool) -> DeliveryAvailability:
     """The notice's recorded outcome (D9) under D7: no notice configured is a fact, not a failure."""
     if run.delivery is not None:
-        value = asdict(run.delivery)
-        if not isinstance(value["attempted"], bool):
-            return Availability.unavailable(MALFORMED, "the recorded delivery has no boolean `attempted`")
-        return Availability.of(value)
+        if not isinstance(run.delivery.attempted, bool):
+            return DeliveryAvailability.unavailable(MALFORMED, "the recorded delivery has no boolean `attempted`")
+        return DeliveryAvailability.of(run.delivery)
     if not run.notify:
-        return Availability.of(asdict(Delivery(attempted=False)))
+        return DeliveryAvailability.of(DeliveryValue(attempted=False))
     if not terminal:
-        return Availability.unavailable(NOT_YET_WRITTEN, "a notice is configured; it is sent when the run ends")
-    return Availability.unavailable(NOT_RECORDED, "a notice was configured but no delivery attempt is recorded")
+        return DeliveryAvailability.unavailable(NOT_YET_WRITTEN,
+                                                "a notice is configured; it is sent when the run ends")
+    return DeliveryAvailability.unavailable(NOT_RECORDED,
+                                            "a notice was configured but no delivery attempt is recorded")
 
 
-def usage_of(manifest: Availability[dict[str, Any]]) -> Availability[dict[str, Any]]:
+def usage_of(manifest: Availability[dict[str, Any]]) -> UsageAvailability:
     """The meter as the manifest recorded it; an absent or unreadable meter is unavailable, never zero."""
     if not manifest.available or manifest.value is None:
         detail = f"the manifest that carries the meter is unavailable: {manifest.detail}"
-        return Availability.unavailable(manifest.reason_code or NOT_RECORDED, detail)
+        return UsageAvailability.unavailable(manifest.reason_code or NOT_RECORDED, detail)
     for key in USAGE_KEYS:
         if key in manifest.value:
             meter = manifest.value[key]
             if not isinstance(meter, dict):
-                return Availability.unavailable(MALFORMED, f"manifest `{key}` is not an object")
-            return Availability.of(dict(meter))
-    return Availability.unavailable(NOT_RECORDED, "the manifest records no usage")
+                return UsageAvailability.unavailable(MALFORMED, f"manifest `{key}` is not an object")
+            return UsageAvailability.of(dict(meter))
+    return UsageAvailability.unavailable(NOT_RECORDED, "the manifest records no usage")
 
 
-RECORD_UNUSABLE = "record_unusable"  # the per-id error kind wait uses for the same fact
-
-
-def error_row(run_id: str, reason_code: str, message: str) -> dict[str, Any]:
+def error_row(run_id: str, reason_code: str, message: str) -> Row:
     """A list row for a record that could not be read: it says so, with null lifecycle fields."""
-    return {
-        "run_id": run_id, "kind": None, "label": None, "status": None, "terminal": None, "outcome": None,
-        "reason_code": None, "possibly_orphaned": None, "spawn_state": None, "submitted_at": None,
-        "error": {"kind": RECORD_UNUSABLE, "reason_code": reason_code, "message": message},
-    }
+    return Row.failed(run_id, RowError.of(RECORD_UNUSABLE, message, reason_code))
 
 
 class RunReads:
@@ -105,16 +114,12 @@ class RunReads:
         """The D4 answer plus advisory liveness and every read-derived field under D7."""
         observed = self.observe(run_id)
         run, d = observed.run, observed.derivation
-        manifest = self.store.manifest(run_id)
-        common = lifecycle_fields(observed)
-        return {
-            **{k: common[k] for k in ("run_id", "kind", "label", "status", "terminal", "outcome", "reason_code")},
-            "alive": d.alive, "pid": pid_of(run), "spawn_state": run.spawn_state,
-            "submitted_at": run.submitted_at, "finished_at": run.finished_at,
-            "possibly_orphaned": d.possibly_orphaned, "age_seconds": round(d.age_seconds, 3),
-            "delivery": delivery_of(run, d.terminal).to_wire(),
-            "manifest": manifest.to_wire(), "usage": usage_of(manifest).to_wire(),
-        }
+        manifest = ManifestAvailability.recast(self.store.manifest(run_id))
+        return StatusData(
+            **StatusData.fields_of(run, d),
+            alive=d.alive, pid=pid_of(run), finished_at=run.finished_at, age_seconds=round(d.age_seconds, 3),
+            delivery=delivery_of(run, d.terminal), manifest=manifest, usage=usage_of(manifest),
+        ).to_wire()
 
     def output(self, run_id: str, tail_chars: int = TAIL_CHARS_DEFAULT) -> dict[str, Any]:
         """The console tail, the artifacts listing and the manifest, each saying whether it could be read."""
@@ -125,28 +130,28 @@ class RunReads:
             raise not_found(run_id) from exc
         except RecordUnusable as exc:
             raise unusable(run_id, exc) from exc
-        return {
-            "run_id": run_id,
-            "console": self.store.console(run_id, tail_chars).to_wire(),
-            "artifacts": self.store.artifacts(run_id).to_wire(),
-            "manifest": self.store.manifest(run_id).to_wire(),
-        }
+        return OutputData(
+            run_id=run_id,
+            console=self.store.console(run_id, tail_chars),
+            artifacts=ArtifactsAvailability.listing(self.store.artifacts(run_id)),
+            manifest=ManifestAvailability.recast(self.store.manifest(run_id)),
+        ).to_wire()
 
     def listing(self, limit: int = LIMIT_DEFAULT, status: str | None = None) -> dict[str, Any]:
         """Newest first; reads only as many records as the limit needs (ids sort by time)."""
-        rows: list[dict[str, Any]] = []
+        rows: list[Row] = []
         truncated = False
         for run_id in _listable(self.store):
             row = self._row(run_id)
-            if row is None or (status is not None and row["error"] is None and row["status"] != status):
+            if row is None or (status is not None and row.error is None and row.status != status):
                 continue
             if len(rows) >= limit:
                 truncated = True
                 break
             rows.append(row)
-        return {"runs": rows, "truncated": truncated, "limit": limit}
+        return ListData(runs=rows, truncated=truncated, limit=limit).to_wire()
 
-    def _row(self, run_id: str) -> dict[str, Any] | None:
+    def _row(self, run_id: str) -> Row | None:
         """One list row; None for a folder that is not (or no longer) a run, e.g. a reservation."""
         try:
             observed = self.observer.observe(run_id)
@@ -154,7 +159,7 @@ class RunReads:
             return None
         except RecordUnusable as exc:
             return error_row(run_id, exc.reason_code, exc.detail)
-        return {**lifecycle_fields(observed), "error": None}
+        return Row.observed(observed.run, observed.derivation)
 
 
 def unusable(run_id: str, exc: RecordUnusable) -> ContractError:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
 
 from application.ports import (
     SIGKILL,
@@ -24,23 +22,14 @@ from domain.contract import ContractError, ErrorKind
 from domain.lifecycle import classify
 from domain.request import RunRequest, check_prompt, invalid
 from domain.run import FAILED, PREPARING, RUN_TAG, STARTED, Incarnation, Run, iso
+from domain.wire import SubmitData
 
 SPAWN_FAILED = "spawn_failed"
 SPAWN_ERROR = "spawn_error"
 ATTACH_FAILED = "attach_failed"
 
 
-@dataclass(frozen=True)
-class Handle:
-    """What submit returns: a handle to resolve through status reads, never a result (D5)."""
-
-    run_id: str
-    pid: int
-    log: str
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "pid": self.pid, "status": "running", "terminal": False,
-                "outcome": None, "log": self.log}
+Handle = SubmitData  # what submit returns: a handle to resolve through status reads, never a result (D5)
 
 
 class SubmitService:
@@ -125,7 +114,7 @@ class SubmitService:
             if isinstance(exc, Exception):
                 raise error from exc
             raise
-        return Handle(run_id, pid, self.log_path(run_id))
+        return SubmitData.handle(run_id, pid, self.log_path(run_id))
 
     def _spawn(self, run_id: str, request: RunRequest) -> int:
         """Start the runner with its output on the console the store opened (never through a link)."""

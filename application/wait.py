@@ -6,7 +6,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from application.answers import lifecycle_fields
 from application.observe import Observed, Observer
 from application.ports import Clock, RunNotFound
 from domain.lifecycle import Derivation
@@ -22,15 +21,8 @@ from domain.observation import (
 )
 from domain.partition import TERMINAL, Partition, bucket_of, partition
 from domain.run import RecordUnusable, is_run_id
-
-NOT_FOUND = "not_found"
-INVALID_INPUT = "invalid_input"
-RECORD_UNUSABLE = "record_unusable"
-NOT_OBSERVED = "not_observed"
-LIFECYCLE_KEYS = (
-    "kind", "label", "status", "terminal", "outcome", "reason_code",
-    "possibly_orphaned", "spawn_state", "submitted_at",
-)
+from domain.vocabulary import INVALID_INPUT, NOT_FOUND, NOT_OBSERVED, RECORD_UNUSABLE
+from domain.wire import Row, RowError, WaitData
 
 
 class WaitInterrupted(Exception):
@@ -52,34 +44,23 @@ class StopFlag:
 
 
 @dataclass(frozen=True)
-class IdError:
-    """Why one id could not be observed; never stops the other ids."""
-
-    kind: str
-    message: str
-    reason_code: str | None = None
-
-
-@dataclass(frozen=True)
 class Seen:
     """One id's latest observation, or the reason it has none."""
 
     run_id: str
     observed: Observed | None = None
-    error: IdError | None = None
+    error: RowError | None = None
 
     @property
     def bucket(self) -> str | None:
         return None if self.observed is None else bucket_of(self.observed.derivation)
 
-    def entry(self) -> dict[str, Any]:
+    def entry(self) -> Row:
         """The wire entry: the common lifecycle fields, or nulls beside a per-id error."""
         if self.observed is not None:
-            return {**lifecycle_fields(self.observed), "error": None}
-        fields: dict[str, Any] = {"run_id": self.run_id, **dict.fromkeys(LIFECYCLE_KEYS)}
-        error = None if self.error is None else {
-            "kind": self.error.kind, "reason_code": self.error.reason_code, "message": self.error.message}
-        return {**fields, "error": error}
+            return Row.observed(self.observed.run, self.observed.derivation)
+        assert self.error is not None  # a Seen is built with one of the two
+        return Row.failed(self.run_id, self.error)
 
 
 @dataclass(frozen=True)
@@ -104,19 +85,19 @@ class WaitResult:
     def to_data(self) -> dict[str, Any]:
         """The D10 wire shape."""
         part = self.partition
-        return {
-            "runs": [seen.entry() for seen in self.entries],
-            "all_terminal": part.all_terminal,
-            "timed_out": timed_out(part),
-            "pending": list(part.pending),
-            "stopped_without_end": list(part.stopped_without_end),
-            "unresolved_spawn": list(part.unresolved_spawn),
-            "unresolved_spawn_after": self.unresolved_spawn_after,
-            "max_wait": self.max_wait.effective,
-            "poll_interval": self.poll_interval.effective,
-            "requested_max_wait": self.max_wait.requested,
-            "requested_poll_interval": self.poll_interval.requested,
-        }
+        return WaitData(
+            runs=[seen.entry() for seen in self.entries],
+            all_terminal=part.all_terminal,
+            timed_out=timed_out(part),
+            pending=list(part.pending),
+            stopped_without_end=list(part.stopped_without_end),
+            unresolved_spawn=list(part.unresolved_spawn),
+            unresolved_spawn_after=self.unresolved_spawn_after,
+            max_wait=self.max_wait.effective,
+            poll_interval=self.poll_interval.effective,
+            requested_max_wait=self.max_wait.requested,
+            requested_poll_interval=self.poll_interval.requested,
+        ).to_wire()
 
 
 PassHook = Callable[[WaitResult], None]
@@ -189,18 +170,18 @@ class Waiter:
     def look(self, run_id: str) -> Seen:
         """Observe one id through the Observer; anything that keeps it from being read is a per-id error."""
         if not isinstance(run_id, str) or not is_run_id(run_id):
-            return Seen(run_id, error=IdError(INVALID_INPUT, f"{run_id!r} is not a run id "
+            return Seen(run_id, error=RowError.of(INVALID_INPUT, f"{run_id!r} is not a run id "
                                                               "(expected YYYYMMDDTHHMMSS-xxxxxx)"))
         try:
             return Seen(run_id, self.observer.observe(run_id))
         except RunNotFound:
-            return Seen(run_id, error=IdError(NOT_FOUND, f"no run with id {run_id}"))
+            return Seen(run_id, error=RowError.of(NOT_FOUND, f"no run with id {run_id}"))
         except RecordUnusable as exc:
-            return Seen(run_id, error=IdError(RECORD_UNUSABLE, f"record of {run_id} is unusable "
+            return Seen(run_id, error=RowError.of(RECORD_UNUSABLE, f"record of {run_id} is unusable "
                                                                f"({exc.reason_code}): {exc.detail}",
                                               exc.reason_code))
         except OSError as exc:
-            return Seen(run_id, error=IdError(RECORD_UNUSABLE, f"record of {run_id} is unreadable: {exc}",
+            return Seen(run_id, error=RowError.of(RECORD_UNUSABLE, f"record of {run_id} is unreadable: {exc}",
                                               "unreadable"))
 
     def _snapshot(
@@ -221,7 +202,7 @@ def _derivation(seen: Seen) -> Derivation | None:
 
 def _unobserved(run_id: str) -> Seen:
     """Only reachable when a wait is stopped before its first pass finished."""
-    return Seen(run_id, error=IdError(NOT_OBSERVED, f"{run_id} was not observed before the wait stopped"))
+    return Seen(run_id, error=RowError.of(NOT_OBSERVED, f"{run_id} was not observed before the wait stopped"))
 
 
 def _refused(seen: Seen) -> bool:

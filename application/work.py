@@ -326,8 +326,9 @@ def meter(outcomes: list[LegOutcome], wall: float) -> dict[str, Any]:
     return {
         "wall_seconds": round(wall, 3),
         "tokens": tokens.to_wire(),
-        "cost_usd": Availability(cost.available, None if cost.value is None else cost.value["cost_usd"],
-                                 cost.reason_code, cost.detail).to_wire(),
+        "cost_usd": Availability(available=cost.available,
+                                 value=None if cost.value is None else cost.value["cost_usd"],
+                                 reason_code=cost.reason_code, detail=cost.detail).to_wire(),
     }
 
 

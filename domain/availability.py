@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
+
+from domain.serialise import Wire
 
 T = TypeVar("T")
 
@@ -21,40 +23,57 @@ TOO_DEEP = "too_deep"
 RUN_ID_MISMATCH = "run_id_mismatch"  # a record whose inner run_id names another run
 
 
-@dataclass(frozen=True)
-class Availability(Generic[T]):
-    """`{available, value, reason_code, detail}`: `available: false` is never "none"."""
+@dataclass(frozen=True, kw_only=True)
+class Availability(Wire, Generic[T]):
+    """`available: false` means the value could not be established — never "none"."""
 
     available: bool
     value: T | None
-    reason_code: str | None = None
-    detail: str | None = None
+    reason_code: str | None
+    detail: str | None
 
     @classmethod
-    def of(cls, value: T) -> Availability[T]:
-        return cls(True, value, None, None)
+    def of(cls, value: T) -> Self:
+        return cls(available=True, value=value, reason_code=None, detail=None)
 
     @classmethod
-    def unavailable(cls, reason_code: str, detail: str | None = None) -> Availability[T]:
-        return cls(False, None, reason_code, detail)
+    def unavailable(cls, reason_code: str, detail: str | None = None) -> Self:
+        return cls(available=False, value=None, reason_code=reason_code, detail=detail)
 
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "available": self.available,
-            "value": self.value,
-            "reason_code": self.reason_code,
-            "detail": self.detail,
-        }
+    @classmethod
+    def recast(cls, other: Availability[Any]) -> Self:
+        """The same reading under a more specific wire class (the store's answer, as a verb publishes it)."""
+        return cls(available=other.available, value=other.value, reason_code=other.reason_code,
+                   detail=other.detail)
 
 
-@dataclass(frozen=True)
-class ConsoleText:
-    """The console tail: an availability plus whether the tail is the whole log (D7)."""
+@dataclass(frozen=True, kw_only=True)
+class ConsoleAvailability(Availability[str]):
+    """The console tail; `truncated` says whether the tail is the whole log (null when unavailable)."""
 
-    text: Availability[str]
+    value: str | None
     truncated: bool | None
 
-    def to_wire(self) -> dict[str, Any]:
-        wire = self.text.to_wire()
-        wire["truncated"] = self.truncated
-        return wire
+    @classmethod
+    def tail(cls, text: str, truncated: bool) -> ConsoleAvailability:
+        return cls(available=True, value=text, reason_code=None, detail=None, truncated=truncated)
+
+    @classmethod
+    def of(cls, value: str) -> Self:
+        return cls(available=True, value=value, reason_code=None, detail=None, truncated=False)
+
+    @classmethod
+    def unavailable(cls, reason_code: str, detail: str | None = None) -> Self:
+        return cls(available=False, value=None, reason_code=reason_code, detail=detail, truncated=None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ManifestAvailability(Availability[dict[str, Any]]):
+    value: dict[str, Any] | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageAvailability(Availability[dict[str, Any]]):
+    """Metering (deferred in the ADR, shaped by D7): an unreadable meter is unavailable, never zero."""
+
+    value: dict[str, Any] | None

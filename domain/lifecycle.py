@@ -7,16 +7,12 @@ from datetime import datetime
 from typing import Final
 
 from domain.evidence import CONCLUSIVE, Finding
-from domain.run import PREPARING, STARTED, Run, iso, parse_iso
+from domain.run import Run, iso, parse_iso
+from domain.vocabulary import OUTCOMES, PREPARING, STARTED, Outcome
 
-OUTCOMES: Final = ("succeeded", "failed", "cancelled", "indeterminate")
-STATUSES_AT_V1: Final = (
-    "running", "completed", "completed_empty", "failed", "timed_out",
-    "aborted", "cancelled", "killed", "exited", "unknown",
-)
 PREPARING_THRESHOLD_SECONDS: Final = 600.0
 
-_OUTCOME_OF: Final = {
+_OUTCOME_OF: Final[dict[str, Outcome]] = {
     "completed": "succeeded",
     "completed_empty": "failed",
     "failed": "failed",
@@ -45,7 +41,7 @@ def exit_code_of(status: str) -> int:
     return EXIT_CODES.get(status, 1)
 
 
-def classify(status: str) -> str:
+def classify(status: str) -> Outcome:
     """The producer's classification of an ended run's status; anything unknown is indeterminate."""
     return _OUTCOME_OF.get(status, "indeterminate")
 
@@ -56,7 +52,7 @@ class Derivation:
 
     status: str
     terminal: bool
-    outcome: str | None
+    outcome: Outcome | None
     reason_code: str | None
     alive: bool | None
     possibly_orphaned: bool
@@ -91,14 +87,14 @@ def derive(
     return Derivation(status, False, None, None, alive, stopped, stopped, False, age)
 
 
-def recorded_outcome(run: Run) -> str | None:
+def recorded_outcome(run: Run) -> Outcome | None:
     """The outcome of a recorded end (the writer's, else the classification); None with no end."""
     if not run.end_recorded:
         return None
     if run.outcome is None:
         return classify(run.status)
     # A writer that recorded something other than the vocabulary did not record a success (D4).
-    return run.outcome if run.outcome in OUTCOMES else "indeterminate"
+    return next((known for known in OUTCOMES if known == run.outcome), "indeterminate")
 
 
 def reapable(run: Run, finding: Finding) -> bool:

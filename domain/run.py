@@ -6,10 +6,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from domain.availability import RUN_ID_MISMATCH
 from domain.untrusted import RECORD_MAX_BYTES, Untrusted, check_size, parse_json
+from domain.vocabulary import FAILED, PREPARING, STARTED, SpawnState
 
 RECORD_SCHEMA_VERSION = 1
 RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
@@ -19,9 +20,7 @@ KINDS = ("agent", "flow", "fanout")
 # the kernel keeps a process's environment as it was at exec, so it vouches for membership.
 RUN_TAG = "LI_RUN_ID"
 
-PREPARING = "preparing"
-STARTED = "started"
-FAILED = "failed"
+__all__ = ["FAILED", "PREPARING", "STARTED"]  # the spawn phases, re-exported where records are made
 
 
 class RecordUnusable(Exception):
@@ -76,8 +75,10 @@ class Incarnation:
 
 
 @dataclass(frozen=True)
-class Delivery:
-    """What became of the terminal notice (D9); `attempted` with `ok: None` is an unknown outcome."""
+class DeliveryValue:
+    """What became of the terminal notice (D9); `attempted` with `ok: null` is an unknown outcome."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "allow"}  # recorded, and published as is
 
     attempted: bool
     ok: bool | None = None
@@ -95,7 +96,7 @@ class Run:
     status: str
     submitted_at: str
     label: str | None = None
-    spawn_state: str | None = PREPARING
+    spawn_state: SpawnState | None = PREPARING
     started_at: str | None = None
     finished_at: str | None = None
     finished_at_precision: str | None = None
@@ -108,7 +109,7 @@ class Run:
     kill_requested_at: str | None = None
     notify: list[str] | None = None
     notify_source: str | None = None
-    delivery: Delivery | None = None
+    delivery: DeliveryValue | None = None
     terminal_source: str | None = None
     terminal_evidence: dict[str, Any] | None = None
     model: str | None = None
@@ -145,7 +146,7 @@ class Run:
             if values.get("incarnation") is not None:
                 values["incarnation"] = Incarnation(**values["incarnation"])
             if values.get("delivery") is not None:
-                values["delivery"] = Delivery(**values["delivery"])
+                values["delivery"] = DeliveryValue(**values["delivery"])
             run = cls(**values)
         except TypeError as exc:
             raise RecordUnusable("malformed", f"record fields are malformed: {exc}") from exc

@@ -1,78 +1,54 @@
-"""The published wire schema (contract v1): pydantic models of the envelope and every verb's data.
+"""The wire model (contract v1): one frozen dataclass per answer, the only place its shape is written.
 
-Never imported by `li` itself (start-up time is a feature); only `tools/gen_schema.py` and the
-tests use it. Consumers must tolerate fields they do not know (D2), so every model allows extras;
-the models still describe every field we emit, which the contract tests check strictly.
+The envelope and the answers every start-up may give (handshake, version, help) live beside the
+D3 rules in domain/contract.py, so `li handshake` never pays for the rest; the VERBS table here
+names them all. The use cases build these and serialise them with `to_wire` (stdlib only); the
+published JSON Schema in `contract/v1` is generated from the same classes by tools/gen_schema.py.
+Consumers must tolerate fields they do not know (D2), so every class allows extras in the schema.
+To add a field to every status-bearing answer, add it to `Lifecycle` (and, nullable, to `Row`)
+and set it in `Lifecycle.of`: three lines in this one file, the first two checked by mypy
+and the third by tests/unit/test_wire.py.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any, Literal
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from domain.availability import (
+    Availability,
+    ConsoleAvailability,
+    ManifestAvailability,
+    UsageAvailability,
+)
+from domain.contract import Envelope, ErrorBody, HandshakeData, HelpData, VersionData
+from domain.run import DeliveryValue
+from domain.serialise import Minimum, Wire, to_wire
+from domain.vocabulary import (
+    KillAction,
+    Outcome,
+    RowErrorKind,
+    Severity,
+    Shell,
+    SpawnState,
+)
 
-ErrorKindName = Literal["not_found", "invalid_input", "conflict", "unavailable", "internal"]
-Outcome = Literal["succeeded", "failed", "cancelled", "indeterminate"]
-SpawnState = Literal["preparing", "started", "failed"]
-KillAction = Literal["signalled", "already_terminal", "no_process"]
+if TYPE_CHECKING:
+    from domain.lifecycle import Derivation
+    from domain.run import Run
 
-
-class Wire(BaseModel):
-    """Base of every wire model: unknown fields are allowed, as D2 requires of consumers."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-# --- the envelope (D3) -------------------------------------------------------------------------
-
-
-class ErrorBody(Wire):
-    """Why a request was refused. `message` is for a person; `detail` is not contractual."""
-
-    kind: ErrorKindName
-    message: str
-    detail: dict[str, Any] | None = None
-
-
-_ONE_OF_DATA_OR_ERROR: dict[str, Any] = {
-    "oneOf": [
-        {"properties": {"ok": {"const": True}, "data": {"type": "object"}, "error": {"type": "null"}}},
-        {"properties": {"ok": {"const": False}, "data": {"type": "null"}, "error": {"type": "object"}}},
-    ]
-}
-
-
-class Envelope(Wire):
-    """The one JSON object `li ... --machine` writes to stdout; exactly one of data/error is set."""
-
-    model_config = ConfigDict(extra="allow", json_schema_extra=_ONE_OF_DATA_OR_ERROR)
-
-    ok: bool
-    contract_version: int = Field(ge=1)
-    data: dict[str, Any] | None
-    error: ErrorBody | None
-
+__all__ = [
+    "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
+    "DeliveryAvailability", "DeliveryValue", "DoctorCheck", "DoctorData", "Envelope", "ErrorBody",
+    "HandshakeData", "HelpData", "KillData", "Lifecycle", "ListData", "ManifestAvailability", "OutputData",
+    "PruneData", "PruneKept", "Row", "RowError", "StatusData", "SubmitData", "UsageAvailability",
+    "VERBS", "VersionData", "WaitData", "Wire", "to_wire",
+]
 
 # --- D7 availability -----------------------------------------------------------------------------
 
 
-class Availability(Wire):
-    """`available: false` means the value could not be established — never "none"."""
-
-    available: bool
-    value: Any
-    reason_code: str | None
-    detail: str | None
-
-
-class ConsoleAvailability(Availability):
-    """The console tail; `truncated` says whether the tail is the whole log (null when unavailable)."""
-
-    value: str | None
-    truncated: bool | None
-
-
+@dataclass(frozen=True, kw_only=True)
 class Artifact(Wire):
     """One entry under artifacts/, links never followed. Only a `file` is read, so only it has a digest.
 
@@ -84,43 +60,32 @@ class Artifact(Wire):
 
     name: str
     path: str
-    size: int = Field(ge=0)
+    size: Annotated[int, Minimum(0)]
     sha256: str | None
     type: str = "file"
     link: str | None = None
 
 
-class ArtifactsAvailability(Availability):
+@dataclass(frozen=True, kw_only=True)
+class ArtifactsAvailability(Availability[list[Artifact]]):
     value: list[Artifact] | None
 
-
-class ManifestAvailability(Availability):
-    value: dict[str, Any] | None
-
-
-class DeliveryValue(Wire):
-    """What became of the terminal notice (D9); `attempted` with `ok: null` is an unknown outcome."""
-
-    attempted: bool
-    ok: bool | None = None
-    exit_code: int | None = None
-    error: str | None = None
-    failure_class: str | None = None
+    @classmethod
+    def listing(cls, found: Availability[list[dict[str, Any]]]) -> ArtifactsAvailability:
+        """The store's listing (one dict per entry) as the wire publishes it."""
+        value = None if found.value is None else [Artifact(**entry) for entry in found.value]
+        return cls(available=found.available, value=value, reason_code=found.reason_code, detail=found.detail)
 
 
-class DeliveryAvailability(Availability):
-    value: DeliveryValue | None
-
-
-class UsageAvailability(Availability):
-    """Metering (deferred in the ADR, shaped by D7): an unreadable meter is unavailable, never zero."""
-
-    value: dict[str, Any] | None
+@dataclass(frozen=True, kw_only=True)
+class DeliveryAvailability(Availability[DeliveryValue]):
+    value: DeliveryValue | None  # the record's own, published as is (D9)
 
 
 # --- status-bearing shapes (D4) -------------------------------------------------------------------
 
 
+@dataclass(frozen=True, kw_only=True)
 class Lifecycle(Wire):
     """status (open), terminal and outcome (closed, null unless terminal) travel together (D4)."""
 
@@ -135,33 +100,26 @@ class Lifecycle(Wire):
     spawn_state: SpawnState | None
     submitted_at: str
 
+    @staticmethod
+    def of(run: Run, d: Derivation) -> Lifecycle:
+        """The lifecycle fields of one derivation: the one place they are set."""
+        return Lifecycle(
+            run_id=run.run_id, kind=run.kind, label=run.label, status=d.status, terminal=d.terminal,
+            outcome=d.outcome, reason_code=d.reason_code, possibly_orphaned=d.possibly_orphaned,
+            spawn_state=run.spawn_state, submitted_at=run.submitted_at,
+        )
+
+    @staticmethod
+    def fields_of(run: Run, d: Derivation) -> dict[str, Any]:
+        """The same fields by name, for the answers that carry them beside others (status, rows)."""
+        life = Lifecycle.of(run, d)
+        return {f.name: getattr(life, f.name) for f in fields(Lifecycle)}
+
 
 # --- per-verb data ------------------------------------------------------------------------------
 
 
-class HandshakeData(Wire):
-    """`li handshake` (D2)."""
-
-    contract_version: int = Field(ge=1)
-    min_supported_version: int = Field(ge=1)
-    implementation: str
-    implementation_version: str
-    module: str
-
-
-class VersionData(Wire):
-    """`li --version`."""
-
-    version: str
-    implementation: str
-
-
-class HelpData(Wire):
-    """`li ... --help`: the help text is the answer."""
-
-    help: str
-
-
+@dataclass(frozen=True, kw_only=True)
 class SubmitData(Wire):
     """`li agent|orchestrate ... --detach`: a handle, resolved through status before any outcome (D5)."""
 
@@ -172,7 +130,13 @@ class SubmitData(Wire):
     outcome: Outcome | None
     log: str
 
+    @classmethod
+    def handle(cls, run_id: str, pid: int, log: str) -> SubmitData:
+        """What submit returns: a handle to resolve through status reads, never a result (D5)."""
+        return cls(run_id=run_id, pid=pid, status="running", terminal=False, outcome=None, log=log)
 
+
+@dataclass(frozen=True, kw_only=True)
 class StatusData(Lifecycle):
     """`li job status RUN_ID` (D4, D6, D7, D9): derivations, advisory liveness, read-derived fields."""
 
@@ -185,6 +149,7 @@ class StatusData(Lifecycle):
     usage: UsageAvailability
 
 
+@dataclass(frozen=True, kw_only=True)
 class OutputData(Wire):
     """`li job output RUN_ID`: every read-derived field under the availability wrapper (D7)."""
 
@@ -194,6 +159,7 @@ class OutputData(Wire):
     manifest: ManifestAvailability
 
 
+@dataclass(frozen=True, kw_only=True)
 class RowError(Wire):
     """Why one id or row could not be observed; the other ids and rows are unaffected.
 
@@ -205,7 +171,12 @@ class RowError(Wire):
     message: str
     reason_code: str | None = None
 
+    @classmethod
+    def of(cls, kind: RowErrorKind, message: str, reason_code: str | None = None) -> RowError:
+        return cls(kind=kind, message=message, reason_code=reason_code)
 
+
+@dataclass(frozen=True, kw_only=True)
 class Row(Wire):
     """A list row or wait entry: the lifecycle fields, all null when `error` says it could not be read."""
 
@@ -221,7 +192,18 @@ class Row(Wire):
     submitted_at: str | None
     error: RowError | None
 
+    @classmethod
+    def observed(cls, run: Run, d: Derivation) -> Row:
+        return cls(**Lifecycle.fields_of(run, d), error=None)
 
+    @classmethod
+    def failed(cls, run_id: str, error: RowError) -> Row:
+        """A row that says why it could not be read, every lifecycle field null."""
+        nulls: dict[str, Any] = dict.fromkeys(f.name for f in fields(Lifecycle))
+        return cls(**{**nulls, "run_id": run_id, "error": error})
+
+
+@dataclass(frozen=True, kw_only=True)
 class ListData(Wire):
     """`li job list`: newest first, bounded by `limit`, and says when truncated (D6)."""
 
@@ -230,6 +212,7 @@ class ListData(Wire):
     limit: int
 
 
+@dataclass(frozen=True, kw_only=True)
 class KillData(Wire):
     """`li job kill RUN_ID`: what was done, never process death or terminality (D6)."""
 
@@ -240,6 +223,7 @@ class KillData(Wire):
     outcome: Outcome | None
 
 
+@dataclass(frozen=True, kw_only=True)
 class WaitData(Wire):
     """`li job wait RUN_ID...`: entries plus the four-way partition and the echoed bounds (D10)."""
 
@@ -256,16 +240,18 @@ class WaitData(Wire):
     requested_poll_interval: Any
 
 
+@dataclass(frozen=True, kw_only=True)
 class DoctorCheck(Wire):
     """One finding; `severity` is how much it matters when `ok` is false, `fix` what to do."""
 
     name: str
     ok: bool
-    severity: Literal["error", "warning", "info"]
+    severity: Severity
     detail: str | None
     fix: str | None
 
 
+@dataclass(frozen=True, kw_only=True)
 class DoctorData(Wire):
     """`li doctor`: what a run needs here, check by check; `ok` is false when an error-check fails."""
 
@@ -273,12 +259,14 @@ class DoctorData(Wire):
     checks: list[DoctorCheck]
 
 
+@dataclass(frozen=True, kw_only=True)
 class PruneKept(Wire):
     run_id: str
     reason: str
     detail: str | None
 
 
+@dataclass(frozen=True, kw_only=True)
 class PruneData(Wire):
     """`li job prune`: only runs that recorded an end are ever removed; every kept run says why."""
 
@@ -287,14 +275,15 @@ class PruneData(Wire):
     dry_run: bool
 
 
+@dataclass(frozen=True, kw_only=True)
 class CompletionData(Wire):
     """`li completion bash|zsh|fish`."""
 
-    shell: Literal["bash", "zsh", "fish"]
+    shell: Shell
     script: str
 
 
-# The verb table of the published schema: file stem -> data model.
+# The verb table of the published schema: file stem -> data class.
 VERBS: dict[str, type[Wire]] = {
     "handshake": HandshakeData,
     "version": VersionData,
@@ -309,24 +298,3 @@ VERBS: dict[str, type[Wire]] = {
     "prune": PruneData,
     "completion": CompletionData,
 }
-
-SCHEMA_BASE = "https://lionrun.invalid/contract/v1/"
-
-
-def schema_of(model: type[BaseModel], name: str) -> dict[str, Any]:
-    """The JSON Schema of one model, with a stable `$id` and title."""
-    schema = model.model_json_schema(mode="serialization")
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
-            "$id": f"{SCHEMA_BASE}{name}.json", **schema}
-
-
-def all_schemas() -> dict[str, dict[str, Any]]:
-    """Every published schema by file stem: the envelope and one per verb's data."""
-    schemas = {"envelope": schema_of(Envelope, "envelope")}
-    schemas.update({name: schema_of(model, name) for name, model in VERBS.items()})
-    return schemas
-
-
-def render(schema: dict[str, Any]) -> str:
-    """The committed text of one schema: stable key order, trailing newline."""
-    return json.dumps(schema, indent=2, sort_keys=True) + "\n"

@@ -9,7 +9,15 @@ from argparse import Namespace
 from collections.abc import Callable
 from typing import IO, Any
 
-from domain.contract import ContractError, ErrorKind, failure, success
+from domain.contract import (
+    IMPLEMENTATION,
+    ContractError,
+    ErrorKind,
+    HelpData,
+    VersionData,
+    failure,
+    success,
+)
 from entrypoints.bootstrap import EnvironmentFault, import_required, transport_fault
 from entrypoints.cli import VERSION, HelpRequested, UsageError, build_parser
 from entrypoints.verbs._common import silence
@@ -75,7 +83,7 @@ def answer(args: list[str]) -> dict[str, Any]:
     try:
         namespace = build_parser().parse_args(args)
         if namespace.version:
-            return success({"version": VERSION, "implementation": "lionrun"})
+            return success(VersionData(version=VERSION, implementation=IMPLEMENTATION).to_wire())
         verb = getattr(namespace, "verb", None)
         if verb is None:
             raise UsageError("no command given; try `li --help`", build_parser().format_usage())
@@ -84,7 +92,7 @@ def answer(args: list[str]) -> dict[str, Any]:
             raise TypeError(f"{namespace.command} answered {type(data).__name__}, not an object")
         return success(data)
     except HelpRequested as request:
-        return success({"help": request.text})
+        return success(HelpData(help=request.text).to_wire())
     except UsageError as error:
         return failure(ErrorKind.INVALID_INPUT, error.message.strip(), {"usage": error.usage.strip()})
     except ContractError as error:

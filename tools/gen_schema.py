@@ -1,25 +1,53 @@
-"""Write the published JSON Schema (`contract/v1/*.json`) from the pydantic models in `domain.wire`."""
+"""Write the published JSON Schema (`contract/v1/*.json`) from the wire dataclasses in `domain.wire`.
+
+pydantic is imported here (and in tests) only: `li` serialises the same classes with the standard
+library (`domain.serialise.to_wire`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+from typing import Any
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "contract", "v1")
+SCHEMA_BASE = "https://lionrun.invalid/contract/v1/"
+
+
+def schema_of(cls: type[Any], name: str) -> dict[str, Any]:
+    """The JSON Schema of one wire class, with a stable `$id` and title."""
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(cls).json_schema(mode="serialization")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": f"{SCHEMA_BASE}{name}.json", **schema}
+
+
+def all_schemas() -> dict[str, dict[str, Any]]:
+    """Every published schema by file stem: the envelope and one per verb's data."""
+    sys.path.insert(0, REPO)
+    from domain.wire import VERBS, Envelope
+
+    schemas = {"envelope": schema_of(Envelope, "envelope")}
+    schemas.update({name: schema_of(cls, name) for name, cls in VERBS.items()})
+    return schemas
+
+
+def render(schema: dict[str, Any]) -> str:
+    """The committed text of one schema: stable key order, trailing newline."""
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
 def expected() -> dict[str, str]:
-    """File name -> committed text, as the models say it must be."""
-    sys.path.insert(0, REPO)
-    from domain.wire import all_schemas, render
-
+    """File name -> committed text, as the wire classes say it must be."""
     return {f"{name}.json": render(schema) for name, schema in all_schemas().items()}
 
 
 def stale(folder: str = OUT) -> list[str]:
-    """Files that differ from the models, are missing, or are left over."""
+    """Files that differ from the wire classes, are missing, or are left over."""
     want = expected()
     present = {n for n in os.listdir(folder) if n.endswith(".json")} if os.path.isdir(folder) else set()
     problems = [f"extra: {n}" for n in sorted(present - set(want))]

@@ -31,10 +31,11 @@ def run(args: Namespace) -> dict[str, Any]:
                             "machine answer; use `li job list` for runs")
     if args.shell is None:
         raise ContractError(ErrorKind.INVALID_INPUT, f"li completion needs a shell: {', '.join(SHELLS)}")
+    from domain.wire import CompletionData
     from entrypoints.cli import build_parser
     from entrypoints.completion_scripts import script
 
-    return {"shell": args.shell, "script": script(args.shell, build_parser())}
+    return CompletionData(shell=args.shell, script=script(args.shell, build_parser())).to_wire()
 
 
 def words(kind: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""The committed JSON Schema in contract/v1/ is exactly what the pydantic models in domain.wire say."""
+"""The committed JSON Schema in contract/v1/ is exactly what the wire dataclasses in domain.wire say."""
 
 from __future__ import annotations
 

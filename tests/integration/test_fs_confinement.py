@@ -70,7 +70,7 @@ def test_a_run_folder_replaced_by_a_link_is_unusable_and_nothing_is_written_thro
         store.update(run_id, lambda r: r.evolve(status="completed"))
     with pytest.raises(StoreRefused):
         store.write_text(run_id, "manifest.json", "{}")
-    assert store.console(run_id, 100).text.reason_code == "not_a_directory"
+    assert store.console(run_id, 100).reason_code == "not_a_directory"
     assert snapshot(outside["folder"]) == before
     store.remove(run_id)  # the link goes; its target stays whole
     assert not os.path.lexists(folder) and snapshot(outside["folder"]) == before
@@ -118,7 +118,7 @@ def test_fifos_where_files_belong_never_block_a_read(tmp_path: Any) -> None:
     for name in ("console.log", "manifest.json"):
         os.mkfifo(os.path.join(folder, name))
     began = time.monotonic()
-    assert store.console(run_id, 100).text.reason_code == "not_regular_file"
+    assert store.console(run_id, 100).reason_code == "not_regular_file"
     assert store.manifest(run_id).reason_code == "not_regular_file"
     with pytest.raises(OSError):
         store.console_bytes(run_id, 0, 100)
@@ -138,7 +138,7 @@ def test_a_console_link_or_hard_link_to_an_outside_file_is_not_served(tmp_path: 
     os.link(outside["secret"], console)
     hard = store.console(run_id, 1000)
     for answer in (linked, hard):
-        assert (answer.text.available, answer.text.reason_code) == (False, "not_regular_file")
+        assert (answer.available, answer.reason_code) == (False, "not_regular_file")
         assert CANARY not in str(answer.to_wire())
 
 

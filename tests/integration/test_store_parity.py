@@ -91,14 +91,14 @@ def test_run_ids_are_newest_first(store: Any) -> None:
 def test_console_missing_empty_and_tail_read_the_same(store: Any) -> None:
     run_id, write = created(store).run_id, Writer(store)
     missing = store.console(run_id, 100)
-    assert (missing.text.available, missing.text.reason_code, missing.truncated) == (False, "missing", None)
+    assert (missing.available, missing.reason_code, missing.truncated) == (False, "missing", None)
     write.console(run_id, "")
     empty = store.console(run_id, 100)
-    assert (empty.text.available, empty.text.value, empty.truncated) == (True, "", False)
+    assert (empty.available, empty.value, empty.truncated) == (True, "", False)
     write.console(run_id, "line one\nline two ✓\n")
     whole, tail = store.console(run_id, 1000), store.console(run_id, 4)
-    assert (whole.text.value, whole.truncated) == ("line one\nline two ✓\n", False)
-    assert (tail.text.value, tail.truncated) == ("o ✓\n", True)
+    assert (whole.value, whole.truncated) == ("line one\nline two ✓\n", False)
+    assert (tail.value, tail.truncated) == ("o ✓\n", True)
 
 
 def test_artifacts_list_name_size_and_digest_alike(store: Any) -> None:

@@ -14,7 +14,7 @@ from pytest_bdd import given, parsers, then, when
 
 from application.notify import Notices
 from application.ports import NoticeResult
-from domain.run import Delivery, Run
+from domain.run import DeliveryValue, Run
 from tests.support import li_bin, machine
 
 
@@ -87,7 +87,7 @@ def _agrees(world: Any, notice_ctx: dict[str, Any]) -> None:
 @then("the end was on record before the notice command ran")
 def _end_first(notice_ctx: dict[str, Any]) -> None:
     (then_,) = notice_ctx["notifier"].record_then
-    assert then_.end_recorded and then_.delivery == Delivery(attempted=True, ok=None)
+    assert then_.end_recorded and then_.delivery == DeliveryValue(attempted=True, ok=None)
 
 
 @then("no notice command ran")
@@ -97,7 +97,7 @@ def _none_ran(notice_ctx: dict[str, Any]) -> None:
 
 @then("the recorded delivery is attempted and succeeded")
 def _delivered(world: Any, notice_ctx: dict[str, Any]) -> None:
-    assert world.store.read(notice_ctx["run"].run_id).delivery == Delivery(True, True, 0)
+    assert world.store.read(notice_ctx["run"].run_id).delivery == DeliveryValue(True, True, 0)
 
 
 @then(parsers.parse('the recorded delivery is attempted and failed with "{failure_class}"'))
@@ -108,7 +108,7 @@ def _failed(world: Any, notice_ctx: dict[str, Any], failure_class: str) -> None:
 
 @then("the recorded delivery is not attempted")
 def _not_attempted(world: Any, notice_ctx: dict[str, Any]) -> None:
-    assert world.store.read(notice_ctx["run"].run_id).delivery == Delivery(attempted=False)
+    assert world.store.read(notice_ctx["run"].run_id).delivery == DeliveryValue(attempted=False)
 
 
 @then("the run's own end is unchanged by the delivery")

@@ -11,7 +11,7 @@ import threading
 from datetime import timedelta
 from typing import Any
 
-from domain.run import Delivery, Incarnation, Run, iso
+from domain.run import DeliveryValue, Incarnation, Run, iso
 
 # --- helpers shared with the unit, integration and e2e tests of issue 4 ----------------------------
 
@@ -141,8 +141,8 @@ def manifest_with(store: Any, run_id: str, manifest: dict[str, Any]) -> None:
     write_file(store, run_id, "manifest.json", json.dumps(manifest))
 
 
-def delivered(ok: bool | None, failure_class: str | None = None) -> Delivery:
-    return Delivery(attempted=True, ok=ok, exit_code=None if ok is None else (0 if ok else 3),
+def delivered(ok: bool | None, failure_class: str | None = None) -> DeliveryValue:
+    return DeliveryValue(attempted=True, ok=ok, exit_code=None if ok is None else (0 if ok else 3),
                     failure_class=failure_class)
 
 

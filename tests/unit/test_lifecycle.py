@@ -15,8 +15,9 @@ from domain.evidence import (
     IDENTITY_NOT_RECORDED,
     Finding,
 )
-from domain.lifecycle import OUTCOMES, STATUSES_AT_V1, classify, derive
+from domain.lifecycle import classify, derive
 from domain.run import Run, iso
+from domain.vocabulary import OUTCOMES, STATUSES_AT_V1
 
 NOW = datetime(2026, 7, 25, 18, 0, tzinfo=UTC)
 SUBMITTED = iso(NOW - timedelta(seconds=30))

@@ -10,7 +10,7 @@ import pytest
 from application.notify import Notices
 from application.ports import NoticeResult, StoreRefused
 from domain.notify import NotifyTemplateError, choose, payload, render, split_template, template_of
-from domain.run import STARTED, Delivery, Run
+from domain.run import STARTED, DeliveryValue, Run
 from tests.steps.reaper_steps import Refusing, put_run, record_end
 
 ENDED = Run("20260803T000000-abcdef", "agent", "completed_empty", "2026-08-03T00:00:00.000000+00:00",
@@ -72,14 +72,14 @@ def test_a_configured_notice_is_sent_once_and_its_outcome_recorded(world: Any) -
     notices.send(run)
     notices.send(world.store.read(run.run_id))  # a second call sends nothing more
     assert world.notifier.sent == [(["notify", run.run_id], payload(run))]
-    assert world.store.read(run.run_id).delivery == Delivery(True, True, 0, None, None)
+    assert world.store.read(run.run_id).delivery == DeliveryValue(True, True, 0, None, None)
 
 
 def test_nothing_configured_is_recorded_as_not_attempted(world: Any) -> None:
     run = ended_run(world, None)
     world.container.notices().send(run)
     assert world.notifier.sent == []
-    assert world.store.read(run.run_id).delivery == Delivery(attempted=False)
+    assert world.store.read(run.run_id).delivery == DeliveryValue(attempted=False)
 
 
 def test_a_failed_delivery_is_recorded_and_the_runs_own_outcome_is_unchanged(world: Any) -> None:
@@ -87,13 +87,13 @@ def test_a_failed_delivery_is_recorded_and_the_runs_own_outcome_is_unchanged(wor
     world.notifier.result = NoticeResult(ok=False, exit_code=3, error="boom", failure_class="nonzero_exit")
     world.container.notices().send(run)
     after = world.store.read(run.run_id)
-    assert after.delivery == Delivery(True, False, 3, "boom", "nonzero_exit")
+    assert after.delivery == DeliveryValue(True, False, 3, "boom", "nonzero_exit")
     assert (after.status, after.outcome, after.finished_at) == (run.status, run.outcome, run.finished_at)
 
 
 def test_the_attempt_is_on_record_before_the_command_runs(world: Any) -> None:
     run = ended_run(world, ["notify"])
-    seen: list[Delivery | None] = []
+    seen: list[DeliveryValue | None] = []
 
     class Peeking:
         def deliver(self, argv: Any, body: Any) -> NoticeResult:
@@ -101,7 +101,7 @@ def test_the_attempt_is_on_record_before_the_command_runs(world: Any) -> None:
             return NoticeResult(ok=True, exit_code=0)
 
     Notices(world.store, Peeking()).send(run)
-    assert seen == [Delivery(attempted=True, ok=None)]
+    assert seen == [DeliveryValue(attempted=True, ok=None)]
 
 
 def test_a_sender_that_dies_mid_delivery_leaves_attempted_with_an_unknown_outcome(world: Any) -> None:
@@ -113,7 +113,7 @@ def test_a_sender_that_dies_mid_delivery_leaves_attempted_with_an_unknown_outcom
 
     with pytest.raises(SystemExit):
         Notices(world.store, Dying()).send(run)
-    assert world.store.read(run.run_id).delivery == Delivery(attempted=True, ok=None)
+    assert world.store.read(run.run_id).delivery == DeliveryValue(attempted=True, ok=None)
 
 
 def test_a_run_without_an_end_sends_nothing(world: Any) -> None:
@@ -143,7 +143,7 @@ def test_a_reap_winner_claims_the_notice_and_starts_one_sender_without_running_t
     sender.send(world.store.read(run.run_id))  # a second reader finds it claimed
     assert world.notifier.sent == []  # the command runs in the sender, not in the reader
     assert [list(r.argv) for r in world.spawner.spawned] == [["notice-sender", run.run_id]]
-    assert world.store.read(run.run_id).delivery == Delivery(attempted=True, ok=None)
+    assert world.store.read(run.run_id).delivery == DeliveryValue(attempted=True, ok=None)
 
 
 def test_the_sender_delivers_the_claim_once_and_records_its_outcome(world: Any) -> None:
@@ -153,7 +153,7 @@ def test_the_sender_delivers_the_claim_once_and_records_its_outcome(world: Any) 
     notices.deliver_claimed(run.run_id)
     notices.deliver_claimed(run.run_id)  # already settled: nothing more is sent
     assert world.notifier.sent == [(["notify", run.run_id], payload(world.store.read(run.run_id)))]
-    assert world.store.read(run.run_id).delivery == Delivery(True, True, 0, None, None)
+    assert world.store.read(run.run_id).delivery == DeliveryValue(True, True, 0, None, None)
 
 
 def test_a_sender_that_cannot_start_leaves_a_recorded_failure_not_an_unknown(world: Any) -> None:
@@ -169,4 +169,4 @@ def test_nothing_configured_starts_no_sender(world: Any) -> None:
     run = ended_run(world, None)
     detached(world).send(run)
     assert world.spawner.spawned == []
-    assert world.store.read(run.run_id).delivery == Delivery(attempted=False)
+    assert world.store.read(run.run_id).delivery == DeliveryValue(attempted=False)

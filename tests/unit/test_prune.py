@@ -33,7 +33,7 @@ def ids(world) -> set[str]:
 
 
 def reasons(report) -> dict[str, str]:
-    return {k["run_id"]: k["reason"] for k in report.kept}
+    return {k.run_id: k.reason for k in report.kept}
 
 
 def test_a_run_that_recorded_an_end_is_removed(world) -> None:
@@ -115,7 +115,7 @@ def test_an_unreadable_record_is_kept_and_reported(world) -> None:
     report = world.container.pruner().prune()
     assert report.removed == []
     assert reasons(report) == {broken: "record_unusable"}
-    assert "malformed" in report.kept[0]["detail"]
+    assert "malformed" in (report.kept[0].detail or "")
 
 
 def test_an_empty_store_prunes_nothing(world) -> None:
@@ -184,12 +184,12 @@ def notified_run(world) -> str:
 
 
 def test_a_run_whose_notice_is_still_being_delivered_is_kept_until_it_settles(world) -> None:
-    from domain.run import Delivery
+    from domain.run import DeliveryValue
 
     run_id = notified_run(world)
     report = world.container.pruner().prune()
     assert report.removed == [] and reasons(report) == {run_id: "notice_in_flight"}
-    world.store.update(run_id, lambda r: r.evolve(delivery=Delivery(True, True, 0)))
+    world.store.update(run_id, lambda r: r.evolve(delivery=DeliveryValue(True, True, 0)))
     assert world.container.pruner().prune().removed == [run_id]
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from domain.run import (
     RECORD_SCHEMA_VERSION,
-    Delivery,
+    DeliveryValue,
     Incarnation,
     RecordUnusable,
     Run,
@@ -31,7 +31,7 @@ def full_run() -> Run:
         incarnation=Incarnation("host", "boot", 41234, 1753465810.25, 41234),
         outcome="failed", reason_code="no_artifacts", exit_code=0, generation=3,
         kill_requested_at=None, notify=["notify-send", "{run_id}"], notify_source="flag",
-        delivery=Delivery(True, False, 2, "exit 2", "nonzero_exit"),
+        delivery=DeliveryValue(True, False, 2, "exit 2", "nonzero_exit"),
         terminal_source="runner", terminal_evidence={"finding": None}, model="sh", cwd="/tmp",
         timeout=30.5, extra={"legs": 2},
     )

@@ -1,0 +1,50 @@
+"""The closed vocabularies, defined once: the domain decides with them and the wire model publishes them.
+
+A vocabulary the contract calls closed (outcome, spawn state, error kind, kill action, severity)
+is a `Literal` on the wire too; one it calls open (status, reason codes, a row's error kind) is a
+plain string on the wire, so a later value is no contract break, while the domain still names
+the values it knows here.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+# D4: closed. The only four outcomes a terminal answer can carry.
+Outcome = Literal["succeeded", "failed", "cancelled", "indeterminate"]
+OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
+
+# D4: open on the wire; the statuses this version produces.
+Status = Literal[
+    "running", "completed", "completed_empty", "failed", "timed_out",
+    "aborted", "cancelled", "killed", "exited", "unknown",
+]
+STATUSES_AT_V1: Final[tuple[Status, ...]] = get_args(Status)
+
+# D5: closed. The recorded spawn phase; a record from before the field existed has none.
+SpawnState = Literal["preparing", "started", "failed"]
+PREPARING: Final = "preparing"
+STARTED: Final = "started"
+FAILED: Final = "failed"
+
+# D3: closed. A new kind costs a contract version.
+ErrorKindName = Literal["not_found", "invalid_input", "conflict", "unavailable", "internal"]
+
+# D6: closed. What `li job kill` did.
+KillAction = Literal["signalled", "already_terminal", "no_process"]
+SIGNALLED: Final = "signalled"
+ALREADY_TERMINAL: Final = "already_terminal"
+NO_PROCESS: Final = "no_process"
+
+# Open on the wire: why one id of a list or wait could not be observed.
+RowErrorKind = Literal["not_found", "invalid_input", "record_unusable", "not_observed"]
+NOT_FOUND: Final = "not_found"
+INVALID_INPUT: Final = "invalid_input"
+RECORD_UNUSABLE: Final = "record_unusable"  # a record that exists but cannot be used
+NOT_OBSERVED: Final = "not_observed"
+
+# Doctor: how much a failed check matters.
+Severity = Literal["error", "warning", "info"]
+
+# `li completion`.
+Shell = Literal["bash", "zsh", "fish"]

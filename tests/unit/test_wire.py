@@ -1,0 +1,40 @@
+"""The wire model: one dataclass per answer, serialised by the standard library."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from domain.availability import ConsoleAvailability, ManifestAvailability
+from domain.run import DeliveryValue
+from domain.wire import DeliveryAvailability, Lifecycle, Row, RowError, StatusData, to_wire
+
+
+def test_a_row_carries_exactly_the_lifecycle_fields_and_its_error() -> None:
+    """A field added to Lifecycle and forgotten in Row fails here (and in every list or wait)."""
+    assert [f.name for f in fields(Row)] == [f.name for f in fields(Lifecycle)] + ["error"]
+    assert all(f.name in {g.name for g in fields(StatusData)} for f in fields(Lifecycle))
+
+
+def test_a_failed_row_is_all_nulls_beside_its_error() -> None:
+    row = Row.failed("20260101T000000-abcdef", RowError.of("record_unusable", "bad", "malformed")).to_wire()
+    assert row.pop("error") == {"kind": "record_unusable", "message": "bad", "reason_code": "malformed"}
+    assert row.pop("run_id") == "20260101T000000-abcdef"
+    assert set(row.values()) == {None}
+
+
+def test_to_wire_turns_nested_dataclasses_tuples_and_dicts_into_plain_json() -> None:
+    delivery = DeliveryAvailability.of(DeliveryValue(attempted=True, ok=None))
+    assert to_wire({"d": delivery, "t": (1, 2)}) == {
+        "d": {"available": True, "value": {"attempted": True, "ok": None, "exit_code": None, "error": None,
+                                           "failure_class": None},
+              "reason_code": None, "detail": None},
+        "t": [1, 2],
+    }
+
+
+def test_an_unavailable_reading_keeps_its_wire_class() -> None:
+    console = ConsoleAvailability.unavailable("missing", "console.log does not exist")
+    assert console.to_wire() == {"available": False, "value": None, "reason_code": "missing",
+                                 "detail": "console.log does not exist", "truncated": None}
+    manifest = ManifestAvailability.recast(ManifestAvailability.of({"legs": []}))
+    assert type(manifest) is ManifestAvailability and manifest.value == {"legs": []}
