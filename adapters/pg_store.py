@@ -24,7 +24,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from application.ports import RunNotFound, StoreBusy, StoreRefused
-from domain.availability import MALFORMED, MISSING, TOO_LARGE, UNREADABLE, Availability, ConsoleText
+from domain.availability import (
+    MALFORMED,
+    MISSING,
+    TOO_LARGE,
+    UNREADABLE,
+    Availability,
+    ConsoleAvailability,
+)
 from domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
 from domain.untrusted import MANIFEST_MAX_BYTES, TEXT_MAX_BYTES, Untrusted, check_size, parse_json
 
@@ -385,21 +392,21 @@ class PgRunStore:
             cur.execute("SELECT 1 FROM console_chunks WHERE run_id = %s LIMIT 1", (run_id,))
             return cur.fetchone() is not None
 
-    def console(self, run_id: str, tail_chars: int) -> ConsoleText:
+    def console(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
         tail_chars = max(tail_chars, 0)
         try:
             _, size = self.console_bytes(run_id, 0, 0)
             start = max(0, size - tail_chars * 4)
             raw, size = self.console_bytes(run_id, start, size - start)
         except FileNotFoundError:
-            return ConsoleText(Availability.unavailable(MISSING, "console.log does not exist"), None)
+            return ConsoleAvailability.unavailable(MISSING, "console.log does not exist")
         except StoreRefused as exc:
-            return ConsoleText(Availability.unavailable(UNREADABLE, f"console.log: {exc}"), None)
+            return ConsoleAvailability.unavailable(UNREADABLE, f"console.log: {exc}")
         text = raw.decode("utf-8", errors="replace")
         if start > 0 and text:
             text = text[1:] if text[0] == "\ufffd" else text
         tail = text[-tail_chars:] if tail_chars > 0 else ""
-        return ConsoleText(Availability.of(tail), start > 0 or len(tail) < len(text))
+        return ConsoleAvailability.tail(tail, start > 0 or len(tail) < len(text))
 
     def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
         try:

@@ -105,14 +105,14 @@ def test_console_chunks_are_read_from_any_offset_and_tailed(pg_dsn: str, tmp_pat
     assert data == "hello wide w\u00f6rld\n".encode() and size == len(data)
     assert store.console_bytes(run.run_id, 6, 4) == (b"wide", size)
     tail = store.console(run.run_id, 6)
-    assert tail.text.value == "w\u00f6rld\n"[-6:] and tail.truncated is True
+    assert tail.value == "w\u00f6rld\n"[-6:] and tail.truncated is True
 
 
 def test_a_missing_console_is_unavailable_missing(pg_dsn: str, tmp_path: Any) -> None:
     store = pg_store(pg_dsn, tmp_path)
     run = created(store)
     console = store.console(run.run_id, 100)
-    assert console.text.available is False and console.text.reason_code == "missing"
+    assert console.available is False and console.reason_code == "missing"
 
 
 def test_a_server_that_is_not_there_is_store_refused_not_a_hang(tmp_path: Any) -> None:
