@@ -9,7 +9,7 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
 
     @D4.1
     Scenario Outline: An ended run's status is reported exactly as recorded, whatever it is
-      Given a stored run "r" that ended with status "<status>" and no recorded outcome
+      Given a run "r" that ended with status "<status>" and no recorded outcome
       When the status answer for "r" is read
       Then the status answer says status "<status>", terminal true, outcome <outcome>
 
@@ -24,13 +24,13 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
 
     @D4.2
     Scenario: A record that only says "completed" without an end is not terminal
-      Given a stored run "r" whose status says "completed" but records no end, its process alive
+      Given a run "r" whose status says "completed" but records no end, its process alive
       When the status answer for "r" is read
       Then the status answer says status "completed", terminal false, outcome null
 
     @D4.2
     Scenario: A producer-written spawn failure is a recorded end
-      Given a stored run "r" whose spawn failed, as the producer recorded it
+      Given a run "r" that is spawn failed
       When the status answer for "r" is read
       Then the status answer says status "failed", terminal true, outcome "failed"
 
@@ -38,21 +38,21 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
 
     @D4.3
     Scenario Outline: A non-terminal run never carries an outcome
-      Given a stored run "r" that is <state>
+      Given a run "r" that is <state>
       When the status answer for "r" is read
       Then the status answer says terminal false and outcome null
 
       Examples:
-        | state                                              |
-        | running with its process alive                     |
-        | started with its process gone and no identity kept |
-        | preparing for 30 seconds                           |
+        | state                                  |
+        | running                                |
+        | gone, identity unrecorded              |
+        | preparing, submitted 30 seconds ago    |
 
   Rule: D4.4 — both are needed: completed_empty is terminal and failed
 
     @D4.4
     Scenario: completed_empty ended, and did not come out right
-      Given a stored run "r" that ended with status "completed_empty", outcome "failed" and reason "no_artifacts"
+      Given a run "r" that ended with status "completed_empty", outcome "failed" and reason "no_artifacts"
       When the status answer for "r" is read
       Then the status answer says status "completed_empty", terminal true, outcome "failed"
       And the status answer's reason_code is "no_artifacts"
@@ -61,7 +61,7 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
 
     @D4.5
     Scenario: A started run whose recorded process is conclusively gone is reaped indeterminate
-      Given a stored run "r" that is started with its recorded process conclusively gone
+      Given a run "r" that is gone
       When the status answer for "r" is read
       Then the status answer says status "exited", terminal true, outcome "indeterminate"
       And the status answer's reason_code is "process_gone_without_outcome"
@@ -70,8 +70,8 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
 
     @D4.6
     Scenario: The same outcome with and without a reason code
-      Given a stored run "a" that ended with status "failed", outcome "failed" and reason "exit_3"
-      And a stored run "b" that ended with status "failed" and no recorded outcome
+      Given a run "a" that ended with status "failed", outcome "failed" and reason "exit_3"
+      And a run "b" that ended with status "failed" and no recorded outcome
       When the status answers for "a" and "b" are read
       Then both status answers say outcome "failed"
       And the status answer of "b" has reason_code null
@@ -80,14 +80,14 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
 
     @D4.7
     Scenario: A completed run whose pid now names another live process is not alive, and still succeeded
-      Given a stored run "r" that completed while its pid now names another live process
+      Given a run "r" that completed while its pid now names another live process
       When the status answer for "r" is read
       Then the status answer says status "completed", terminal true, outcome "succeeded"
       And the status answer says alive false
 
     @D4.7
     Scenario: A running run's live process is reported alive
-      Given a stored run "r" that is running with its process alive
+      Given a run "r" that is running
       When the status answer for "r" is read
       Then the status answer says alive true
 
@@ -95,7 +95,7 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
 
     @D4.8
     Scenario: status, list rows and the kill answer each carry the three
-      Given a stored run "r" that ended with status "timed_out" and no recorded outcome
+      Given a run "r" that ended with status "timed_out" and no recorded outcome
       When the status answer for "r" is read
       And the list answer is read
       And the kill answer for "r" is asked

@@ -8,7 +8,7 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.1
     Scenario: A reader that starts afresh gives the same answer about the same record
-      Given a stored run "r" that ended with status "completed" and no recorded outcome
+      Given a run "r" that ended with status "completed" and no recorded outcome
       When the status answer for "r" is read
       Then a fresh reader over the same store gives the same status answer for "r"
 
@@ -16,7 +16,7 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.2
     Scenario: A recorded end stands while the recorded process still lives
-      Given a stored run "r" that ended with status "failed" while its recorded process still lives
+      Given a run "r" that ended with status "failed" while its recorded process still lives
       When the status answer for "r" is read
       Then the status answer says status "failed", terminal true, outcome "failed"
       And the status answer says alive true
@@ -25,14 +25,14 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.3
     Scenario: An orphan with inconclusive evidence reads exited and possibly orphaned
-      Given a stored run "r" that is started with its process gone and no identity kept
+      Given a run "r" that is gone, identity unrecorded
       When the status answer for "r" is read
       Then the status answer says status "exited", terminal false, outcome null
       And the status answer says alive false and possibly orphaned true
 
     @D6.3
-    Scenario: A run whose runner is gone while its work still runs is not an orphan
-      Given a stored run "r" whose runner is gone while its work still runs
+    Scenario: A run that is gone, its work still running is not an orphan
+      Given a run "r" that is gone, its work still running
       When the status answer for "r" is read
       Then the status answer says status "running", terminal false, outcome null
       And the status answer says alive true and possibly orphaned false
@@ -48,7 +48,7 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.4
     Scenario: A bare pid probe never ends a run, however often it is read
-      Given a stored run "r" that is started with its process gone and no identity kept
+      Given a run "r" that is gone, identity unrecorded
       When the status answer for "r" is read 3 times
       Then every one of those status answers says terminal false
 
@@ -56,7 +56,7 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.5
     Scenario: An old preparing record is flagged, aged, and still not terminal
-      Given a stored run "r" that is preparing for 3600 seconds
+      Given a run "r" that is preparing, submitted 3600 seconds ago
       When the status answer for "r" is read
       Then the status answer says terminal false and outcome null
       And the status answer says possibly orphaned true with age 3600 seconds
@@ -65,7 +65,7 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.6
     Scenario: Reading an orphan through every read verb leaves its record exactly as it was
-      Given a stored run "r" that is started with its process gone and no identity kept
+      Given a run "r" that is gone, identity unrecorded
       When the status answer for "r" is read
       And the output answer for "r" is read
       And the list answer is read
@@ -75,7 +75,7 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.7
     Scenario: A process that may not be inspected leaves the run non-terminal and not called exited
-      Given a stored run "r" whose recorded process may not be inspected
+      Given a run "r" that is not inspectable
       When the status answer for "r" is read
       Then the status answer says status "running", terminal false, outcome null
       And the status answer says alive null and possibly orphaned true
@@ -84,7 +84,7 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.8
     Scenario: A live run's group is signalled and the request recorded
-      Given a stored run "r" that is running with its process alive
+      Given a run "r" that is running
       When the kill answer for "r" is asked
       Then the kill answer's action is "signalled"
       And the run's process group received SIGTERM
@@ -92,7 +92,7 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.8
     Scenario: An ended run is already terminal, and the kill changes nothing
-      Given a stored run "r" that ended with status "completed" and no recorded outcome
+      Given a run "r" that ended with status "completed" and no recorded outcome
       When the kill answer for "r" is asked
       Then the kill answer's action is "already_terminal"
       And no signal was sent
@@ -100,14 +100,14 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.8
     Scenario: A pid that now names another process is never signalled
-      Given a stored run "r" whose recorded pid now names another process
+      Given a run "r" that is gone, its pid reused
       When the kill answer for "r" is asked
       Then the kill answer's action is "no_process"
       And no signal was sent
 
     @D6.8
     Scenario: Work that outlives its runner is still the run's, and the kill signals it
-      Given a stored run "r" whose runner is gone while its work still runs
+      Given a run "r" that is gone, its work still running
       When the kill answer for "r" is asked
       Then the kill answer's action is "signalled"
       And every process of the run's work received SIGTERM
@@ -115,7 +115,7 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.8
     Scenario: A kill that finds nothing of the run alive records nothing, so the run is not called cancelled
-      Given a stored run "r" that is started with its recorded process conclusively gone
+      Given a run "r" that is gone
       When the kill answer for "r" is asked
       Then the kill answer's action is "no_process"
       And no signal was sent
@@ -140,14 +140,14 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
     @D6.9
     Scenario: The newest runs come first, and the answer says more exist
-      Given 5 stored runs submitted a second apart
+      Given 5 runs submitted a second apart
       When the list answer is read with limit 3
       Then the list answer holds the 3 newest runs, newest first, and is truncated
 
     @D6.9
     Scenario: An unreadable record is a row that says so and the listing goes on
-      Given 2 stored runs submitted a second apart
-      And a stored run "bad" whose record is corrupt
+      Given 2 runs submitted a second apart
+      And a run "bad" whose record is corrupt
       When the list answer is read
       Then the list answer holds 3 rows
       And the list row of "bad" says unavailable with reason "malformed" and null lifecycle fields

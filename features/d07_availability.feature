@@ -8,7 +8,7 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
 
     @D7.1
     Scenario: An empty console, an empty artifacts folder and no notice configured are facts
-      Given a stored run "r" that is running with its process alive
+      Given a run "r" that is running
       And the run "r" has an empty console log and an empty artifacts folder
       When the output answer for "r" is read
       And the status answer for "r" is read
@@ -20,7 +20,7 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
 
     @D7.2
     Scenario Outline: A manifest that cannot be read says why
-      Given a stored run "r" that is running with its process alive
+      Given a run "r" that is running
       And the run "r" has a manifest that is <state>
       When the output answer for "r" is read
       Then the output answer's manifest is unavailable with reason "<reason>" and a detail
@@ -50,15 +50,15 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
 
     @D7.3
     Scenario: A missing console and an empty console are different answers
-      Given a stored run "a" that is running with its process alive
-      And a stored run "b" that is running with its process alive
+      Given a run "a" that is running
+      And a run "b" that is running
       And the run "b" has an empty console log and an empty artifacts folder
       When the output answers for "a" and "b" are read
       Then the console of "a" is unavailable and the console of "b" is available and empty
 
     @D7.3
     Scenario: A configured notice with no recorded attempt is never "attempted: false"
-      Given a stored run "r" that is running with its process alive and a notice configured
+      Given a run "r" that is running, with a notice configured
       When the status answer for "r" is read
       Then the status answer's delivery is unavailable with reason "not_yet_written" and a detail
 
@@ -72,14 +72,14 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
 
     @D7.4
     Scenario: Console, artifacts, manifest, delivery and usage all carry the wrapper
-      Given a stored run "r" that is running with its process alive
+      Given a run "r" that is running
       When the output answer for "r" is read
       And the status answer for "r" is read
       Then every read-derived field of both answers carries available, value, reason_code and detail
 
     @D7.4
     Scenario: An absent meter is unavailable, never zero
-      Given a stored run "r" that is running with its process alive
+      Given a run "r" that is running
       And the run "r" has a manifest without usage
       When the status answer for "r" is read
       Then the status answer's usage is unavailable with reason "not_recorded" and a detail
@@ -88,7 +88,7 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
 
     @D7.5
     Scenario: A run without a label says null, unwrapped
-      Given a stored run "r" that is running with its process alive
+      Given a run "r" that is running
       When the status answer for "r" is read
       Then the status answer's label is a bare null
 
@@ -96,7 +96,7 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
 
     @D7.6
     Scenario Outline: truncated says whether the tail is the whole log
-      Given a stored run "r" that is running with its process alive
+      Given a run "r" that is running
       And the run "r" has a console log of "line one\nline two\n"
       When the output answer for "r" is read with tail <tail>
       Then the output answer's console is truncated <truncated>

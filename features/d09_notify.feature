@@ -25,7 +25,7 @@ Feature: D9 — "A notification is a prompt to read state, never proof and never
 
     @D9.2
     Scenario: An orphan reaped by one of many readers produces exactly one notice
-      Given the reaper's host has a started run whose recorded process is gone
+      Given a run that is gone
       And a terminal notice is configured for the run
       When 8 readers observe the run one after another
       Then exactly 1 terminal notice was sent
@@ -33,7 +33,7 @@ Feature: D9 — "A notification is a prompt to read state, never proof and never
 
     @D9.2
     Scenario: A reap that could not publish sends no notice
-      Given the reaper's host has a started run whose recorded process is gone
+      Given a run that is gone
       And a terminal notice is configured for the run
       And the store refuses the next write
       When a reader observes the run
@@ -41,7 +41,7 @@ Feature: D9 — "A notification is a prompt to read state, never proof and never
 
     @D9.2
     Scenario: A preparing orphan never resolves and sends no notice
-      Given the reaper's host has a preparing run submitted 601 seconds ago
+      Given a run that is preparing, submitted 601 seconds ago
       And a terminal notice is configured for the run
       When a reader observes the run
       Then exactly 0 terminal notices were sent
@@ -49,7 +49,7 @@ Feature: D9 — "A notification is a prompt to read state, never proof and never
 
     @D9.2
     Scenario: An inconclusive orphan sends no notice
-      Given the reaper's host has a started run whose process may not be inspected
+      Given a run that is not inspectable
       And a terminal notice is configured for the run
       When a reader observes the run
       Then exactly 0 terminal notices were sent

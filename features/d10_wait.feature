@@ -75,7 +75,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | done  | completed |
         | typo  | malformed |
         | junk  | corrupt   |
-        | busy  | ends soon |
+        | busy  | running    |
       And "busy" records its end 2 seconds into the wait
       When the caller waits on "ghost, done, typo, junk, busy" with max wait 60 and poll interval 1
       Then the wait entries in order are:
@@ -95,7 +95,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
     Scenario: A run submitted through another surface is answered from its record, not from what that surface noted
       Given a wait batch on this host:
         | name    | state                      |
-        | via-mcp | running, noted done by mcp |
+        | via-mcp | running, noted done by another surface |
         | via-cli | running                    |
       When the caller waits on "via-mcp, via-cli" with max wait 0 and poll interval none
       Then the wait entries in order are:
@@ -116,9 +116,9 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | broke  | failed                    |
         | busy   | running                   |
         | lost   | gone, identity unrecorded |
-        | reaped | gone, reapable            |
+        | reaped | gone                      |
         | stale  | aged preparing            |
-        | young  | fresh preparing           |
+        | young  | preparing           |
         | ghost  | unknown                   |
         | typo   | malformed                 |
         | junk   | corrupt                   |
@@ -156,7 +156,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
     Scenario: The first reader of a conclusively gone started run reaps it under a fence, and writes nothing else
       Given a wait batch on this host:
         | name   | state                     |
-        | reaped | gone, reapable            |
+        | reaped | gone                      |
         | lost   | gone, identity unrecorded |
         | busy   | running                   |
       When the caller waits on "reaped, lost, busy" with max wait 0 and poll interval none
@@ -232,12 +232,12 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
       And the wait slept for 1 and observed 2 times
 
     @D10.8
-    Scenario: Phase absence is not stopped evidence: a live pre-field record and a fresh preparing record stay pending
+    Scenario: Phase absence is not stopped evidence: a live pre-field record and a preparing record stay pending
       Given a wait batch on this host:
         | name   | state                      |
         | oldrun | alive, identity unrecorded |
-        | young  | fresh preparing            |
-        | abroad | running elsewhere          |
+        | young  | preparing            |
+        | abroad | started on another host          |
       When the caller waits on "oldrun, young, abroad" with max wait 2 and poll interval 1
       Then the wait partition is:
         | bucket              | names                 |
@@ -271,7 +271,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | name  | state                     |
         | done  | completed                 |
         | broke | failed                    |
-        | busy  | ends soon                 |
+        | busy  | running                    |
         | lost  | gone, identity unrecorded |
         | stale | aged preparing            |
         | ghost | unknown                   |
@@ -339,7 +339,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
     Scenario: A call that already waited on a running id pays nothing extra
       Given a wait batch on this host:
         | name | state                     |
-        | busy | ends soon                 |
+        | busy | running                    |
         | lost | gone, identity unrecorded |
       And "busy" records its end 1 seconds into the wait
       When the caller waits on "busy, lost" with max wait 60 and poll interval 1

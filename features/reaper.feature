@@ -14,7 +14,7 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R1
     Scenario: The evidence a reap publishes is the recorded incarnation against what was observed
-      Given the reaper's host has a started run whose recorded process is gone
+      Given a run that is gone
       When a reader observes the run
       Then the published end names the finding "pid_absent" and is an upper bound
 
@@ -22,20 +22,20 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R2
     Scenario: A recorded process that is gone is reaped as indeterminate
-      Given the reaper's host has a started run whose recorded process is gone
+      Given a run that is gone
       When a reader observes the run
       Then the run is terminal with outcome "indeterminate" and reason "process_gone_without_outcome"
       And the published end names the finding "pid_absent" and is an upper bound
 
     @R2
     Scenario: A reused pid is reaped as recycled
-      Given the reaper's host has a started run whose pid now names a process created at 1500
+      Given a run that is gone, its pid reused
       When a reader observes the run
       Then the run is terminal with outcome "indeterminate" and reason "process_gone_pid_recycled"
 
     @R2
     Scenario: A live process with the recorded create time is never reaped
-      Given the reaper's host has a started run whose recorded process is running
+      Given a run that is running
       When a reader observes the run
       Then the run is not terminal
       And the run is not called stopped
@@ -43,7 +43,7 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R2
     Scenario: A gone runner whose work still runs in its session is never reaped
-      Given the reaper's host has a started run whose runner is gone while its work still runs
+      Given a run that is gone, its work still running
       When a reader observes the run
       Then the finding is "session_alive"
       And the run is not terminal
@@ -52,25 +52,25 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R2
     Scenario: A zombie of ours is reaped
-      Given the reaper's host has a started run whose recorded process is a zombie
+      Given a run that is a zombie
       When a reader observes the run
       Then the run is terminal with outcome "indeterminate" and reason "process_gone_zombie"
 
     @R2
     Scenario: A run recorded before the host rebooted is reaped
-      Given the reaper's host has a started run recorded before the host rebooted
+      Given a run that is recorded before a reboot
       When a reader observes the run
       Then the run is terminal with outcome "indeterminate" and reason "process_gone_host_rebooted"
 
     @R2
     Scenario: A kill that was requested makes the reaped outcome cancelled
-      Given the reaper's host has a started run whose kill was requested and whose process is gone
+      Given a run that is gone after a kill request
       When a reader observes the run
       Then the run is terminal with outcome "cancelled" and reason "process_gone_without_outcome"
 
     @R2
     Scenario: Access denied is not evidence of death
-      Given the reaper's host has a started run whose process may not be inspected
+      Given a run that is not inspectable
       When a reader observes the run
       Then the finding is "access_denied"
       And the run is not terminal
@@ -79,7 +79,7 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R2
     Scenario: A record written before identity existed is never reaped
-      Given the reaper's host has a started run recorded before process identity existed, its pid gone
+      Given a run that is gone, identity unrecorded
       When a reader observes the run
       Then the finding is "identity_not_recorded"
       And the run is not terminal
@@ -90,14 +90,14 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R3
     Scenario: Many readers of one orphan publish exactly one reap
-      Given the reaper's host has a started run whose recorded process is gone
+      Given a run that is gone
       When 8 readers observe the run one after another
       Then the run is terminal with outcome "indeterminate" and reason "process_gone_without_outcome"
       And exactly one reap was published, in one generation increment
 
     @R3
     Scenario: A stalled reaper publishes nothing over a real end
-      Given the reaper's host has a started run whose recorded process is gone
+      Given a run that is gone
       And the reaper stalls after judging while the runner records a real end
       When a reader observes the run
       Then the run's real end stands
@@ -105,7 +105,7 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R3
     Scenario: A refused lock leaves the record untouched and the next observation retries
-      Given the reaper's host has a started run whose recorded process is gone
+      Given a run that is gone
       And the run's lock is held by someone else for the next observation
       When a reader observes the run
       Then the run is not terminal
@@ -116,7 +116,7 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R3
     Scenario: A refused write leaves the record untouched
-      Given the reaper's host has a started run whose recorded process is gone
+      Given a run that is gone
       And the store refuses the next write
       When a reader observes the run
       Then the run is not terminal
@@ -126,7 +126,7 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R4
     Scenario: A record copied in from another host is neither reaped nor called stopped
-      Given a started run copied in from another host, its pid absent here
+      Given a run that is started on another host
       When a reader observes the run
       Then the finding is "foreign_host"
       And the run is not terminal
@@ -137,21 +137,21 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R5
     Scenario: A fresh preparing record stays pending
-      Given the reaper's host has a preparing run submitted 5 seconds ago
+      Given a run that is preparing, submitted 5 seconds ago
       When a reader observes the run
       Then the run is pending
       And the record is exactly as it was
 
     @R5
     Scenario: An aged preparing record surfaces as an unresolved spawn and is not reaped
-      Given the reaper's host has a preparing run submitted 601 seconds ago
+      Given a run that is preparing, submitted 601 seconds ago
       When a reader observes the run
       Then the run is an unresolved spawn
       And the record is exactly as it was
 
     @R5
     Scenario: A preparing record with a vanished pid is still not reaped
-      Given the reaper's host has a preparing run with a pid that is gone
+      Given a run that is preparing, its recorded pid gone
       When a reader observes the run
       Then the run is not terminal
       And the record is exactly as it was
@@ -160,7 +160,7 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R6
     Scenario: Of many readers, only the one whose reap published sends the notice
-      Given the reaper's host has a started run whose recorded process is gone
+      Given a run that is gone
       And a terminal notice is configured for the run
       When 8 readers observe the run one after another
       Then exactly 1 terminal notice was sent
@@ -168,7 +168,7 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R6
     Scenario: A reap that could not publish sends no notice
-      Given the reaper's host has a started run whose recorded process is gone
+      Given a run that is gone
       And a terminal notice is configured for the run
       And the run's lock is held by someone else for the next observation
       When a reader observes the run
@@ -176,7 +176,7 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R6
     Scenario: A stalled reaper that loses to the real end sends no notice
-      Given the reaper's host has a started run whose recorded process is gone
+      Given a run that is gone
       And a terminal notice is configured for the run
       And the reaper stalls after judging while the runner records a real end
       When a reader observes the run
@@ -184,7 +184,7 @@ Feature: The fenced orphan reaper — "DEFERRED: the orphan reconciler", as ADR-
 
     @R6
     Scenario: An inconclusive orphan sends no notice
-      Given the reaper's host has a started run whose process may not be inspected
+      Given a run that is not inspectable
       And a terminal notice is configured for the run
       When a reader observes the run
       Then exactly 0 terminal notices were sent

@@ -29,8 +29,8 @@ from typing import Any
 
 import psutil
 
+from tests.builders import Sleeper
 from tests.contract.validate import check_envelope
-from tests.steps.reads_steps import Sleeper
 from tests.support import li_bin
 
 CALL_TIMEOUT = 20.0  # seconds any one `li` call may take before it counts as a hang

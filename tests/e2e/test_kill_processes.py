@@ -14,7 +14,7 @@ import pytest
 
 from adapters.fs_store import FsRunStore
 from domain.run import Run, iso
-from tests.steps.reads_steps import Sleeper, end, is_gone, kill_session, put_run, session_work
+from tests.builders import RunState, Sleeper, a_run, end, is_gone, kill_session, session_work
 from tests.support import machine
 
 FAST = {"LI_KILL_GRACE": "0.3"}
@@ -94,7 +94,7 @@ def test_a_group_that_ignores_sigterm_gets_sigkill_after_the_grace(li_home: str,
 def test_kill_of_a_finished_run_is_already_terminal_and_changes_nothing(li_home: str, sleepers) -> None:
     process = start(sleepers)  # a live process that holds the finished run's pid
     store = FsRunStore(li_home)
-    run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=process.incarnation())
+    run = a_run(store, datetime.now(UTC), RunState.STARTED, pid=process.pid, incarnation=process.incarnation())
     end(store, run.run_id, "completed", "succeeded")
     record = os.path.join(store.run_dir(run.run_id), "record.json")
     before = Path(record).read_bytes()
@@ -111,7 +111,7 @@ def test_kill_never_signals_a_live_process_a_record_names_unless_it_is_the_runs(
     store = FsRunStore(li_home)
     other_id, others = tagged(store, sleepers)
     for process in (start(sleepers), others):
-        run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=process.incarnation())
+        run = a_run(store, datetime.now(UTC), RunState.STARTED, pid=process.pid, incarnation=process.incarnation())
         assert kill(run.run_id, li_home)["action"] == "no_process"
         assert store.read(run.run_id).kill_requested_at is None
     time.sleep(0.3)
@@ -122,7 +122,7 @@ def test_kill_refuses_a_reused_pid(li_home: str, sleepers) -> None:
     process = start(sleepers)
     store = FsRunStore(li_home)
     stale = process.incarnation(create_time_shift=-300.0)  # our run's process was another, older one
-    run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=stale)
+    run = a_run(store, datetime.now(UTC), RunState.STARTED, pid=process.pid, incarnation=stale)
     answer = kill(run.run_id, li_home)
     assert answer["action"] == "no_process"
     time.sleep(0.3)
@@ -132,7 +132,7 @@ def test_kill_refuses_a_reused_pid(li_home: str, sleepers) -> None:
 def test_kill_of_a_run_whose_process_is_gone_is_no_process(li_home: str, sleepers) -> None:
     process = start(sleepers)
     store = FsRunStore(li_home)
-    run = put_run(store, datetime.now(UTC), pid=process.pid, incarnation=process.incarnation())
+    run = a_run(store, datetime.now(UTC), RunState.STARTED, pid=process.pid, incarnation=process.incarnation())
     process.kill_group()
     process.gone()
     answer = kill(run.run_id, li_home)

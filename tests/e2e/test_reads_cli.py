@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from adapters.fs_store import FsRunStore
-from tests.steps.reads_steps import Sleeper, end, put_run
+from tests.builders import RunState, Sleeper, a_run, end
 from tests.support import li_bin, machine, run_li
 
 UNKNOWN = "20260101T000000-abcdef"
@@ -24,10 +24,10 @@ def home(li_home: str) -> dict[str, str]:
     """A home with a finished run, a running-looking orphan and a corrupt record."""
     store = FsRunStore(li_home)
     t0 = datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC)
-    done = put_run(store, t0, label="a-rather-long-label", status="running")
+    done = a_run(store, t0, RunState.STARTED, label="a-rather-long-label", status="running")
     end(store, done.run_id, "completed", "succeeded")
-    orphan = put_run(store, t0 + timedelta(seconds=1), pid=2 ** 22 + 7, kind="flow")
-    broken = put_run(store, t0 + timedelta(seconds=2))
+    orphan = a_run(store, t0 + timedelta(seconds=1), RunState.STARTED, pid=2 ** 22 + 7, kind="flow")
+    broken = a_run(store, t0 + timedelta(seconds=2), RunState.STARTED)
     Path(store.run_dir(broken.run_id), "record.json").write_text("{oops")
     Path(store.run_dir(done.run_id), "console.log").write_text("hello\n")
     return {"home": li_home, "done": done.run_id, "orphan": orphan.run_id, "broken": broken.run_id}
@@ -149,7 +149,7 @@ store.update(run_id, lambda r: r.evolve(status=status, outcome=outcome or None,
 ])
 def test_follow_streams_the_console_and_exits_with_the_runs_code(li_home, status, outcome, code) -> None:
     store = FsRunStore(li_home)
-    run = put_run(store, datetime.now(UTC))
+    run = a_run(store, datetime.now(UTC), RunState.STARTED)
     writer = Sleeper([sys.executable, "-c", WRITER, li_home, run.run_id, status, outcome])
     store.update(run.run_id, lambda r: r.evolve(pid=writer.pid, incarnation=writer.incarnation()))
     try:
@@ -162,7 +162,7 @@ def test_follow_streams_the_console_and_exits_with_the_runs_code(li_home, status
 
 def test_follow_gives_up_on_a_run_that_stopped_without_an_end(li_home) -> None:
     store = FsRunStore(li_home)
-    run = put_run(store, datetime.now(UTC), pid=2 ** 22 + 9)  # gone, and nothing recorded who it was
+    run = a_run(store, datetime.now(UTC), RunState.STARTED, pid=2 ** 22 + 9)  # gone, and nothing recorded who it was
     Path(store.run_dir(run.run_id), "console.log").write_text("partial\n")
     result = run_li("job", "output", run.run_id, "--follow", home=li_home, timeout=60)
     assert (result.returncode, result.stdout) == (1, "partial\n")
@@ -173,7 +173,7 @@ def test_follow_gives_up_on_an_aged_preparing_run_instead_of_looping_forever(li_
     from datetime import timedelta
 
     store = FsRunStore(li_home)
-    run = put_run(store, datetime.now(UTC) - timedelta(hours=1), spawn_state="preparing")
+    run = a_run(store, datetime.now(UTC) - timedelta(hours=1), RunState.PREPARING)
     result = run_li("job", "output", run.run_id, "--follow", home=li_home, timeout=60)
     assert result.returncode == 1
     assert "start was never recorded" in result.stderr

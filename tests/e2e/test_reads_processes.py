@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from adapters.fs_store import FsRunStore
-from tests.steps.reads_steps import Sleeper, end, put_run
+from tests.builders import RunState, Sleeper, a_run, end
 from tests.support import machine
 
 
@@ -33,7 +33,7 @@ def status(run_id: str, home: str) -> dict:
 
 def test_a_live_run_reads_running_and_alive(li_home: str, sleeper: Sleeper) -> None:
     store = FsRunStore(li_home)
-    run = put_run(store, now(), pid=sleeper.pid, incarnation=sleeper.incarnation())
+    run = a_run(store, now(), RunState.STARTED, pid=sleeper.pid, incarnation=sleeper.incarnation())
     data = status(run.run_id, li_home)
     assert (data["status"], data["terminal"], data["outcome"], data["alive"], data["pid"]) == (
         "running", False, None, True, sleeper.pid)
@@ -43,7 +43,7 @@ def test_a_live_run_reads_running_and_alive(li_home: str, sleeper: Sleeper) -> N
 def test_a_sigkilled_run_without_a_recorded_identity_reads_exited_and_possibly_orphaned(
         li_home: str, sleeper: Sleeper) -> None:
     store = FsRunStore(li_home)
-    run = put_run(store, now(), pid=sleeper.pid)  # written before incarnations were recorded
+    run = a_run(store, now(), RunState.STARTED, pid=sleeper.pid)  # written before incarnations were recorded
     sleeper.kill_group(signal.SIGKILL)
     assert sleeper.gone() == -signal.SIGKILL
     for _ in range(2):  # inconclusive evidence: nothing reaps it, every read says the same
@@ -59,7 +59,7 @@ def test_a_sigkilled_run_without_a_recorded_identity_reads_exited_and_possibly_o
 def test_a_sigkilled_run_with_its_incarnation_recorded_is_reaped_by_the_first_read(
         li_home: str, sleeper: Sleeper) -> None:
     store = FsRunStore(li_home)
-    run = put_run(store, now(), pid=sleeper.pid, incarnation=sleeper.incarnation())
+    run = a_run(store, now(), RunState.STARTED, pid=sleeper.pid, incarnation=sleeper.incarnation())
     sleeper.kill_group(signal.SIGKILL)
     sleeper.gone()
     data = status(run.run_id, li_home)
@@ -72,7 +72,7 @@ def test_a_sigkilled_run_with_its_incarnation_recorded_is_reaped_by_the_first_re
 def test_a_pid_reused_by_another_process_is_never_reported_alive(li_home: str, sleeper: Sleeper) -> None:
     store = FsRunStore(li_home)
     ours = sleeper.incarnation(create_time_shift=-300.0)  # the recorded process started five minutes earlier
-    run = put_run(store, now(), pid=sleeper.pid, incarnation=ours)
+    run = a_run(store, now(), RunState.STARTED, pid=sleeper.pid, incarnation=ours)
     data = status(run.run_id, li_home)
     assert data["alive"] is False
     assert data["status"] == "exited" and data["reason_code"] == "process_gone_pid_recycled"
@@ -83,7 +83,7 @@ def test_a_pid_reused_by_another_process_is_never_reported_alive(li_home: str, s
 def test_a_completed_run_whose_pid_belongs_to_a_live_process_still_reads_succeeded(
         li_home: str, sleeper: Sleeper, shift: float) -> None:
     store = FsRunStore(li_home)
-    run = put_run(store, now(), pid=sleeper.pid, incarnation=sleeper.incarnation(create_time_shift=shift))
+    run = a_run(store, now(), RunState.STARTED, pid=sleeper.pid, incarnation=sleeper.incarnation(create_time_shift=shift))
     end(store, run.run_id, "completed", "succeeded")
     before = Path(store.run_dir(run.run_id), "record.json").read_text()
     data = status(run.run_id, li_home)
@@ -95,7 +95,7 @@ def test_a_completed_run_whose_pid_belongs_to_a_live_process_still_reads_succeed
 
 def test_a_preparing_record_stays_non_terminal_however_old(li_home: str) -> None:
     store = FsRunStore(li_home)
-    run = put_run(store, datetime(2026, 1, 1, tzinfo=UTC), spawn_state="preparing")
+    run = a_run(store, datetime(2026, 1, 1, tzinfo=UTC), RunState.PREPARING)
     data = status(run.run_id, li_home)
     assert (data["terminal"], data["outcome"], data["possibly_orphaned"], data["spawn_state"]) == (
         False, None, True, "preparing")

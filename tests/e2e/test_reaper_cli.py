@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from domain.lifecycle import REAP_REASONS
-from tests.steps.reads_steps import kill_session
+from tests.builders import kill_session
 from tests.support import li_bin, machine
 
 

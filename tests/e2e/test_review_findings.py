@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from adapters.fs_store import FsRunStore
-from tests.steps.reads_steps import Sleeper, put_run
+from tests.builders import RunState, Sleeper, a_run
 from tests.support import li_bin, machine, run_li
 
 FAST = {"LI_KILL_GRACE": "0.3"}
@@ -62,7 +62,7 @@ def test_kill_with_recorded_pgid_zero_does_not_signal_the_callers_group(li_home:
     process = Sleeper()
     sleepers.append(process)
     store = FsRunStore(li_home)
-    run = put_run(store, datetime.now(UTC), pid=process.pid,
+    run = a_run(store, datetime.now(UTC), RunState.STARTED, pid=process.pid,
                   incarnation=replace(process.incarnation(), pgid=0))
     env = dict(os.environ, LI_HOME=li_home, **FAST)
     # setsid: li leads its own group, so a killpg(0) can only hit li itself and not pytest
@@ -76,7 +76,7 @@ def test_kill_signals_the_runs_own_group_not_a_recorded_foreign_one(li_home: str
     target, bystander = Sleeper(), Sleeper()
     sleepers.extend([target, bystander])
     store = FsRunStore(li_home)
-    run = put_run(store, datetime.now(UTC), pid=target.pid,
+    run = a_run(store, datetime.now(UTC), RunState.STARTED, pid=target.pid,
                   incarnation=replace(target.incarnation(), pgid=bystander.pid))
     data = machine("job", "kill", run.run_id, home=li_home, env=FAST).data
     time.sleep(0.3)
@@ -88,7 +88,7 @@ def test_kill_with_a_negative_recorded_pgid_is_not_internal(li_home: str, sleepe
     process = Sleeper()
     sleepers.append(process)
     store = FsRunStore(li_home)
-    run = put_run(store, datetime.now(UTC), pid=process.pid,
+    run = a_run(store, datetime.now(UTC), RunState.STARTED, pid=process.pid,
                   incarnation=replace(process.incarnation(), pgid=-7))
     envelope = _envelope(run_li("job", "kill", run.run_id, "--machine", home=li_home, env=FAST))
     assert envelope["ok"] is True or envelope["error"]["kind"] != "internal", envelope
@@ -102,7 +102,7 @@ def test_kill_recorded_during_preparing_is_honoured_when_the_runner_starts(li_ho
     _wait_terminal(li_home, template)
     store = FsRunStore(li_home)
     record = json.loads(Path(store.run_dir(template), "record.json").read_text())
-    run = put_run(store, datetime.now(UTC), spawn_state="preparing", model=record["model"],
+    run = a_run(store, datetime.now(UTC), RunState.PREPARING, model=record["model"],
                   cwd=record["cwd"], extra=record["extra"])
     marker = Path(li_home) / "work-ran"
     for name in ("request.json", "instruction.txt"):
@@ -127,7 +127,7 @@ def test_kill_recorded_during_preparing_is_honoured_when_the_runner_starts(li_ho
 def test_out_of_vocabulary_recorded_outcome_is_never_reported_as_success(li_home: str) -> None:
     store = FsRunStore(li_home)
     now = datetime.now(UTC)
-    run = put_run(store, now, status="completed", outcome="partial", finished_at=now.isoformat())
+    run = a_run(store, now, RunState.STARTED, status="completed", outcome="partial", finished_at=now.isoformat())
     for data in (_status(li_home, run.run_id),
                  machine("job", "wait", run.run_id, "--max-wait", "0", home=li_home).data["runs"][0]):
         assert data["terminal"] is True

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from tests.steps.wait_steps import MALFORMED_ID, UNKNOWN_ID, RealBatch
+from tests.builders import MALFORMED_ID, UNKNOWN_ID, RealBatch
 from tests.support import machine
 
 COMPARED = ("run_id", "kind", "label", "status", "terminal", "outcome", "reason_code",
             "possibly_orphaned", "spawn_state", "submitted_at")
-STATES = ("completed", "failed", "running", "orphan", "reapable orphan", "aged preparing", "fresh preparing")
+STATES = ("completed", "failed", "running", "gone, identity unrecorded", "gone", "aged preparing", "preparing")
 
 
 def test_wait_status_and_list_say_the_same_of_every_run_in_a_mixed_batch(real_batch: RealBatch) -> None:
@@ -27,5 +27,5 @@ def test_wait_status_and_list_say_the_same_of_every_run_in_a_mixed_batch(real_ba
         assert {key: status["data"][key] for key in COMPARED} == wanted
         assert {key: rows[entry["run_id"]][key] for key in COMPARED} == wanted
     buckets = {e["run_id"]: (e["terminal"], e["possibly_orphaned"]) for e in entries}
-    assert buckets[real_batch.ids["reapable orphan"]] == (True, False)
-    assert buckets[real_batch.ids["orphan"]] == (False, True)
+    assert buckets[real_batch.ids["gone"]] == (True, False)
+    assert buckets[real_batch.ids["gone, identity unrecorded"]] == (False, True)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tests.steps.wait_steps import (
+from tests.builders import (
     MALFORMED_ID,
     UNKNOWN_ID,
     RealBatch,
@@ -28,8 +28,8 @@ def test_the_acceptance_batch_is_partitioned_exactly_with_per_id_errors_in_input
     real_batch: RealBatch,
 ) -> None:
     b = real_batch
-    order = [b.add("done", "completed"), b.add("broke", "failed"), b.add("busy", "ends soon", ends_after=1.0),
-             b.add("lost", "orphan"), b.add("stale", "aged preparing"), UNKNOWN_ID, MALFORMED_ID]
+    order = [b.add("done", "completed"), b.add("broke", "failed"), b.add("busy", "running", ends_after=1.0),
+             b.add("lost", "gone, identity unrecorded"), b.add("stale", "aged preparing"), UNKNOWN_ID, MALFORMED_ID]
     data = machine("job", "wait", *order, "--max-wait", "30", "--poll-interval", "0.1", home=b.home).data
 
     assert [e["run_id"] for e in data["runs"]] == order
@@ -53,7 +53,7 @@ def test_the_acceptance_batch_is_partitioned_exactly_with_per_id_errors_in_input
 
 
 def test_a_conclusively_gone_started_run_comes_back_terminal_never_stopped(real_batch: RealBatch) -> None:
-    run_id = real_batch.add("reaped", "reapable orphan")
+    run_id = real_batch.add("reaped", "gone")
     data = machine("job", "wait", run_id, "--max-wait", "0", home=real_batch.home).data
     entry = data["runs"][0]
     assert (entry["terminal"], entry["outcome"], data["stopped_without_end"]) == (True, "indeterminate", [])
@@ -96,7 +96,7 @@ def test_a_corrupt_record_is_a_per_id_error_that_stops_nothing_else(real_batch: 
 
 def test_human_mode_exits_zero_only_when_every_run_succeeded(real_batch: RealBatch) -> None:
     done, broke = real_batch.add("done", "completed"), real_batch.add("broke", "failed")
-    lost = real_batch.add("lost", "orphan")
+    lost = real_batch.add("lost", "gone, identity unrecorded")
     ok = run_li("job", "wait", done, "--max-wait", "0", home=real_batch.home)
     assert (ok.returncode, ok.stdout.split()[:3]) == (0, [done, "completed", "succeeded"])
     for others in ([broke], [lost], [UNKNOWN_ID], [MALFORMED_ID]):

@@ -12,6 +12,7 @@ import shlex
 
 import pytest
 
+from tests.builders import kill_session
 from tests.faults.helpers import (
     ask,
     assert_truthful,
@@ -24,7 +25,6 @@ from tests.faults.helpers import (
     submit,
     wait_until_ended,
 )
-from tests.steps.reads_steps import kill_session
 from tests.support import machine
 
 ARTIFACT = 'echo answer > "$LI_ARTIFACTS_DIR/a.txt"'

@@ -13,13 +13,13 @@ from adapters.fakes import ScriptedProber
 from adapters.fs_store import FsRunStore
 from application.observe import Observer
 from application.reads import RunReads
-from tests.steps.reads_steps import put_run
+from tests.builders import RunState, a_run
 
 
 @pytest.fixture
 def fs(tmp_path) -> tuple[RunReads, FsRunStore, str]:
     store = FsRunStore(str(tmp_path / "li-home"))
-    run = put_run(store, datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC), status="completed",
+    run = a_run(store, datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC), RunState.STARTED, status="completed",
                   finished_at="2026-07-25T17:51:00.000000+00:00", outcome="succeeded")
     return RunReads(store, Observer(store, ScriptedProber(), FakeClock())), store, run.run_id
 

@@ -20,7 +20,7 @@ from adapters.processes import PsutilProber, host_facts
 from application.notify import Notices
 from application.observe import Observer
 from domain.run import STARTED, Incarnation, Run, iso
-from tests.steps.reaper_steps import assert_one_reap
+from tests.builders import assert_one_reap
 
 
 def record_for(store: FsRunStore, pid: int, *, create_time: float | None = None, host_id: str | None = None,

@@ -20,9 +20,9 @@ from adapters.fs_store import FsRunStore
 from adapters.processes import GroupSignaller, PsutilProber, host_facts, scan_session
 from application.observe import Observer
 from domain.run import Incarnation
+from tests.builders import is_gone as gone
 from tests.integration.test_group_signaller import wait_until
 from tests.integration.test_reaper_real_processes import record_for
-from tests.steps.reads_steps import is_gone as gone
 
 # A runner's shape: it leads its session, its leg runs in a process group of its own, the leg has a child.
 RUNNER = textwrap.dedent("""

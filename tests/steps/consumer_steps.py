@@ -34,13 +34,6 @@ from tests.fakes.contract_fakes import (
     wait_data,
 )
 
-TAGS = ["consumer", *(f"C{n}" for n in range(1, 9))]
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    for tag in TAGS:
-        config.addinivalue_line("markers", f"{tag}: ADR-0106 consumer obligation scenarios")
-
 
 @dataclass
 class ConsumerWorld:

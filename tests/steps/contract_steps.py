@@ -17,16 +17,10 @@ from pytest_bdd import given, parsers, then, when
 
 from tests.support import Result, li_bin, run_li
 
-TAGS = ["cli", "D1", "D2", "D3", "D8",
-        *(f"D1.{n}" for n in range(1, 7)), *(f"D2.{n}" for n in range(1, 6)),
-        *(f"D3.{n}" for n in range(1, 7)), *(f"D8.{n}" for n in range(1, 5))]
 ERROR_KINDS = {"not_found", "invalid_input", "conflict", "unavailable", "internal"}
 ESC = "\x1b"
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    for tag in TAGS:
-        config.addinivalue_line("markers", f"{tag}: ADR-0106 D1/D2/D3/D8 scenarios")
 
 
 @dataclass

@@ -15,14 +15,8 @@ from pytest_bdd import given, parsers, then, when
 from application.notify import Notices
 from application.ports import NoticeResult
 from domain.run import DeliveryValue, Run
+from tests.builders import RunState, a_run, end
 from tests.support import li_bin, machine
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Register the tags of features/d09_notify.feature (the suite runs with --strict-markers)."""
-    config.addinivalue_line("markers", "D9: ADR-0106 D9, the terminal notice")
-    for n in range(1, 5):
-        config.addinivalue_line("markers", f"D9.{n}: D9 exact-semantics bullet {n}")
 
 
 class Peeking:
@@ -46,19 +40,15 @@ def notice_ctx() -> dict[str, Any]:
 
 @given(parsers.parse('a run that recorded its end as "{status}" with a notice configured'))
 def _ended_with_notice(world: Any, notice_ctx: dict[str, Any], status: str) -> None:
-    from tests.steps.reaper_steps import put_run, record_end  # a plugin of its own; import late
-
-    run = put_run(world.store, world.clock.now(), notify=["notify-me", "{run_id}", "{status}"])
-    record_end(world.store, run.run_id, status, "succeeded" if status == "completed" else "failed")
+    run = a_run(world.store, world.clock.now(), RunState.GONE, notify=["notify-me", "{run_id}", "{status}"])
+    end(world.store, run.run_id, status, "succeeded" if status == "completed" else "failed", now=world.clock.now())
     notice_ctx["run"] = world.store.read(run.run_id)
 
 
 @given("a run that recorded its end with no notice configured")
 def _ended_without_notice(world: Any, notice_ctx: dict[str, Any]) -> None:
-    from tests.steps.reaper_steps import put_run, record_end
-
-    run = put_run(world.store, world.clock.now())
-    record_end(world.store, run.run_id)
+    run = a_run(world.store, world.clock.now(), RunState.GONE)
+    end(world.store, run.run_id, now=world.clock.now())
     notice_ctx["run"] = world.store.read(run.run_id)
 
 

@@ -1,190 +1,32 @@
-"""Steps for the D4/D6/D7 reads features, and helpers that lay runs down without the submit verb."""
+"""Steps for the D4/D6/D7 reads features (runs are laid down by tests/builders.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import subprocess
-import threading
-from datetime import timedelta
 from typing import Any
 
-from domain.run import DeliveryValue, Incarnation, Run, iso
-
-# --- helpers shared with the unit, integration and e2e tests of issue 4 ----------------------------
-
-
-def put_run(store: Any, now: Any, **fields: Any) -> Run:
-    """Reserve and create one run record (a started, running agent unless told otherwise)."""
-    run_id = store.reserve(now)
-    values: dict[str, Any] = {"kind": "agent", "status": "running", "submitted_at": iso(now),
-                              "spawn_state": "started"}
-    values.update(fields)
-    return store.create(Run(run_id=run_id, **values))
-
-
-def end(store: Any, run_id: str, status: str, outcome: str | None, reason: str | None = None,
-        now: Any = None) -> Run:
-    """Record an end the way the runner does: under the lock, with finished_at."""
-    from datetime import UTC, datetime
-
-    moment = iso(now or datetime.now(UTC))
-    done = store.update(run_id, lambda r: r.evolve(status=status, outcome=outcome, reason_code=reason,
-                                                   finished_at=moment))
-    assert done is not None
-    return done
-
-
-def scripted_incarnation(prober: Any, pid: int, create_time: float = 1000.0) -> Incarnation:
-    """The incarnation a scripted prober would have recorded at spawn (its host, its boot)."""
-    return Incarnation(prober.facts.host_id, prober.facts.boot_id, pid, create_time, pid)
-
-
-def corrupt(world: Any, run_id: str, raw: str = "{not json") -> None:
-    """Replace a record with bytes that are not a record."""
-    if world.kind == "memory":
-        world.store.put_raw(run_id, raw)
-    else:
-        with open(os.path.join(world.store.run_dir(run_id), "record.json"), "w", encoding="utf-8") as handle:
-            handle.write(raw)
-
-
-def raw_record(world: Any, run_id: str) -> str:
-    if world.kind == "memory":
-        return str(world.store._records[run_id])
-    with open(os.path.join(world.store.run_dir(run_id), "record.json"), encoding="utf-8") as handle:
-        return handle.read()
-
-
-class Sleeper:
-    """A real detached process (own session and group), reaped by a thread so it never lingers as a zombie."""
-
-    def __init__(self, argv: list[str] | None = None, seconds: int = 120, run_id: str | None = None) -> None:
-        """`run_id` tags the process as that run's (LI_RUN_ID), as li's runner and legs are."""
-        env = dict(os.environ, LI_RUN_ID=run_id) if run_id else None
-        self.proc = subprocess.Popen(argv or ["sleep", str(seconds)], start_new_session=True,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
-        self.pid = self.proc.pid
-        self._reaper = threading.Thread(target=self.proc.wait, daemon=True)
-        self._reaper.start()
-
-    def incarnation(self, create_time_shift: float = 0.0) -> Incarnation:
-        import psutil
-
-        from adapters.processes import host_facts
-
-        here = host_facts()
-        created = psutil.Process(self.pid).create_time() + create_time_shift
-        return Incarnation(here.host_id, here.boot_id, self.pid, created, os.getpgid(self.pid))
-
-    def kill_group(self, signum: int = signal.SIGKILL) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.pid, signum)
-
-    def gone(self, timeout: float = 10.0) -> int:
-        """Wait for the reaper; the process's return code (negative for a signal)."""
-        self._reaper.join(timeout)
-        code = self.proc.returncode
-        assert code is not None, "the process is still running"
-        return code
-
-    def stop(self) -> None:
-        self.kill_group()
-        self._reaper.join(10)
-
-
-def session_work(leader: int) -> list[int]:
-    """The live processes of `leader`'s session other than the leader itself: a run's work."""
-    from adapters.processes import scan_session
-
-    return [m.pid for m in scan_session(leader) or ()
-            if m.session == leader and m.pid != leader and not m.zombie]
-
-
-def kill_session(run_id: str, incarnation: Incarnation | dict[str, Any], within: float = 30.0) -> None:
-    """SIGKILL a whole run: its runner and every member of its session (legs run in process groups
-    of their own), verified members only; returns once nothing of it is left."""
-    import time
-
-    from adapters.processes import GroupSignaller
-
-    if isinstance(incarnation, dict):
-        incarnation = Incarnation(**incarnation)
-    GroupSignaller().signal_session(run_id, incarnation, signal.SIGKILL)
-    deadline = time.monotonic() + within
-    while session_work(incarnation.pid) or not is_gone(incarnation.pid):
-        assert time.monotonic() < deadline, "the run's session survived SIGKILL"
-        time.sleep(0.02)
-
-
-def is_gone(pid: int) -> bool:
-    """Absent, or a zombie nobody has collected yet."""
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-def write_file(store: Any, run_id: str, name: str, text: str) -> None:
-    """A run file (console, manifest) as the runner would leave it, on either store."""
-    if hasattr(store, "append_console") and name == "console.log":
-        store.append_console(run_id, text)
-    else:
-        store.write_text(run_id, name, text)
-
-
-def manifest_with(store: Any, run_id: str, manifest: dict[str, Any]) -> None:
-    write_file(store, run_id, "manifest.json", json.dumps(manifest))
-
-
-def delivered(ok: bool | None, failure_class: str | None = None) -> DeliveryValue:
-    return DeliveryValue(attempted=True, ok=ok, exit_code=None if ok is None else (0 if ok else 3),
-                    failure_class=failure_class)
-
-
-def later(now: Any, seconds: float) -> Any:
-    return now + timedelta(seconds=seconds)
-
-
-def lay_down(world: Any, store: Any, n: int) -> list[str]:
-    """Many ended records written directly, oldest first (a benchmark-sized store in about a second)."""
-    template = put_run(world.store, world.clock.now() - timedelta(days=600), status="completed",
-                       outcome="succeeded", finished_at="2025-01-01T00:00:00.000000+00:00").to_dict()
-    ids = []
-    for i in range(n):
-        run_id = f"20250101T{i // 3600 % 24:02d}{i // 60 % 60:02d}{i % 60:02d}-{i:06x}"
-        record = json.dumps(dict(template, run_id=run_id))
-        if world.kind == "memory":
-            store.put_raw(run_id, record)
-        else:
-            os.mkdir(os.path.join(store.runs, run_id))
-            with open(os.path.join(store.runs, run_id, "record.json"), "w", encoding="utf-8") as handle:
-                handle.write(record)
-        ids.append(run_id)
-    if world.kind == "memory":
-        store.reads.clear()
-    return ids
-
-
 # --- the D4/D6/D7 feature steps ----------------------------------------------------------------------
-
 import pytest  # noqa: E402
 from pytest_bdd import given, parsers, then, when  # noqa: E402
 
-READS_TAGS = {"D4": 8, "D6": 9, "D7": 6}
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Register the tags of the D4, D6 and D7 features (the suite runs with --strict-markers)."""
-    config.addinivalue_line("markers", "cli: scenarios that drive the real li executable")
-    for decision, bullets in READS_TAGS.items():
-        config.addinivalue_line("markers", f"{decision}: ADR-0106 {decision} scenarios")
-        for n in range(1, bullets + 1):
-            config.addinivalue_line("markers", f"{decision}.{n}: ADR-0106 {decision} bullet {n}")
+from domain.run import Run, iso
+from tests.builders import (
+    STATE_PATTERN,
+    RunState,
+    Sleeper,
+    a_run,
+    corrupt,
+    end,
+    is_gone,
+    lay_down,
+    manifest_with,
+    raw_record,
+    session_work,
+    state_named,
+    write_file,
+)
 
 
 class ReadsContext:
@@ -222,16 +64,17 @@ class ReadsContext:
         self.next_pid += 1
         return self.next_pid
 
-    def put(self, name: str, **fields: Any) -> Run:
-        run = put_run(self.world.store, self.world.clock.now(), **fields)
+    def put(self, name: str, state: RunState, **fields: Any) -> Run:
+        """A run in a named state (its process scripted on the world's prober), a fresh pid each."""
+        if state not in (RunState.STARTED, RunState.PREPARING, RunState.AGED_PREPARING, RunState.SPAWN_FAILED):
+            fields.setdefault("pid", self.pid())
+        run = a_run(self.world.store, self.world.clock.now(), state, prober=self.world.prober, **fields)
         self.ids[name] = run.run_id
         self.world.clock.advance(1)
         return run
 
     def live(self, name: str, **fields: Any) -> Run:
-        pid = self.pid()
-        self.world.prober.start(pid, create_time=1000.0)
-        return self.put(name, pid=pid, incarnation=scripted_incarnation(self.world.prober, pid), **fields)
+        return self.put(name, RunState.RUNNING, **fields)
 
     def remember(self, name: str) -> None:
         self.raw[name] = raw_record(self.world, self.ids[name])
@@ -255,96 +98,65 @@ def _bool(text: str) -> bool | None:
 # --- Given ---------------------------------------------------------------------------------------------
 
 
-@given(parsers.parse('a stored run "{name}" that ended with status "{status}" and no recorded outcome'))
+@given(parsers.re(rf'a run "(?P<name>[^"]+)" that is (?P<state>{STATE_PATTERN}), submitted (?P<seconds>\d+) seconds ago'),
+       converters={"seconds": int})
+def _in_state_since(reads_ctx: ReadsContext, name: str, state: str, seconds: int) -> None:
+    reads_ctx.put(name, state_named(state))
+    reads_ctx.world.clock.advance(seconds - 1)  # put() already moved the clock one second
+    reads_ctx.remember(name)
+
+
+@given(parsers.re(rf'a run "(?P<name>[^"]+)" that is (?P<state>{STATE_PATTERN}), with a notice configured'))
+def _in_state_noticed(reads_ctx: ReadsContext, name: str, state: str) -> None:
+    reads_ctx.put(name, state_named(state), notify=["notify-me", "{run_id}"])
+    reads_ctx.remember(name)
+
+
+@given(parsers.re(rf'a run "(?P<name>[^"]+)" that is (?P<state>{STATE_PATTERN})'))
+def _in_state(reads_ctx: ReadsContext, name: str, state: str) -> None:
+    reads_ctx.put(name, state_named(state))
+    reads_ctx.remember(name)
+
+
+@given(parsers.parse('a run "{name}" that ended with status "{status}" and no recorded outcome'))
 def _ended_plain(reads_ctx: ReadsContext, name: str, status: str) -> None:
     run = reads_ctx.live(name)
     end(reads_ctx.world.store, run.run_id, status, None, now=reads_ctx.world.clock.now())
     reads_ctx.remember(name)
 
 
-@given(parsers.parse('a stored run "{name}" that ended with status "{status}", outcome "{outcome}" '
+@given(parsers.parse('a run "{name}" that ended with status "{status}", outcome "{outcome}" '
                      'and reason "{reason}"'))
 def _ended_full(reads_ctx: ReadsContext, name: str, status: str, outcome: str, reason: str) -> None:
     run = reads_ctx.live(name)
     end(reads_ctx.world.store, run.run_id, status, outcome, reason, now=reads_ctx.world.clock.now())
 
 
-@given(parsers.parse('a stored run "{name}" that ended with status "{status}" while its recorded process '
+@given(parsers.parse('a run "{name}" that ended with status "{status}" while its recorded process '
                      'still lives'))
 def _ended_alive(reads_ctx: ReadsContext, name: str, status: str) -> None:
     run = reads_ctx.live(name)
     end(reads_ctx.world.store, run.run_id, status, None, now=reads_ctx.world.clock.now())
 
 
-@given(parsers.parse('a stored run "{name}" whose status says "completed" but records no end, its process alive'))
+@given(parsers.parse('a run "{name}" whose status says "completed" but records no end, its process alive'))
 def _completed_without_end(reads_ctx: ReadsContext, name: str) -> None:
     reads_ctx.live(name, status="completed")
 
 
-@given(parsers.parse('a stored run "{name}" whose spawn failed, as the producer recorded it'))
-def _spawn_failed(reads_ctx: ReadsContext, name: str) -> None:
-    reads_ctx.put(name, spawn_state="failed", status="failed", outcome="failed", reason_code="spawn_failed")
-
-
-@given(parsers.parse('a stored run "{name}" that is {state}'))
-def _in_state(reads_ctx: ReadsContext, name: str, state: str) -> None:
-    if state == "running with its process alive":
-        reads_ctx.live(name)
-    elif state == "running with its process alive and a notice configured":
-        reads_ctx.live(name, notify=["notify-me", "{run_id}"])
-    elif state == "started with its process gone and no identity kept":
-        reads_ctx.put(name, pid=reads_ctx.pid())
-    elif state == "started with its recorded process conclusively gone":
-        run = reads_ctx.live(name)
-        assert run.pid is not None
-        reads_ctx.world.prober.kill(run.pid)
-    elif state.startswith("preparing for "):
-        reads_ctx.put(name, spawn_state="preparing")
-        reads_ctx.world.clock.advance(float(state.split()[2]) - 1)
-    else:
-        raise AssertionError(f"no such run state: {state}")
-    reads_ctx.remember(name)
-
-
-@given(parsers.parse('a stored run "{name}" that completed while its pid now names another live process'))
+@given(parsers.parse('a run "{name}" that completed while its pid now names another live process'))
 def _completed_pid_reused(reads_ctx: ReadsContext, name: str) -> None:
-    run = reads_ctx.live(name)
+    run = reads_ctx.put(name, RunState.PID_REUSED)
     end(reads_ctx.world.store, run.run_id, "completed", "succeeded", now=reads_ctx.world.clock.now())
-    assert run.pid is not None
-    reads_ctx.world.prober.start(run.pid, create_time=7777.0)
 
 
-@given(parsers.parse('a stored run "{name}" whose recorded process may not be inspected'))
-def _denied(reads_ctx: ReadsContext, name: str) -> None:
-    run = reads_ctx.live(name)
-    assert run.pid is not None
-    reads_ctx.world.prober.deny(run.pid)
-
-
-@given(parsers.parse('a stored run "{name}" whose recorded pid now names another process'))
-def _pid_reused(reads_ctx: ReadsContext, name: str) -> None:
-    run = reads_ctx.live(name)
-    assert run.pid is not None
-    reads_ctx.world.prober.start(run.pid, create_time=7777.0)
-
-
-@given(parsers.parse('a stored run "{name}" whose runner is gone while its work still runs'))
-def _runner_gone_work_lives(reads_ctx: ReadsContext, name: str) -> None:
-    run = reads_ctx.live(name)
-    assert run.pid is not None
-    for _ in range(2):  # a leg in a process group of its own, and the leg's child, in the runner's session
-        reads_ctx.world.prober.start(reads_ctx.pid(), create_time=1000.5, session=run.pid)
-    reads_ctx.world.prober.kill(run.pid)
-    reads_ctx.remember(name)
-
-
-@given(parsers.parse('a stored run "{name}" whose record is corrupt'))
+@given(parsers.parse('a run "{name}" whose record is corrupt'))
 def _corrupt_record(reads_ctx: ReadsContext, name: str) -> None:
     run = reads_ctx.live(name)
     corrupt(reads_ctx.world, run.run_id)
 
 
-@given(parsers.parse("{count:d} stored runs submitted a second apart"))
+@given(parsers.parse("{count:d} runs submitted a second apart"))
 def _many(reads_ctx: ReadsContext, count: int) -> None:
     for i in range(count):
         reads_ctx.live(f"run-{i}")
@@ -661,7 +473,8 @@ def _real_without_identity(reads_ctx: ReadsContext) -> None:
     from adapters.fs_store import FsRunStore
 
     reads_ctx.sleeper = Sleeper()
-    run = put_run(FsRunStore(_cli_home(reads_ctx)), datetime.now(UTC), pid=reads_ctx.sleeper.pid)
+    run = a_run(FsRunStore(_cli_home(reads_ctx)), datetime.now(UTC), RunState.STARTED,
+                pid=reads_ctx.sleeper.pid)  # a pid, no identity
     reads_ctx.ids["real"] = run.run_id
 
 
@@ -765,7 +578,7 @@ def _real_no_manifest(reads_ctx: ReadsContext) -> None:
     from adapters.fs_store import FsRunStore
 
     store = FsRunStore(_cli_home(reads_ctx))
-    run = put_run(store, datetime.now(UTC))
+    run = a_run(store, datetime.now(UTC), RunState.STARTED)
     end(store, run.run_id, "completed", "succeeded")
     reads_ctx.ids["real"] = run.run_id
 

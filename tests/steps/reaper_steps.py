@@ -1,9 +1,7 @@
-"""Steps for features/reaper.feature, and helpers the reaper's unit and integration tests share."""
+"""Steps for features/reaper.feature (runs are laid down by tests/builders.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 import pytest
@@ -11,54 +9,21 @@ from pytest_bdd import given, parsers, then, when
 
 from application.observe import Observed, Observer
 from application.ports import StoreBusy, StoreRefused
-from domain.run import PREPARING, STARTED, Incarnation, Run, iso
-
-HOST, BOOT, PID, CREATED = "host-a", "boot-1", 4242, 1000.0
-
-
-def put_run(store: Any, now: datetime, *, spawn_state: str | None = STARTED, host_id: str | None = HOST,
-            boot_id: str | None = BOOT, pid: int | None = PID, create_time: float | None = CREATED,
-            identity: bool = True, **fields: Any) -> Run:
-    """Write a run record the way submit would have left it (generation 1)."""
-    run_id = store.reserve(now)
-    incarnation = Incarnation(host_id, boot_id, pid, create_time, pid) if identity and pid else None
-    run = Run(run_id, "agent", "running", iso(now), label="reaper", spawn_state=spawn_state,
-              started_at=iso(now) if spawn_state == STARTED else None, pid=pid,
-              incarnation=incarnation, **fields)
-    return store.create(run)
-
-
-class Interleaved:
-    """A store whose next `update` first lets someone else write: a reaper stalled between judge and lock."""
-
-    def __init__(self, inner: Any, meanwhile: Callable[[], None]) -> None:
-        self.inner = inner
-        self.meanwhile: Callable[[], None] | None = meanwhile
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def update(self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0) -> Run | None:
-        if self.meanwhile is not None:
-            meanwhile, self.meanwhile = self.meanwhile, None
-            meanwhile()
-        return self.inner.update(run_id, change, lock_timeout)
-
-
-class Refusing:
-    """A store that refuses the next `failures` writes (lock busy or disk refusing), then recovers."""
-
-    def __init__(self, inner: Any, failures: int, error: type[Exception] = StoreBusy) -> None:
-        self.inner, self.failures, self.error = inner, failures, error
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def update(self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0) -> Run | None:
-        if self.failures > 0:
-            self.failures -= 1
-            raise self.error("refused for the test")
-        return self.inner.update(run_id, change, lock_timeout)
+from domain.run import Incarnation
+from tests.builders import (
+    BOOT,
+    CREATED,
+    HOST,
+    PID,
+    STATE_PATTERN,
+    Interleaved,
+    Refusing,
+    RunState,
+    a_run,
+    assert_one_reap,
+    end,
+    state_named,
+)
 
 
 def observer_of(world: Any, store: Any = None) -> Observer:
@@ -68,19 +33,6 @@ def observer_of(world: Any, store: Any = None) -> Observer:
     return Observer(store, world.prober, world.clock, on_reaped=world.container.notices().send)
 
 
-def record_end(store: Any, run_id: str, status: str = "completed", outcome: str = "succeeded") -> None:
-    """What the runner does when the work ends: record the end under the lock."""
-    store.update(run_id, lambda r: r.evolve(status=status, outcome=outcome, reason_code=None,
-                                             finished_at="2026-07-25T17:51:00.000000+00:00"))
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Register the tags of features/reaper.feature (the suite runs with --strict-markers)."""
-    config.addinivalue_line("markers", "reaper: the fenced orphan reaper (ADR-0107)")
-    for n in range(1, 7):
-        config.addinivalue_line("markers", f"R{n}: reaper constraint {n} (issue 6 order)")
-
-
 # ---- steps -------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -88,77 +40,27 @@ def reaper_ctx() -> dict[str, Any]:
     return {}
 
 
-def _ctx_run(world: Any, ctx: dict[str, Any], **kw: Any) -> None:
-    ctx["run"] = put_run(world.store, world.clock.now(), **kw)
+def _ctx_run(world: Any, ctx: dict[str, Any], state: RunState, **kw: Any) -> None:
+    """The scenario's one run, pid PID, its process scripted on the world's prober."""
+    ctx["run"] = a_run(world.store, world.clock.now(), state, prober=world.prober, label="reaper", **kw)
     ctx["store"] = world.store
 
 
-@given("the reaper's host has a started run whose recorded process is running")
-def _started_alive(world: Any, reaper_ctx: dict[str, Any]) -> None:
-    world.prober.start(PID, CREATED)
-    _ctx_run(world, reaper_ctx)
-
-
-@given("the reaper's host has a started run whose recorded process is gone")
-def _started_gone(world: Any, reaper_ctx: dict[str, Any]) -> None:
-    _ctx_run(world, reaper_ctx)
-
-
-@given("the reaper's host has a started run whose kill was requested and whose process is gone")
-def _started_killed(world: Any, reaper_ctx: dict[str, Any]) -> None:
-    _ctx_run(world, reaper_ctx, kill_requested_at=iso(world.clock.now()))
-
-
-@given(parsers.parse("the reaper's host has a started run whose pid now names a process created at {created:g}"))
-def _started_recycled(world: Any, reaper_ctx: dict[str, Any], created: float) -> None:
-    world.prober.start(PID, created)
-    _ctx_run(world, reaper_ctx)
-
-
-@given("the reaper's host has a started run whose runner is gone while its work still runs")
-def _started_work_lives(world: Any, reaper_ctx: dict[str, Any]) -> None:
-    world.prober.start(PID + 1, CREATED + 1, session=PID)  # a leg in its own group, in the runner's session
-    _ctx_run(world, reaper_ctx)
-
-
-@given("the reaper's host has a started run whose recorded process is a zombie")
-def _started_zombie(world: Any, reaper_ctx: dict[str, Any]) -> None:
-    world.prober.start(PID, CREATED)
-    world.prober.zombify(PID)
-    _ctx_run(world, reaper_ctx)
-
-
-@given("the reaper's host has a started run recorded before the host rebooted")
-def _started_before_reboot(world: Any, reaper_ctx: dict[str, Any]) -> None:
-    world.prober.start(PID, CREATED)  # a new process took the pid after the reboot; no matter
-    _ctx_run(world, reaper_ctx, boot_id="boot-0")
-
-
-@given("the reaper's host has a started run whose process may not be inspected")
-def _started_denied(world: Any, reaper_ctx: dict[str, Any]) -> None:
-    world.prober.deny(PID)
-    _ctx_run(world, reaper_ctx)
-
-
-@given("the reaper's host has a started run recorded before process identity existed, its pid gone")
-def _started_legacy(world: Any, reaper_ctx: dict[str, Any]) -> None:
-    _ctx_run(world, reaper_ctx, identity=False)
-
-
-@given("a started run copied in from another host, its pid absent here")
-def _started_foreign(world: Any, reaper_ctx: dict[str, Any]) -> None:
-    _ctx_run(world, reaper_ctx, host_id="host-b")
-
-
-@given(parsers.parse("the reaper's host has a preparing run submitted {age:d} seconds ago"))
-def _preparing(world: Any, reaper_ctx: dict[str, Any], age: int) -> None:
-    _ctx_run(world, reaper_ctx, spawn_state=PREPARING, pid=None)
+@given(parsers.re(rf"a run that is (?P<state>{STATE_PATTERN}), submitted (?P<age>\d+) seconds ago"),
+       converters={"age": int})
+def _in_state_since(world: Any, reaper_ctx: dict[str, Any], state: str, age: int) -> None:
+    _ctx_run(world, reaper_ctx, state_named(state))
     world.clock.advance(age)
 
 
-@given("the reaper's host has a preparing run with a pid that is gone")
+@given("a run that is preparing, its recorded pid gone")
 def _preparing_with_pid(world: Any, reaper_ctx: dict[str, Any]) -> None:
-    _ctx_run(world, reaper_ctx, spawn_state=PREPARING)
+    _ctx_run(world, reaper_ctx, RunState.PREPARING, pid=PID)
+
+
+@given(parsers.re(rf"a run that is (?P<state>{STATE_PATTERN})"))
+def _in_state(world: Any, reaper_ctx: dict[str, Any], state: str) -> None:
+    _ctx_run(world, reaper_ctx, state_named(state))
 
 
 @given("a terminal notice is configured for the run")
@@ -181,7 +83,7 @@ def _write_refused(world: Any, reaper_ctx: dict[str, Any]) -> None:
 @given("the reaper stalls after judging while the runner records a real end")
 def _stalled(world: Any, reaper_ctx: dict[str, Any]) -> None:
     run_id = reaper_ctx["run"].run_id
-    reaper_ctx["store"] = Interleaved(world.store, lambda: record_end(world.store, run_id))
+    reaper_ctx["store"] = Interleaved(world.store, lambda: end(world.store, run_id))
 
 
 @when("a reader observes the run")
@@ -246,21 +148,6 @@ def _not_stopped(reaper_ctx: dict[str, Any]) -> None:
 def _finding(reaper_ctx: dict[str, Any], finding: str) -> None:
     observed = _observed(reaper_ctx)
     assert observed.finding is not None and observed.finding.code == finding
-
-
-def delivery_writes(run: Run) -> int:
-    """Writes the notice bookkeeping made after an end: mark (and settle) or `attempted: false`."""
-    if run.delivery is None:
-        return 0
-    return 2 if run.delivery.attempted and run.delivery.ok is not None else 1
-
-
-def assert_one_reap(before: Run, after: Run) -> None:
-    """One published reap: judged at the original generation, published at the next, one end."""
-    assert after.terminal_source == "reaper" and after.finished_at is not None
-    assert after.terminal_evidence is not None
-    assert after.terminal_evidence["judged_generation"] == before.generation
-    assert after.generation == before.generation + 1 + delivery_writes(after)
 
 
 @then("exactly one reap was published, in one generation increment")
@@ -328,7 +215,7 @@ def _li_incarnation(reaper_ctx: dict[str, Any]) -> None:
     import os
 
     from adapters.processes import PsutilProber, host_facts
-    from tests.steps.reads_steps import kill_session
+    from tests.builders import kill_session
 
     handle, home = reaper_ctx["handle"], reaper_ctx["home"]
     with open(os.path.join(home, "runs", handle["run_id"], "record.json"), encoding="utf-8") as f:

@@ -20,13 +20,6 @@ from domain.run import PREPARING, Run, iso
 from tests.support import li_bin, machine
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """Register the D5 tags (one per "Exact semantics" bullet) for --strict-markers."""
-    config.addinivalue_line("markers", "D5: ADR-0106 D5, submit and the recorded spawn phase")
-    for n in range(1, 11):
-        config.addinivalue_line("markers", f"D5.{n}: D5 exact-semantics bullet {n}")
-
-
 @pytest.fixture
 def submit_ctx(tmp_path: Any) -> dict[str, Any]:
     """What one D5 scenario learned along the way."""

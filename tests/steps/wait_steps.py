@@ -1,32 +1,31 @@
-"""Steps for features/d10_wait.feature, and the run builders the wait tests share (fake and real processes)."""
+"""Steps for features/d10_wait.feature (runs are laid down by tests/builders.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import signal
 import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from dependency_injector import providers
 from pytest_bdd import given, parsers, then, when
 
-from adapters.clocks import FakeClock
-from adapters.fs_store import RECORD, FsRunStore
+from adapters.fs_store import FsRunStore
 from application.wait import StopFlag, WaitResult
-from domain.run import FAILED, PREPARING, STARTED, Incarnation, Run, iso
-from tests.support import REPO, li_bin
+from tests.builders import (
+    EventClock,
+    RealBatch,
+    alive,
+    build,
+    end,
+    signal_when_waiting,
+    snapshot,
+    start_li,
+)
 
-UNKNOWN_ID = "20991231T235959-abcdef"
-MALFORMED_ID = "../not-a-run"
-AGED = 700.0  # seconds: past the 600 s unresolved_spawn threshold
 WIRE_KEYS = {
     "runs", "all_terminal", "timed_out", "pending", "stopped_without_end", "unresolved_spawn",
     "unresolved_spawn_after", "max_wait", "poll_interval", "requested_max_wait", "requested_poll_interval",
@@ -37,133 +36,6 @@ ENTRY_KEYS = {
 }
 COMPARED = ("run_id", "kind", "label", "status", "terminal", "outcome", "reason_code",
             "possibly_orphaned", "spawn_state", "submitted_at")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Register the tags of features/d10_wait.feature (the suite runs with --strict-markers)."""
-    config.addinivalue_line("markers", "D10: ADR-0106 D10 bounded observation scenarios")
-    config.addinivalue_line("markers", "cli: scenarios that drive the real li executable")
-    for n in range(1, 9):
-        config.addinivalue_line("markers", f"D10.{n}: ADR-0106 D10 bullet {n}")
-
-
-# --- a clock on which things happen while the wait sleeps ---------------------------------------
-
-
-class EventClock(FakeClock):
-    """A FakeClock that runs scheduled actions when a sleep carries it past their moment."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.events: list[tuple[float, Callable[[], None]]] = []
-
-    def after(self, seconds: float, action: Callable[[], None]) -> None:
-        self.events.append((self.monotonic() + seconds, action))
-
-    def sleep(self, seconds: float) -> None:
-        super().sleep(seconds)
-        due = [event for event in self.events if event[0] <= self.monotonic() + 1e-9]
-        self.events = [event for event in self.events if event not in due]
-        for _moment, action in due:
-            action()
-
-
-# --- building runs in a world (fake processes) ------------------------------------------------------
-
-
-def record(run_id: str, now: datetime, status: str = "running", **fields: Any) -> Run:
-    return Run(run_id, "agent", status, iso(now), label=f"wait-{status}", **fields)
-
-
-def incarnation(world: Any, pid: int, created: float = 1000.0) -> Incarnation:
-    facts = world.prober.host()
-    return Incarnation(facts.host_id, facts.boot_id, pid, created, pid)
-
-
-def end(run: Run, status: str, now: datetime, outcome: str | None = None) -> Run:
-    return run.evolve(status=status, finished_at=iso(now), outcome=outcome)
-
-
-def build(world: Any, clock: FakeClock, state: str, pid: int) -> str:
-    """Write one run in `state` through the world's store; returns the id to ask about."""
-    if state == "unknown":
-        return UNKNOWN_ID
-    if state == "malformed":
-        return MALFORMED_ID
-    now = clock.now()
-    born = now - timedelta(seconds=AGED) if state == "aged preparing" else now
-    run_id = world.store.reserve(born)
-    if state == "corrupt":
-        _corrupt(world, run_id)
-        return run_id
-    if state.startswith("written before the spawn phase existed"):
-        if state.endswith("alive"):
-            world.prober.start(pid)
-        _without_phase(world, record(run_id, born, pid=pid, generation=1))
-        return run_id
-    world.store.create(_record_for(world, state, run_id, born, pid))
-    if state == "running, noted done by mcp":  # what another surface's sidecar believes
-        world.store.write_text(run_id, "mcp_job.json", json.dumps({"status": "completed", "done": True}))
-    return run_id
-
-
-def _record_for(world: Any, state: str, run_id: str, now: datetime, pid: int) -> Run:
-    started = record(run_id, now, spawn_state=STARTED, started_at=iso(now), pid=pid, incarnation=incarnation(world, pid))
-    if state == "running, noted done by mcp":
-        world.prober.start(pid)
-        return started.evolve(extra={"submitted_via": "mcp", "mcp_job": {"status": "completed"}})
-    if state in ("running", "ends soon", "running elsewhere"):
-        world.prober.start(pid)
-        if state == "running elsewhere":
-            foreign = Incarnation("host-b", "boot-9", pid, 1000.0, pid)
-            return started.evolve(incarnation=foreign)
-        return started
-    if state in ("completed", "failed", "completed_empty", "timed_out", "cancelled", "vanished"):
-        return end(started, state, now)
-    if state == "spawn failed":
-        return record(run_id, now, "failed", spawn_state=FAILED, outcome="failed", reason_code="spawn_failed")
-    if state == "gone, reapable":
-        return started  # pid never started in the scripted prober: conclusively absent
-    if state == "gone, identity unrecorded":
-        return record(run_id, now, spawn_state=None, pid=pid)  # a pre-field record, its pid absent
-    if state == "alive, identity unrecorded":
-        world.prober.start(pid)
-        return record(run_id, now, spawn_state=None, pid=pid)
-    if state in ("fresh preparing", "aged preparing"):
-        return record(run_id, now, spawn_state=PREPARING)
-    raise AssertionError(f"no such run state in the wait steps: {state!r}")
-
-
-def _without_phase(world: Any, run: Run) -> None:
-    """A record as written before `spawn_state` existed: the key is absent, not null (D5: never inferred)."""
-    data = run.to_dict()
-    del data["spawn_state"]
-    raw = json.dumps(data)
-    if hasattr(world.store, "put_raw"):
-        world.store.put_raw(run.run_id, raw)
-        return
-    os.makedirs(world.store.run_dir(run.run_id), exist_ok=True)
-    with open(os.path.join(world.store.run_dir(run.run_id), RECORD), "w", encoding="utf-8") as handle:
-        handle.write(raw)
-
-
-def _corrupt(world: Any, run_id: str) -> None:
-    if hasattr(world.store, "put_raw"):
-        world.store.put_raw(run_id, "{not json")
-        return
-    with open(os.path.join(world.store.run_dir(run_id), RECORD), "w", encoding="utf-8") as handle:
-        handle.write("{not json")
-
-
-def snapshot(store: Any, run_ids: list[str]) -> dict[str, Any]:
-    """Every readable record as its full dict, for "exactly as it was" comparisons."""
-    out: dict[str, Any] = {}
-    for run_id in run_ids:
-        try:
-            out[run_id] = store.read(run_id).to_dict()
-        except Exception:  # noqa: BLE001 - unknown, malformed and corrupt ids have no record to compare
-            out[run_id] = None
-    return out
 
 
 # --- the scenario context -----------------------------------------------------------------------------
@@ -216,7 +88,7 @@ def _ends_later(wait_ctx: WaitContext, name: str, seconds: float) -> None:
 
     def act() -> None:
         now = wait_ctx.clock.now()
-        world.store.update(run_id, lambda run: end(run, "completed", now))
+        end(world.store, run_id, "completed", None, now=now)
         world.prober.kill(world.store.read(run_id).pid)
 
     wait_ctx.clock.after(seconds, act)
@@ -361,138 +233,12 @@ AGREEING_REFUSALS = {
 }
 
 
-# --- real processes, for the CLI scenarios and the end-to-end tests ----------------------------------
-
-
-@dataclass
-class RealBatch:
-    """Runs written through FsRunStore whose processes are real, detached and cleaned up afterwards."""
-
-    home: str
-    store: FsRunStore
-    ids: dict[str, str] = field(default_factory=dict)
-    children: list[subprocess.Popen[bytes]] = field(default_factory=list)
-
-    def add(self, name: str, state: str, **options: Any) -> str:
-        self.ids[name] = real_run(self, state, **options)
-        return self.ids[name]
-
-    def cleanup(self) -> None:
-        for child in self.children:
-            if child.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(child.pid, signal.SIGKILL)
-                child.wait(timeout=10)
-
-
 @pytest.fixture
 def real_batch(li_home: str) -> Iterator[RealBatch]:
     batch = RealBatch(li_home, FsRunStore(li_home))
     yield batch
     batch.cleanup()
 
-
-def spawn_detached(batch: RealBatch, argv: list[str]) -> subprocess.Popen[bytes]:
-    child = subprocess.Popen(argv, start_new_session=True, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
-    batch.children.append(child)
-    return child
-
-
-def real_incarnation(pid: int) -> Incarnation:
-    import psutil
-
-    from adapters.processes import host_facts
-
-    facts = host_facts()
-    return Incarnation(facts.host_id, facts.boot_id, pid, psutil.Process(pid).create_time(), os.getpgid(pid))
-
-
-END_LATER = """
-import sys, time
-from datetime import UTC, datetime
-time.sleep(float(sys.argv[3]))
-from adapters.fs_store import FsRunStore
-now = datetime.now(UTC).isoformat(timespec="microseconds")
-FsRunStore(sys.argv[1]).update(sys.argv[2], lambda r: r.evolve(status="completed", finished_at=now))
-"""
-
-
-def real_run(batch: RealBatch, state: str, ends_after: float = 1.0) -> str:
-    """A run in `state` on the real store, with a real process where the state has one."""
-    if state == "unknown":
-        return UNKNOWN_ID
-    if state == "malformed":
-        return MALFORMED_ID
-    now = datetime.now(UTC)
-    born = now - timedelta(seconds=AGED) if state == "aged preparing" else now
-    run_id = batch.store.reserve(born)
-    base = Run(run_id, "agent", "running", iso(born), label=f"e2e-{state}", spawn_state=PREPARING)
-    if state in ("aged preparing", "fresh preparing"):
-        batch.store.create(base)
-        return run_id
-    if state in ("completed", "failed"):
-        batch.store.create(base.evolve(status=state, spawn_state=STARTED, finished_at=iso(now)))
-        return run_id
-    batch.store.create(base)
-    if state == "running":
-        child = spawn_detached(batch, ["sleep", "120"])
-    elif state == "ends soon":
-        child = spawn_detached(batch, [sys.executable, "-c", END_LATER, batch.home, run_id, str(ends_after)])
-    elif state == "orphan":  # a pre-field record whose pid is gone: an inconclusive finding
-        child = spawn_detached(batch, ["true"])
-        child.wait(timeout=10)
-    elif state == "reapable orphan":  # identity recorded while alive, then the process died
-        child = spawn_detached(batch, ["sleep", "120"])
-        attach(batch, run_id, child, identity=True)
-        child.kill()
-        child.wait(timeout=10)
-        return run_id
-    else:
-        raise AssertionError(f"no such real run state: {state!r}")
-    attach(batch, run_id, child, identity=state != "orphan")
-    return run_id
-
-
-def attach(batch: RealBatch, run_id: str, child: subprocess.Popen[bytes], identity: bool) -> None:
-    """Record the started phase as submit would; an "orphan" is a pre-field record (no phase, no identity)."""
-    if not identity:
-        batch.store.update(run_id, lambda r: r.evolve(spawn_state=None, pid=child.pid))
-        return
-    found = real_incarnation(child.pid) if child.poll() is None else None
-    batch.store.update(run_id, lambda r: r.evolve(spawn_state=STARTED, started_at=iso(datetime.now(UTC)),
-                                                  pid=child.pid, incarnation=found))
-
-
-def signal_when_waiting(proc: subprocess.Popen[str], signum: int, timeout: float = 20.0) -> None:
-    """Send `signum` once li has installed its wait handlers (SIGTERM shows up as caught in /proc)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if _catches_sigterm(proc.pid):
-            proc.send_signal(signum)
-            return
-        time.sleep(0.02)
-    raise AssertionError("li never started waiting")
-
-
-def _catches_sigterm(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-            caught = next(line for line in handle if line.startswith("SigCgt:"))
-    except (OSError, StopIteration):
-        return False
-    return bool(int(caught.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
-
-
-def start_li(*argv: str, home: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "LI_HOME": home}
-    env.pop("LI_NOTIFY_COMMAND", None)
-    return subprocess.Popen([li_bin(), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, text=True, env=env)
-
-
-def alive(child: subprocess.Popen[bytes]) -> bool:
-    return child.poll() is None
 
 
 # --- CLI scenario steps (real li, real processes) ------------------------------------------------------

@@ -10,7 +10,7 @@ from adapters.fakes import RecordingSignaller, ScriptedProber
 from application.kill import Killer
 from domain.contract import ContractError
 from domain.run import Incarnation
-from tests.steps.reads_steps import end, put_run, scripted_incarnation
+from tests.builders import RunState, a_run, end, scripted_incarnation
 
 
 class DyingSignaller(RecordingSignaller):
@@ -27,7 +27,7 @@ def killer(world, signaller=None, grace: float = 1.0) -> Killer:
 
 def live_run(world, pid: int = 5151, **fields):
     world.prober.start(pid, create_time=1000.0)
-    return put_run(world.store, world.clock.now(), pid=pid,
+    return a_run(world.store, world.clock.now(), RunState.STARTED, pid=pid,
                    incarnation=scripted_incarnation(world.prober, pid), **fields)
 
 
@@ -118,7 +118,7 @@ def test_a_leader_that_cannot_be_proven_ours_is_not_signalled(world, case: str) 
     elif case == "access_denied":
         fields["incarnation"] = scripted_incarnation(world.prober, 5151)
         world.prober.deny(5151)
-    run = put_run(world.store, world.clock.now(), **fields)
+    run = a_run(world.store, world.clock.now(), RunState.STARTED, **fields)
     answer = killer(world).kill(run.run_id)
     assert answer["action"] == "no_process"
     assert world.signaller.signals == []
@@ -279,7 +279,7 @@ def test_a_decoy_session_at_a_recycled_runner_pid_is_never_signalled(world) -> N
 
 
 def test_a_preparing_run_that_started_meanwhile_is_killed_as_a_started_one(world) -> None:
-    run = put_run(world.store, world.clock.now(), spawn_state="preparing")
+    run = a_run(world.store, world.clock.now(), RunState.PREPARING)
     world.prober.start(RUNNER, create_time=1000.0)
 
     class Attaching:

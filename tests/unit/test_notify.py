@@ -11,7 +11,7 @@ from application.notify import Notices
 from application.ports import NoticeResult, StoreRefused
 from domain.notify import NotifyTemplateError, choose, payload, render, split_template, template_of
 from domain.run import STARTED, DeliveryValue, Run
-from tests.steps.reaper_steps import Refusing, put_run, record_end
+from tests.builders import Refusing, RunState, a_run, end
 
 ENDED = Run("20260803T000000-abcdef", "agent", "completed_empty", "2026-08-03T00:00:00.000000+00:00",
             label="my label", spawn_state=STARTED, finished_at="2026-08-03T00:01:00.000000+00:00",
@@ -61,8 +61,8 @@ def test_an_unusable_config_entry_is_refused(bad: object) -> None:
 # ---- the Notices service, on the in-memory and the filesystem store --------------------------
 
 def ended_run(world: Any, notify: list[str] | None) -> Run:
-    run = put_run(world.store, world.clock.now(), notify=notify)
-    record_end(world.store, run.run_id, "failed", "failed")
+    run = a_run(world.store, world.clock.now(), RunState.GONE, notify=notify)
+    end(world.store, run.run_id, "failed", "failed")
     return world.store.read(run.run_id)  # type: ignore[no-any-return]
 
 
@@ -117,7 +117,7 @@ def test_a_sender_that_dies_mid_delivery_leaves_attempted_with_an_unknown_outcom
 
 
 def test_a_run_without_an_end_sends_nothing(world: Any) -> None:
-    run = put_run(world.store, world.clock.now(), notify=["notify"])
+    run = a_run(world.store, world.clock.now(), RunState.GONE, notify=["notify"])
     world.container.notices().send(run)
     assert world.notifier.sent == [] and world.store.read(run.run_id) == run
 

@@ -6,14 +6,15 @@ import pytest
 
 from application.reads import RunReads
 from domain.contract import ContractError
-from domain.run import FAILED, PREPARING
-from tests.steps.reads_steps import (
+from domain.run import FAILED
+from tests.builders import (
+    RunState,
+    a_run,
     corrupt,
     delivered,
     end,
     lay_down,
     manifest_with,
-    put_run,
     raw_record,
     scripted_incarnation,
     write_file,
@@ -31,7 +32,7 @@ def reads(world) -> RunReads:
 
 def live_run(world, pid: int = 4242, **fields):
     world.prober.start(pid, create_time=1000.0)
-    return put_run(world.store, world.clock.now(), pid=pid,
+    return a_run(world.store, world.clock.now(), RunState.STARTED, pid=pid,
                    incarnation=scripted_incarnation(world.prober, pid), **fields)
 
 
@@ -82,7 +83,7 @@ def test_a_status_name_alone_never_makes_a_run_terminal(world) -> None:
 
 
 def test_a_started_run_gone_with_an_inconclusive_finding_reads_exited_and_possibly_orphaned(world) -> None:
-    run = put_run(world.store, world.clock.now(), pid=4343)  # a pid but no recorded incarnation
+    run = a_run(world.store, world.clock.now(), RunState.STARTED, pid=4343)  # a pid but no recorded incarnation
     data = reads(world).status(run.run_id)
     assert (data["status"], data["terminal"], data["outcome"], data["alive"], data["possibly_orphaned"]) == (
         "exited", False, None, False, True)
@@ -98,7 +99,7 @@ def test_a_conclusively_gone_started_run_is_reaped_by_the_first_read(world) -> N
 
 
 def test_a_preparing_record_reports_its_age_and_is_flagged_only_past_the_threshold(world) -> None:
-    run = put_run(world.store, world.clock.now(), spawn_state=PREPARING)
+    run = a_run(world.store, world.clock.now(), RunState.PREPARING)
     world.clock.advance(30)
     young = reads(world).status(run.run_id)
     assert (young["age_seconds"], young["possibly_orphaned"], young["terminal"]) == (30.0, False, False)
@@ -109,7 +110,7 @@ def test_a_preparing_record_reports_its_age_and_is_flagged_only_past_the_thresho
 
 
 def test_a_producer_written_spawn_failure_is_terminal_and_failed(world) -> None:
-    run = put_run(world.store, world.clock.now(), spawn_state=FAILED, status="failed", outcome="failed",
+    run = a_run(world.store, world.clock.now(), RunState.STARTED, spawn_state=FAILED, status="failed", outcome="failed",
                   reason_code="spawn_failed")
     data = reads(world).status(run.run_id)
     assert (data["terminal"], data["outcome"], data["pid"]) == (True, "failed", None)
@@ -269,7 +270,7 @@ def test_list_filters_on_the_verbatim_derived_status(world) -> None:
     world.clock.advance(1)
     live_run(world, pid=4343)
     world.clock.advance(1)
-    orphan = put_run(world.store, world.clock.now(), pid=4444)  # inconclusive: reads exited
+    orphan = a_run(world.store, world.clock.now(), RunState.STARTED, pid=4444)  # inconclusive: reads exited
     assert [r["run_id"] for r in reads(world).listing(status="completed")["runs"]] == [a.run_id]
     assert [r["run_id"] for r in reads(world).listing(status="exited")["runs"]] == [orphan.run_id]
     assert reads(world).listing(status="nothing-like-this")["runs"] == []

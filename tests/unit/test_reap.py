@@ -8,7 +8,7 @@ from application.observe import Observer
 from domain.evidence import Finding
 from domain.lifecycle import reap
 from domain.run import iso
-from tests.steps.reaper_steps import Interleaved, assert_one_reap, put_run, record_end
+from tests.builders import Interleaved, RunState, a_run, assert_one_reap, end
 
 
 def counting_observer(world: Any, store: Any, reaped: list[str]) -> Observer:
@@ -16,7 +16,7 @@ def counting_observer(world: Any, store: Any, reaped: list[str]) -> Observer:
 
 
 def test_a_gone_process_is_reaped_with_attributable_evidence(world: Any) -> None:
-    run = put_run(world.store, world.clock.now())
+    run = a_run(world.store, world.clock.now(), RunState.GONE)
     observed = world.container.observer().observe(run.run_id)
     after = world.store.read(run.run_id)
     assert_one_reap(run, after)
@@ -27,7 +27,7 @@ def test_a_gone_process_is_reaped_with_attributable_evidence(world: Any) -> None
 
 
 def test_a_generation_moved_by_a_kill_request_is_re_judged_and_reaped_as_cancelled(world: Any) -> None:
-    run = put_run(world.store, world.clock.now())
+    run = a_run(world.store, world.clock.now(), RunState.GONE)
     kill = iso(world.clock.now())
     store = Interleaved(world.store, lambda: world.store.update(
         run.run_id, lambda r: r.evolve(kill_requested_at=kill)))
@@ -38,7 +38,7 @@ def test_a_generation_moved_by_a_kill_request_is_re_judged_and_reaped_as_cancell
 
 
 def test_a_reader_that_loses_to_another_reap_reports_the_published_end_and_sends_nothing(world: Any) -> None:
-    run = put_run(world.store, world.clock.now())
+    run = a_run(world.store, world.clock.now(), RunState.GONE)
     winner: list[str] = []
     loser: list[str] = []
     store = Interleaved(world.store, lambda: counting_observer(world, world.store, winner).observe(run.run_id))
@@ -49,9 +49,9 @@ def test_a_reader_that_loses_to_another_reap_reports_the_published_end_and_sends
 
 
 def test_a_stalled_reaper_never_relabels_the_runners_end(world: Any) -> None:
-    run = put_run(world.store, world.clock.now())
+    run = a_run(world.store, world.clock.now(), RunState.GONE)
     reaped: list[str] = []
-    store = Interleaved(world.store, lambda: record_end(world.store, run.run_id))
+    store = Interleaved(world.store, lambda: end(world.store, run.run_id))
     observed = counting_observer(world, store, reaped).observe(run.run_id)
     after = world.store.read(run.run_id)
     assert (after.status, after.outcome, after.terminal_source, after.generation) == (
@@ -60,20 +60,20 @@ def test_a_stalled_reaper_never_relabels_the_runners_end(world: Any) -> None:
 
 
 def test_reap_refuses_a_foreign_finding_even_with_a_conclusive_code(world: Any) -> None:
-    run = put_run(world.store, world.clock.now())
+    run = a_run(world.store, world.clock.now(), RunState.GONE)
     assert reap(run, Finding("pid_absent", False, local=False), world.clock.now(), {}) is None
 
 
 def test_reap_refuses_a_run_that_already_ended(world: Any) -> None:
-    run = put_run(world.store, world.clock.now())
-    record_end(world.store, run.run_id)
+    run = a_run(world.store, world.clock.now(), RunState.GONE)
+    end(world.store, run.run_id)
     ended = world.store.read(run.run_id)
     assert reap(ended, Finding("pid_absent", False), world.clock.now(), {}) is None
 
 
 def test_an_ended_run_is_never_probed_or_touched(world: Any) -> None:
-    run = put_run(world.store, world.clock.now())
-    record_end(world.store, run.run_id)
+    run = a_run(world.store, world.clock.now(), RunState.GONE)
+    end(world.store, run.run_id)
     ended = world.store.read(run.run_id)
     observed = world.container.observer().observe(run.run_id)
     assert observed.finding is None and world.store.read(run.run_id) == ended

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.steps.reads_steps import put_run, scripted_incarnation
+from tests.builders import RunState, a_run, scripted_incarnation
 from tests.worlds import make_world
 
 RUNNER, LEG, SLEEP = 5151, 5160, 5161
@@ -13,7 +13,7 @@ RUNNER, LEG, SLEEP = 5151, 5160, 5161
 def orphaned_work(world, **fields):
     """A started run whose runner was SIGKILLed while its leg and the leg's child still run."""
     world.prober.start(RUNNER, create_time=1000.0)
-    run = put_run(world.store, world.clock.now(), pid=RUNNER,
+    run = a_run(world.store, world.clock.now(), RunState.STARTED, pid=RUNNER,
                   incarnation=scripted_incarnation(world.prober, RUNNER), **fields)
     world.prober.start(LEG, create_time=1000.5, session=RUNNER)
     world.prober.start(SLEEP, create_time=1000.6, session=RUNNER)
@@ -36,7 +36,7 @@ def test_a_run_whose_runner_is_gone_but_whose_work_lives_is_alive_and_never_reap
 
 def test_a_zombie_runner_whose_work_lives_is_alive(world) -> None:
     world.prober.start(RUNNER, create_time=1000.0)
-    run = put_run(world.store, world.clock.now(), pid=RUNNER, incarnation=scripted_incarnation(world.prober, RUNNER))
+    run = a_run(world.store, world.clock.now(), RunState.STARTED, pid=RUNNER, incarnation=scripted_incarnation(world.prober, RUNNER))
     world.prober.start(LEG, create_time=1000.5, session=RUNNER)
     world.prober.zombify(RUNNER)
     assert (status(world, run.run_id)["terminal"], status(world, run.run_id)["alive"]) == (False, True)
@@ -56,7 +56,7 @@ def test_once_the_last_member_is_gone_the_run_is_reaped_as_before(world) -> None
 
 def test_a_recycled_runner_pid_never_lends_its_new_session_to_the_run(world) -> None:
     world.prober.start(RUNNER, create_time=1000.0)
-    run = put_run(world.store, world.clock.now(), pid=RUNNER, incarnation=scripted_incarnation(world.prober, RUNNER))
+    run = a_run(world.store, world.clock.now(), RunState.STARTED, pid=RUNNER, incarnation=scripted_incarnation(world.prober, RUNNER))
     world.prober.kill(RUNNER)
     world.prober.start(RUNNER, create_time=4000.0)  # a setsid'd decoy took the freed pid ...
     world.prober.start(LEG, create_time=4000.5, session=RUNNER)  # ... and has a child of its own
@@ -74,7 +74,7 @@ def test_zombie_members_do_not_keep_a_run_alive(world) -> None:
 
 def test_a_process_older_than_the_runner_in_its_session_number_is_not_the_runs(world) -> None:
     world.prober.start(RUNNER, create_time=1000.0)
-    run = put_run(world.store, world.clock.now(), pid=RUNNER, incarnation=scripted_incarnation(world.prober, RUNNER))
+    run = a_run(world.store, world.clock.now(), RunState.STARTED, pid=RUNNER, incarnation=scripted_incarnation(world.prober, RUNNER))
     world.prober.kill(RUNNER)
     world.prober.start(LEG, create_time=900.0, session=RUNNER)  # cannot be ours: it predates the runner
     assert status(world, run.run_id)["terminal"] is True
@@ -98,7 +98,7 @@ def test_listing_a_thousand_healthy_runs_scans_no_process_table(tmp_path: Path) 
     world = make_world("memory", str(tmp_path))
     for n in range(1000):
         world.prober.start(20000 + n, create_time=1000.0)
-        put_run(world.store, world.clock.now(), pid=20000 + n, incarnation=scripted_incarnation(world.prober, 20000 + n))
+        a_run(world.store, world.clock.now(), RunState.STARTED, pid=20000 + n, incarnation=scripted_incarnation(world.prober, 20000 + n))
     listing = world.container.reads().listing(limit=1000)
     assert len(listing["runs"]) == 1000 and all(not row["terminal"] for row in listing["runs"])
     assert world.prober.scans == 0

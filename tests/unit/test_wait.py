@@ -10,7 +10,7 @@ from dependency_injector import providers
 from adapters.fakes import ScriptedProber
 from application.wait import StopFlag, WaitResult
 from domain.evidence import ProcessObservation
-from tests.steps.wait_steps import MALFORMED_ID, UNKNOWN_ID, EventClock, build
+from tests.builders import MALFORMED_ID, UNKNOWN_ID, EventClock, build
 from tests.worlds import World, make_world
 
 
