@@ -1,8 +1,8 @@
 @consumer
 Feature: Consumer obligations — "A contract that only constrains the producer is half a contract"
   Our own contract client (and the `li mcp` server built on it) is a consumer of `li`, and it
-  holds every obligation ADR-0106 places on one. These scenarios feed it hand-written answers
-  from `li`, as obligation 4 asks, so that cases the producer rarely emits are exercised anyway.
+  holds every obligation ADR-0106 places on one, including those about answers the producer
+  rarely emits.
 
   Rule: C1 — Validate contract_version on every envelope before decoding data
 

@@ -3,13 +3,14 @@ Feature: D1 — lionagi owns the contract, and it is a CLI-level surface
   The contract is a property of the `li` executable. Machine mode is explicit, never
   inferred: under --machine a command writes exactly one JSON object to stdout and nothing
   else, sends all human-facing output to stderr, and does not colour, paginate or prompt.
-  These scenarios drive the real executable (or $LI_BIN) as a subprocess.
+
+  Background:
+    Given a fresh li home
 
   Rule: D1.1 — The contract is a property of the li executable, reached by running a command
 
     @D1.1
     Scenario: A program learns the contract by running li, with no import of our code
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "handshake --machine"
       Then stdout holds exactly one JSON object and nothing else
       And the envelope says ok is true
@@ -19,14 +20,12 @@ Feature: D1 — lionagi owns the contract, and it is a CLI-level surface
 
     @D1.2
     Scenario: A piped li without --machine still speaks to a person
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "handshake"
       Then stdout is readable text, not a JSON object
       And the exit status is 0
 
     @D1.2
     Scenario Outline: --machine is honoured anywhere before a "--"
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "<arguments>"
       Then stdout holds exactly one JSON object and nothing else
       And the exit status is 0
@@ -40,7 +39,6 @@ Feature: D1 — lionagi owns the contract, and it is a CLI-level surface
 
     @D1.2
     Scenario: A --machine after "--" is an argument, not a request for machine mode
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "handshake -- --machine"
       Then stdout is empty
       And stderr is exactly one line
@@ -50,7 +48,6 @@ Feature: D1 — lionagi owns the contract, and it is a CLI-level surface
 
     @D1.3
     Scenario Outline: Every kind of answer is one JSON object and nothing else
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "<arguments>"
       Then stdout holds exactly one JSON object and nothing else
       And the exit status is 0
@@ -71,15 +68,13 @@ Feature: D1 — lionagi owns the contract, and it is a CLI-level surface
 
     @D1.4
     Scenario: Text written outside the envelope by li's own process lands on stderr
-      Given a fresh li home for the contract checks
-      And li's interpreter prints "stray words" to stdout and to descriptor 1 as it exits
+      Given li's interpreter prints "stray words" to stdout and to descriptor 1 as it exits
       When the contract caller runs li with "handshake --machine"
       Then stdout holds exactly one JSON object and nothing else
       And stderr mentions "stray words"
 
     @D1.4
     Scenario: The help a person would read is carried inside the envelope
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "--help --machine"
       Then stdout holds exactly one JSON object and nothing else
       And the envelope's data carries the help text
@@ -88,8 +83,7 @@ Feature: D1 — lionagi owns the contract, and it is a CLI-level surface
 
     @D1.5
     Scenario Outline: A terminal-loving environment gets no colour, no pager and no prompt
-      Given a fresh li home for the contract checks
-      And an environment that asks for colour and names a pager
+      Given an environment that asks for colour and names a pager
       When the contract caller runs li with "<arguments>" while stdin stays open
       Then li finished without reading stdin
       And neither stream holds an escape sequence or the pager's words
@@ -104,7 +98,6 @@ Feature: D1 — lionagi owns the contract, and it is a CLI-level surface
 
     @D1.6
     Scenario: li answers when run by absolute path with an empty PATH
-      Given a fresh li home for the contract checks
       When the contract caller runs li by absolute path with an empty PATH and "handshake --machine"
       Then stdout holds exactly one JSON object and nothing else
       And the handshake's module is an absolute path that exists

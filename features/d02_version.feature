@@ -3,11 +3,13 @@ Feature: D2 — Version is an integer, and it is checked on every envelope
   `li handshake --machine` says which contract this build speaks; every envelope repeats
   contract_version so a consumer can validate it before decoding data.
 
+  Background:
+    Given a fresh li home
+
   Rule: D2.1 — contract_version is a single integer
 
     @D2.1
     Scenario: The handshake's contract_version is the integer 1, in the data and on the envelope
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "handshake --machine"
       Then the handshake data names contract_version 1
       And the envelope's contract_version is the integer 1
@@ -16,7 +18,6 @@ Feature: D2 — Version is an integer, and it is checked on every envelope
 
     @D2.2
     Scenario: The handshake gives a consumer everything registration needs, and changes nothing
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "handshake --machine" twice
       Then both handshakes are identical
       And the handshake data has the fields contract_version, min_supported_version, implementation, implementation_version, module
@@ -24,8 +25,7 @@ Feature: D2 — Version is an integer, and it is checked on every envelope
 
     @D2.2
     Scenario: An installation missing a required module fails the handshake instead of registering
-      Given a fresh li home for the contract checks
-      And a required dependency "psutil" that the import system cannot find
+      Given a required dependency "psutil" that the import system cannot find
       When the contract caller runs li with "handshake --machine"
       Then the exit status is 78
       And stdout is empty
@@ -34,7 +34,6 @@ Feature: D2 — Version is an integer, and it is checked on every envelope
 
     @D2.3
     Scenario: Successes, refusals, help and usage errors all carry the handshake's contract_version
-      Given a fresh li home for the contract checks
       When the contract caller runs each of these li calls:
         | arguments                                  |
         | handshake --machine                        |
@@ -49,7 +48,6 @@ Feature: D2 — Version is an integer, and it is checked on every envelope
 
     @D2.4
     Scenario: min_supported_version is an integer no newer than contract_version
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "handshake --machine"
       Then min_supported_version is the integer 1, not above contract_version
 
@@ -57,7 +55,6 @@ Feature: D2 — Version is an integer, and it is checked on every envelope
 
     @D2.5
     Scenario: The handshake says which build is talking, for a person reading a report
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "handshake --machine"
       Then the implementation is "lionrun" at the version li --version prints
       And the handshake's module is an absolute path that exists

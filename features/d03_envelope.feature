@@ -3,11 +3,13 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
   `{ok, contract_version, data, error}`: exactly one of data and error is set, error.kind is
   drawn from a closed set, and the envelope is emitted even when the command fails.
 
+  Background:
+    Given a fresh li home
+
   Rule: D3.1 — ok alone decides request success
 
     @D3.1
     Scenario Outline: ok says whether the request succeeded, and the exit status does not
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "<arguments>"
       Then the envelope says ok is <ok>
       And the exit status is 0
@@ -23,7 +25,6 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
 
     @D3.2
     Scenario: Successes carry data and no error; refusals carry an error and no data
-      Given a fresh li home for the contract checks
       When the contract caller runs each of these li calls:
         | arguments                                   |
         | handshake --machine                         |
@@ -38,7 +39,6 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
 
     @D3.3
     Scenario Outline: Each refusal names its kind from the closed set
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "<arguments>"
       Then the error kind is "<kind>"
 
@@ -52,8 +52,7 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
 
     @D3.3
     Scenario: An unexpected failure inside a command is refused as internal
-      Given a fresh li home for the contract checks
-      And the handshake command fails with an unexpected exception
+      Given the handshake command fails with an unexpected exception
       When the contract caller runs li with "handshake --machine"
       Then the error kind is "internal"
 
@@ -61,7 +60,6 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
 
     @D3.4
     Scenario: Refusals explain themselves in words, with detail an object or null
-      Given a fresh li home for the contract checks
       When the contract caller runs each of these li calls:
         | arguments                                   |
         | no-such-command --machine                   |
@@ -74,8 +72,7 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
 
     @D3.5
     Scenario: A command that crashes still answers with an envelope and exit 0
-      Given a fresh li home for the contract checks
-      And the handshake command fails with an unexpected exception
+      Given the handshake command fails with an unexpected exception
       When the contract caller runs li with "handshake --machine"
       Then stdout holds exactly one JSON object and nothing else
       And the envelope says ok is false
@@ -84,8 +81,7 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
 
     @D3.5
     Scenario: A command that exits abruptly still answers with an envelope
-      Given a fresh li home for the contract checks
-      And the handshake command calls sys.exit(3) midway
+      Given the handshake command exits abruptly with status 3 midway
       When the contract caller runs li with "handshake --machine"
       Then the error kind is "internal"
       And the exit status is 0
@@ -94,8 +90,7 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
 
     @D3.6
     Scenario Outline: A required module that cannot be loaded leaves stdout empty and exits 78
-      Given a fresh li home for the contract checks
-      And a required dependency "<module>" that <fault>
+      Given a required dependency "<module>" that <fault>
       When the contract caller runs li with "<arguments>"
       Then the exit status is 78
       And stdout is empty

@@ -2,8 +2,7 @@
 Feature: D4 — status is opaque; terminal and outcome are the producer's derivations
   status is recorded and shown verbatim; whether to stop waiting (terminal) and whether the work
   came out right (outcome) are derived by the producer from the recorded end, and travel with
-  status on every status-bearing answer. These scenarios read runs through `li job status` and
-  `li job list` use cases on both worlds (memory and filesystem stores, fake processes).
+  status on every status-bearing answer.
 
   Rule: D4.1 — status is an open vocabulary, recorded and displayed verbatim
 

@@ -16,8 +16,8 @@ Feature: D5 — "Submit returns a handle, and the spawn phase is recorded"
 
     @D5.1
     Scenario: The handle carries nothing about the work itself
-      When a run is submitted to the submit service
-      Then the submit handle has exactly the fields run_id, pid, status, terminal, outcome and log
+      When li submits a run
+      Then the handle carries only run_id, pid, status, terminal, outcome and log
 
   Rule: D5.2 — run_id is assigned before the child starts
 
@@ -105,7 +105,7 @@ Feature: D5 — "Submit returns a handle, and the spawn phase is recorded"
 
     @D5.6
     Scenario: A started spawn records started with the pid and its incarnation in the same write
-      When a run is submitted to the submit service
+      When li submits a run
       Then the record says spawn_state "started" with the pid and its incarnation
       And the record was written twice: preparing, then started
 
@@ -137,7 +137,7 @@ Feature: D5 — "Submit returns a handle, and the spawn phase is recorded"
 
     @D5.9
     Scenario: Reading a submitted run never writes its record
-      When a run is submitted to the submit service
+      When li submits a run
       And the submitted run is read three times
       Then the submitted run's record generation is unchanged
 

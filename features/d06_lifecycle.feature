@@ -1,8 +1,7 @@
 @D6
 Feature: D6 — One lifecycle authority; liveness is advisory beside it
   The persisted record settles the lifecycle; liveness is probed, reported as `alive`, and never
-  overrides or establishes an end. Scenarios without the cli tag run on both worlds with fake
-  processes; cli scenarios drive the real `li` against real detached process groups.
+  overrides or establishes an end.
 
   Rule: D6.1 — durable lifecycle state is authoritative; a consumer restart changes nothing
 
@@ -151,10 +150,3 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
       When the list answer is read
       Then the list answer holds 3 rows
       And the list row of "bad" says unavailable with reason "malformed" and null lifecycle fields
-
-    @D6.9
-    Scenario: A limited listing reads only as many records as the limit needs
-      Given 10000 stored runs laid down without reading them
-      When the list answer is read with limit 20
-      Then the list answer holds the 20 newest runs, newest first, and is truncated
-      And at most 30 records were read

@@ -2,7 +2,6 @@
 Feature: D7 — Nothing read from disk is reported as a bare null or empty list
   Every read-derived field says whether its value could be established: `available: true` with an
   empty value is a fact, `available: false` is a failure to establish one, with a reason.
-  Scenarios without the cli tag run on both worlds (memory and filesystem stores).
 
   Rule: D7.1 — available true with an empty value means, definitively, there is none
 

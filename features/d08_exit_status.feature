@@ -4,11 +4,13 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
   cannot be imported and nothing was executed; anything else without an envelope is a
   transport fault.
 
+  Background:
+    Given a fresh li home
+
   Rule: D8.1 — The command exits 0 whenever an envelope is emitted, ok: false included
 
     @D8.1
     Scenario Outline: Refusals are successfully handled requests
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "<arguments>"
       Then the envelope says ok is false
       And the exit status is 0
@@ -22,7 +24,6 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
 
     @D8.1
     Scenario: Without --machine the same refusal is a non-zero exit and one line for a person
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "job status not-a-run-id"
       Then stdout is empty
       And stderr is exactly one line
@@ -32,8 +33,7 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
 
     @D8.2
     Scenario Outline: A submit over a broken installation exits 78 before anything exists
-      Given a fresh li home for the contract checks
-      And a required dependency "psutil" that <fault>
+      Given a required dependency "psutil" that <fault>
       When the contract caller runs li with "agent sh true --detach --machine"
       Then the exit status is 78
       And stdout is empty
@@ -47,8 +47,7 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
 
     @D8.2
     Scenario: A submit that fails to import after allocating a run is never answered with 78
-      Given a fresh li home for the contract checks
-      And the agent command allocates a run and then fails to import a module
+      Given the agent command allocates a run and then fails to import a module
       When the contract caller runs li with "agent sh true --detach --machine"
       Then the exit status is 0
       And the error kind is "internal"
@@ -58,15 +57,13 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
 
     @D8.3
     Scenario: li killed by a signal ends without an envelope and without 78
-      Given a fresh li home for the contract checks
-      And li's interpreter stalls before it can answer
+      Given li's interpreter stalls before it can answer
       When the contract caller starts li with "handshake --machine" and kills it
       Then stdout is empty
       And the exit status is neither 0 nor 78
 
     @D8.3
     Scenario Outline: An envelope stdout cannot take leaves an exit without a parseable envelope, never 0
-      Given a fresh li home for the contract checks
       When the contract caller runs li with "handshake --machine" and its stdout <fault>
       Then the exit status is 74
       And stderr is exactly one line
@@ -88,7 +85,6 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
 
     @D8.4
     Scenario: An envelope appears exactly when the exit status is 0
-      Given a fresh li home for the contract checks
       When the contract caller runs each of these li calls:
         | arguments                                   |
         | handshake --machine                         |

@@ -2,8 +2,6 @@
 Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in full
   wait takes ids, a maximum wait, and a poll interval; both numbers are clamped to documented
   bounds and the effective values are echoed back. 0 is a legal snapshot request.
-  Scenarios without @cli run in-process on both worlds (memory and filesystem stores) with a
-  fake clock, so every sleep the wait takes is recorded and no scenario waits for real time.
 
   Rule: D10.1 — One entry per requested id, in input order, plus all_terminal, timed_out and the ids still pending
 
@@ -210,9 +208,9 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | nospawn | failed          | true     | failed        | -     |
         | busy    | running         | false    | -             | -     |
 
-  Rule: D10.8 — An id that waiting cannot resolve does not hold the window open
+  Rule: D10.8a — An id that waiting cannot resolve does not hold the window open
 
-    @D10.8
+    @D10.8a
     Scenario: A stopped run and an aged preparing record come back at once, each in its own list, never pending
       Given a wait batch on this host:
         | name  | state                     |
@@ -231,7 +229,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
       And all_terminal is false and timed_out is false
       And the wait slept for 1 and observed 2 times
 
-    @D10.8
+    @D10.8a
     Scenario: Phase absence is not stopped evidence: a live pre-field record and a preparing record stay pending
       Given a wait batch on this host:
         | name   | state                      |
@@ -246,7 +244,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | unresolved_spawn    |                       |
       And all_terminal is false and timed_out is true
 
-    @D10.8 @D5.6
+    @D10.8a @D5.6
     Scenario: A record written before the spawn phase existed is judged by its process, never read as preparing
       Given a wait batch on this host:
         | name  | state                                        |
@@ -263,9 +261,9 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | stopped_without_end | gone  |
         | unresolved_spawn    |       |
 
-  Rule: D10.8 — The partition: terminal, pending, stopped_without_end and unresolved_spawn are disjoint and exhaustive
+  Rule: D10.8b — The partition: terminal, pending, stopped_without_end and unresolved_spawn are disjoint and exhaustive
 
-    @D10.8
+    @D10.8b
     Scenario: The acceptance batch is partitioned exactly, with its per-id errors in input order
       Given a wait batch on this host:
         | name  | state                     |
@@ -296,9 +294,9 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
       And all_terminal is false and timed_out is false
       And the wait slept for 1 then 1 and observed 3 times
 
-  Rule: D10.8 — The floor: a call about to answer without having waited, beside a stopped or unresolved id, sleeps one interval and looks once more
+  Rule: D10.8c — The floor: a call about to answer without having waited, beside a stopped or unresolved id, sleeps one interval and looks once more
 
-    @D10.8
+    @D10.8c
     Scenario Outline: An already-finished batch beside one unresolvable id pays one poll interval, once
       Given a wait batch on this host:
         | name    | state     |
@@ -312,7 +310,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | gone, identity unrecorded |
         | aged preparing            |
 
-    @D10.8
+    @D10.8c
     Scenario: The extra observation is the interval in which a slow end-writer finishes
       Given a wait batch on this host:
         | name | state                     |
@@ -323,9 +321,9 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
       Then all_terminal is true and timed_out is false
       And the wait slept for 1 and observed 2 times
 
-  Rule: D10.8 — The floor's exemptions: max_wait 0 is untaxed, a call that waited pays nothing extra, the window caps it
+  Rule: D10.8d — The floor's exemptions: max_wait 0 is untaxed, a call that waited pays nothing extra, the window caps it
 
-    @D10.8
+    @D10.8d
     Scenario: max_wait 0 stays a snapshot even beside a stopped run
       Given a wait batch on this host:
         | name  | state                     |
@@ -335,7 +333,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
       When the caller waits on "done, lost, stale" with max wait 0 and poll interval 5
       Then the wait slept not at all and observed 1 times
 
-    @D10.8
+    @D10.8d
     Scenario: A call that already waited on a running id pays nothing extra
       Given a wait batch on this host:
         | name | state                     |
@@ -345,7 +343,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
       When the caller waits on "busy, lost" with max wait 60 and poll interval 1
       Then the wait slept for 1 and observed 2 times
 
-    @D10.8
+    @D10.8d
     Scenario: The floor is bounded by what is left of the window
       Given a wait batch on this host:
         | name | state                     |
@@ -354,7 +352,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
       When the caller waits on "done, lost" with max wait 0.3 and poll interval 1
       Then the wait slept for 0.3 and observed 2 times
 
-    @D10.8
+    @D10.8d
     Scenario: Nothing special, nothing paid: ended runs and per-id errors answer at once
       Given a wait batch on this host:
         | name  | state     |

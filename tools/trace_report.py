@@ -31,6 +31,9 @@ DEFAULT_JUNIT = os.path.join(REPO, "build", "junit.xml")
 START, END = "<!-- trace-table:start -->", "<!-- trace-table:end -->"
 
 ID_LIKE = re.compile(r"^(D\d+(\.\d+[a-z]?)?|C\d+[a-z]?|R\d+[a-z]?)$")  # sub-ids: D10.8a
+# A sub-id (D10.8a, C5a, R2a) names one part of a statement whose several rules share an id; a
+# scenario tagged with it covers the part and the statement (D10.8).
+SUB_ID = re.compile(r"^(D\d+\.\d+|C\d+|R\d+)[a-z]$")
 DECISIONS = {f"D{n}" for n in range(1, 11)}
 
 
@@ -38,6 +41,12 @@ DECISIONS = {f"D{n}" for n in range(1, 11)}
 class Requirement:
     id: str
     text: str
+
+    @property
+    def statement(self) -> str:
+        """The statement this id belongs to: itself, or for a sub-id (D10.8a) its statement (D10.8)."""
+        match = SUB_ID.match(self.id)
+        return match.group(1) if match else self.id
 
 
 @dataclass
@@ -113,11 +122,12 @@ def _walk(children: list[Any], rel: str, inherited: set[str], feature: str = "",
 
 
 def coverage(reqs: list[Requirement], scens: list[Scenario]) -> dict[str, list[Scenario]]:
-    known = {r.id for r in reqs}
+    by_id = {r.id: r for r in reqs}
     table: dict[str, list[Scenario]] = {r.id: [] for r in reqs}
     for scenario in scens:
-        for tag in scenario.tags & known:
-            table[tag].append(scenario)
+        covered = {by_id[tag].statement for tag in scenario.tags if tag in by_id} | (scenario.tags & set(by_id))
+        for rid in sorted(covered & set(by_id)):
+            table[rid].append(scenario)
     return table
 
 

@@ -24,13 +24,35 @@ BULLETS = {"D1": 6, "D2": 5, "D3": 6, "D4": 8, "D5": 10, "D6": 9, "D7": 6, "D8":
 
 
 def test_the_table_numbers_every_bullet_of_the_adr_in_order() -> None:
-    ids = [r.id for r in requirements()]
+    ids = [r.id for r in requirements() if r.statement == r.id]
     assert len(ids) == len(set(ids))
     counts = Counter(i.split(".")[0] if i.startswith("D") else i[0] for i in ids)
     assert dict(counts) == BULLETS
     for prefix, count in BULLETS.items():
         expected = [f"{prefix}.{n}" if prefix.startswith("D") else f"{prefix}{n}" for n in range(1, count + 1)]
         assert [i for i in ids if (i.split(".")[0] if i.startswith("D") else i[0]) == prefix] == expected
+
+
+def test_a_sub_id_follows_its_statement_and_covers_it() -> None:
+    reqs = requirements()
+    ids = [r.id for r in reqs]
+    subs = [r for r in reqs if r.statement != r.id]
+    assert [r.id for r in subs] == ["D10.8a", "D10.8b", "D10.8c", "D10.8d"]
+    for sub in subs:
+        assert ids.index(sub.statement) < ids.index(sub.id)
+    table = coverage(reqs, scenarios())
+    assert {s.ref for sub in subs for s in table[sub.id]} <= {s.ref for s in table["D10.8"]}
+
+
+def test_every_statement_of_a_feature_rule_has_its_own_id() -> None:
+    """No two `Rule:` blocks carry one id: a statement with several rules splits into sub-ids."""
+    import glob
+    import re
+
+    for path in glob.glob(os.path.join("features", "*.feature")):
+        with open(path, encoding="utf-8") as handle:
+            ids = re.findall(r"^\s*Rule: (\S+) —", handle.read(), re.M)
+        assert [i for i, n in Counter(ids).items() if n > 1] == [], path
 
 
 def test_every_id_is_covered_by_a_scenario() -> None:
@@ -62,6 +84,7 @@ README = """intro
 | --- | --- | --- |
 | D4.1 | status is open | — |
 | D4.2 | terminal | — |
+| D4.2a | terminal, first part | — |
 | C5 | never none | — |
 <!-- trace-table:end -->
 tail
@@ -85,6 +108,11 @@ Feature: D4 — status is opaque
     @D4.9
     Scenario: a typo in a tag
       Given a run
+
+  Rule: terminal, first part
+    @D4.2a
+    Scenario: a part of a statement
+      Given a run
 """
 
 
@@ -94,14 +122,17 @@ def test_the_checker_finds_gaps_strays_and_rule_tags(tmp_path: object) -> None:
     write(folder, "d04.feature", FEATURE)
     reqs, scens = requirements(os.path.join(folder, "README.md")), scenarios(folder)
     assert [s.name for s in scens] == ["an unknown status is carried verbatim",
-                                       "an unreadable manifest is not none", "a typo in a tag"]
-    assert uncovered(reqs, scens) == ["D4.2"]
+                                       "an unreadable manifest is not none", "a typo in a tag",
+                                       "a part of a statement"]
+    assert uncovered(reqs, scens) == []
+    assert [s.name for s in coverage(reqs, scens)["D4.2"]] == ["a part of a statement"]
     assert strays(reqs, scens) == ["d04.feature: a typo in a tag (line 17): @D4.9"]
     assert [s.name for s in coverage(reqs, scens)["C5"]] == ["an unreadable manifest is not none",
                                                              "a typo in a tag"]
     table = render_table(reqs, scens)
     assert "| D4.1 | status is open | d04.feature: an unknown status is carried verbatim |" in table
-    assert "| D4.2 | terminal | — |" in table
+    assert "| D4.2 | terminal | d04.feature: a part of a statement |" in table
+    assert "| D4.2a | terminal, first part | d04.feature: a part of a statement |" in table
     assert updated_readme(os.path.join(folder, "README.md"), folder).endswith("<!-- trace-table:end -->\ntail\n")
 
 
@@ -141,3 +172,40 @@ def test_results_are_read_from_a_junit_report_as_written_under_xdist(tmp_path: o
     assert junit_results(report, scens) == {"d04.feature: A run ends": "failed",
                                             "d04.feature: Another one!": "passed",
                                             "d04.feature: Skipped one": "skipped"}
+
+
+def test_the_run_state_glossary_is_the_builders_table() -> None:
+    """features/README.md lists exactly tests/builders.py's RunState names, in the same order."""
+    import re
+
+    from tests.builders import RunState
+
+    with open(os.path.join("features", "README.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    body = text[text.index("<!-- run-states:start -->"): text.index("<!-- run-states:end -->")]
+    names = [m.group(1).strip() for m in re.finditer(r"^\| ([^|]+) \|", body, re.M)][2:]
+    assert names == [state.value for state in RunState]
+
+
+def test_every_run_state_a_feature_names_is_in_the_glossary() -> None:
+    """A state in a `that is …` step or a wait batch's state column must be a RunState name."""
+    import glob
+    import re
+
+    from tests.builders import NOT_RUNS, RunState
+
+    known = {state.value for state in RunState} | set(NOT_RUNS)
+    seen: set[str] = set()
+    for path in glob.glob(os.path.join("features", "*.feature")):
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        for match in re.finditer(r'^ +(?:Given|And) a run (?:"[^"]+" )?that is ([^\n<]+)', text, re.M):
+            state = re.split(r", (?:submitted \d+ seconds ago|with a notice configured|its recorded pid gone)$",
+                             match.group(1).strip())[0]
+            seen.add(state)
+        for table in re.finditer(r"^ +\| name +\| state +\|\n((?: +\|.*\|\n)+)", text, re.M):
+            seen |= {row.split("|")[2].strip() for row in table.group(1).splitlines()}
+        for outline in re.finditer(r"^ +\| state +\|\n((?: +\|.*\|\n)+)", text, re.M):
+            seen |= {re.split(r", submitted", row.split("|")[1].strip())[0] for row in outline.group(1).splitlines()}
+    assert {state for state in seen if not state.startswith("<")} - known == set()
+    assert len(seen) > 10

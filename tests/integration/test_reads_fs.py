@@ -13,7 +13,7 @@ from adapters.fakes import ScriptedProber
 from adapters.fs_store import FsRunStore
 from application.observe import Observer
 from application.reads import RunReads
-from tests.builders import RunState, a_run
+from tests.builders import RunState, a_run, lay_down
 
 
 @pytest.fixture
@@ -160,3 +160,24 @@ def test_an_unreadable_record_is_unavailable_and_left_as_it_was(fs) -> None:
     row = reads.listing()["runs"][0]
     assert row["error"]["reason_code"] == "not_regular_file" and row["status"] is None
     assert os.path.isdir(path(store, run_id, "record.json"))
+
+
+# --- cost: what a read costs, not what it answers (moved here from features/d06_lifecycle.feature) ---
+
+
+def test_a_limited_listing_reads_only_what_the_limit_needs(world, tmp_path) -> None:
+    """D6.9's bound as a cost: listing 20 of 10 000 runs reads at most 30 records, on both stores."""
+    count: list[str] = []
+    if world.kind == "memory":
+        store = world.store
+    else:
+        from adapters.fs_store import FsRunStore
+
+        store = FsRunStore(world.store.home, reads=count.append)
+    lay_down(world, store, 10_000)
+    from application.observe import Observer
+
+    listing = RunReads(store, Observer(store, world.prober, world.clock)).listing(limit=20)
+    assert len(listing["runs"]) == 20 and listing["truncated"] is True
+    made = store.reads if world.kind == "memory" else count
+    assert len(made) <= 30, len(made)

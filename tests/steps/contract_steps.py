@@ -85,7 +85,7 @@ def contract_call(tmp_path: Any) -> ContractCall:
 # --- Given ---------------------------------------------------------------------------------
 
 
-@given("a fresh li home for the contract checks")
+@given("a fresh li home")
 def fresh_home(contract_call: ContractCall) -> None:
     assert not os.path.exists(contract_call.home)
 
@@ -128,7 +128,7 @@ def handshake_crashes(contract_call: ContractCall) -> None:
     """)
 
 
-@given("the handshake command calls sys.exit(3) midway")
+@given("the handshake command exits abruptly with status 3 midway")
 def handshake_exits(contract_call: ContractCall) -> None:
     contract_call.add_site("""
         import sys

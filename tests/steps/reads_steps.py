@@ -20,7 +20,6 @@ from tests.builders import (
     corrupt,
     end,
     is_gone,
-    lay_down,
     manifest_with,
     raw_record,
     session_work,
@@ -41,8 +40,6 @@ class ReadsContext:
         self.output: dict[str, dict[str, Any]] = {}
         self.listing: dict[str, Any] = {}
         self.kill: dict[str, Any] = {}
-        self.store: Any = None  # a counting store, when a scenario counts reads
-        self.count: list[str] = []
         self.next_pid = 6000
         self.home: str = ""
         self.sleeper: Sleeper | None = None
@@ -53,12 +50,7 @@ class ReadsContext:
         return self.request.getfixturevalue("world")
 
     def reads(self) -> Any:
-        if self.store is None:
-            return self.world.container.reads()
-        from application.observe import Observer
-        from application.reads import RunReads
-
-        return RunReads(self.store, Observer(self.store, self.world.prober, self.world.clock))
+        return self.world.container.reads()
 
     def pid(self) -> int:
         self.next_pid += 1
@@ -160,20 +152,6 @@ def _corrupt_record(reads_ctx: ReadsContext, name: str) -> None:
 def _many(reads_ctx: ReadsContext, count: int) -> None:
     for i in range(count):
         reads_ctx.live(f"run-{i}")
-
-
-@given(parsers.parse("{count:d} stored runs laid down without reading them"))
-def _laid_down(reads_ctx: ReadsContext, count: int) -> None:
-    world = reads_ctx.world
-    if world.kind == "memory":
-        reads_ctx.store = world.store
-    else:
-        from adapters.fs_store import FsRunStore
-
-        reads_ctx.store = FsRunStore(world.store.home, reads=reads_ctx.count.append)
-    ids = lay_down(world, reads_ctx.store, count)
-    for i, run_id in enumerate(ids):
-        reads_ctx.ids[f"run-{i}"] = run_id
 
 
 @given(parsers.parse('the run "{name}" has an empty console log and an empty artifacts folder'))
@@ -400,12 +378,6 @@ def _error_row(reads_ctx: ReadsContext, name: str, reason: str) -> None:
     row = next(r for r in reads_ctx.listing["runs"] if r["run_id"] == reads_ctx.ids[name])
     assert (row["error"]["kind"], row["error"]["reason_code"]) == ("record_unusable", reason)
     assert (row["status"], row["terminal"], row["outcome"]) == (None, None, None)
-
-
-@then(parsers.parse("at most {count:d} records were read"))
-def _few_reads(reads_ctx: ReadsContext, count: int) -> None:
-    made = reads_ctx.store.reads if reads_ctx.world.kind == "memory" else reads_ctx.count
-    assert 0 < len(made) <= count, len(made)
 
 
 @then(parsers.re(r"the output answer's (?P<field>\w+) (?:is|are) available with value (?P<value>.+)"))

@@ -197,7 +197,7 @@ def run_answers(submit_ctx: dict[str, Any], answer: str) -> None:
 # --- both worlds ----------------------------------------------------------------------------------
 
 
-@when("a run is submitted to the submit service")
+@when("li submits a run")
 def submit_in_world(world: Any, submit_ctx: dict[str, Any]) -> None:
     submit_ctx["world_handle"] = world.container.submitter().submit(_agent_request())
 
@@ -220,7 +220,7 @@ def submit_watched(world: Any, submit_ctx: dict[str, Any]) -> None:
     submit_ctx["world_handle"] = world.container.submitter().submit(_agent_request())
 
 
-@then("the submit handle has exactly the fields run_id, pid, status, terminal, outcome and log")
+@then("the handle carries only run_id, pid, status, terminal, outcome and log")
 def handle_fields(submit_ctx: dict[str, Any]) -> None:
     assert set(submit_ctx["world_handle"].to_wire()) == {"run_id", "pid", "status", "terminal", "outcome", "log"}
 

@@ -13,7 +13,6 @@ from tests.builders import (
     corrupt,
     delivered,
     end,
-    lay_down,
     manifest_with,
     raw_record,
     scripted_incarnation,
@@ -274,23 +273,6 @@ def test_list_filters_on_the_verbatim_derived_status(world) -> None:
     assert [r["run_id"] for r in reads(world).listing(status="completed")["runs"]] == [a.run_id]
     assert [r["run_id"] for r in reads(world).listing(status="exited")["runs"]] == [orphan.run_id]
     assert reads(world).listing(status="nothing-like-this")["runs"] == []
-
-
-def test_a_limited_listing_reads_only_what_the_limit_needs(world, tmp_path) -> None:
-    count: list[str] = []
-    if world.kind == "memory":
-        store = world.store
-    else:
-        from adapters.fs_store import FsRunStore
-
-        store = FsRunStore(world.store.home, reads=count.append)
-    lay_down(world, store, 10_000)
-    from application.observe import Observer
-
-    listing = RunReads(store, Observer(store, world.prober, world.clock)).listing(limit=20)
-    assert len(listing["runs"]) == 20 and listing["truncated"] is True
-    made = store.reads if world.kind == "memory" else count
-    assert len(made) <= 30, len(made)
 
 
 def test_a_reservation_without_a_record_is_not_a_run(world) -> None:
