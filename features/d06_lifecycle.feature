@@ -30,7 +30,7 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
       And the status answer says alive false and possibly orphaned true
 
     @D6.3
-    Scenario: A run that is gone, its work still running is not an orphan
+    Scenario: A run whose runner is gone while its work still runs is not an orphan
       Given a run "r" that is gone, its work still running
       When the status answer for "r" is read
       Then the status answer says status "running", terminal false, outcome null

@@ -230,7 +230,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
       And the wait slept for 1 and observed 2 times
 
     @D10.8a
-    Scenario: Phase absence is not stopped evidence: a live pre-field record and a preparing record stay pending
+    Scenario: Phase absence is not stopped evidence: a live pre-field record and a fresh preparing record stay pending
       Given a wait batch on this host:
         | name   | state                      |
         | oldrun | alive, identity unrecorded |

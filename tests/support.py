@@ -108,6 +108,35 @@ def machine(*argv: str, **kwargs: Any) -> Result:
     return result  # ENVELOPE_HOOKS already ran on it in run_li
 
 
+def envelope_of(result: Result) -> dict[str, Any]:
+    """The v1 envelope of a `--machine` call that exited 0."""
+    assert result.returncode == 0, (result.returncode, result.stdout, result.stderr)
+    value = json.loads(result.stdout)
+    assert value["contract_version"] == 1
+    return value
+
+
+def submit_detached(home: str, *argv: str) -> str:
+    """`li agent --detach ARGV --machine`; the new run's id."""
+    return machine("agent", "--detach", *argv, home=home).data["run_id"]
+
+
+def status_data(home: str, run_id: str) -> dict[str, Any]:
+    return machine("job", "status", run_id, home=home).data
+
+
+def wait_terminal(home: str, run_id: str, timeout: float = 15.0) -> dict[str, Any]:
+    """Poll `li job status` until the run is terminal or `timeout` passes; the last answer."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        data = status_data(home, run_id)
+        if data["terminal"] or time.monotonic() > deadline:
+            return data
+        time.sleep(0.1)
+
+
 def _schema_check(argv: tuple[str, ...], envelope: dict[str, Any]) -> None:
     """Every envelope `run_li`/`machine()` sees is validated against its verb's published schema."""
     from tests.contract.validate import check_envelope

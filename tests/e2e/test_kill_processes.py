@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,7 +20,15 @@ import pytest
 from adapters.fs_store import FsRunStore
 from domain.run import Run, iso
 from tests.builders import RunState, Sleeper, a_run, end, is_gone, kill_session, session_work
-from tests.support import machine
+from tests.support import (
+    envelope_of,
+    li_bin,
+    machine,
+    run_li,
+    status_data,
+    submit_detached,
+    wait_terminal,
+)
 
 FAST = {"LI_KILL_GRACE": "0.3"}
 
@@ -166,3 +179,69 @@ def test_work_that_outlives_its_sigkilled_runner_keeps_the_run_alive_until_kill_
         assert not (tmp_path / "M").exists()
     finally:
         kill_session(run_id, incarnation)
+
+
+# --- found by an adversarial review of the real li; each pins one fixed defect ---------------
+
+
+def test_kill_with_recorded_pgid_zero_does_not_signal_the_callers_group(li_home: str, sleepers) -> None:
+    process = Sleeper()
+    sleepers.append(process)
+    store = FsRunStore(li_home)
+    run = a_run(store, datetime.now(UTC), RunState.STARTED, pid=process.pid,
+                  incarnation=replace(process.incarnation(), pgid=0))
+    env = dict(os.environ, LI_HOME=li_home, **FAST)
+    # setsid: li leads its own group, so a killpg(0) can only hit li itself and not pytest
+    proc = subprocess.run(["setsid", "-w", li_bin(), "job", "kill", run.run_id, "--machine"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    assert json.loads(proc.stdout)["contract_version"] == 1
+
+
+
+def test_kill_signals_the_runs_own_group_not_a_recorded_foreign_one(li_home: str, sleepers) -> None:
+    target, bystander = Sleeper(), Sleeper()
+    sleepers.extend([target, bystander])
+    store = FsRunStore(li_home)
+    run = a_run(store, datetime.now(UTC), RunState.STARTED, pid=target.pid,
+                  incarnation=replace(target.incarnation(), pgid=bystander.pid))
+    data = machine("job", "kill", run.run_id, home=li_home, env=FAST).data
+    time.sleep(0.3)
+    assert bystander.proc.poll() is None, "a process outside the run's group was killed"
+    assert data["action"] != "signalled" or target.proc.poll() is not None
+
+
+
+def test_kill_with_a_negative_recorded_pgid_is_not_internal(li_home: str, sleepers) -> None:
+    process = Sleeper()
+    sleepers.append(process)
+    store = FsRunStore(li_home)
+    run = a_run(store, datetime.now(UTC), RunState.STARTED, pid=process.pid,
+                  incarnation=replace(process.incarnation(), pgid=-7))
+    envelope = envelope_of(run_li("job", "kill", run.run_id, "--machine", home=li_home, env=FAST))
+    assert envelope["ok"] is True or envelope["error"]["kind"] != "internal", envelope
+
+
+
+def test_kill_recorded_during_preparing_is_honoured_when_the_runner_starts(li_home: str) -> None:
+    template = submit_detached(li_home, "true")
+    wait_terminal(li_home, template)
+    store = FsRunStore(li_home)
+    record = json.loads(Path(store.run_dir(template), "record.json").read_text())
+    run = a_run(store, datetime.now(UTC), RunState.PREPARING, model=record["model"],
+                  cwd=record["cwd"], extra=record["extra"])
+    marker = Path(li_home) / "work-ran"
+    for name in ("request.json", "instruction.txt"):
+        shutil.copy(Path(store.run_dir(template), name), Path(store.run_dir(run.run_id), name))
+    Path(store.run_dir(run.run_id), "instruction.txt").write_text(f'touch {marker}; echo x > "$LI_ARTIFACTS_DIR/a"')
+
+    kill = machine("job", "kill", run.run_id, home=li_home, env=FAST).data
+    assert kill["terminal"] is False  # nothing to signal yet; the request is recorded
+    # the submitter's spawn happens now, right after its pre-spawn write
+    subprocess.run([sys.executable, "-m", "entrypoints.runner", run.run_id], capture_output=True,
+                   timeout=60, env=dict(os.environ, LI_HOME=li_home),
+                   cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    after = status_data(li_home, run.run_id)
+    assert after["terminal"] is True
+    assert after["outcome"] == "cancelled", after
+    assert not marker.exists(), "the work ran although a kill was recorded before it started"

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import pathlib
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -227,3 +228,23 @@ def test_an_artifact_swapped_after_it_was_listed_is_not_served(tmp_path: pathlib
     for name in ("answer.md", "other.md"):
         served = artifact_text(reply, name)["artifact"]
         assert served["text"] is None and "CANARY" not in json.dumps(served), served
+
+
+# --- found by an adversarial review of the real li; each pins one fixed defect ---------------
+
+
+def test_li_mcp_takes_its_documented_options_and_drives_the_li_that_started_it(li_home: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "LI_BIN"}
+    env.update(LI_HOME=li_home, PATH="/usr/bin:/bin")  # no li on PATH: it must use its own path
+    hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    proc = subprocess.Popen([li_bin(), "mcp", "--max-attempts", "3", "--backoff", "0.5", "--backoff-max", "2"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        proc.stdin.write(hello + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        reply = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+    finally:
+        proc.kill()
+        proc.communicate(timeout=30)
+    assert reply["id"] == 1 and "result" in reply, reply

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import time
 
-from tests.support import machine
+from tests.support import machine, status_data, submit_detached
 
 
 def test_a_submitted_run_is_kept_while_it_runs_and_removed_once_it_ended(li_home) -> None:
@@ -21,3 +22,20 @@ def test_a_submitted_run_is_kept_while_it_runs_and_removed_once_it_ended(li_home
     assert waited["all_terminal"] is True
     assert machine("job", "prune", home=li_home).data["removed"] == [long_run]
     assert os.listdir(os.path.join(li_home, "runs")) == []
+
+
+# --- found by an adversarial review of the real li; each pins one fixed defect ---------------
+
+
+def test_prune_keeps_a_run_whose_notice_is_in_flight(li_home: str) -> None:
+    run_id = submit_detached(li_home, "--notify", "sleep 3", 'echo hi > "$LI_ARTIFACTS_DIR/a"')
+    deadline = time.monotonic() + 15
+    while True:
+        data = status_data(li_home, run_id)
+        if data["terminal"] and data["delivery"]["value"] and data["delivery"]["value"]["attempted"]:
+            break
+        assert time.monotonic() < deadline, data
+        time.sleep(0.1)
+    assert data["delivery"]["value"]["ok"] is None  # the notify command is still running
+    machine("job", "prune", home=li_home)
+    assert machine("job", "status", run_id, home=li_home).envelope["ok"] is True

@@ -13,7 +13,7 @@ import pytest
 
 from adapters.fs_store import FsRunStore
 from tests.builders import RunState, Sleeper, a_run, end
-from tests.support import li_bin, machine, run_li
+from tests.support import li_bin, machine, run_li, status_data, submit_detached, wait_terminal
 
 UNKNOWN = "20260101T000000-abcdef"
 BAD_IDS = ["../../etc/passwd", "nope", "20260725T175010-97f334/../x", "20260725T175010-97F334", "", " ", "é" * 3]
@@ -183,3 +183,39 @@ def test_machine_mode_is_never_inferred_from_a_pipe(home) -> None:
     proc = subprocess.run([li_bin(), "job", "list"], capture_output=True, text=True,
                           env=dict(os.environ, LI_HOME=home["home"]), check=False)
     assert not proc.stdout.lstrip().startswith("{")
+
+
+# --- found by an adversarial review of the real li; each pins one fixed defect ---------------
+
+
+def test_out_of_vocabulary_recorded_outcome_is_never_reported_as_success(li_home: str) -> None:
+    store = FsRunStore(li_home)
+    now = datetime.now(UTC)
+    run = a_run(store, now, RunState.STARTED, status="completed", outcome="partial", finished_at=now.isoformat())
+    for data in (status_data(li_home, run.run_id),
+                 machine("job", "wait", run.run_id, "--max-wait", "0", home=li_home).data["runs"][0]):
+        assert data["terminal"] is True
+        assert data["outcome"] == "indeterminate", data
+
+
+
+def test_artifact_symlink_to_a_directory_is_not_silently_dropped(li_home: str) -> None:
+    run_id = submit_detached(li_home, 'echo a > "$LI_ARTIFACTS_DIR/a"; ln -s /etc "$LI_ARTIFACTS_DIR/etc-link"')
+    wait_terminal(li_home, run_id)
+    artifacts = machine("job", "output", run_id, home=li_home).data["artifacts"]
+    assert artifacts["available"], artifacts
+    entries = {entry["name"]: entry for entry in artifacts["value"]}
+    assert sorted(entries) == ["a", "etc-link"]  # listed as the link it is, never walked into
+    assert (entries["etc-link"]["type"], entries["etc-link"]["link"], entries["etc-link"]["sha256"]) \
+        == ("symlink", "/etc", None)
+
+
+
+@pytest.mark.parametrize("verb", [("job", "list"), ("job", "prune")])
+def test_a_store_that_cannot_be_listed_is_unavailable_not_internal(tmp_path: Path, verb: tuple[str, ...]) -> None:
+    home = tmp_path / "not-a-folder"
+    home.write_text("a file where LI_HOME should be")
+    error = machine(*verb, home=str(home)).error
+    assert (error["kind"], error["detail"]["reason_code"]) == ("unavailable", "store_unreadable")
+    person = run_li(*verb, home=str(home))
+    assert person.returncode != 0 and len(person.stderr.splitlines()) == 1 and "Traceback" not in person.stderr

@@ -8,10 +8,13 @@ import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from tests.support import li_bin, machine, run_li
+from tests.support import envelope_of, li_bin, machine, run_li, wait_terminal
+
+FAST = {"LI_KILL_GRACE": "0.3"}
 
 FAKES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fakes", "bin")
 
@@ -218,3 +221,51 @@ def test_a_fanout_with_fake_agents_runs_one_leg_per_model(li_home: str) -> None:
     assert final["status"] == "completed" and final["kind"] == "fanout"
     artifacts = sorted(os.listdir(os.path.join(li_home, "runs", data["run_id"], "artifacts")))
     assert artifacts == ["leg-1.md", "leg-2.md", "leg-3.md", "response.md"]
+
+
+# --- found by an adversarial review of the real li; each pins one fixed defect ---------------
+
+
+def test_deeply_nested_flow_spec_is_invalid_input_not_internal(li_home: str, tmp_path: Path) -> None:
+    spec = tmp_path / "deep.json"
+    spec.write_text("[" * 5000 + "]" * 5000)
+    envelope = envelope_of(run_li("orchestrate", "flow", "--detach", str(spec), "--machine", home=li_home))
+    assert envelope["ok"] is False
+    assert envelope["error"]["kind"] == "invalid_input", envelope["error"]
+
+
+
+def test_a_flow_spec_holding_an_impossible_date_is_invalid_input(li_home: str, tmp_path: Path) -> None:
+    spec = tmp_path / "flow.yaml"
+    spec.write_text("steps:\n  - id: a\n    prompt: echo hi\n    description: 2020-13-45\n")
+    error = machine("orchestrate", "flow", "--detach", str(spec), home=li_home).error
+    assert error["kind"] == "invalid_input"
+    assert not os.path.isdir(os.path.join(li_home, "runs")) or os.listdir(os.path.join(li_home, "runs")) == []
+
+
+
+def test_ctrl_c_in_a_foreground_agent_kills_the_run_through_the_kill_use_case(li_home: str) -> None:
+    import signal
+
+    env = dict(os.environ, LI_HOME=li_home, **FAST)
+    person = subprocess.Popen([li_bin(), "agent", "sh", "echo started; sleep 60"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert person.stdout.readline().strip() == "started"  # type: ignore[union-attr]
+        person.send_signal(signal.SIGINT)
+        out, err = person.communicate(timeout=60)
+    finally:
+        if person.poll() is None:
+            person.kill()
+    [run_id] = os.listdir(os.path.join(li_home, "runs"))
+    data = wait_terminal(li_home, run_id)
+    assert (data["status"], data["outcome"], data["reason_code"]) == ("cancelled", "cancelled", "kill_requested")
+    assert person.returncode == 143, err
+
+
+
+def test_a_foreground_agent_writes_the_works_output_to_stdout_and_its_own_lines_to_stderr(li_home: str) -> None:
+    person = run_li("agent", "sh", 'echo hello; printf "no newline"', home=li_home)
+    assert person.returncode == 0, person.stderr
+    assert person.stdout == "hello\nno newline"
+    assert "li runner: completed" in person.stderr

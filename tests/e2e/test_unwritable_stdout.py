@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.support import li_bin
+from tests.support import li_bin, submit_detached
 
 EX_IOERR = 74
 # A small answer, a refusal, and an envelope larger than a pipe's buffer (the whole help text).
@@ -121,3 +121,19 @@ def test_a_foreground_agent_with_stdout_closed_runs_nothing(li_home: str) -> Non
     assert_transport_fault(proc)
     runs = os.path.join(li_home, "runs")
     assert not os.path.isdir(runs) or os.listdir(runs) == []
+
+
+# --- found by an adversarial review of the real li; each pins one fixed defect ---------------
+
+
+def test_a_reader_that_went_away_ends_a_human_listing_quietly(li_home: str) -> None:
+    submit_detached(li_home, "sh", "true")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before li writes a byte: `li job list | head -0`
+    try:
+        proc = subprocess.run([li_bin(), "job", "list"], stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              timeout=60, env=dict(os.environ, LI_HOME=li_home))
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
