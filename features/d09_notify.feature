@@ -23,7 +23,7 @@ Feature: D9 — "A notification is a prompt to read state, never proof and never
 
   Rule: D9.2 — Never the only path: the reap winner sends the dead child's notice, nobody else does
 
-    @D9.2
+    @D9.2 @R6
     Scenario: An orphan reaped by one of many readers produces exactly one notice
       Given a run that is gone
       And a terminal notice is configured for the run
@@ -47,7 +47,7 @@ Feature: D9 — "A notification is a prompt to read state, never proof and never
       Then exactly 0 terminal notices were sent
       And the run is an unresolved spawn
 
-    @D9.2
+    @D9.2 @R6
     Scenario: An inconclusive orphan sends no notice
       Given a run that is not inspectable
       And a terminal notice is configured for the run
