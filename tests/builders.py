@@ -1,9 +1,11 @@
 """One way to lay a run down in a test: `a_run(store, now, state=RunState.RUNNING, **overrides)`.
 
 Every run state a test or a feature names is a member of `RunState`; its value is the name the
-features use, listed with its meaning in the glossary of `features/README.md` (a test checks the two
-agree). A misspelt member fails when the module naming it is imported; a misspelt name in a feature
-fails the step that reads it (`RunState(name)`).
+features use, listed with its meaning in the glossary of `features/README.md`. A misspelt member
+fails when the module naming it is imported (or at once under mypy); a misspelt name in a feature
+matches no step (the steps match `STATE_PATTERN`, the names themselves), and
+tests/contract/test_traceability.py checks every name the features use against `RunState` and the
+glossary against `RunState`, without running a scenario.
 
 `a_run` writes the record through the store's ordinary `reserve`/`create` (generation 1) and, when
 given the fake `prober`, scripts the process the state speaks of (alive, gone, a zombie, ...). Real
