@@ -16,7 +16,8 @@ from dependency_injector import providers
 from pytest_bdd import given, parsers, then, when
 
 from application.ports import SpawnFailed, SpawnRequest
-from domain.run import PREPARING, Run, iso
+from domain.run import PREPARING
+from tests.builders import RunState, a_run
 from tests.support import li_bin, machine
 
 
@@ -322,10 +323,7 @@ def failed_spawn_state(world: Any, submit_ctx: dict[str, Any], state: str) -> No
 
 @given("a run whose producer died after the pre-spawn write")
 def producer_died(world: Any, submit_ctx: dict[str, Any]) -> None:
-    run_id = world.store.reserve(world.clock.now())
-    world.store.create(Run(run_id=run_id, kind="agent", status="running", submitted_at=iso(world.clock.now()),
-                           spawn_state=PREPARING))
-    submit_ctx["stale"] = run_id
+    submit_ctx["stale"] = a_run(world.store, world.clock.now(), RunState.PREPARING).run_id
 
 
 @when(parsers.parse("{seconds:d} seconds pass and the run is read"))
