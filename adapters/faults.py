@@ -1,6 +1,7 @@
 """Fault injection for the fault suite: a store that pauses at a named phase so a test can SIGKILL there.
 
-Off unless `LI_FAULT_PAUSE=<phase>` is set (the runner inherits it from the submitting `li`). At the
+Off unless `LI_FAULT_PAUSE=<phase>` is set (the runner inherits it from the submitting `li`); the
+composition root then selects this store by configuration (`entrypoints/wiring/core.py`). At the
 phase the process writes its pid to `$LI_FAULT_DIR/<phase>.pid` (default: `$LI_HOME`) and sleeps
 `$LI_FAULT_SECONDS` (default 60) before carrying on. Phases:
 
@@ -65,11 +66,3 @@ class PausingStore:
             pause("after_end")
         return written
 
-
-def install(container: Any) -> None:
-    """Wrap the container's store when a fault phase is asked for (called by `get_container`)."""
-    if os.environ.get("LI_FAULT_PAUSE") in PHASES:
-        from dependency_injector import providers
-
-        real = container.store()
-        container.store.override(providers.Object(PausingStore(real)))

@@ -13,18 +13,7 @@ from typing import Any
 from application.ports import NoticeResult
 from domain.notify import DEFAULT_TIMEOUT_SECONDS
 
-TIMEOUT_ENV = "LI_NOTIFY_TIMEOUT"
 _STDERR_KEPT = 500  # characters of the command's stderr kept as the error text
-
-
-def timeout_from_env(environ: Mapping[str, str] | None = None) -> float:
-    """`$LI_NOTIFY_TIMEOUT` seconds when it is a positive number, else the 30 s default."""
-    raw = (os.environ if environ is None else environ).get(TIMEOUT_ENV, "")
-    try:
-        value = float(raw)
-    except ValueError:
-        return DEFAULT_TIMEOUT_SECONDS
-    return value if 0 < value < float("inf") else DEFAULT_TIMEOUT_SECONDS
 
 
 class CommandNotifier:

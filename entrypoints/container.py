@@ -1,137 +1,107 @@
-"""The one composition root: adapters chosen and services assembled here, overridable by tests."""
+"""The one composition root: the sides' containers composed, configured from the environment.
+
+Each side is a container in its own module under `entrypoints/wiring/`, importing its classes
+normally (dependency-injector's multiple-containers layout). `core` and `reads` are composed with
+`providers.Container`; the submit, notices and upkeep sides with `Deferred`, the same composition
+whose module is imported on first use, so `li job status` loads the read side and nothing else.
+
+An outside test swaps one adapter in one line, e.g.
+`container.core.store.override(providers.Object(MemoryRunStore()))`.
+"""
 
 from __future__ import annotations
 
-import os
-import sys
-from importlib import import_module
+from collections.abc import Callable
+from copy import deepcopy
 from typing import Any
 
 from entrypoints._di import containers, providers
+from entrypoints.settings import DEFAULTS, from_environment
+from entrypoints.wiring.core import Core
+from entrypoints.wiring.reads import Reads
 
 
-def lazy(path: str) -> Any:
-    """A constructor named by dotted path, imported only when its provider is first used.
+class Deferred(providers.Provider[Any]):
+    """`providers.Container` of a container class imported on first use (start-up cost).
 
-    `li job status` needs the store, the prober and the observer, not the submit machinery:
-    keeping every adapter import out of this module's import is what keeps polling cheap.
+    `load` returns the class (it does the import); `dependencies` are handed to the container
+    as `providers.Container` hands them. Attribute access reaches the container's providers.
     """
-    module, name = path.rsplit(".", 1)
 
-    def construct(*args: Any, **kwargs: Any) -> Any:
-        return getattr(import_module(module), name)(*args, **kwargs)
+    __slots__ = ("_load", "_dependencies", "_composed")
 
-    construct.__qualname__ = construct.__name__ = name
-    return construct
+    def __init__(self, load: Callable[[], type[containers.DeclarativeContainer]], **dependencies: Any) -> None:
+        self._load = load
+        self._dependencies = dependencies
+        self._composed: Any = None
+        super().__init__()
+
+    def _container_provider(self) -> Any:
+        if self._composed is None:
+            self._composed = providers.Container(self._load(), **self._dependencies)
+        return self._composed
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._container_provider(), name)
+
+    def __deepcopy__(self, memo: dict[Any, Any] | None = None) -> Deferred:
+        memo = {} if memo is None else memo
+        copied: Deferred | None = memo.get(id(self))
+        if copied is not None:
+            return copied
+        copied = type(self)(self._load, **deepcopy(self._dependencies, memo))
+        memo[id(self)] = copied
+        if self._composed is not None:
+            copied._composed = deepcopy(self._composed, memo)
+        self._copy_overridings(copied, memo)
+        return copied
+
+    def _provide(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self._container_provider()()
 
 
-def on_first_use(factory: Any) -> Any:
-    """The reap hook: the notice machinery is built only when a reap actually publishes.
+def submit_side() -> type[containers.DeclarativeContainer]:
+    from entrypoints.wiring.submit import SubmitSide
+
+    return SubmitSide
+
+
+def notices_side() -> type[containers.DeclarativeContainer]:
+    from entrypoints.wiring.notices import NoticesSide
+
+    return NoticesSide
+
+
+def upkeep_side() -> type[containers.DeclarativeContainer]:
+    from entrypoints.wiring.upkeep import Upkeep
+
+    return Upkeep
+
+
+def on_first_use(notices: Any) -> Callable[[Any], None]:
+    """The reap hook: the notices side is loaded only when a reap actually publishes.
 
     Every status, list and wait composes an Observer; almost none of them reap.
     """
 
     def send(run: Any) -> None:
-        factory().send(run)
+        notices().reap_notices().send(run)
 
     return send
 
 
-def default_home() -> str:
-    """`$LI_HOME`, else `$XDG_STATE_HOME/li`, else `~/.local/state/li`."""
-    if os.environ.get("LI_HOME"):
-        return os.path.abspath(os.environ["LI_HOME"])
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(state, "li")
-
-
-def kill_grace_from_env() -> float:
-    """Seconds between SIGTERM and SIGKILL: `$LI_KILL_GRACE` when it is a number in [0, 60], else 3."""
-    try:
-        grace = float(os.environ.get("LI_KILL_GRACE", ""))
-    except ValueError:
-        grace = -1.0
-    if 0.0 <= grace <= 60.0:
-        return grace
-    from application.kill import KILL_GRACE_DEFAULT
-
-    return KILL_GRACE_DEFAULT
-
-
-def runner_command() -> list[str]:
-    """The detached child: this interpreter running `entrypoints.runner` (the run id is appended)."""
-    return [sys.executable, "-m", "entrypoints.runner"]
-
-
-def notice_command() -> list[str]:
-    """The detached notice sender (the run id is appended)."""
-    return [sys.executable, "-m", "entrypoints.notice"]
-
-
-def runner_environment(home: str) -> dict[str, str]:
-    """What a runner inherits: this environment, `LI_HOME`, and no cwd on sys.path (PYTHONSAFEPATH)."""
-    return {**os.environ, "LI_HOME": home, "PYTHONSAFEPATH": "1"}
-
-
-def notify_timeout() -> float:
-    from adapters.notifier import timeout_from_env
-
-    return float(timeout_from_env())
-
-
 class Container(containers.DeclarativeContainer):
-    config = providers.Configuration(strict=True)
+    config = providers.Configuration(default=dict(DEFAULTS))
 
-    clock = providers.Singleton(lazy("adapters.clocks.SystemClock"))
-    store = providers.Singleton(lazy("adapters.fs_store.FsRunStore"), home=config.home)
-    prober = providers.Singleton(lazy("adapters.processes.PsutilProber"))
-    signaller = providers.Singleton(lazy("adapters.processes.GroupSignaller"))
-    spawner = providers.Singleton(lazy("adapters.processes.DetachedSpawner"))
-    notifier = providers.Singleton(lazy("adapters.notifier.CommandNotifier"), timeout=providers.Callable(notify_timeout))
-
-    notices = providers.Factory(lazy("application.notify.Notices"), store=store, notifier=notifier)
-    # The reap winner claims the notice and hands its delivery to a detached sender, so a reader
-    # never blocks on the command (D9: the winner, and only it, attempts the delivery).
-    reap_notices = providers.Factory(
-        lazy("application.notify.DetachedNotices"), notices=notices, spawner=spawner,
-        command=providers.Callable(notice_command), env=providers.Callable(runner_environment, home=config.home),
-        cwd="/", log_path=os.devnull,
+    core = providers.Container(Core, config=config)
+    notices = Deferred(notices_side, config=config, core=core)
+    reads = providers.Container(
+        Reads, config=config, core=core, on_reaped=providers.Callable(on_first_use, notices.provider),
     )
-    observer = providers.Factory(
-        lazy("application.observe.Observer"),
-        store=store,
-        prober=prober,
-        clock=clock,
-        on_reaped=providers.Callable(on_first_use, reap_notices.provider),  # only the reap winner (D9)
-        preparing_threshold=config.preparing_threshold,
-    )
-
-    # Reads and kill (issue 4).
-    reads = providers.Factory(lazy("application.reads.RunReads"), store=store, observer=observer)
-    kill_grace = providers.Callable(kill_grace_from_env)
-    killer = providers.Factory(
-        lazy("application.kill.Killer"), store=store, observer=observer, signaller=signaller, clock=clock, grace=kill_grace,
-    )
-
-    # Bounded observation (issue 5): over the same Observer, so wait cannot disagree with status.
-    waiter = providers.Factory(lazy("application.wait.Waiter"), observer=observer, clock=clock)
-
-    # Doctor and prune (issue 9).
-    diagnostics = providers.Singleton(lazy("adapters.diagnostics.SystemDiagnostics"), home=config.home)
-    pruner = providers.Factory(lazy("application.prune.Pruner"), store=store, observer=observer, clock=clock)
-
-    # Submit and the work a run does (issue 3). The runner adds `notices().send` as its after-end hook.
-    child_groups = providers.Singleton(lazy("adapters.providers.ChildGroups"))
-    provider_registry = providers.Singleton(lazy("adapters.providers.default_providers"), groups=child_groups)
-    submitter = providers.Factory(
-        lazy("application.submit.SubmitService"), store=store, spawner=spawner, prober=prober, signaller=signaller, clock=clock,
-        providers=provider_registry, runner_command=providers.Callable(runner_command),
-        env=providers.Callable(runner_environment, home=config.home),
-    )
-    work = providers.Factory(
-        lazy("application.work.WorkService"), store=store, clock=clock, providers=provider_registry,
-        stop_children=child_groups.provided.terminate_all,
-    )
+    submit = Deferred(submit_side, config=config, core=core)
+    upkeep = Deferred(upkeep_side, core=core, reads=reads)
 
 
 _container: Container | None = None
@@ -142,11 +112,7 @@ def get_container() -> Container:
     global _container
     if _container is None:
         _container = Container()
-        _container.config.from_dict({"home": default_home(), "preparing_threshold": 600.0})
-        if os.environ.get("LI_FAULT_PAUSE"):  # the fault suite's pause points (adapters/faults.py)
-            from adapters.faults import install
-
-            install(_container)
+        _container.config.from_dict(from_environment())
     return _container
 
 

@@ -13,7 +13,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1 or not is_run_id(args[0]):
         print("usage: python -m entrypoints.notice RUN_ID", file=sys.stderr)
         return 2
-    get_container().notices().deliver_claimed(args[0])
+    get_container().notices.notices().deliver_claimed(args[0])
     return 0
 
 

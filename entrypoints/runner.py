@@ -64,10 +64,9 @@ def perform(run_id: str) -> int:
     from entrypoints.container import get_container
 
     container = get_container()
-    hook: Any = container.notices().send if hasattr(container, "notices") else None
-    work = container.work(after_end=hook) if hook is not None else container.work()
+    work = container.submit.work(after_end=container.notices.notices().send)
     _cancel_on_sigterm(work)
-    artifacts = _artifacts_dir(container.store(), run_id)
+    artifacts = _artifacts_dir(container.core.store(), run_id)
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     ended = work.perform(run_id, Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts)))

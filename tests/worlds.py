@@ -33,17 +33,15 @@ def make_world(kind: str, tmp_path: str) -> World:
     store: Any = MemoryRunStore() if kind == "memory" else FsRunStore(f"{tmp_path}/li-home")
     notifier, signaller, spawner = RecordingNotifier(), RecordingSignaller(prober), ScriptedSpawner(prober)
     container = Container()
-    container.config.from_dict({"home": f"{tmp_path}/li-home", "preparing_threshold": 600.0})
-    container.clock.override(providers.Object(clock))
-    container.prober.override(providers.Object(prober))
-    container.store.override(providers.Object(store))
-    container.signaller.override(providers.Object(signaller))
-    container.spawner.override(providers.Object(spawner))
-    if hasattr(container, "notifier"):
-        container.notifier.override(providers.Object(notifier))
-    if hasattr(container, "reap_notices"):
-        # In a world the reap winner delivers in-process (no detached sender to start).
-        container.reap_notices.override(container.notices)
+    container.config.from_dict({"home": f"{tmp_path}/li-home"})
+    container.core.clock.override(providers.Object(clock))
+    container.core.prober.override(providers.Object(prober))
+    container.core.store.override(providers.Object(store))
+    container.core.signaller.override(providers.Object(signaller))
+    container.core.spawner.override(providers.Object(spawner))
+    container.notices.notifier.override(providers.Object(notifier))
+    # In a world the reap winner delivers in-process (no detached sender to start).
+    container.notices.reap_notices.override(container.notices.notices)
     return World(kind, container, clock, prober, store, notifier, signaller, spawner)
 
 

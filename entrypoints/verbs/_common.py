@@ -37,7 +37,7 @@ def run_id_arg(args: Any, value: str) -> str:
                             "(YYYYMMDDTHHMMSS-xxxxxx), its last 4-6 hex digits, or @last", {"run_id": value})
     from entrypoints.container import get_container
 
-    return resolve_short_id(value, get_container().store().run_ids())
+    return resolve_short_id(value, get_container().core.store().run_ids())
 
 
 def silence(stream: Any) -> None:

@@ -181,7 +181,7 @@ def check_executable(request: RunRequest) -> None:
     """
     from adapters.providers import command_line
     from domain.request import LEG_ID_RESERVE, RUN_ID_SHAPE, check_exec, exec_plan
-    from entrypoints.container import default_home, runner_command, runner_environment
+    from entrypoints.settings import default_home, runner_command, runner_environment
 
     home = default_home()
     env = {**runner_environment(home), "LI_RUN_ID": RUN_ID_SHAPE,
@@ -241,7 +241,7 @@ def config_table() -> dict[str, Any]:
     import tomllib
 
     from domain.request import invalid
-    from entrypoints.container import default_home
+    from entrypoints.settings import default_home
 
     path = os.path.join(default_home(), "config.toml")
     try:
@@ -264,7 +264,7 @@ def submit(request: RunRequest) -> Handle:
     from entrypoints.container import get_container
 
     check_executable(request)
-    handle: Handle = get_container().submitter().submit(request)
+    handle: Handle = get_container().submit.submitter().submit(request)
     return handle
 
 
@@ -295,7 +295,7 @@ def follow(handle: Handle, rendered: bool = False) -> int:
     from entrypoints.container import get_container
 
     container = get_container()
-    observer, store, offset, stopping = container.observer(), container.store(), 0, False
+    observer, store, offset, stopping = container.reads.observer(), container.core.store(), 0, False
     view = ConsoleView(sys.stdout.buffer, sys.stderr.buffer, rendered)
     while True:
         try:
@@ -316,7 +316,7 @@ def follow(handle: Handle, rendered: bool = False) -> int:
                 raise
             stopping = True  # a second ^C leaves the run to itself
             print(f"li: stopping run {handle.run_id}", file=sys.stderr)
-            container.killer().kill(handle.run_id)  # recorded and verified, as `li job kill` does
+            container.reads.killer().kill(handle.run_id)  # recorded and verified, as `li job kill` does
 
 
 def _copy_console(store: Any, run_id: str, offset: int, view: Any) -> int:

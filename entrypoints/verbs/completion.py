@@ -49,7 +49,7 @@ def words(kind: str) -> list[str]:
         from entrypoints.container import get_container
 
         try:
-            run_ids = list(islice(get_container().store().run_ids(), RUNS_LISTED))
+            run_ids = list(islice(get_container().core.store().run_ids(), RUNS_LISTED))
         except Exception:  # noqa: BLE001 - a store that cannot be listed completes nothing
             run_ids = []
     return listing(kind, run_ids)

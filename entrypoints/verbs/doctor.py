@@ -24,7 +24,7 @@ def run(args: Namespace) -> dict[str, Any]:
     from application.doctor import diagnose
     from entrypoints.container import get_container
 
-    return diagnose(get_container().diagnostics(), fix=bool(getattr(args, "fix", False)))
+    return diagnose(get_container().upkeep.diagnostics(), fix=bool(getattr(args, "fix", False)))
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:

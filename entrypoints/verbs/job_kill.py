@@ -23,7 +23,7 @@ def register(sub: Any) -> None:
 def run(args: Namespace) -> dict[str, Any]:
     from entrypoints.container import get_container
 
-    result: dict[str, Any] = get_container().killer().kill(run_id_arg(args, args.run_id))
+    result: dict[str, Any] = get_container().reads.killer().kill(run_id_arg(args, args.run_id))
     return result
 
 

@@ -23,7 +23,7 @@ def run(args: Namespace) -> dict[str, Any]:
     from entrypoints.container import get_container
 
     limit = bounded_count(args.limit, "--limit", LIMIT_DEFAULT, LIMIT_MAX, minimum=1)
-    result: dict[str, Any] = get_container().reads().listing(limit, args.status)
+    result: dict[str, Any] = get_container().reads.reads().listing(limit, args.status)
     return result
 
 
@@ -31,7 +31,7 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     """An aligned table; colour only on a terminal and only when NO_COLOR is unset or empty."""
     from entrypoints.container import get_container
 
-    now = get_container().clock().now()
+    now = get_container().core.clock().now()
     rows = [_cells(row, now) for row in data["runs"]]
     widths = [max(len(line[i]) for line in [list(COLUMNS), *(cells for cells, _ in rows)]) for i in range(6)]
     print(_line(list(COLUMNS), widths, "bold"))

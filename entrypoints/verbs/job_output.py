@@ -34,7 +34,7 @@ def run(args: Namespace) -> dict[str, Any]:
         raise ContractError(ErrorKind.INVALID_INPUT, "--follow streams text for people and is not available "
                             "under --machine; read `li job output` again or use `li job wait`")
     run_id = run_id_arg(args, args.run_id)
-    result: dict[str, Any] = get_container().reads().output(run_id, _tail_chars(args))
+    result: dict[str, Any] = get_container().reads.reads().output(run_id, _tail_chars(args))
     return result
 
 
@@ -72,10 +72,10 @@ def follow(args: Namespace) -> int:
     from entrypoints.container import get_container
 
     container = get_container()
-    reads, clock = container.reads(), container.clock()
+    reads, clock = container.reads.reads(), container.core.clock()
     run_id = run_id_arg(args, args.run_id)
     reads.observe(run_id, probe_ended=False)  # a bad, missing or unusable run is refused before streaming
-    store = container.store()
+    store = container.core.store()
     offset = _start(store, run_id, _tail_chars(args))
     out = ConsoleView(sys.stdout.buffer, rendered=rendered(args, run_id), cut_first_line=offset > 0)
     while True:
@@ -108,7 +108,7 @@ def rendered(args: Namespace, run_id: str) -> bool:
     if args.raw:
         return False
     try:
-        raw = get_container().store().read_text(run_id, "request.json")
+        raw = get_container().core.store().read_text(run_id, "request.json")
         request = parse_json(raw.encode("utf-8", "surrogateescape"), "request.json")
         legs = request.get("legs") if isinstance(request, dict) else None
         models = [leg.get("model") for leg in legs if isinstance(leg, dict)] if isinstance(legs, list) else []

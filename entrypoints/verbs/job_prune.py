@@ -38,7 +38,7 @@ def run(args: Namespace) -> dict[str, Any]:
     days = older_than(args.older_than)
     from entrypoints.container import get_container
 
-    data: dict[str, Any] = get_container().pruner().prune(days, dry_run=args.dry_run).to_wire()
+    data: dict[str, Any] = get_container().upkeep.pruner().prune(days, dry_run=args.dry_run).to_wire()
     return data
 
 

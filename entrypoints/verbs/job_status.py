@@ -17,7 +17,7 @@ def register(sub: Any) -> None:
 def run(args: Namespace) -> dict[str, Any]:
     from entrypoints.container import get_container
 
-    reads = get_container().reads()
+    reads = get_container().reads.reads()
     result: dict[str, Any] = reads.status(run_id_arg(args, args.run_id))
     return result
 

@@ -85,7 +85,7 @@ ALLOCATE_THEN_FAIL = textwrap.dedent("""
     def allocate_then_fail(args):
         from entrypoints.container import get_container
         container = get_container()
-        container.store().reserve(container.clock().now())
+        container.core.store().reserve(container.core.clock().now())
         import a_module_that_is_not_installed  # noqa: F401
     agent.run = agent.human = allocate_then_fail
     from entrypoints.bootstrap import main

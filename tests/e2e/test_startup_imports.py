@@ -62,3 +62,48 @@ def test_sys_modules_after_a_light_call_holds_no_heavy_dependency(argv: tuple[st
         loaded = {name.split(".")[0] for name in json.load(handle)}
     assert "entrypoints" in loaded
     assert loaded & HEAVY == set(), sorted(loaded & HEAVY)
+
+
+# The composition root is split by side (entrypoints/wiring/); a read loads the core and the read
+# side only. The submit side, the notices side and doctor/prune are imported on their first use.
+NOT_ON_A_READ = {
+    "entrypoints.wiring.submit", "entrypoints.wiring.notices", "entrypoints.wiring.upkeep",
+    "application.submit", "application.work", "adapters.providers",
+    "application.notify", "adapters.notifier", "application.prune", "application.doctor", "adapters.diagnostics",
+    "yaml",
+}
+READS = [("job", "status", "{run_id}"), ("job", "wait", "{run_id}", "--max-wait", "0"), ("job", "list")]
+
+
+def _modules_after(argv: list[str], home: str, report: str) -> set[str]:
+    env = {**os.environ, "LI_HOME": home}
+    subprocess.run([sys.executable, "-c", MODULES_AFTER, report, *argv, "--machine"], cwd=REPO, capture_output=True,
+                   stdin=subprocess.DEVNULL, timeout=60, check=False, env=env)
+    with open(report) as handle:
+        return set(json.load(handle))
+
+
+@pytest.fixture(scope="module")
+def ended_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    home = str(tmp_path_factory.mktemp("reads") / "li-home")
+    os.mkdir(home, 0o700)
+    run_id = run_li("agent", "sh", "true", "--machine", home=home).data["run_id"]
+    return home, run_id
+
+
+@pytest.mark.parametrize("argv", READS, ids=[" ".join(a[:2]) for a in READS])
+def test_a_read_loads_the_read_side_and_no_submit_notice_or_upkeep_module(
+        argv: tuple[str, ...], ended_run: tuple[str, str], tmp_path: object) -> None:
+    home, run_id = ended_run
+    loaded = _modules_after([word.format(run_id=run_id) for word in argv], home,
+                            os.path.join(str(tmp_path), "modules.json"))
+    assert {"entrypoints.wiring.core", "entrypoints.wiring.reads", "application.observe"} <= loaded, \
+        "the read did not compose the read side; the check would prove nothing"
+    assert loaded & NOT_ON_A_READ == set(), sorted(loaded & NOT_ON_A_READ)
+
+
+def test_a_submit_does_load_the_submit_side_so_the_check_can_see_it(tmp_path: object) -> None:
+    home = os.path.join(str(tmp_path), "li-home")
+    os.mkdir(home, 0o700)
+    loaded = _modules_after(["agent", "sh", "true", "--detach"], home, os.path.join(str(tmp_path), "modules.json"))
+    assert {"entrypoints.wiring.submit", "application.submit"} <= loaded

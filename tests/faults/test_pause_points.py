@@ -60,8 +60,8 @@ def test_the_container_wraps_its_store_only_when_a_phase_is_asked_for(monkeypatc
 
     monkeypatch.delenv("LI_FAULT_PAUSE", raising=False)
     set_container(None)
-    assert not isinstance(get_container().store(), PausingStore)
+    assert not isinstance(get_container().core.store(), PausingStore)
     monkeypatch.setenv("LI_FAULT_PAUSE", "after_end")
     set_container(None)
-    assert isinstance(get_container().store(), PausingStore)
+    assert isinstance(get_container().core.store(), PausingStore)
     set_container(None)

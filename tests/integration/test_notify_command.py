@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 
-from adapters.notifier import CommandNotifier, timeout_from_env
+from adapters.notifier import CommandNotifier
 
 BODY = {"run_id": "20260803T000000-abcdef", "terminal": True, "outcome": "failed"}
 
@@ -70,10 +70,3 @@ def test_an_empty_command_is_an_unknown_failure_not_a_crash() -> None:
     result = CommandNotifier(5).deliver([], BODY)
     assert (result.ok, result.failure_class) == (False, "unknown")
 
-
-def test_the_timeout_comes_from_the_environment_when_it_is_a_positive_number() -> None:
-    assert timeout_from_env({"LI_NOTIFY_TIMEOUT": "0.5"}) == 0.5
-    assert timeout_from_env({"LI_NOTIFY_TIMEOUT": "soon"}) == 30.0
-    assert timeout_from_env({"LI_NOTIFY_TIMEOUT": "-1"}) == 30.0
-    assert timeout_from_env({"LI_NOTIFY_TIMEOUT": "nan"}) == 30.0
-    assert timeout_from_env({}) == 30.0

@@ -112,7 +112,7 @@ def test_a_record_copied_from_another_host_is_never_reaped_nor_called_stopped(
 READER = textwrap.dedent("""
     import sys
     from entrypoints.container import get_container
-    observed = get_container().observer().observe(sys.argv[1])
+    observed = get_container().reads.observer().observe(sys.argv[1])
     print(observed.derivation.terminal, observed.derivation.outcome)
 """)
 

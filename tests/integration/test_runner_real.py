@@ -89,7 +89,7 @@ def test_a_working_directory_removed_between_validation_and_spawn_leaves_a_termi
             doomed.rmdir()
             return DetachedSpawner().spawn(request)
 
-    get_container().spawner.override(providers.Object(RemovingSpawner()))
+    get_container().core.spawner.override(providers.Object(RemovingSpawner()))
     envelope = submit("--cwd", str(doomed), "sh", "echo never")
     assert envelope["ok"] is False and envelope["error"]["kind"] == "unavailable"
     run_id = envelope["error"]["detail"]["run_id"]
@@ -104,9 +104,9 @@ def test_a_non_executable_interpreter_leaves_a_terminal_failure(home, tmp_path) 
     interpreter.write_text("#!/bin/sh\n")
     interpreter.chmod(stat.S_IRUSR | stat.S_IWUSR)
     container = get_container()
-    container.submitter.override(providers.Factory(
-        container.submitter.cls, store=container.store, spawner=container.spawner, prober=container.prober,
-        signaller=container.signaller, clock=container.clock, providers=container.provider_registry,
+    container.submit.submitter.override(providers.Factory(
+        container.submit.submitter.cls, store=container.core.store, spawner=container.core.spawner, prober=container.core.prober,
+        signaller=container.core.signaller, clock=container.core.clock, providers=container.submit.provider_registry,
         runner_command=[str(interpreter), "-m", "entrypoints.runner"], env={"LI_HOME": home}))
     envelope = submit("sh", "echo never")
     assert envelope["ok"] is False

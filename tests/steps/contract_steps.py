@@ -144,7 +144,7 @@ def agent_allocates_then_fails(contract_call: ContractCall) -> None:
         def _allocate_then_fail(args):
             from entrypoints.container import get_container
             container = get_container()
-            container.store().reserve(container.clock().now())
+            container.core.store().reserve(container.core.clock().now())
             import a_module_that_is_not_installed  # noqa: F401
         _a.run = _a.human = _allocate_then_fail
     """)

@@ -70,7 +70,7 @@ def _agrees(world: Any, notice_ctx: dict[str, Any]) -> None:
     (_argv, payload), = notice_ctx["notifier"].sent
     assert set(payload) == {"run_id", "kind", "label", "status", "terminal", "outcome", "reason_code",
                             "finished_at"}
-    d = world.container.observer().observe(payload["run_id"]).derivation
+    d = world.container.reads.observer().observe(payload["run_id"]).derivation
     assert (payload["status"], payload["terminal"], payload["outcome"]) == (d.status, d.terminal, d.outcome)
 
 

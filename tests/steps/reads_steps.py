@@ -50,7 +50,7 @@ class ReadsContext:
         return self.request.getfixturevalue("world")
 
     def reads(self) -> Any:
-        return self.world.container.reads()
+        return self.world.container.reads.reads()
 
     def pid(self) -> int:
         self.next_pid += 1
@@ -236,7 +236,7 @@ def _read_list_limited(reads_ctx: ReadsContext, limit: int) -> None:
 
 @when(parsers.parse('the kill answer for "{name}" is asked'))
 def _ask_kill(reads_ctx: ReadsContext, name: str) -> None:
-    reads_ctx.kill = reads_ctx.world.container.killer().kill(reads_ctx.ids[name])
+    reads_ctx.kill = reads_ctx.world.container.reads.killer().kill(reads_ctx.ids[name])
 
 
 # --- Then ----------------------------------------------------------------------------------------------

@@ -29,8 +29,8 @@ from tests.builders import (
 def observer_of(world: Any, store: Any = None) -> Observer:
     """The container's observer (its reap hook sends notices), optionally over a wrapped store."""
     if store is None:
-        return world.container.observer()
-    return Observer(store, world.prober, world.clock, on_reaped=world.container.notices().send)
+        return world.container.reads.observer()
+    return Observer(store, world.prober, world.clock, on_reaped=world.container.notices.notices().send)
 
 
 # ---- steps -------------------------------------------------------------------------------

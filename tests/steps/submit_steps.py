@@ -200,12 +200,12 @@ def run_answers(submit_ctx: dict[str, Any], answer: str) -> None:
 
 @when("li submits a run")
 def submit_in_world(world: Any, submit_ctx: dict[str, Any]) -> None:
-    submit_ctx["world_handle"] = world.container.submitter().submit(_agent_request())
+    submit_ctx["world_handle"] = world.container.submit.submitter().submit(_agent_request())
 
 
 @when("a run is submitted while its spawn is watched")
 def submit_watched(world: Any, submit_ctx: dict[str, Any]) -> None:
-    inner, observer = world.spawner, world.container.observer()
+    inner, observer = world.spawner, world.container.reads.observer()
 
     class Watching:
         def spawn(self, request: SpawnRequest) -> int:
@@ -217,8 +217,8 @@ def submit_watched(world: Any, submit_ctx: dict[str, Any]) -> None:
             }
             return inner.spawn(request)
 
-    world.container.spawner.override(providers.Object(Watching()))
-    submit_ctx["world_handle"] = world.container.submitter().submit(_agent_request())
+    world.container.core.spawner.override(providers.Object(Watching()))
+    submit_ctx["world_handle"] = world.container.submit.submitter().submit(_agent_request())
 
 
 @then("the handle carries only run_id, pid, status, terminal, outcome and log")
@@ -288,7 +288,7 @@ def cwd_will_vanish(world: Any, submit_ctx: dict[str, Any]) -> None:
                 raise SpawnFailed(f"FileNotFoundError: [Errno 2] No such file or directory: {request.cwd!r}")
             raise AssertionError("the directory should be gone")
 
-    world.container.spawner.override(providers.Object(Vanishing()))
+    world.container.core.spawner.override(providers.Object(Vanishing()))
 
 
 @when("a program submits a valid request in-process")
@@ -311,7 +311,7 @@ def envelope_refused(world: Any, submit_ctx: dict[str, Any], kind: str) -> None:
 
 @then(parsers.parse('that run\'s record is terminal with outcome "{outcome}" and reason "{reason}"'))
 def failed_record(world: Any, submit_ctx: dict[str, Any], outcome: str, reason: str) -> None:
-    derived = world.container.observer().observe(submit_ctx["failed_run"]).derivation
+    derived = world.container.reads.observer().observe(submit_ctx["failed_run"]).derivation
     assert (derived.terminal, derived.outcome, derived.reason_code) == (True, outcome, reason)
     assert world.store.read(submit_ctx["failed_run"]).finished_at is not None
 
@@ -329,7 +329,7 @@ def producer_died(world: Any, submit_ctx: dict[str, Any]) -> None:
 @when(parsers.parse("{seconds:d} seconds pass and the run is read"))
 def stale_read(world: Any, submit_ctx: dict[str, Any], seconds: int) -> None:
     world.clock.advance(seconds)
-    submit_ctx["stale_read"] = world.container.observer().observe(submit_ctx["stale"]).derivation
+    submit_ctx["stale_read"] = world.container.reads.observer().observe(submit_ctx["stale"]).derivation
 
 
 @then("the run is not terminal, its outcome is null and it is flagged possibly orphaned")
@@ -350,7 +350,7 @@ def read_thrice(world: Any, submit_ctx: dict[str, Any]) -> None:
     run_id = submit_ctx["world_handle"].run_id
     submit_ctx["generation"] = world.store.read(run_id).generation
     for _ in range(3):
-        world.container.observer().observe(run_id)
+        world.container.reads.observer().observe(run_id)
 
 
 @then("the submitted run's record generation is unchanged")

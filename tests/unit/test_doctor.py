@@ -199,8 +199,8 @@ def test_the_verb_answers_from_the_containers_diagnostics(tmp_path, capsys) -> N
     from entrypoints.dispatch import answer, human
 
     container = Container()
-    container.config.from_dict({"home": str(tmp_path), "preparing_threshold": 600.0})
-    container.diagnostics.override(providers.Object(FakeDiagnostics(write_error="No space left on device")))
+    container.config.from_dict({"home": str(tmp_path)})
+    container.upkeep.diagnostics.override(providers.Object(FakeDiagnostics(write_error="No space left on device")))
     set_container(container)
     envelope = answer(["doctor"])
     assert envelope["ok"] is True and envelope["data"]["ok"] is False
@@ -266,8 +266,8 @@ def test_the_verb_passes_fix_through_to_the_diagnostics(tmp_path) -> None:
 
     diag = FakeDiagnostics(modes=StoreModes(examined=3, loose=2, example="/state/li (0755)"))
     container = Container()
-    container.config.from_dict({"home": str(tmp_path), "preparing_threshold": 600.0})
-    container.diagnostics.override(providers.Object(diag))
+    container.config.from_dict({"home": str(tmp_path)})
+    container.upkeep.diagnostics.override(providers.Object(diag))
     set_container(container)
     assert check(answer(["doctor"])["data"], "store.private")["ok"] is False and diag.tighten_calls == 0
     assert check(answer(["doctor", "--fix"])["data"], "store.private")["ok"] is True and diag.tighten_calls == 1

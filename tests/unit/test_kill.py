@@ -21,7 +21,7 @@ class DyingSignaller(RecordingSignaller):
 
 
 def killer(world, signaller=None, grace: float = 1.0) -> Killer:
-    observer = world.container.observer()
+    observer = world.container.reads.observer()
     return Killer(world.store, observer, signaller or world.signaller, world.clock, grace=grace)
 
 
@@ -158,7 +158,7 @@ def test_a_kill_that_cannot_be_recorded_signals_nothing(world) -> None:
             raise StoreBusy("held")
 
     signaller = DyingSignaller(world.prober)
-    refused = Killer(Busy(), world.container.observer(), signaller, world.clock)
+    refused = Killer(Busy(), world.container.reads.observer(), signaller, world.clock)
     with pytest.raises(ContractError) as error:
         refused.kill(run.run_id)
     assert error.value.kind.value == "unavailable"
@@ -295,6 +295,6 @@ def test_a_preparing_run_that_started_meanwhile_is_killed_as_a_started_one(world
             return world.store.update(run_id, change, *args, **kwargs)
 
     signaller = DyingSignaller(world.prober)
-    answer = Killer(Attaching(), world.container.observer(), signaller, world.clock).kill(run.run_id)
+    answer = Killer(Attaching(), world.container.reads.observer(), signaller, world.clock).kill(run.run_id)
     assert answer["action"] == "signalled" and sent(signaller) == [(RUNNER, signal.SIGTERM)]
     assert world.store.read(run.run_id).kill_requested_at is not None

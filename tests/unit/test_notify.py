@@ -68,7 +68,7 @@ def ended_run(world: Any, notify: list[str] | None) -> Run:
 
 def test_a_configured_notice_is_sent_once_and_its_outcome_recorded(world: Any) -> None:
     run = ended_run(world, ["notify", "{run_id}"])
-    notices = world.container.notices()
+    notices = world.container.notices.notices()
     notices.send(run)
     notices.send(world.store.read(run.run_id))  # a second call sends nothing more
     assert world.notifier.sent == [(["notify", run.run_id], payload(run))]
@@ -77,7 +77,7 @@ def test_a_configured_notice_is_sent_once_and_its_outcome_recorded(world: Any) -
 
 def test_nothing_configured_is_recorded_as_not_attempted(world: Any) -> None:
     run = ended_run(world, None)
-    world.container.notices().send(run)
+    world.container.notices.notices().send(run)
     assert world.notifier.sent == []
     assert world.store.read(run.run_id).delivery == DeliveryValue(attempted=False)
 
@@ -85,7 +85,7 @@ def test_nothing_configured_is_recorded_as_not_attempted(world: Any) -> None:
 def test_a_failed_delivery_is_recorded_and_the_runs_own_outcome_is_unchanged(world: Any) -> None:
     run = ended_run(world, ["notify"])
     world.notifier.result = NoticeResult(ok=False, exit_code=3, error="boom", failure_class="nonzero_exit")
-    world.container.notices().send(run)
+    world.container.notices.notices().send(run)
     after = world.store.read(run.run_id)
     assert after.delivery == DeliveryValue(True, False, 3, "boom", "nonzero_exit")
     assert (after.status, after.outcome, after.finished_at) == (run.status, run.outcome, run.finished_at)
@@ -118,7 +118,7 @@ def test_a_sender_that_dies_mid_delivery_leaves_attempted_with_an_unknown_outcom
 
 def test_a_run_without_an_end_sends_nothing(world: Any) -> None:
     run = a_run(world.store, world.clock.now(), RunState.GONE, notify=["notify"])
-    world.container.notices().send(run)
+    world.container.notices.notices().send(run)
     assert world.notifier.sent == [] and world.store.read(run.run_id) == run
 
 
@@ -133,7 +133,7 @@ def test_an_attempt_that_cannot_be_recorded_is_not_sent(world: Any) -> None:
 def detached(world: Any) -> Any:
     from application.notify import DetachedNotices
 
-    return DetachedNotices(world.container.notices(), world.spawner, ["notice-sender"], {"E": "1"}, "/", "/dev/null")
+    return DetachedNotices(world.container.notices.notices(), world.spawner, ["notice-sender"], {"E": "1"}, "/", "/dev/null")
 
 
 def test_a_reap_winner_claims_the_notice_and_starts_one_sender_without_running_the_command(world: Any) -> None:
@@ -149,7 +149,7 @@ def test_a_reap_winner_claims_the_notice_and_starts_one_sender_without_running_t
 def test_the_sender_delivers_the_claim_once_and_records_its_outcome(world: Any) -> None:
     run = ended_run(world, ["notify", "{run_id}"])
     detached(world).send(run)
-    notices = world.container.notices()
+    notices = world.container.notices.notices()
     notices.deliver_claimed(run.run_id)
     notices.deliver_claimed(run.run_id)  # already settled: nothing more is sent
     assert world.notifier.sent == [(["notify", run.run_id], payload(world.store.read(run.run_id)))]

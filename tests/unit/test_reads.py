@@ -26,7 +26,7 @@ AV_KEYS = {"available", "value", "reason_code", "detail"}
 
 
 def reads(world) -> RunReads:
-    return world.container.reads()
+    return world.container.reads.reads()
 
 
 def live_run(world, pid: int = 4242, **fields):
@@ -118,14 +118,14 @@ def test_a_producer_written_spawn_failure_is_terminal_and_failed(world) -> None:
 @pytest.mark.parametrize("bad", ["../../etc/passwd", "", "20260725T175010-97F334", "x" * 300, "20260725T175010"])
 def test_an_id_not_of_the_run_id_form_is_invalid_input(world, bad: str) -> None:
     for ask in (lambda: reads(world).status(bad), lambda: reads(world).output(bad),
-                lambda: world.container.killer().kill(bad)):
+                lambda: world.container.reads.killer().kill(bad)):
         with pytest.raises(ContractError) as refused:
             ask()
         assert refused.value.kind.value == "invalid_input"
 
 
 def test_a_well_formed_id_with_no_run_is_not_found(world) -> None:
-    for ask in (reads(world).status, reads(world).output, world.container.killer().kill):
+    for ask in (reads(world).status, reads(world).output, world.container.reads.killer().kill):
         with pytest.raises(ContractError) as refused:
             ask("20260101T000000-abcdef")
         assert refused.value.kind.value == "not_found"
@@ -134,7 +134,7 @@ def test_a_well_formed_id_with_no_run_is_not_found(world) -> None:
 def test_a_corrupt_record_is_unavailable_with_a_reason_and_is_never_rewritten(world) -> None:
     run = live_run(world)
     corrupt(world, run.run_id)
-    for ask in (reads(world).status, reads(world).output, world.container.killer().kill):
+    for ask in (reads(world).status, reads(world).output, world.container.reads.killer().kill):
         with pytest.raises(ContractError) as refused:
             ask(run.run_id)
         assert refused.value.kind.value == "unavailable"

@@ -17,7 +17,7 @@ def counting_observer(world: Any, store: Any, reaped: list[str]) -> Observer:
 
 def test_a_gone_process_is_reaped_with_attributable_evidence(world: Any) -> None:
     run = a_run(world.store, world.clock.now(), RunState.GONE)
-    observed = world.container.observer().observe(run.run_id)
+    observed = world.container.reads.observer().observe(run.run_id)
     after = world.store.read(run.run_id)
     assert_one_reap(run, after)
     assert (after.status, after.outcome, after.finished_at_precision) == ("exited", "indeterminate", "upper_bound")
@@ -75,5 +75,5 @@ def test_an_ended_run_is_never_probed_or_touched(world: Any) -> None:
     run = a_run(world.store, world.clock.now(), RunState.GONE)
     end(world.store, run.run_id)
     ended = world.store.read(run.run_id)
-    observed = world.container.observer().observe(run.run_id)
+    observed = world.container.reads.observer().observe(run.run_id)
     assert observed.finding is None and world.store.read(run.run_id) == ended

@@ -22,7 +22,7 @@ def orphaned_work(world, **fields):
 
 
 def status(world, run_id: str) -> dict:
-    return world.container.reads().status(run_id)
+    return world.container.reads.reads().status(run_id)
 
 
 def test_a_run_whose_runner_is_gone_but_whose_work_lives_is_alive_and_never_reaped(world) -> None:
@@ -90,7 +90,7 @@ def test_a_process_table_that_cannot_be_read_leaves_the_run_unjudged(world) -> N
 
 def test_wait_agrees_that_the_run_is_pending_while_its_work_lives(world) -> None:
     run = orphaned_work(world)
-    answer = world.container.waiter().wait([run.run_id], max_wait=0).to_data()
+    answer = world.container.reads.waiter().wait([run.run_id], max_wait=0).to_data()
     assert answer["pending"] == [run.run_id] and answer["stopped_without_end"] == []
 
 
@@ -99,7 +99,7 @@ def test_listing_a_thousand_healthy_runs_scans_no_process_table(tmp_path: Path) 
     for n in range(1000):
         world.prober.start(20000 + n, create_time=1000.0)
         a_run(world.store, world.clock.now(), RunState.STARTED, pid=20000 + n, incarnation=scripted_incarnation(world.prober, 20000 + n))
-    listing = world.container.reads().listing(limit=1000)
+    listing = world.container.reads.reads().listing(limit=1000)
     assert len(listing["runs"]) == 1000 and all(not row["terminal"] for row in listing["runs"])
     assert world.prober.scans == 0
 

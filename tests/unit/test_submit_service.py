@@ -35,8 +35,8 @@ def request(prompt: str = "echo hi", model: str = "sh", **fields: object) -> Run
 
 def submitter(world, **installed: bool):
     registry = {name: StubProvider(name, installed.get(name, True)) for name in ("sh", "claude", "codex", "gemini")}
-    world.container.provider_registry.override(providers.Object(registry))
-    return world.container.submitter()
+    world.container.submit.provider_registry.override(providers.Object(registry))
+    return world.container.submit.submitter()
 
 
 def only_run(world) -> str:
@@ -71,7 +71,7 @@ def test_the_record_says_preparing_and_the_instruction_is_on_disk_when_the_child
             seen["spawn"] = spawn
             return inner.spawn(spawn)
 
-    world.container.spawner.override(providers.Object(Inspecting()))
+    world.container.core.spawner.override(providers.Object(Inspecting()))
     handle = submitter(world).submit(request("echo original", label="lab", timeout=5.0))
     record = seen["record"]
     assert record.run_id == handle.run_id and record.spawn_state == "preparing" and record.pid is None
@@ -103,7 +103,7 @@ def test_an_unexpected_error_from_the_spawner_still_ends_the_run(world) -> None:
         def spawn(self, spawn: SpawnRequest) -> int:
             raise RuntimeError("descriptor table full")
 
-    world.container.spawner.override(providers.Object(Broken()))
+    world.container.core.spawner.override(providers.Object(Broken()))
     with pytest.raises(ContractError):
         submitter(world).submit(request())
     record = world.store.read(only_run(world))
@@ -118,7 +118,7 @@ def test_a_pid_that_cannot_be_attached_is_killed_and_the_run_ended(world) -> Non
         def observe(self, pid):
             raise OSError("cannot read /proc")
 
-    world.container.prober.override(providers.Object(Blind()))
+    world.container.core.prober.override(providers.Object(Blind()))
     with pytest.raises(ContractError) as caught:
         submitter(world).submit(request())
     assert caught.value.detail["reason_code"] == "attach_failed"

@@ -37,13 +37,13 @@ class FakeProvider:
 
 def setup(world, **scripts: Script) -> dict[str, FakeProvider]:
     registry = {name: FakeProvider(name, scripts.get(name)) for name in ("sh", "claude", "codex", "gemini")}
-    world.container.provider_registry.override(providers.Object(registry))
+    world.container.submit.provider_registry.override(providers.Object(registry))
     return registry
 
 
 def submitted(world, legs: tuple[Leg, ...], kind: str = "agent", instruction: str = "do it", **fields) -> str:
     request = RunRequest(kind=kind, instruction=instruction, legs=legs, cwd="/tmp", **fields)
-    run_id = world.container.submitter().submit(request).run_id
+    run_id = world.container.submit.submitter().submit(request).run_id
     if world.kind == "fs":
         os.makedirs(os.path.join(world.store.run_dir(run_id), "artifacts"))  # the runner's job
     return run_id
@@ -55,7 +55,7 @@ def agent(model: str = "claude/opus") -> tuple[Leg, ...]:
 
 
 def perform(world, run_id: str, hook=None, cancel_first: bool = False):
-    work = world.container.work(after_end=hook) if hook else world.container.work()
+    work = world.container.submit.work(after_end=hook) if hook else world.container.submit.work()
     if cancel_first:
         work.cancel()
     console = io.StringIO()

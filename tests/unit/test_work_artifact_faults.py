@@ -69,13 +69,13 @@ def run_work(store: FaultyStore, answer: ProviderResult, legs: tuple[Leg, ...] |
              hook: Any = None) -> tuple[Run | None, str, str]:
     """Submit one run over the faulty memory store and perform its work; (ended record, console, run id)."""
     world = make_world("memory", "/nonexistent")
-    world.container.store.override(providers.Object(store))
+    world.container.core.store.override(providers.Object(store))
     registry = {name: FakeProvider(name, lambda prompt, model: answer) for name in ("sh", "claude", "codex")}
-    world.container.provider_registry.override(providers.Object(registry))
+    world.container.submit.provider_registry.override(providers.Object(registry))
     legs = legs or (Leg("main", ModelSpec("sh")),)
     request = RunRequest(kind=kind, instruction="do it", legs=legs, cwd="/tmp")
-    run_id = world.container.submitter().submit(request).run_id
-    work = world.container.work(after_end=hook) if hook is not None else world.container.work()
+    run_id = world.container.submit.submitter().submit(request).run_id
+    work = world.container.submit.work(after_end=hook) if hook is not None else world.container.submit.work()
     if cancel:
         work.cancel()
     console = console if console is not None else io.StringIO()

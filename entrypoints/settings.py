@@ -1,0 +1,83 @@
+"""Settings of the composition root: every default in one place, and what the environment changes.
+
+Standard library and domain/application constants only: `get_container()` reads these on every
+`li` call, and a fresh `Container()` takes `DEFAULTS` without any further configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any, Final
+
+from application.kill import KILL_GRACE_DEFAULT
+from domain.lifecycle import PREPARING_THRESHOLD_SECONDS
+from domain.notify import DEFAULT_TIMEOUT_SECONDS
+
+KILL_GRACE_MAX: Final = 60.0
+NO_FAULT: Final = ""
+
+# The one table of defaults. `home` is "" here: it means `default_home()`, found when the store is built.
+DEFAULTS: Final[Mapping[str, Any]] = {
+    "home": "",
+    "preparing_threshold": PREPARING_THRESHOLD_SECONDS,
+    "kill_grace": KILL_GRACE_DEFAULT,
+    "notify_timeout": DEFAULT_TIMEOUT_SECONDS,
+    "fault_pause": NO_FAULT,  # the fault suite's pause phase (adapters/faults.py); "" for none
+}
+
+
+def default_home(environ: Mapping[str, str] | None = None) -> str:
+    """`$LI_HOME`, else `$XDG_STATE_HOME/li`, else `~/.local/state/li`."""
+    env = os.environ if environ is None else environ
+    if env.get("LI_HOME"):
+        return os.path.abspath(env["LI_HOME"])
+    state = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(state, "li")
+
+
+def home_or_default(home: str) -> str:
+    """The configured home, or the environment's when none was configured."""
+    return home or default_home()
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settings the environment gives; a value that is not usable keeps its default.
+
+    `LI_HOME`/`XDG_STATE_HOME` (the store), `LI_KILL_GRACE` (a number in [0, 60]),
+    `LI_NOTIFY_TIMEOUT` (a positive number), `LI_FAULT_PAUSE` (the fault suite only).
+    """
+    env = os.environ if environ is None else environ
+    settings: dict[str, Any] = {"home": default_home(env)}
+    grace = _number(env.get("LI_KILL_GRACE"))
+    if grace is not None and 0.0 <= grace <= KILL_GRACE_MAX:
+        settings["kill_grace"] = grace
+    timeout = _number(env.get("LI_NOTIFY_TIMEOUT"))
+    if timeout is not None and 0.0 < timeout < float("inf"):
+        settings["notify_timeout"] = timeout
+    if env.get("LI_FAULT_PAUSE"):
+        settings["fault_pause"] = env["LI_FAULT_PAUSE"]
+    return settings
+
+
+def _number(raw: str | None) -> float | None:
+    try:
+        return float(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def runner_command() -> list[str]:
+    """The detached child: this interpreter running `entrypoints.runner` (the run id is appended)."""
+    return [sys.executable, "-m", "entrypoints.runner"]
+
+
+def notice_command() -> list[str]:
+    """The detached notice sender (the run id is appended)."""
+    return [sys.executable, "-m", "entrypoints.notice"]
+
+
+def runner_environment(home: str) -> dict[str, str]:
+    """What a runner inherits: this environment, `LI_HOME`, and no cwd on sys.path (PYTHONSAFEPATH)."""
+    return {**os.environ, "LI_HOME": home, "PYTHONSAFEPATH": "1"}

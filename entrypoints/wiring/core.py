@@ -1,0 +1,33 @@
+"""The core container: settings, clock, the run store and the process adapters every side shares."""
+
+from __future__ import annotations
+
+from adapters.clocks import SystemClock
+from adapters.faults import PHASES, PausingStore
+from adapters.fs_store import FsRunStore
+from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
+from entrypoints._di import containers, providers
+from entrypoints.settings import home_or_default
+
+
+def store_kind(fault_pause: str) -> str:
+    """`pausing` only when the fault suite asked for one of its pause phases, else `plain`."""
+    return "pausing" if fault_pause in PHASES else "plain"
+
+
+class Core(containers.DeclarativeContainer):
+    config = providers.Configuration()
+
+    home = providers.Callable(home_or_default, config.home)
+    clock = providers.Singleton(SystemClock)
+    plain_store = providers.Singleton(FsRunStore, home=home)
+    # The fault suite's pause points wrap the real store when configured (LI_FAULT_PAUSE): a
+    # provider-level choice, so production code never patches the container.
+    store = providers.Selector(
+        providers.Callable(store_kind, config.fault_pause),
+        plain=plain_store,
+        pausing=providers.Singleton(PausingStore, plain_store),
+    )
+    prober = providers.Singleton(PsutilProber)
+    signaller = providers.Singleton(GroupSignaller)
+    spawner = providers.Singleton(DetachedSpawner)

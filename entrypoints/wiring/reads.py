@@ -1,0 +1,30 @@
+"""The read side: one Observer under status, output, list, wait and kill (and the reap it may do)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from application.kill import Killer
+from application.observe import Observer
+from application.reads import RunReads
+from application.wait import Waiter
+from entrypoints._di import containers, providers
+
+
+class Reads(containers.DeclarativeContainer):
+    config = providers.Configuration()
+    core = providers.DependenciesContainer()
+    # What a reap winner calls (D9); the top container hands in the notices side, built on first use.
+    on_reaped: providers.Dependency[Any] = providers.Dependency(default=None)
+
+    observer = providers.Factory(
+        Observer, store=core.store, prober=core.prober, clock=core.clock, on_reaped=on_reaped,
+        preparing_threshold=config.preparing_threshold,
+    )
+    reads = providers.Factory(RunReads, store=core.store, observer=observer)
+    killer = providers.Factory(
+        Killer, store=core.store, observer=observer, signaller=core.signaller, clock=core.clock,
+        grace=config.kill_grace,
+    )
+    # Bounded observation over the same Observer, so wait cannot disagree with status.
+    waiter = providers.Factory(Waiter, observer=observer, clock=core.clock)
