@@ -174,17 +174,17 @@ def main(argv: list[str] | None = None) -> int:
         result = measure(target.li, list_sizes, wait_sizes, repeat, args.submitters, submits,
                          os.path.join(root, "homes"))
         elapsed = time.perf_counter() - started
+        payload = {"benchmark": "scale", "li": target.li, "measured": target.label, "commit": target.commit,
+                   "repeat": repeat, "quick": args.quick, "machine": facts, "load_after": os.getloadavg(),
+                   "seconds": round(elapsed, 1), **result}
+        path = common.write_json(args.out, "scale", payload)  # before the (slow) removal of a big store
+        print(f"{target.label}; {repeat} counted calls per figure after one warm-up; "
+              f"load {facts['loadavg']} on {facts['cpus']} CPUs\n")
+        print(tables(result), flush=True)
+        print(f"\nJSON: {path}", flush=True)
     finally:
         print("  removing the synthetic stores ...", file=sys.stderr)
         common.remove(root)
-    payload = {"benchmark": "scale", "li": target.li, "measured": target.label, "commit": target.commit,
-               "repeat": repeat, "quick": args.quick, "machine": facts, "load_after": os.getloadavg(),
-               "seconds": round(elapsed, 1), **result}
-    path = common.write_json(args.out, "scale", payload)
-    print(f"{target.label}; {repeat} counted calls per figure after one warm-up; "
-          f"load {facts['loadavg']} on {facts['cpus']} CPUs\n")
-    print(tables(result))
-    print(f"\nJSON: {path}")
     bad = [k for part in ("list", "wait") for k, f in result[part].items() if not f.get("ok")]
     put = result.get("throughput")
     if args.quick and (bad or (put and not put["ok"])):
