@@ -10,16 +10,22 @@ from application.observe import Observed, Observer
 from application.ports import RunNotFound, RunStore, StoreRefused
 from domain.availability import (
     MALFORMED,
+    MISSING,
     NOT_RECORDED,
     NOT_YET_WRITTEN,
+    UNREADABLE,
     Availability,
     ManifestAvailability,
     UsageAvailability,
 )
 from domain.contract import ContractError, ErrorKind
+from domain.request import agents_in
 from domain.run import DeliveryValue, RecordUnusable, Run, require_run_id
+from domain.untrusted import Untrusted
 from domain.vocabulary import RECORD_UNUSABLE
 from domain.wire import (
+    AgentOptions,
+    AgentsAvailability,
     ArtifactsAvailability,
     DeliveryAvailability,
     ListData,
@@ -94,6 +100,21 @@ def usage_of(manifest: Availability[dict[str, Any]]) -> UsageAvailability:
     return UsageAvailability.unavailable(NOT_RECORDED, "the manifest records no usage")
 
 
+def agents_of(store: RunStore, run_id: str) -> AgentsAvailability:
+    """Each agent CLI's permission mode and provider args as the run's request.json records them (D7)."""
+    try:
+        agents = agents_in(store.read_text(run_id, "request.json").encode("utf-8", "surrogateescape"))
+    except FileNotFoundError:
+        return AgentsAvailability.unavailable(MISSING, "request.json does not exist")
+    except Untrusted as exc:
+        return AgentsAvailability.unavailable(exc.reason_code, exc.detail)
+    except (OSError, RunNotFound, RecordUnusable) as exc:
+        return AgentsAvailability.unavailable(getattr(exc, "reason_code", None) or UNREADABLE, f"request.json: {exc}")
+    return AgentsAvailability.of({name: AgentOptions(permission_mode=options.permission_mode,
+                                                     provider_args=list(options.provider_args))
+                                  for name, options in sorted(agents.items())})
+
+
 def error_row(run_id: str, reason_code: str, message: str) -> Row:
     """A list row for a record that could not be read: it says so, with null lifecycle fields."""
     return Row.failed(run_id, RowError.of(RECORD_UNUSABLE, message, reason_code))
@@ -119,6 +140,7 @@ class RunReads:
             **StatusData.fields_of(run, d),
             alive=d.alive, pid=pid_of(run), finished_at=run.finished_at, age_seconds=round(d.age_seconds, 3),
             delivery=delivery_of(run, d.terminal), manifest=manifest, usage=usage_of(manifest),
+            agents=agents_of(self.store, run_id),
         ).to_wire()
 
     def output(self, run_id: str, tail_chars: int = TAIL_CHARS_DEFAULT) -> dict[str, Any]:

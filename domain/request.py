@@ -10,11 +10,11 @@ from typing import Any
 
 from domain.contract import ContractError, ErrorKind
 from domain.notify import render
+from domain.vocabulary import PERMISSION_MODES, PermissionMode
 
 PROVIDERS = ("sh", "claude", "codex", "gemini")
 AGENT_PROVIDERS = ("claude", "codex", "gemini")  # the CLIs that take a permission mode and --provider-arg
 DEFAULT_PROVIDER = "sh"
-PERMISSION_MODES = ("read-only", "edits", "full")
 # Each CLI's documented flag for a mode: Claude Code --permission-mode, Codex --sandbox, Gemini --approval-mode.
 # Gemini's read-only is its `default` approval mode, under which a headless run denies every tool call
 # that would need approval (edits, shell); its `plan` mode may leave planning and edit in headless runs.
@@ -59,7 +59,7 @@ class ModelSpec:
 class AgentOptions:
     """How one agent CLI is run: its permission mode (None: the CLI's own default) and extra argv."""
 
-    permission_mode: str | None = None
+    permission_mode: PermissionMode | None = None
     provider_args: tuple[str, ...] = ()
 
     def arguments(self, provider: str) -> list[str]:
@@ -80,14 +80,33 @@ class AgentOptions:
         return cls(parse_permission_mode(data.get("permission_mode")), tuple(args))
 
 
-def parse_permission_mode(text: object, where: str = "--permission-mode") -> str | None:
+def agents_in(raw: bytes) -> dict[str, AgentOptions]:
+    """The agent options a stored `request.json` records (none recorded: each CLI's own defaults).
+
+    Raises `Untrusted` (with its reason code) for bytes that are not such a request.
+    """
+    from domain.availability import MALFORMED
+    from domain.untrusted import Untrusted, parse_json
+
+    data = parse_json(raw, "request.json")
+    agents = data.get("agents") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(agents, dict | None):
+        raise Untrusted(MALFORMED, "request.json records no agents object")
+    try:
+        return {str(name): AgentOptions.from_dict(value) for name, value in (agents or {}).items()}
+    except (TypeError, ContractError) as exc:
+        raise Untrusted(MALFORMED, f"request.json agents: {exc}") from None
+
+
+def parse_permission_mode(text: object, where: str = "--permission-mode") -> PermissionMode | None:
     """`read-only`, `edits` or `full`; None when not given."""
     if text is None:
         return None
-    if not isinstance(text, str) or text not in PERMISSION_MODES:
-        raise invalid(f"{where} must be one of {', '.join(PERMISSION_MODES)}, not {text!r}",
-                      permission_mode=str(text)[:100])
-    return text
+    for mode in PERMISSION_MODES:
+        if text == mode:
+            return mode
+    raise invalid(f"{where} must be one of {', '.join(PERMISSION_MODES)}, not {text!r}",
+                  permission_mode=str(text)[:100])
 
 
 def parse_provider_args(values: object, where: str = "--provider-arg") -> tuple[str, ...]:
@@ -103,7 +122,7 @@ def parse_provider_args(values: object, where: str = "--provider-arg") -> tuple[
     return tuple(values)
 
 
-def agent_options(providers: set[str], mode: str | None, args: tuple[str, ...] | None,
+def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[str, ...] | None,
                   defaults: Mapping[str, AgentOptions]) -> dict[str, AgentOptions]:
     """Each agent CLI's options for a run: the command line's, else the provider's configured default.
 

@@ -48,3 +48,7 @@ Severity = Literal["error", "warning", "info"]
 
 # `li completion`.
 Shell = Literal["bash", "zsh", "fish"]
+
+# Closed: what an agent CLI may do (li agent --permission-mode); each maps to its CLI's own flag.
+PermissionMode = Literal["read-only", "edits", "full"]
+PERMISSION_MODES: Final[tuple[PermissionMode, ...]] = get_args(PermissionMode)

@@ -27,6 +27,7 @@ from domain.serialise import Minimum, Wire, to_wire
 from domain.vocabulary import (
     KillAction,
     Outcome,
+    PermissionMode,
     RowErrorKind,
     Severity,
     Shell,
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from domain.run import Run
 
 __all__ = [
-    "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
+    "AgentOptions", "AgentsAvailability", "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
     "DeliveryAvailability", "DeliveryValue", "DoctorCheck", "DoctorData", "Envelope", "ErrorBody",
     "HandshakeData", "HelpData", "KillData", "Lifecycle", "ListData", "ManifestAvailability", "OutputData",
     "PruneData", "PruneKept", "Row", "RowError", "StatusData", "SubmitData", "UsageAvailability",
@@ -80,6 +81,21 @@ class ArtifactsAvailability(Availability[list[Artifact]]):
 @dataclass(frozen=True, kw_only=True)
 class DeliveryAvailability(Availability[DeliveryValue]):
     value: DeliveryValue | None  # the record's own, published as is (D9)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentOptions(Wire):
+    """How one agent CLI was run: its permission mode (null: the CLI's own default) and extra argv."""
+
+    permission_mode: PermissionMode | None
+    provider_args: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentsAvailability(Availability[dict[str, AgentOptions]]):
+    """Each agent CLI's options by provider name, as the run's request.json records them."""
+
+    value: dict[str, AgentOptions] | None
 
 
 # --- status-bearing shapes (D4) -------------------------------------------------------------------
@@ -147,6 +163,7 @@ class StatusData(Lifecycle):
     delivery: DeliveryAvailability
     manifest: ManifestAvailability
     usage: UsageAvailability
+    agents: AgentsAvailability | None = None  # additive (D2): li answers it; the ADR's examples predate it
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -38,6 +38,9 @@ def show(data: dict[str, Any], args: Namespace) -> int:
         lines.append(f"  finished   {data['finished_at']}")
     lines.append(f"  notice     {_notice(data['delivery'])}")
     lines.append(f"  usage      {_usage(data['usage'])}")
+    agents = _agents(data.get("agents"))
+    if agents:
+        lines.append(f"  agents     {agents}")
     print("\n".join(lines))
     return 0
 
@@ -69,6 +72,20 @@ def _notice(delivery: dict[str, Any]) -> str:
     if value.get("ok") is None:
         return "attempted, outcome unknown"
     return "delivered" if value["ok"] else f"failed ({value.get('failure_class') or value.get('error')})"
+
+
+def _agents(agents: dict[str, Any] | None) -> str:
+    """`claude: permission edits, args --max-turns 3`; empty for a run with no agent CLI."""
+    import shlex
+
+    if agents is None:
+        return ""
+    if not agents["available"]:
+        return _unavailable(agents)
+    return "; ".join(
+        f"{name}: permission {options.get('permission_mode') or 'the CLI default'}"
+        + (f", args {shlex.join(options['provider_args'])}" if options.get("provider_args") else "")
+        for name, options in agents["value"].items())
 
 
 def _usage(usage: dict[str, Any]) -> str:

@@ -143,3 +143,17 @@ def test_a_shell_command_given_as_a_model_is_refused_with_the_sh_form(li_home: s
     assert human.stderr.strip().splitlines() == [
         "li: invalid_input: unknown model 'echo'; it is a command on PATH — to run it in a shell: li agent sh 'echo hi'"]
     assert "command on PATH" not in machine("agent", "no-such-command-here", "hi", home=li_home).error["message"]
+
+
+def test_status_shows_each_clis_mode_and_args_for_people_and_programs(li_home: str, tmp_path: pathlib.Path) -> None:
+    log = tmp_path / "argv.jsonl"
+    run_id = machine("agent", "--detach", "--permission-mode", "full", "--provider-arg=--max-turns",
+                     "--provider-arg=3", "claude", "hi", home=li_home, env=fakes(log)).data["run_id"]
+    data = machine("job", "status", run_id, home=li_home).data
+    assert data["agents"] == {"available": True, "reason_code": None, "detail": None,
+                              "value": {"claude": {"permission_mode": "full", "provider_args": ["--max-turns", "3"]}}}
+    shown = run_li("job", "status", run_id, home=li_home).stdout.splitlines()
+    assert "  agents     claude: permission full, args --max-turns 3" in shown
+    plain = machine("agent", "--detach", "sh", "echo x", home=li_home).data["run_id"]
+    assert machine("job", "status", plain, home=li_home).data["agents"]["value"] == {}
+    assert not any(line.startswith("  agents") for line in run_li("job", "status", plain, home=li_home).stdout.splitlines())

@@ -21,7 +21,7 @@ from tests.builders import (
 
 STATUS_KEYS = {"run_id", "kind", "label", "status", "terminal", "outcome", "reason_code", "alive", "pid",
                "spawn_state", "submitted_at", "finished_at", "possibly_orphaned", "age_seconds", "delivery",
-               "manifest", "usage"}
+               "manifest", "usage", "agents"}
 AV_KEYS = {"available", "value", "reason_code", "detail"}
 
 
@@ -41,7 +41,7 @@ def test_a_status_answer_has_exactly_the_wire_fields(world) -> None:
     assert set(data) == STATUS_KEYS
     assert {k: data[k] for k in ("status", "terminal", "outcome", "alive", "pid", "label")} == {
         "status": "running", "terminal": False, "outcome": None, "alive": True, "pid": 4242, "label": "nightly"}
-    for key in ("delivery", "manifest", "usage"):
+    for key in ("delivery", "manifest", "usage", "agents"):
         assert set(data[key]) == AV_KEYS
 
 
@@ -330,3 +330,22 @@ def test_a_count_with_thousands_of_digits_clamps_instead_of_failing(digits: int)
 
     assert bounded_count("9" * digits, "--limit", 50, 1000, minimum=1) == 1000
     assert bounded_count("0" * digits + "7", "--limit", 50, 1000, minimum=1) == 7
+
+
+@pytest.mark.parametrize(("request_json", "available", "value_or_reason"), [
+    (None, False, "missing"),
+    ('{"kind": "agent", "legs": []}', True, {}),
+    ('{"agents": {"codex": {"permission_mode": "edits", "provider_args": ["-c", "a=b"]}}}', True,
+     {"codex": {"permission_mode": "edits", "provider_args": ["-c", "a=b"]}}),
+    ('{"agents": {"codex": {"permission_mode": "root"}}}', False, "malformed"),
+    ('{"agents": ["codex"]}', False, "malformed"),
+    ("not json", False, "malformed"),
+])
+def test_status_reports_each_agent_clis_options_from_the_request_or_why_it_cannot(
+        world, request_json: str | None, available: bool, value_or_reason: object) -> None:
+    run = live_run(world)
+    if request_json is not None:
+        world.store.write_text(run.run_id, "request.json", request_json)
+    agents = reads(world).status(run.run_id)["agents"]
+    assert agents["available"] is available
+    assert (agents["value"] if available else agents["reason_code"]) == value_or_reason
