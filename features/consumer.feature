@@ -43,12 +43,12 @@ Feature: Consumer obligations — "A contract that only constrains the producer 
       And the run's branch is "<branch>"
 
       Examples:
-        | status             | terminal | outcome     | branch    |
-        | completed_empty    | true     | "failed"    | failed    |
-        | completed          | true     | "failed"    | failed    |
-        | timed_out          | true     | "failed"    | failed    |
-        | paused_by_operator | false    | null        | not_ended |
-        | exited             | false    | null        | not_ended |
+        | status             | terminal | outcome  | branch    |
+        | completed_empty    | true     | "failed" | failed    |
+        | completed          | true     | "failed" | failed    |
+        | timed_out          | true     | "failed" | failed    |
+        | paused_by_operator | false    | null     | not_ended |
+        | exited             | false    | null     | not_ended |
 
   Rule: C4 — Branch on outcome totally
 
@@ -60,14 +60,14 @@ Feature: Consumer obligations — "A contract that only constrains the producer 
       Then the run's branch is "<branch>"
 
       Examples:
-        | terminal | outcome          | branch        |
-        | false    | null             | not_ended     |
-        | true     | "succeeded"      | succeeded     |
-        | true     | "failed"         | failed        |
-        | true     | "cancelled"      | cancelled     |
-        | true     | "indeterminate"  | indeterminate |
-        | true     | "partly_done"    | indeterminate |
-        | true     | null             | indeterminate |
+        | terminal | outcome         | branch        |
+        | false    | null            | not_ended     |
+        | true     | "succeeded"     | succeeded     |
+        | true     | "failed"        | failed        |
+        | true     | "cancelled"     | cancelled     |
+        | true     | "indeterminate" | indeterminate |
+        | true     | "partly_done"   | indeterminate |
+        | true     | null            | indeterminate |
 
   Rule: C5 — Never render available: false as "none"
 

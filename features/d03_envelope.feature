@@ -10,7 +10,7 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
 
     @D3.1
     Scenario Outline: ok says whether the request succeeded, and the exit status does not
-      When the contract caller runs li with "<arguments>"
+      When a program runs li with "<arguments>"
       Then the envelope says ok is <ok>
       And the exit status is 0
 
@@ -25,7 +25,7 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
 
     @D3.2
     Scenario: Successes carry data and no error; refusals carry an error and no data
-      When the contract caller runs each of these li calls:
+      When a program runs each of these li calls:
         | arguments                                   |
         | handshake --machine                         |
         | --version --machine                         |
@@ -39,7 +39,7 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
 
     @D3.3
     Scenario Outline: Each refusal names its kind from the closed set
-      When the contract caller runs li with "<arguments>"
+      When a program runs li with "<arguments>"
       Then the error kind is "<kind>"
 
       Examples:
@@ -53,14 +53,14 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
     @D3.3
     Scenario: An unexpected failure inside a command is refused as internal
       Given the handshake command fails with an unexpected exception
-      When the contract caller runs li with "handshake --machine"
+      When a program runs li with "handshake --machine"
       Then the error kind is "internal"
 
   Rule: D3.4 — error.message is for a person; error.detail is an optional object
 
     @D3.4
     Scenario: Refusals explain themselves in words, with detail an object or null
-      When the contract caller runs each of these li calls:
+      When a program runs each of these li calls:
         | arguments                                   |
         | no-such-command --machine                   |
         | job status not-a-run-id --machine           |
@@ -73,7 +73,7 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
     @D3.5
     Scenario: A command that crashes still answers with an envelope and exit 0
       Given the handshake command fails with an unexpected exception
-      When the contract caller runs li with "handshake --machine"
+      When a program runs li with "handshake --machine"
       Then stdout holds exactly one JSON object and nothing else
       And the envelope says ok is false
       And the exit status is 0
@@ -82,7 +82,7 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
     @D3.5
     Scenario: A command that exits abruptly still answers with an envelope
       Given the handshake command exits abruptly with status 3 midway
-      When the contract caller runs li with "handshake --machine"
+      When a program runs li with "handshake --machine"
       Then the error kind is "internal"
       And the exit status is 0
 
@@ -91,13 +91,13 @@ Feature: D3 — One envelope, for every machine call that reaches the dispatcher
     @D3.6
     Scenario Outline: A required module that cannot be loaded leaves stdout empty and exits 78
       Given a required dependency "<module>" that <fault>
-      When the contract caller runs li with "<arguments>"
+      When a program runs li with "<arguments>"
       Then the exit status is 78
       And stdout is empty
       And stderr is exactly one line
 
       Examples:
-        | module              | fault                         | arguments                        |
-        | psutil              | raises when imported          | agent sh true --detach --machine |
-        | dependency_injector | raises when imported          | job list --machine               |
-        | dependency_injector | the import system cannot find | handshake --machine              |
+        | module              | fault               | arguments                        |
+        | psutil              | fails when imported | agent sh true --detach --machine |
+        | dependency_injector | fails when imported | job list --machine               |
+        | dependency_injector | is not installed    | handshake --machine              |

@@ -42,10 +42,10 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
       Then the status answer says terminal false and outcome null
 
       Examples:
-        | state                                  |
-        | running                                |
-        | gone, identity unrecorded              |
-        | preparing, submitted 30 seconds ago    |
+        | state                               |
+        | running                             |
+        | gone, identity unrecorded           |
+        | preparing, submitted 30 seconds ago |
 
   Rule: D4.4 — both are needed: completed_empty is terminal and failed
 

@@ -48,15 +48,15 @@ Feature: D5 — "Submit returns a handle, and the spawn phase is recorded"
       And no run folder exists
 
       Examples:
-        | arguments                                       | kind          |
-        | agent gpt-9 hello                               | invalid_input |
-        | agent sh " "                                    | invalid_input |
-        | agent sh --prompt-file /nonexistent/prompt.txt  | invalid_input |
-        | agent --timeout soon sh true                    | invalid_input |
-        | agent --cwd /nonexistent/dir sh true            | invalid_input |
-        | orchestrate fanout --legs 0 sh true             | invalid_input |
-        | orchestrate fanout --legs 99999 sh true         | invalid_input |
-        | orchestrate flow /nonexistent/flow.yaml         | invalid_input |
+        | arguments                                      | kind          |
+        | agent gpt-9 hello                              | invalid_input |
+        | agent sh " "                                   | invalid_input |
+        | agent sh --prompt-file /nonexistent/prompt.txt | invalid_input |
+        | agent --timeout soon sh true                   | invalid_input |
+        | agent --cwd /nonexistent/dir sh true           | invalid_input |
+        | orchestrate fanout --legs 0 sh true            | invalid_input |
+        | orchestrate fanout --legs 99999 sh true        | invalid_input |
+        | orchestrate flow /nonexistent/flow.yaml        | invalid_input |
 
     @D5.4 @cli
     Scenario: A prompt over 256 KiB is refused before anything is written
@@ -97,7 +97,7 @@ Feature: D5 — "Submit returns a handle, and the spawn phase is recorded"
     @D5.5
     Scenario: A working directory that vanished after validation fails the spawn, not the validation
       Given the working directory will have vanished by the time of the spawn
-      When a program submits a valid request in-process
+      When a program submits a valid request
       Then the submit envelope is ok false with kind "unavailable" naming the run
       And that run's record is terminal with outcome "failed" and reason "spawn_failed"
 
@@ -112,7 +112,7 @@ Feature: D5 — "Submit returns a handle, and the spawn phase is recorded"
     @D5.6
     Scenario: A failed spawn records failed and a terminal failure, and the envelope is ok false
       Given the spawn will fail with "PermissionError: the interpreter is not executable"
-      When a program submits a valid request in-process
+      When a program submits a valid request
       Then the submit envelope is ok false with kind "unavailable" naming the run
       And that run's record is terminal with outcome "failed" and reason "spawn_failed"
       And that run's record says spawn_state "failed"

@@ -11,7 +11,7 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
 
     @D8.1
     Scenario Outline: Refusals are successfully handled requests
-      When the contract caller runs li with "<arguments>"
+      When a program runs li with "<arguments>"
       Then the envelope says ok is false
       And the exit status is 0
 
@@ -24,7 +24,7 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
 
     @D8.1
     Scenario: Without --machine the same refusal is a non-zero exit and one line for a person
-      When the contract caller runs li with "job status not-a-run-id"
+      When a program runs li with "job status not-a-run-id"
       Then stdout is empty
       And stderr is exactly one line
       And the exit status is not 0
@@ -34,21 +34,21 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
     @D8.2
     Scenario Outline: A submit over a broken installation exits 78 before anything exists
       Given a required dependency "psutil" that <fault>
-      When the contract caller runs li with "agent sh true --detach --machine"
+      When a program runs li with "agent sh true --detach --machine"
       Then the exit status is 78
       And stdout is empty
       And stderr is exactly one line
       And no run was allocated
 
       Examples:
-        | fault                         |
-        | raises when imported          |
-        | the import system cannot find |
+        | fault               |
+        | fails when imported |
+        | is not installed    |
 
     @D8.2
     Scenario: A submit that fails to import after allocating a run is never answered with 78
       Given the agent command allocates a run and then fails to import a module
-      When the contract caller runs li with "agent sh true --detach --machine"
+      When a program runs li with "agent sh true --detach --machine"
       Then the exit status is 0
       And the error kind is "internal"
       And a run was allocated
@@ -57,14 +57,14 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
 
     @D8.3
     Scenario: li killed by a signal ends without an envelope and without 78
-      Given li's interpreter stalls before it can answer
-      When the contract caller starts li with "handshake --machine" and kills it
+      Given li stalls before it can answer
+      When a program starts li with "handshake --machine" and kills it
       Then stdout is empty
       And the exit status is neither 0 nor 78
 
     @D8.3
     Scenario Outline: An envelope stdout cannot take leaves an exit without a parseable envelope, never 0
-      When the contract caller runs li with "handshake --machine" and its stdout <fault>
+      When a program runs li with "handshake --machine" and its stdout <fault>
       Then the exit status is 74
       And stderr is exactly one line
       And stderr mentions "transport fault"
@@ -78,18 +78,18 @@ Feature: D8 — A valid envelope is authoritative; the exit status answers at th
 
     @D8.3
     Scenario: A launch failure has no exit status at all, so it cannot be 78
-      When the contract caller launches li from a path that does not exist
+      When a program launches li from a path that does not exist
       Then the launch itself failed
 
   Rule: D8.4 — A valid envelope makes the exit status irrelevant; without one only the exit status speaks
 
     @D8.4
     Scenario: An envelope appears exactly when the exit status is 0
-      When the contract caller runs each of these li calls:
+      When a program runs each of these li calls:
         | arguments                                   |
         | handshake --machine                         |
         | no-such-command --machine                   |
         | job status 20990101T000000-abcdef --machine |
         | --help --machine                            |
-      And the contract caller runs li with "agent sh true --detach --machine" over a broken installation
+      And a program runs li with "agent sh true --detach --machine" over a broken installation
       Then an answer holds a valid envelope exactly when its exit status is 0

@@ -10,7 +10,7 @@ Feature: D9 — "A notification is a prompt to read state, never proof and never
     @D9.1
     Scenario: The notice names the run, and the state it points at is already the answer
       Given a run that recorded its end as "completed" with a notice configured
-      When the run's end hook sends the notice
+      When whoever recorded the end sends the notice
       Then the notice says only which run to go and read, and a status read agrees with it
       And the end was on record before the notice command ran
 
@@ -18,7 +18,7 @@ Feature: D9 — "A notification is a prompt to read state, never proof and never
     Scenario: A failed delivery changes nothing about the run it was about
       Given a run that recorded its end as "completed" with a notice configured
       And the notice command will fail with "nonzero_exit"
-      When the run's end hook sends the notice
+      When whoever recorded the end sends the notice
       Then the run's own end is unchanged by the delivery
 
   Rule: D9.2 — Never the only path: the reap winner sends the dead child's notice, nobody else does
@@ -60,14 +60,14 @@ Feature: D9 — "A notification is a prompt to read state, never proof and never
     @D9.3
     Scenario: A delivered notice is recorded as attempted and succeeded
       Given a run that recorded its end as "completed" with a notice configured
-      When the run's end hook sends the notice
+      When whoever recorded the end sends the notice
       Then the recorded delivery is attempted and succeeded
 
     @D9.3
     Scenario Outline: Each failing delivery leaves its own recorded outcome
       Given a run that recorded its end as "completed" with a notice configured
       And the notice command will fail with "<failure_class>"
-      When the run's end hook sends the notice
+      When whoever recorded the end sends the notice
       Then the recorded delivery is attempted and failed with "<failure_class>"
       And the run's own end is unchanged by the delivery
 
@@ -83,7 +83,7 @@ Feature: D9 — "A notification is a prompt to read state, never proof and never
     @D9.3
     Scenario: Nothing configured is a valid configuration, recorded as not attempted
       Given a run that recorded its end with no notice configured
-      When the run's end hook sends the notice
+      When whoever recorded the end sends the notice
       Then no notice command ran
       And the recorded delivery is not attempted
 

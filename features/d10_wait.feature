@@ -73,7 +73,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | done  | completed |
         | typo  | malformed |
         | junk  | corrupt   |
-        | busy  | running    |
+        | busy  | running   |
       And "busy" records its end 2 seconds into the wait
       When the caller waits on "ghost, done, typo, junk, busy" with max wait 60 and poll interval 1
       Then the wait entries in order are:
@@ -92,9 +92,9 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
     @D10.4
     Scenario: A run submitted through another surface is answered from its record, not from what that surface noted
       Given a wait batch on this host:
-        | name    | state                      |
+        | name    | state                                  |
         | via-mcp | running, noted done by another surface |
-        | via-cli | running                    |
+        | via-cli | running                                |
       When the caller waits on "via-mcp, via-cli" with max wait 0 and poll interval none
       Then the wait entries in order are:
         | name    | status  | terminal | outcome | error |
@@ -116,7 +116,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | lost   | gone, identity unrecorded |
         | reaped | gone                      |
         | stale  | aged preparing            |
-        | young  | preparing           |
+        | young  | preparing                 |
         | ghost  | unknown                   |
         | typo   | malformed                 |
         | junk   | corrupt                   |
@@ -234,8 +234,8 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
       Given a wait batch on this host:
         | name   | state                      |
         | oldrun | alive, identity unrecorded |
-        | young  | preparing            |
-        | abroad | started on another host          |
+        | young  | preparing                  |
+        | abroad | started on another host    |
       When the caller waits on "oldrun, young, abroad" with max wait 2 and poll interval 1
       Then the wait partition is:
         | bucket              | names                 |
@@ -247,7 +247,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
     @D10.8a @D5.6
     Scenario: A record written before the spawn phase existed is judged by its process, never read as preparing
       Given a wait batch on this host:
-        | name  | state                                        |
+        | name  | state                                         |
         | alive | written before the spawn phase existed, alive |
         | gone  | written before the spawn phase existed, gone  |
       When the caller waits on "alive, gone" with max wait 0 and poll interval 1
@@ -269,7 +269,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | name  | state                     |
         | done  | completed                 |
         | broke | failed                    |
-        | busy  | running                    |
+        | busy  | running                   |
         | lost  | gone, identity unrecorded |
         | stale | aged preparing            |
         | ghost | unknown                   |
@@ -337,7 +337,7 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
     Scenario: A call that already waited on a running id pays nothing extra
       Given a wait batch on this host:
         | name | state                     |
-        | busy | running                    |
+        | busy | running                   |
         | lost | gone, identity unrecorded |
       And "busy" records its end 1 seconds into the wait
       When the caller waits on "busy, lost" with max wait 60 and poll interval 1

@@ -90,7 +90,7 @@ def fresh_home(contract_call: ContractCall) -> None:
     assert not os.path.exists(contract_call.home)
 
 
-@given(parsers.parse('a required dependency "{module}" that raises when imported'))
+@given(parsers.parse('a required dependency "{module}" that fails when imported'))
 def dependency_raises(contract_call: ContractCall, module: str) -> None:
     require_our_li()
     package = os.path.join(contract_call.site, module)
@@ -100,13 +100,13 @@ def dependency_raises(contract_call: ContractCall, module: str) -> None:
     contract_call.env["PYTHONPATH"] = contract_call.site
 
 
-@given(parsers.parse('a required dependency "{module}" that the import system cannot find'))
+@given(parsers.parse('a required dependency "{module}" that is not installed'))
 def dependency_missing(contract_call: ContractCall, module: str) -> None:
     # A None entry in sys.modules makes find_spec() answer None and `import` fail.
     contract_call.add_site(f"import sys\nsys.modules[{module!r}] = None")
 
 
-@given(parsers.parse('li\'s interpreter prints "{words}" to stdout and to descriptor 1 as it exits'))
+@given(parsers.parse('li\'s own process writes "{words}" to its stdout, by both routes, as it exits'))
 def stray_at_exit(contract_call: ContractCall, words: str) -> None:
     contract_call.add_site(f"""
         import atexit, os
@@ -150,7 +150,7 @@ def agent_allocates_then_fails(contract_call: ContractCall) -> None:
     """)
 
 
-@given("li's interpreter stalls before it can answer")
+@given("li stalls before it can answer")
 def stall(contract_call: ContractCall) -> None:
     contract_call.add_site("import time\ntime.sleep(120)")
 
@@ -166,19 +166,19 @@ def loud_environment(contract_call: ContractCall) -> None:
 # --- When ----------------------------------------------------------------------------------
 
 
-@when(parsers.parse('the contract caller runs li with "{arguments}"'))
+@when(parsers.parse('a program runs li with "{arguments}"'))
 def run_once(contract_call: ContractCall, arguments: str) -> None:
     contract_call.result = run_li(*shlex.split(arguments), home=contract_call.home, env=contract_call.env)
     contract_call.results.append(contract_call.result)
 
 
-@when(parsers.parse('the contract caller runs li with "{arguments}" twice'))
+@when(parsers.parse('a program runs li with "{arguments}" twice'))
 def run_twice(contract_call: ContractCall, arguments: str) -> None:
     for _ in range(2):
         run_once(contract_call, arguments)
 
 
-@when("the contract caller runs each of these li calls:")
+@when("a program runs each of these li calls:")
 def run_each(contract_call: ContractCall, datatable: list[list[str]]) -> None:
     header, *rows = datatable
     assert header == ["arguments"], header
@@ -186,13 +186,13 @@ def run_each(contract_call: ContractCall, datatable: list[list[str]]) -> None:
         run_once(contract_call, arguments)
 
 
-@when(parsers.parse('the contract caller runs li with "{arguments}" over a broken installation'))
+@when(parsers.parse('a program runs li with "{arguments}" over a broken installation'))
 def run_broken(contract_call: ContractCall, arguments: str) -> None:
     dependency_raises(contract_call, "psutil")
     run_once(contract_call, arguments)
 
 
-@when(parsers.parse('the contract caller runs li with "{arguments}" while stdin stays open'))
+@when(parsers.parse('a program runs li with "{arguments}" while stdin stays open'))
 def run_with_open_stdin(contract_call: ContractCall, arguments: str) -> None:
     env = {**os.environ, "LI_HOME": contract_call.home, **contract_call.env}
     proc = subprocess.Popen([li_bin(), *shlex.split(arguments)], stdin=subprocess.PIPE,
@@ -205,7 +205,7 @@ def run_with_open_stdin(contract_call: ContractCall, arguments: str) -> None:
     contract_call.result = Result(proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
 
 
-@when(parsers.parse('the contract caller runs li by absolute path with an empty PATH and "{arguments}"'))
+@when(parsers.parse('a program runs li by absolute path with an empty PATH and "{arguments}"'))
 def run_without_path(contract_call: ContractCall, arguments: str) -> None:
     executable = li_bin()
     assert os.path.isabs(executable)
@@ -215,7 +215,7 @@ def run_without_path(contract_call: ContractCall, arguments: str) -> None:
     contract_call.result = Result(proc.returncode, proc.stdout, proc.stderr)
 
 
-@when(parsers.parse('the contract caller starts li with "{arguments}" and kills it'))
+@when(parsers.parse('a program starts li with "{arguments}" and kills it'))
 def start_and_kill(contract_call: ContractCall, arguments: str) -> None:
     env = {**os.environ, "LI_HOME": contract_call.home, **contract_call.env}
     proc = subprocess.Popen([li_bin(), *shlex.split(arguments)], stdin=subprocess.DEVNULL,
@@ -226,7 +226,7 @@ def start_and_kill(contract_call: ContractCall, arguments: str) -> None:
     contract_call.result = Result(proc.returncode, out.decode(), err.decode())
 
 
-@when(parsers.parse('the contract caller runs li with "{arguments}" and its stdout {fault}'))
+@when(parsers.parse('a program runs li with "{arguments}" and its stdout {fault}'))
 def run_with_broken_stdout(contract_call: ContractCall, arguments: str, fault: str) -> None:
     """stdout on /dev/full, on a pipe whose reader already left, or closed (`>&-`)."""
     env = {**os.environ, "LI_HOME": contract_call.home, **contract_call.env}
@@ -250,7 +250,7 @@ def run_with_broken_stdout(contract_call: ContractCall, arguments: str, fault: s
     contract_call.result = Result(proc.returncode, "", proc.stderr)
 
 
-@when("the contract caller launches li from a path that does not exist")
+@when("a program launches li from a path that does not exist")
 def launch_missing(contract_call: ContractCall, tmp_path: Any) -> None:
     try:
         subprocess.run([str(tmp_path / "no-such-li"), "handshake", "--machine"], capture_output=True)

@@ -58,7 +58,7 @@ def _will_fail(notice_ctx: dict[str, Any], failure_class: str) -> None:
     notice_ctx["result"] = NoticeResult(ok=False, exit_code=code, error="it failed", failure_class=failure_class)
 
 
-@when("the run's end hook sends the notice")
+@when("whoever recorded the end sends the notice")
 def _send(world: Any, notice_ctx: dict[str, Any]) -> None:
     notifier = Peeking(world.store, notice_ctx["result"])
     notice_ctx["notifier"] = notifier

@@ -291,7 +291,7 @@ def cwd_will_vanish(world: Any, submit_ctx: dict[str, Any]) -> None:
     world.container.core.spawner.override(providers.Object(Vanishing()))
 
 
-@when("a program submits a valid request in-process")
+@when("a program submits a valid request")
 def submit_in_process(world: Any, submit_ctx: dict[str, Any]) -> None:
     from entrypoints.container import set_container
     from entrypoints.dispatch import answer
