@@ -14,7 +14,7 @@ from domain.evidence import (
     wants_session,
     worth_probing,
 )
-from domain.lifecycle import PREPARING_THRESHOLD_SECONDS, Derivation, derive, reap, reapable
+from domain.lifecycle import PREPARING_THRESHOLD_SECONDS, Derivation, Resolution, resolve
 from domain.run import RecordUnusable, Run
 
 ReapHook = Callable[[Run], None]
@@ -58,13 +58,19 @@ class Observer:
         for _attempt in range(2):
             run = self.store.read(run_id)
             finding, seen = self._probe(run, here, probe_ended)
-            if finding is None or not reapable(run, finding):
+            if finding is None or self._resolve(run, finding).reap is None:
                 break
             published, moved = self._try_reap(run, finding, seen, here)
             run = published or run
             if not moved:
                 break
-        return Observed(run, finding, derive(run, finding, self.clock.now(), self.preparing_threshold))
+        # The record as it now stands: ended by the reap just published, or as read when no reap
+        # was due or it could not be published (an end that was not written is never reported).
+        return Observed(run, finding, self._resolve(run, finding).as_read)
+
+    def _resolve(self, run: Run, finding: Finding | None, evidence: dict[str, object] | None = None) -> Resolution:
+        return resolve(run, finding, self.clock.now(), evidence=evidence,
+                       preparing_threshold=self.preparing_threshold)
 
     def _probe(
         self, run: Run, here: HostFacts, probe_ended: bool,
@@ -107,7 +113,7 @@ class Observer:
         def change(current: Run) -> Run | None:
             nonlocal moved
             moved = current.generation != judged.generation
-            return None if moved else reap(current, finding, now, evidence)
+            return None if moved else resolve(current, finding, now, evidence=evidence).reap
 
         try:
             published = self.store.update(judged.run_id, change, self.reap_lock_timeout)

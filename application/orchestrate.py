@@ -35,6 +35,11 @@ class LegOutcome:
     def answer(self) -> str | None:
         return self.result.answer if self.result is not None else None
 
+    @property
+    def exit_code(self) -> int | None:
+        """The provider's exit code; None when the leg never ran."""
+        return self.result.exit_code if self.result is not None else None
+
 
 RunLeg = Callable[[Leg, str], LegOutcome]
 

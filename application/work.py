@@ -12,7 +12,6 @@ from application.orchestrate import LegConsole, LegOutcome, artifact_name, plan,
 from application.ports import (
     Clock,
     Provider,
-    ProviderResult,
     RunNotFound,
     RunStore,
     StoreBusy,
@@ -20,7 +19,8 @@ from application.ports import (
 )
 from domain.availability import UNREADABLE, Availability
 from domain.contract import ContractError
-from domain.lifecycle import classify, exit_code_of
+from domain.ending import End, decide, leg_status
+from domain.lifecycle import classify
 from domain.request import Leg, RunRequest, invalid
 from domain.run import RecordUnusable, Run, iso
 
@@ -29,8 +29,6 @@ ArtifactNames = Availability[list[str]]
 
 # Why the artifacts of a run could not be collected, beside the D7 reason codes of a listing.
 UNWRITABLE = "unwritable"  # an answer a leg gave could not be written under artifacts/
-# The reason on a `completed` run whose artifacts could not be collected (never `completed_empty`).
-ARTIFACTS_UNAVAILABLE = "artifacts_unavailable"
 
 
 def _no_hook(run: Run) -> None:
@@ -43,52 +41,6 @@ class Workspace:
 
     console: Any
     env: Mapping[str, str]
-
-
-@dataclass(frozen=True)
-class End:
-    """How the run ended, decided from its legs before anything is recorded."""
-
-    status: str
-    reason_code: str | None
-    exit_code: int
-
-
-def decide(outcomes: list[LegOutcome], cancelled: bool, produced: bool | None, error: str | None) -> End:
-    """The run's end from its legs: cancel beats error beats timeout beats failure beats emptiness.
-
-    `produced` is None when the artifacts could not be collected. The work's own exit still
-    decides: work that did not fail is `completed` with reason `artifacts_unavailable`, never
-    `completed_empty` — a folder that could not be read is no evidence of no output (D7).
-    """
-    if cancelled:
-        return End("cancelled", "cancelled", exit_code_of("cancelled"))
-    if error is not None:
-        return End("failed", error, 1)
-    if any(o.status == "timed_out" for o in outcomes):
-        return End("timed_out", "timeout", exit_code_of("timed_out"))
-    failed = next((o for o in outcomes if o.status not in ("completed",)), None)
-    if failed is not None:
-        code = failed.result.exit_code if failed.result is not None else 1
-        return End("failed", failed.reason_code or "leg_failed", code if code > 0 else 1)
-    if produced is None:
-        return End("completed", ARTIFACTS_UNAVAILABLE, 0)
-    if not produced:
-        return End("completed_empty", "no_artifacts", 0)
-    return End("completed", None, 0)
-
-
-def leg_status(result: ProviderResult, cancelled: bool) -> tuple[str, str | None]:
-    """One leg's status and reason from its provider's result."""
-    if cancelled:
-        return "cancelled", "cancelled"
-    if result.timed_out:
-        return "timed_out", "timeout"
-    if result.is_error:
-        return "failed", "provider_error"
-    if result.exit_code != 0:
-        return "failed", "exit_nonzero"
-    return "completed", None
 
 
 class WorkService:

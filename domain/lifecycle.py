@@ -46,7 +46,7 @@ def classify(status: str) -> Outcome:
     return _OUTCOME_OF.get(status, "indeterminate")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Derivation:
     """Everything a status-bearing answer says about one run at one moment."""
 
@@ -76,15 +76,18 @@ def derive(
     age = age_of(run, now)
     alive = finding.alive if finding is not None else None
     if run.end_recorded:
-        outcome = recorded_outcome(run)
-        return Derivation(run.status, True, outcome, run.reason_code, alive, False, False, False, age)
+        return Derivation(status=run.status, terminal=True, outcome=recorded_outcome(run),
+                          reason_code=run.reason_code, alive=alive, possibly_orphaned=False, stopped=False,
+                          aged_preparing=False, age_seconds=age)
     if run.spawn_state == PREPARING:
         aged = age >= preparing_threshold
-        return Derivation(run.status, False, None, None, alive, aged, False, aged, age)
+        return Derivation(status=run.status, terminal=False, outcome=None, reason_code=None, alive=alive,
+                          possibly_orphaned=aged, stopped=False, aged_preparing=aged, age_seconds=age)
     stopped = finding is not None and finding.local and finding.alive is not True
     # "exited" only where the process is established not alive; denied or unreadable stays verbatim.
     status = "exited" if stopped and alive is False else run.status
-    return Derivation(status, False, None, None, alive, stopped, stopped, False, age)
+    return Derivation(status=status, terminal=False, outcome=None, reason_code=None, alive=alive,
+                      possibly_orphaned=stopped, stopped=stopped, aged_preparing=False, age_seconds=age)
 
 
 def recorded_outcome(run: Run) -> Outcome | None:
@@ -121,3 +124,38 @@ def reap(run: Run, finding: Finding, now: datetime, evidence: dict[str, object])
         terminal_source="reaper",
         terminal_evidence=dict(evidence),
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resolution:
+    """What one look at a run comes to: the answer, and the end a reader must publish first.
+
+    `reap` is the terminal record a fenced write publishes (None when the run is not eligible);
+    `derivation` is what li answers once it is published (of `reap` when there is one, else of
+    the record as read); `as_read` is what li answers when the publish could not be made (the
+    store busy or refusing) — the record as read, never an end that was not written.
+    """
+
+    derivation: Derivation
+    reap: Run | None
+    as_read: Derivation
+
+
+def resolve(
+    run: Run,
+    finding: Finding | None,
+    now: datetime,
+    *,
+    evidence: dict[str, object] | None = None,
+    preparing_threshold: float = PREPARING_THRESHOLD_SECONDS,
+) -> Resolution:
+    """The one pure step from a record and a liveness finding to li's answer (D4, D6).
+
+    `finding` is None when the run was not probed (an ended run needs no probe). `evidence` is
+    recorded with a reap as `terminal_evidence`.
+    """
+    as_read = derive(run, finding, now, preparing_threshold)
+    reaped = None if finding is None else reap(run, finding, now, evidence or {})
+    if reaped is None:
+        return Resolution(derivation=as_read, reap=None, as_read=as_read)
+    return Resolution(derivation=derive(reaped, finding, now, preparing_threshold), reap=reaped, as_read=as_read)

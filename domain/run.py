@@ -95,8 +95,10 @@ class Run:
     kind: str
     status: str
     submitted_at: str
+    # The spawn phase is recorded, never inferred (D5): a maker of a record says which it is;
+    # None only for a record from before the field existed.
+    spawn_state: SpawnState | None
     label: str | None = None
-    spawn_state: SpawnState | None = PREPARING
     started_at: str | None = None
     finished_at: str | None = None
     finished_at_precision: str | None = None

@@ -19,7 +19,7 @@ def store_with_run() -> tuple[PausingStore, str]:
     now = datetime.now(UTC)
     run_id = inner.reserve(now)
     store = PausingStore(inner)
-    store.create(Run(run_id=run_id, kind="agent", status="running", submitted_at=now.isoformat()))
+    store.create(Run(run_id=run_id, kind="agent", status="running", submitted_at=now.isoformat(), spawn_state="preparing"))
     return store, run_id
 
 

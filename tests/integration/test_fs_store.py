@@ -25,7 +25,7 @@ NOW = datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC)
 def fresh(tmp_path: Any) -> tuple[FsRunStore, Run]:
     store = FsRunStore(str(tmp_path / "li-home"))
     run_id = store.reserve(NOW)
-    return store, store.create(Run(run_id=run_id, kind="agent", status="running", submitted_at=NOW.isoformat()))
+    return store, store.create(Run(run_id=run_id, kind="agent", status="running", submitted_at=NOW.isoformat(), spawn_state="preparing"))
 
 
 def test_a_record_is_written_whole_with_no_temp_file_left_and_the_lock_kept(tmp_path: Any) -> None:
@@ -177,7 +177,7 @@ def test_a_removed_run_leaves_the_store_in_one_rename_and_is_deleted_after_its_l
 
 def test_trash_an_interrupted_removal_left_is_never_listed_and_the_next_removal_sweeps_it(tmp_path: Any) -> None:
     store, run = fresh(tmp_path)
-    other = store.create(Run(run_id=store.reserve(NOW), kind="agent", status="failed", submitted_at=NOW.isoformat()))
+    other = store.create(Run(run_id=store.reserve(NOW), kind="agent", status="failed", submitted_at=NOW.isoformat(), spawn_state="preparing"))
     leftover = os.path.join(store.runs, f".trash-{other.run_id}-0badf00d")
     os.rename(store.run_dir(other.run_id), leftover)  # a prune killed between its rename and its delete
     assert list(store.run_ids()) == [run.run_id]

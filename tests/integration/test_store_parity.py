@@ -45,7 +45,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
 
 def created(store: Any, status: str = "running") -> Run:
     run_id = store.reserve(NOW)
-    return store.create(Run(run_id=run_id, kind="agent", status=status, submitted_at=NOW.isoformat()))
+    return store.create(Run(run_id=run_id, kind="agent", status=status, submitted_at=NOW.isoformat(), spawn_state="preparing"))
 
 
 def test_reserve_hands_out_distinct_valid_ids_for_the_same_instant(store: Any) -> None:
@@ -83,7 +83,7 @@ def test_a_missing_run_is_not_found_for_read_and_update_and_is_not_created(store
 def test_run_ids_are_newest_first(store: Any) -> None:
     ids = [created(store).run_id for _ in range(3)]
     later = store.reserve(datetime(2026, 7, 26, tzinfo=UTC))
-    store.create(Run(run_id=later, kind="agent", status="running", submitted_at=NOW.isoformat()))
+    store.create(Run(run_id=later, kind="agent", status="running", submitted_at=NOW.isoformat(), spawn_state="preparing"))
     listed = list(store.run_ids())
     assert listed[0] == later and listed == sorted(listed, reverse=True) and set(ids) <= set(listed)
 

@@ -142,6 +142,7 @@ def test_the_floor_is_paid_at_most_once_and_buys_one_more_observation(
 
 
 def test_timed_out_means_ids_were_still_pending() -> None:
-    d = Derivation("running", False, None, None, True, False, False, False, 0.0)
+    d = Derivation(status="running", terminal=False, outcome=None, reason_code=None, alive=True,
+                   possibly_orphaned=False, stopped=False, aged_preparing=False, age_seconds=0.0)
     assert timed_out(partition([("a", d)])) is True
     assert timed_out(partition([])) is False

@@ -50,7 +50,7 @@ def test_a_written_record_carries_its_schema_version() -> None:
        st.integers(min_value=0, max_value=10**6))
 def test_any_textual_status_and_label_round_trip(status: str, label: str, pid: int | None, generation: int) -> None:
     record = Run(run_id="20260725T175010-97f334", kind="flow", status=status, submitted_at=STAMP,
-                 label=label, pid=pid, generation=generation)
+                 label=label, pid=pid, generation=generation, spawn_state="preparing")
     assert Run.from_dict(json.loads(json.dumps(record.to_dict()))) == record
 
 
@@ -108,7 +108,7 @@ def test_a_made_run_id_sorts_by_time_and_is_valid() -> None:
 
 
 def test_an_end_is_recorded_by_a_finish_time_or_a_spawn_failure_only() -> None:
-    base = Run(run_id="20260725T175010-97f334", kind="agent", status="completed", submitted_at=STAMP)
+    base = Run(run_id="20260725T175010-97f334", kind="agent", status="completed", submitted_at=STAMP, spawn_state="preparing")
     assert not base.end_recorded
     assert base.evolve(finished_at=STAMP).end_recorded
     assert base.evolve(spawn_state="failed").end_recorded

@@ -10,7 +10,8 @@ import pytest
 from dependency_injector import providers
 
 from application.ports import ProviderResult
-from application.work import Workspace, decide
+from application.work import Workspace
+from domain.ending import decide
 from domain.request import Leg, ModelSpec, RunRequest
 
 Script = Callable[[str, "str | None"], ProviderResult]

@@ -16,8 +16,9 @@ from dependency_injector import providers
 from adapters.memory_store import MemoryRunStore
 from application.orchestrate import LegOutcome
 from application.ports import ProviderResult
-from application.work import Workspace, decide
+from application.work import Workspace
 from domain.availability import Availability
+from domain.ending import decide
 from domain.request import Leg, ModelSpec, RunRequest
 from domain.run import Run
 from tests.unit.test_submit_work import FakeProvider

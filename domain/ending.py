@@ -1,0 +1,84 @@
+"""How a run's work ended, decided from its legs before anything is recorded (the runner's verdict)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from domain.lifecycle import exit_code_of
+
+# The reason on a `completed` run whose artifacts could not be collected (never `completed_empty`).
+ARTIFACTS_UNAVAILABLE: Final = "artifacts_unavailable"
+
+
+class ProcessEnd(Protocol):
+    """What a provider reports about one leg's process (application.ports.ProviderResult is one)."""
+
+    @property
+    def exit_code(self) -> int: ...
+
+    @property
+    def is_error(self) -> bool: ...
+
+    @property
+    def timed_out(self) -> bool: ...
+
+
+class LegEnd(Protocol):
+    """One leg's verdict (application.orchestrate.LegOutcome is one); `exit_code` None if it never ran."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def reason_code(self) -> str | None: ...
+
+    @property
+    def exit_code(self) -> int | None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class End:
+    """How the run ended: the status, reason and exit code the runner records."""
+
+    status: str
+    reason_code: str | None
+    exit_code: int
+
+
+def leg_status(result: ProcessEnd, cancelled: bool) -> tuple[str, str | None]:
+    """One leg's status and reason from its provider's result."""
+    if cancelled:
+        return "cancelled", "cancelled"
+    if result.timed_out:
+        return "timed_out", "timeout"
+    if result.is_error:
+        return "failed", "provider_error"
+    if result.exit_code != 0:
+        return "failed", "exit_nonzero"
+    return "completed", None
+
+
+def decide(legs: Sequence[LegEnd], cancelled: bool, produced: bool | None, error: str | None) -> End:
+    """The run's end from its legs: cancel beats error beats timeout beats failure beats emptiness.
+
+    `produced` is None when the artifacts could not be collected. The work's own exit still
+    decides: work that did not fail is `completed` with reason `artifacts_unavailable`, never
+    `completed_empty` — a folder that could not be read is no evidence of no output (D7).
+    """
+    if cancelled:
+        return End(status="cancelled", reason_code="cancelled", exit_code=exit_code_of("cancelled"))
+    if error is not None:
+        return End(status="failed", reason_code=error, exit_code=1)
+    if any(leg.status == "timed_out" for leg in legs):
+        return End(status="timed_out", reason_code="timeout", exit_code=exit_code_of("timed_out"))
+    failed = next((leg for leg in legs if leg.status != "completed"), None)
+    if failed is not None:
+        code = failed.exit_code if failed.exit_code is not None else 1
+        return End(status="failed", reason_code=failed.reason_code or "leg_failed", exit_code=code if code > 0 else 1)
+    if produced is None:
+        return End(status="completed", reason_code=ARTIFACTS_UNAVAILABLE, exit_code=0)
+    if not produced:
+        return End(status="completed_empty", reason_code="no_artifacts", exit_code=0)
+    return End(status="completed", reason_code=None, exit_code=0)
