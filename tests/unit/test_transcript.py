@@ -203,20 +203,25 @@ def test_rendering_chunk_by_chunk_shows_what_rendering_at_once_shows(name: str, 
     assert "".join(out) == render(data, max_line)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(
-    st.binary(max_size=200),
-    st.dictionaries(st.sampled_from(["type", "item", "message", "result", "stats", "usage", "content", "status",
-                                     "severity", "subtype", "is_error", "role", "delta", "error", "parameters"]),
-                    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-                                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8),
-                                                                                          inner, max_size=3),
-                                 max_leaves=8), max_size=6).map(lambda d: json.dumps(d).encode()),
-), max_size=12))
+_JUNK = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                 max_size=3),
+                     max_leaves=8)
+_TYPES = sorted({"system", "assistant", "user", "result", "thread.started", "turn.completed", "turn.failed",
+                 "item.started", "item.completed", "error", "init", "message", "tool_use", "tool_result", "other"})
+_JUNK = _JUNK | st.just("\u001b[2J")
+_EVENT = st.fixed_dictionaries(
+    {"type": st.sampled_from(_TYPES)},
+    optional={key: _JUNK for key in ("item", "message", "result", "stats", "usage", "content", "status", "severity",
+                                     "subtype", "is_error", "role", "delta", "error", "parameters", "tool_name")})
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=200), _EVENT.map(lambda d: json.dumps(d).encode())), max_size=12))
 def test_any_bytes_render_without_raising(parts: list[bytes]) -> None:
     data = b"\n".join(parts)
     text = render(data, max_line=300)
-    assert isinstance(text, str)
+    assert "\x1b" not in text or b"\x1b" in data  # an escape decoded from JSON never reaches the screen
     for vendor in ("claude", "codex", "gemini"):
         outcome(vendor, data.decode("utf-8", "replace").splitlines())
 
