@@ -61,6 +61,11 @@ AGENT = [
     row("agent-negative-timeout", "agent", "sh", "true", "--detach", "--timeout", "-5"),
     row("agent-huge-timeout", "agent", "sh", "true", "--detach", "--timeout", HUGE + "e999"),
     row("agent-invalid-utf8-prompt-file", "agent", "sh", "--prompt-file", INVALID_UTF8, "--detach"),
+    row("agent-bad-permission-mode", "agent", "claude", "hi", "--detach", "--permission-mode", UNICODE),
+    row("agent-sh-permission-mode", "agent", "sh", "true", "--detach", "--permission-mode", "full"),
+    row("agent-sh-provider-arg", "agent", "sh", "true", "--detach", "--provider-arg=--x"),
+    row("agent-command-as-model", "agent", "echo", "hi", "--detach"),
+    row("agent-raw-detached", "agent", "sh", "true", "--detach", "--raw"),
 ]
 
 ORCHESTRATE = [
@@ -101,6 +106,7 @@ JOB = [
     row("output-negative-tail", "job", "output", UNKNOWN, "--tail-chars", "-1"),
     row("output-bad-tail", "job", "output", UNKNOWN, "--tail-chars", "lots"),
     row("output-follow-unknown-id", "job", "output", UNKNOWN, "--follow"),
+    row("output-raw-unknown-id", "job", "output", UNKNOWN, "--raw"),
     row("list", "job", "list"),
     row("list-help", "job", "list", "--help"),
     row("list-zero-limit", "job", "list", "--limit", "0"),
