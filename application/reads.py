@@ -41,7 +41,6 @@ LIMIT_DEFAULT: Final = 50
 LIMIT_MAX: Final = 1000
 USAGE_KEYS: Final = ("metering", "usage")  # where a manifest carries the run's meter
 
-# Human-mode exit codes by an ended run's status; anything else that ended is 1.
 _DIGITS = re.compile(r"[0-9]+")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from application.observe import Observed, Observer
 from application.ports import Clock, RunNotFound
+from domain.availability import UNREADABLE
 from domain.lifecycle import Derivation
 from domain.observation import (
     MAX_WAIT_BOUNDS,
@@ -182,7 +183,7 @@ class Waiter:
                                               exc.reason_code))
         except OSError as exc:
             return Seen(run_id, error=RowError.of(RECORD_UNUSABLE, f"record of {run_id} is unreadable: {exc}",
-                                              "unreadable"))
+                                              UNREADABLE))
 
     def _snapshot(
         self, run_ids: Sequence[str], progress: _Progress, window: Clamped, poll: Clamped,

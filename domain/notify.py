@@ -15,9 +15,6 @@ PLACEHOLDERS: Final = ("run_id", "status", "outcome", "reason_code", "label", "p
 FailureClass = Literal[
     "command_not_found", "permission_denied", "timeout", "nonzero_exit", "signalled", "unknown",
 ]
-FAILURE_CLASSES: Final[tuple[FailureClass, ...]] = (
-    "command_not_found", "permission_denied", "timeout", "nonzero_exit", "signalled", "unknown",
-)
 DEFAULT_TIMEOUT_SECONDS: Final = 30.0
 
 # Where a run's template came from, recorded beside it at submit.

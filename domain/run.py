@@ -10,17 +10,17 @@ from typing import Any, ClassVar
 
 from domain.availability import RUN_ID_MISMATCH
 from domain.untrusted import RECORD_MAX_BYTES, Untrusted, check_size, parse_json
-from domain.vocabulary import FAILED, PREPARING, STARTED, SpawnState
+from domain.vocabulary import FAILED as FAILED  # the spawn phases, where records are made
+from domain.vocabulary import PREPARING as PREPARING
+from domain.vocabulary import STARTED as STARTED
+from domain.vocabulary import SpawnState
 
 RECORD_SCHEMA_VERSION = 1
 RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
-KINDS = ("agent", "flow", "fanout")
 
 # The environment variable naming the run in every process of it (runner, legs, their children):
 # the kernel keeps a process's environment as it was at exec, so it vouches for membership.
 RUN_TAG = "LI_RUN_ID"
-
-__all__ = ["FAILED", "PREPARING", "STARTED"]  # the spawn phases, re-exported where records are made
 
 
 class RecordUnusable(Exception):

@@ -37,7 +37,6 @@ succeeded, failed, cancelled, indeterminate), never with `status`, which is show
 may take values you have not seen. An `unknown` evidence reading means "could not be
 established", never "there is none"."""
 
-RUN_ID = "the run id returned by a submit tool (YYYYMMDDTHHMMSS-xxxxxx)"
 
 DESCRIPTIONS = {
     "handshake": (

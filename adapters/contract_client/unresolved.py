@@ -45,7 +45,6 @@ class Standing:
     bucket: str
     attempts: int
     abandoned: bool
-    retry_after: float
 
 
 #: Ids the ledger remembers at most; a long-lived `li mcp` must not grow without bound.
@@ -82,7 +81,7 @@ class UnresolvedLedger:
         with self._lock:
             if bucket in (TERMINAL, ERRORED):
                 self._entries.pop(run_id, None)
-                return Standing(bucket, 0, False, 0.0)
+                return Standing(bucket, 0, False)
             entry = self._entries.setdefault(run_id, _Entry(bucket, 0, self._clock()))
             self._entries.move_to_end(run_id)
             if bucket != PENDING or window_expired:
@@ -104,10 +103,7 @@ class UnresolvedLedger:
             self._entries.pop(oldest if oldest is not None else next(iter(self._entries)))
 
     def _standing(self, entry: _Entry) -> Standing:
-        abandoned = entry.attempts >= self.policy.max_attempts
-        paced = not abandoned and entry.bucket != PENDING  # a pending id is paced by the window
-        retry = self.policy.backoff(entry.attempts) if paced else 0.0
-        return Standing(entry.bucket, entry.attempts, abandoned, retry)
+        return Standing(entry.bucket, entry.attempts, entry.attempts >= self.policy.max_attempts)
 
     def delay_before(self, run_ids: Sequence[str]) -> float:
         """Seconds to back off before observing these ids; 0 when any of them is worth a look now."""
