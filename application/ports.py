@@ -183,6 +183,34 @@ class Clock(Protocol):
         ...
 
 
+class RunWatch(Protocol):
+    """Changes to the records of the runs a `RunChanges.watch` was given, noticed since it began."""
+
+    def wait(self, timeout: float) -> bool:
+        """Block until one of the watched runs' records may have changed, or `timeout` seconds pass.
+
+        True when woken by a (possible) change, False when the time ran out. A spurious True is
+        allowed (the caller only observes again); a missed change is not, so a watch that cannot
+        tell sleeps the whole timeout and leaves the change to the next poll.
+        """
+        ...
+
+    def close(self) -> None:
+        """Stop watching; idempotent."""
+        ...
+
+
+class RunChanges(Protocol):
+    """Wake-ups when run records change, so a wait learns of an end without waiting for its next
+    poll. Store-neutral: run ids in, never paths (inotify on the run folders, LISTEN/NOTIFY, ...)."""
+
+    def watch(self, run_ids: Sequence[str]) -> RunWatch:
+        """Start noticing changes to these runs' records; called before they are observed, so a
+        change made between an observation and the next `wait` still wakes it. Ids that name no
+        run (or are not ids) are ignored."""
+        ...
+
+
 @dataclass(frozen=True)
 class NoticeResult:
     ok: bool

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from application.observe import Observed, Observer
-from application.ports import Clock, RunNotFound
+from application.ports import Clock, RunChanges, RunNotFound, RunWatch
 from domain.availability import UNREADABLE
 from domain.lifecycle import Derivation
 from domain.observation import (
@@ -114,9 +114,10 @@ class _Progress:
 class Waiter:
     """Bounded observation over the one Observer: it reads, it never changes a run except by a fenced reap."""
 
-    def __init__(self, observer: Observer, clock: Clock) -> None:
+    def __init__(self, observer: Observer, clock: Clock, changes: RunChanges | None = None) -> None:
         self.observer = observer
         self.clock = clock
+        self.changes = changes  # None: every pause is a plain clock sleep (the poll alone)
 
     def wait(
         self,
@@ -132,6 +133,7 @@ class Waiter:
         flag = stop or StopFlag()
         deadline = self.clock.monotonic() + window.effective
         progress = _Progress()
+        watch: RunWatch | None = None
         try:
             while True:
                 self._observe_pass(run_ids, progress)
@@ -144,18 +146,32 @@ class Waiter:
                                    deadline - self.clock.monotonic(), poll.effective)
                 if pause is None:
                     return result
-                self._sleep(pause, flag)
+                if watch is None and self.changes is not None:
+                    # Watched from the first pause on, so a snapshot or a wait on ended runs never
+                    # sets a watch up. A change made during the pass just done would be missed by a
+                    # watch begun after it: observe the ids still open once more, now watched.
+                    watch = self.changes.watch([s.run_id for s in progress.seen.values()
+                                                if s.bucket != TERMINAL and not _refused(s)])
+                    continue
+                self._sleep(pause, flag, watch)
                 progress.waited = True
         except WaitInterrupted:
             pass
+        finally:
+            if watch is not None:
+                watch.close()
         return self._snapshot(run_ids, progress, window, poll, interrupted=True)
 
-    def _sleep(self, seconds: float, flag: StopFlag) -> None:
+    def _sleep(self, seconds: float, flag: StopFlag, watch: RunWatch | None) -> None:
+        """Pause until the poll is due, or sooner when a watched run's record changes."""
         flag.sleeping = True
         try:
             if flag.requested:
                 raise WaitInterrupted
-            self.clock.sleep(seconds)
+            if watch is None:
+                self.clock.sleep(seconds)
+            else:
+                watch.wait(seconds)
         finally:
             flag.sleeping = False
 

@@ -39,6 +39,7 @@ def make_world(kind: str, tmp_path: str) -> World:
     container.core.store.override(providers.Object(store))
     container.core.signaller.override(providers.Object(signaller))
     container.core.spawner.override(providers.Object(spawner))
+    container.core.run_changes.override(providers.Object(None))  # waits sleep on the fake clock
     container.notices.notifier.override(providers.Object(notifier))
     # In a world the reap winner delivers in-process (no detached sender to start).
     container.notices.reap_notices.override(container.notices.notices)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from adapters.clocks import SystemClock
 from adapters.faults import PHASES, PausingStore
+from adapters.fs_changes import FsRunChanges
 from adapters.fs_store import FsRunStore
 from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
 from entrypoints._di import containers, providers
@@ -28,6 +29,9 @@ class Core(containers.DeclarativeContainer):
         plain=plain_store,
         pausing=providers.Singleton(PausingStore, plain_store),
     )
+    # What wakes a waiting `li job wait` when a record changes: the store's companion (inotify on
+    # the run folders; another store brings its own, e.g. LISTEN/NOTIFY). None: the poll alone.
+    run_changes = providers.Singleton(FsRunChanges, home=home)
     prober = providers.Singleton(PsutilProber)
     signaller = providers.Singleton(GroupSignaller)
     spawner = providers.Singleton(DetachedSpawner)

@@ -27,4 +27,4 @@ class Reads(containers.DeclarativeContainer):
         grace=config.kill_grace,
     )
     # Bounded observation over the same Observer, so wait cannot disagree with status.
-    waiter = providers.Factory(Waiter, observer=observer, clock=core.clock)
+    waiter = providers.Factory(Waiter, observer=observer, clock=core.clock, changes=core.run_changes)
