@@ -31,7 +31,7 @@ _HOMES: dict[str, str] = {
     "ErrorKindName": "domain.vocabulary", "KillAction": "domain.vocabulary", "Severity": "domain.vocabulary",
     # the contract and the wire model
     "ContractError": "domain.contract", "ErrorKind": "domain.contract", "CONTRACT_VERSION": "domain.contract",
-    "Envelope": "domain.contract", "success": "domain.contract", "failure": "domain.contract",
+    "Envelope": "domain.wire", "success": "domain.contract", "failure": "domain.contract",
     "Availability": "domain.availability", "to_wire": "domain.serialise", "Wire": "domain.serialise",
     "Lifecycle": "domain.wire", "StatusData": "domain.wire", "Row": "domain.wire", "RowError": "domain.wire",
     "ListData": "domain.wire", "OutputData": "domain.wire", "WaitData": "domain.wire",
@@ -58,7 +58,6 @@ if TYPE_CHECKING:  # the same names for mypy, re-exported explicitly
     from domain.availability import Availability as Availability
     from domain.contract import CONTRACT_VERSION as CONTRACT_VERSION
     from domain.contract import ContractError as ContractError
-    from domain.contract import Envelope as Envelope
     from domain.contract import ErrorKind as ErrorKind
     from domain.contract import failure as failure
     from domain.contract import success as success
@@ -100,6 +99,7 @@ if TYPE_CHECKING:  # the same names for mypy, re-exported explicitly
     from domain.vocabulary import SpawnState as SpawnState
     from domain.vocabulary import Status as Status
     from domain.wire import VERBS as VERBS
+    from domain.wire import Envelope as Envelope
     from domain.wire import KillData as KillData
     from domain.wire import Lifecycle as Lifecycle
     from domain.wire import ListData as ListData

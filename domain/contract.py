@@ -1,12 +1,16 @@
-"""The envelope (D3), the closed error kinds, and the contract version (D2)."""
+"""The envelope (D3), the closed error kinds, and the contract version (D2).
+
+Every answer passes through `success`/`failure`, so this module stays off `dataclasses` (which
+loads `inspect`, `ast` and `dis`: about a quarter of `li handshake`): the envelope, handshake,
+version and help shapes are declared once in domain/wire.py, and tests/unit/test_wire.py holds
+the dicts built here to those classes field for field.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar, get_args
+from typing import Any, get_args
 
-from domain.serialise import Minimum, Wire
 from domain.vocabulary import ErrorKindName
 
 CONTRACT_VERSION = 1
@@ -40,75 +44,15 @@ class ContractError(Exception):
         self.detail = detail
 
 
-@dataclass(frozen=True, kw_only=True)
-class ErrorBody(Wire):
-    """Why a request was refused. `message` is for a person; `detail` is not contractual."""
-
-    kind: ErrorKindName
-    message: str
-    detail: dict[str, Any] | None = None
-
-
-_ONE_OF_DATA_OR_ERROR: dict[str, Any] = {
-    "oneOf": [
-        {"properties": {"ok": {"const": True}, "data": {"type": "object"}, "error": {"type": "null"}}},
-        {"properties": {"ok": {"const": False}, "data": {"type": "null"}, "error": {"type": "object"}}},
-    ]
-}
-
-
-@dataclass(frozen=True, kw_only=True)
-class Envelope(Wire):
-    """The one JSON object `li ... --machine` writes to stdout; exactly one of data/error is set."""
-
-    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "allow", "json_schema_extra": _ONE_OF_DATA_OR_ERROR}
-
-    ok: bool
-    contract_version: Annotated[int, Minimum(1)]
-    data: dict[str, Any] | None
-    error: ErrorBody | None
-
-
-
-# --- what every start-up may answer (D2) ------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class HandshakeData(Wire):
-    """`li handshake` (D2)."""
-
-    contract_version: Annotated[int, Minimum(1)]
-    min_supported_version: Annotated[int, Minimum(1)]
-    implementation: str
-    implementation_version: str
-    module: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class VersionData(Wire):
-    """`li --version`."""
-
-    version: str
-    implementation: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class HelpData(Wire):
-    """`li ... --help`: the help text is the answer."""
-
-    help: str
-
-
-
 def success(data: dict[str, Any]) -> dict[str, Any]:
     """An `ok: true` envelope carrying `data`."""
-    return Envelope(ok=True, contract_version=CONTRACT_VERSION, data=data, error=None).to_wire()
+    return {"ok": True, "contract_version": CONTRACT_VERSION, "data": data, "error": None}
 
 
 def failure(kind: ErrorKind, message: str, detail: dict[str, Any] | None = None) -> dict[str, Any]:
     """An `ok: false` envelope; `message` is for people and never parsed."""
-    error = ErrorBody(kind=ErrorKind(kind).value, message=message, detail=detail)
-    return Envelope(ok=False, contract_version=CONTRACT_VERSION, data=None, error=error).to_wire()
+    error = {"kind": ErrorKind(kind).value, "message": message, "detail": detail}
+    return {"ok": False, "contract_version": CONTRACT_VERSION, "data": None, "error": error}
 
 
 def is_well_formed(envelope: object) -> bool:

@@ -1,10 +1,11 @@
 """The wire model (contract v1): one frozen dataclass per answer, the only place its shape is written.
 
-The envelope and the answers every start-up may give (handshake, version, help) live beside the
-D3 rules in domain/contract.py, so `li handshake` never pays for the rest; the VERBS table here
-names them all. The use cases build these and serialise them with `to_wire` (stdlib only); the
+The use cases build these and serialise them with `to_wire` (standard library only); the
 published JSON Schema in `contract/v1` is generated from the same classes by tools/gen_schema.py.
 Consumers must tolerate fields they do not know (D2), so every class allows extras in the schema.
+The envelope, handshake, version and help answers are built as dicts on the start-up path
+(domain/contract.py, the handshake verb, the dispatcher: no `dataclasses` import there), held
+to the classes below by tests/unit/test_wire.py.
 To add a field to every status-bearing answer, add it to `Lifecycle` (and, nullable, to `Row`)
 and set it in `Lifecycle.of`: three lines in this one file, the first two checked by mypy
 and the third by tests/unit/test_wire.py.
@@ -13,7 +14,7 @@ and the third by tests/unit/test_wire.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from domain.availability import (
     Availability,
@@ -21,10 +22,10 @@ from domain.availability import (
     ManifestAvailability,
     UsageAvailability,
 )
-from domain.contract import Envelope, ErrorBody, HandshakeData, HelpData, VersionData
 from domain.run import DeliveryValue
 from domain.serialise import Minimum, Wire, to_wire
 from domain.vocabulary import (
+    ErrorKindName,
     KillAction,
     Outcome,
     PermissionMode,
@@ -45,6 +46,69 @@ __all__ = [
     "PruneData", "PruneKept", "Row", "RowError", "StatusData", "SubmitData", "UsageAvailability",
     "VERBS", "VersionData", "WaitData", "Wire", "to_wire",
 ]
+
+# --- the envelope (D3) and what every start-up may answer (D2) ------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorBody(Wire):
+    """Why a request was refused. `message` is for a person; `detail` is not contractual."""
+
+    kind: ErrorKindName
+    message: str
+    detail: dict[str, Any] | None = None
+
+
+_ONE_OF_DATA_OR_ERROR: dict[str, Any] = {
+    "oneOf": [
+        {"properties": {"ok": {"const": True}, "data": {"type": "object"}, "error": {"type": "null"}}},
+        {"properties": {"ok": {"const": False}, "data": {"type": "null"}, "error": {"type": "object"}}},
+    ]
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Envelope(Wire):
+    """The one JSON object `li ... --machine` writes to stdout; exactly one of data/error is set."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "allow", "json_schema_extra": _ONE_OF_DATA_OR_ERROR}
+
+    ok: bool
+    contract_version: Annotated[int, Minimum(1)]
+    data: dict[str, Any] | None
+    error: ErrorBody | None
+
+
+
+# --- what every start-up may answer (D2) ------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class HandshakeData(Wire):
+    """`li handshake` (D2)."""
+
+    contract_version: Annotated[int, Minimum(1)]
+    min_supported_version: Annotated[int, Minimum(1)]
+    implementation: str
+    implementation_version: str
+    module: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class VersionData(Wire):
+    """`li --version`."""
+
+    version: str
+    implementation: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class HelpData(Wire):
+    """`li ... --help`: the help text is the answer."""
+
+    help: str
+
+
 
 # --- D7 availability -----------------------------------------------------------------------------
 

@@ -13,8 +13,6 @@ from domain.contract import (
     IMPLEMENTATION,
     ContractError,
     ErrorKind,
-    HelpData,
-    VersionData,
     failure,
     success,
 )
@@ -83,7 +81,7 @@ def answer(args: list[str]) -> dict[str, Any]:
     try:
         namespace = build_parser().parse_args(args)
         if namespace.version:
-            return success(VersionData(version=VERSION, implementation=IMPLEMENTATION).to_wire())
+            return success({"version": VERSION, "implementation": IMPLEMENTATION})
         verb = getattr(namespace, "verb", None)
         if verb is None:
             raise UsageError("no command given; try `li --help`", build_parser().format_usage())
@@ -92,7 +90,7 @@ def answer(args: list[str]) -> dict[str, Any]:
             raise TypeError(f"{namespace.command} answered {type(data).__name__}, not an object")
         return success(data)
     except HelpRequested as request:
-        return success(HelpData(help=request.text).to_wire())
+        return success({"help": request.text})
     except UsageError as error:
         return failure(ErrorKind.INVALID_INPUT, error.message.strip(), {"usage": error.usage.strip()})
     except ContractError as error:

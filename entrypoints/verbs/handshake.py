@@ -6,7 +6,7 @@ import os
 from argparse import Namespace
 from typing import Any
 
-from domain.contract import CONTRACT_VERSION, IMPLEMENTATION, MIN_SUPPORTED_VERSION, HandshakeData
+from domain.contract import CONTRACT_VERSION, IMPLEMENTATION, MIN_SUPPORTED_VERSION
 from entrypoints.cli import VERSION
 
 
@@ -22,13 +22,13 @@ def run(args: Namespace) -> dict[str, Any]:
     module that is present but raises on import is diagnosed, also by 78, by the first verb
     that needs it.
     """
-    return HandshakeData(
-        contract_version=CONTRACT_VERSION,
-        min_supported_version=MIN_SUPPORTED_VERSION,
-        implementation=IMPLEMENTATION,
-        implementation_version=VERSION,
-        module=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-    ).to_wire()
+    return {  # the shape of domain.wire.HandshakeData, built without dataclasses (tests/unit/test_wire.py)
+        "contract_version": CONTRACT_VERSION,
+        "min_supported_version": MIN_SUPPORTED_VERSION,
+        "implementation": IMPLEMENTATION,
+        "implementation_version": VERSION,
+        "module": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    }
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:

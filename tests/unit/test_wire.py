@@ -38,3 +38,27 @@ def test_an_unavailable_reading_keeps_its_wire_class() -> None:
                                  "detail": "console.log does not exist", "truncated": None}
     manifest = ManifestAvailability.recast(ManifestAvailability.of({"legs": []}))
     assert type(manifest) is ManifestAvailability and manifest.value == {"legs": []}
+
+
+def test_the_start_up_answers_built_without_dataclasses_are_the_wire_classes_field_for_field() -> None:
+    """success/failure, handshake, --version and --help stay off `dataclasses` for start-up time;
+    what they build must be exactly what the wire classes (and so contract/v1) say."""
+    from argparse import Namespace
+
+    from domain.contract import CONTRACT_VERSION, IMPLEMENTATION, ErrorKind, failure, success
+    from domain.wire import Envelope, ErrorBody, HandshakeData, HelpData, VersionData
+    from entrypoints.dispatch import answer
+    from entrypoints.verbs import handshake
+
+    assert success({"x": 1}) == Envelope(ok=True, contract_version=CONTRACT_VERSION, data={"x": 1},
+                                          error=None).to_wire()
+    body = ErrorBody(kind="not_found", message="gone", detail={"run_id": "r"})
+    assert failure(ErrorKind.NOT_FOUND, "gone", {"run_id": "r"}) == Envelope(
+        ok=False, contract_version=CONTRACT_VERSION, data=None, error=body).to_wire()
+    shake = handshake.run(Namespace())
+    assert shake == HandshakeData(**shake).to_wire()
+    version = answer(["--version"])["data"]
+    assert version == VersionData(version=version["version"], implementation=IMPLEMENTATION).to_wire()
+    helped = answer(["--help"])["data"]
+    assert helped == HelpData(help=helped["help"]).to_wire()
+    assert list(shake) == [f.name for f in fields(HandshakeData)]
