@@ -18,7 +18,7 @@ import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters.confined import (
     FOLDER_MODE,
@@ -32,7 +32,7 @@ from adapters.confined import (
     same_folder,
     write_atomic,
 )
-from application.ports import RunNotFound, StoreBusy, StoreRefused
+from application.ports import RunNotFound, StoreBusy, StoreRefused, WorkFolderRefused
 from domain.availability import (
     MALFORMED,
     MISSING,
@@ -64,7 +64,10 @@ LOCK_POLL_MAX = 0.05
 
 
 class FsRunStore:
-    """`RunStore` on a real filesystem. Readers never need the lock to see a whole record."""
+    """Both run ports on a real filesystem: `RunRecords` (record.json) and `RunFiles` (the rest).
+
+    Readers never need the lock to see a whole record.
+    """
 
     def __init__(self, home: str, reads: Callable[[str], None] | None = None) -> None:
         self.home = os.path.abspath(home)
@@ -117,7 +120,11 @@ class FsRunStore:
                 yield runs, folder
 
     def run_dir(self, run_id: str) -> str:
-        """Where the run's files live, for a person to read; never opened by path here."""
+        """Where the run's folder is, for a person and for tests that plant files in it.
+
+        On neither port: no use case learns a run's path (the work's own artifacts folder aside,
+        `work_artifacts_dir`), and nothing here ever opens this path.
+        """
         return os.path.join(self.runs, _checked(run_id))
 
     def reserve(self, now: datetime) -> str:
@@ -217,7 +224,7 @@ class FsRunStore:
                 raise StoreRefused(f"cannot list the runs under {self.runs}: {_why(exc)}") from exc
         return iter(sorted((n for n in names if is_run_id(n)), reverse=True))
 
-    # -- the run's other files ---------------------------------------------------------------------
+    # -- the run's other files (RunFiles) -----------------------------------------------------------
 
     def write_text(self, run_id: str, name: str, text: str) -> None:
         """Write `name` (one optional subfolder, e.g. `artifacts/x.md`) atomically, confined to the run."""
@@ -234,14 +241,19 @@ class FsRunStore:
         with self._run(run_id) as (_, folder), _descend(folder, folders, create=False) as inner:
             return read_file(leaf, inner, TEXT_MAX_BYTES).decode("utf-8", "surrogateescape")
 
-    def artifacts_dir(self, run_id: str) -> str:
+    def work_artifacts_dir(self, run_id: str) -> str:
         """Make the run's `artifacts/` (0700) and return its path for the work's environment."""
+        where = os.path.join(self.run_dir(run_id), ARTIFACTS)
         try:
             with self._run(run_id) as (_, folder):
                 os.close(make_folder(ARTIFACTS, folder))
         except (OSError, RecordUnusable) as exc:
-            raise StoreRefused(f"cannot make {ARTIFACTS}/: {_why(exc)}") from exc
-        return os.path.join(self.run_dir(run_id), ARTIFACTS)
+            raise WorkFolderRefused(f"cannot make {ARTIFACTS}/: {_why(exc)}", where) from exc
+        return where
+
+    def console_location(self, run_id: str) -> str:
+        """The console's absolute path, shown to people (the handle's `log`); never opened by path."""
+        return os.path.join(self.run_dir(run_id), CONSOLE)
 
     @contextmanager
     def console_sink(self, run_id: str) -> Iterator[int]:
@@ -543,3 +555,11 @@ def _digest(fd: int) -> tuple[int, str]:
         size += len(block)
     return size, digest.hexdigest()
 
+
+
+if TYPE_CHECKING:
+    from application.ports import RunFiles, RunRecords
+
+    def _keeps_both_ports(store: FsRunStore) -> tuple[RunRecords, RunFiles]:
+        """mypy holds this store to both run ports: a method that drifts from its port fails the check."""
+        return store, store

@@ -1,4 +1,7 @@
-"""An in-memory `RunStore` for tests and for other programs' tests; same semantics as the filesystem one."""
+"""An in-memory store of both run ports (`RunRecords`, `RunFiles`) for tests and other programs' tests.
+
+The same semantics as the filesystem one.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from application.ports import RunNotFound
 from domain.availability import MALFORMED, MISSING, Availability, ConsoleAvailability
@@ -27,9 +30,6 @@ class MemoryRunStore:
         self._artifacts: dict[str, dict[str, bytes]] = {}
         self._counter = 0
         self.reads: list[str] = []
-
-    def run_dir(self, run_id: str) -> str:
-        return f"memory://runs/{run_id}"
 
     def reserve(self, now: datetime) -> str:
         with self._lock:
@@ -91,10 +91,14 @@ class MemoryRunStore:
                 raise FileNotFoundError(name)
             return self._files[(run_id, name)]
 
-    def artifacts_dir(self, run_id: str) -> str:
+    def work_artifacts_dir(self, run_id: str) -> str:
+        """A name for the work's folder; nothing is written there (answers arrive by `write_text`)."""
         with self._lock:
             self._artifacts.setdefault(run_id, {})
-        return f"{self.run_dir(run_id)}/artifacts"
+        return _shown(run_id, "artifacts")
+
+    def console_location(self, run_id: str) -> str:
+        return _shown(run_id, "console.log")
 
     @contextmanager
     def console_sink(self, run_id: str) -> Iterator[int]:
@@ -135,7 +139,7 @@ class MemoryRunStore:
         if files is None:
             return Availability.unavailable(MISSING, "artifacts/ does not exist")
         return Availability.of([
-            {"name": name, "path": f"{self.run_dir(run_id)}/artifacts/{name}", "size": len(body),
+            {"name": name, "path": _shown(run_id, f"artifacts/{name}"), "size": len(body),
              "sha256": hashlib.sha256(body).hexdigest(), "type": "file", "link": None}
             for name, body in sorted(files.items())
         ])
@@ -163,3 +167,16 @@ class MemoryRunStore:
 
     def sweep(self) -> None:
         """Nothing to finish: a removal here is one step under the store's lock."""
+
+
+def _shown(run_id: str, name: str) -> str:
+    """Where a person would be told a run file is; nothing ever opens it."""
+    return f"memory://runs/{run_id}/{name}"
+
+
+if TYPE_CHECKING:
+    from application.ports import RunFiles, RunRecords
+
+    def _keeps_both_ports(store: MemoryRunStore) -> tuple[RunRecords, RunFiles]:
+        """mypy holds this store to both run ports: a method that drifts from its port fails the check."""
+        return store, store

@@ -12,7 +12,7 @@ from application.ports import (
     SIGTERM,
     Clock,
     RunNotFound,
-    RunStore,
+    RunRecords,
     Signaller,
     StoreBusy,
     StoreRefused,
@@ -37,7 +37,7 @@ class Killer:
 
     def __init__(
         self,
-        store: RunStore,
+        store: RunRecords,
         observer: Observer,
         signaller: Signaller,
         clock: Clock,

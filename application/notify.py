@@ -8,7 +8,7 @@ from application.ports import (
     NoticeResult,
     Notifier,
     RunNotFound,
-    RunStore,
+    RunRecords,
     Spawner,
     SpawnFailed,
     SpawnRequest,
@@ -32,7 +32,7 @@ class Notices:
     Never raises for a store or delivery failure: the notice is a prompt, never the answer.
     """
 
-    def __init__(self, store: RunStore, notifier: Notifier, lock_timeout: float = 10.0) -> None:
+    def __init__(self, store: RunRecords, notifier: Notifier, lock_timeout: float = 10.0) -> None:
         self.store = store
         self.notifier = notifier
         self.lock_timeout = lock_timeout

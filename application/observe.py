@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from application.ports import Clock, ProcessProber, RunNotFound, RunStore, StoreBusy, StoreRefused
+from application.ports import Clock, ProcessProber, RunNotFound, RunRecords, StoreBusy, StoreRefused
 from domain.evidence import (
     Finding,
     HostFacts,
@@ -34,7 +34,7 @@ class Observer:
 
     def __init__(
         self,
-        store: RunStore,
+        store: RunRecords,
         prober: ProcessProber,
         clock: Clock,
         on_reaped: ReapHook | None = None,

@@ -25,11 +25,15 @@ class StoreRefused(Exception):
     """The store refused a write (read-only, full disk, permissions); nothing was published."""
 
 
-class RunStore(Protocol):
-    """Durable runs: one folder per run, `record.json` the lifecycle authority."""
+class RunRecords(Protocol):
+    """Durable runs, role one: the records. `record.json` (or its row) is the lifecycle authority.
+
+    Every use case that reads or changes a run's lifecycle depends on this port; none of its
+    methods says where a run lives.
+    """
 
     def reserve(self, now: datetime) -> str:
-        """Atomically allocate a fresh run id (and its folder)."""
+        """Atomically allocate a fresh run id (and the place its files will live)."""
         ...
 
     def discard(self, run_id: str) -> None:
@@ -57,28 +61,57 @@ class RunStore(Protocol):
         """Every run id, newest first (ids sort by submission time)."""
         ...
 
-    def run_dir(self, run_id: str) -> str:
-        """Where the run's files live (absolute path)."""
+    def remove(self, run_id: str) -> None:
+        """Take a run out of the store atomically (readers see it whole or RunNotFound); a missing run is a no-op."""
         ...
 
+    def sweep(self) -> None:
+        """Finish the removals an interrupted remover left behind (never a run a reader can see)."""
+        ...
+
+
+class WorkFolderRefused(StoreRefused):
+    """The work's artifacts folder could not be made; `where` is still what the work is told to use."""
+
+    def __init__(self, message: str, where: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+
+class RunFiles(Protocol):
+    """Durable runs, role two: the files beside a record, every byte of them untrusted.
+
+    Small run files (instruction, request, manifest, a leg's answer under `artifacts/`), the
+    console and the artifacts listing. Nothing here hands out where a file lives for the caller
+    to open: the one folder given out is the one the work itself writes into.
+    """
+
     def write_text(self, run_id: str, name: str, text: str) -> None:
-        """Write a run file (instruction, request) atomically."""
+        """Write a run file (instruction, request, manifest, `artifacts/<answer>`) atomically."""
         ...
 
     def read_text(self, run_id: str, name: str) -> str:
         """Read a run file; raises OSError when it is missing or unreadable."""
         ...
 
-    def artifacts_dir(self, run_id: str) -> str:
-        """Make the run's artifacts folder (private) and return where the work may write its files."""
+    def work_artifacts_dir(self, run_id: str) -> str:
+        """Make the run's artifacts folder (private) and return it for the work to write into.
+
+        The only path this port gives out: the child process needs a directory
+        (`LI_ARTIFACTS_DIR`). Raises WorkFolderRefused (naming the folder) when it cannot be made.
+        """
         ...
 
     def console_sink(self, run_id: str) -> AbstractContextManager[int]:
         """A descriptor appending to the run's console, for the child's stdout and stderr."""
         ...
 
+    def console_location(self, run_id: str) -> str:
+        """Where a person finds the console, as the submit handle's `log` shows it (never opened by callers)."""
+        ...
+
     def console_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
-        """Up to `limit` console bytes from `offset` and the console's size (the follow loops' read).
+        """Up to `limit` console bytes from `offset` and the console's size (the follow loop's read).
 
         Raises OSError when the console is missing, not a regular file or unreadable.
         """
@@ -98,14 +131,6 @@ class RunStore(Protocol):
 
     def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
         """The run manifest written by the runner before its end."""
-        ...
-
-    def remove(self, run_id: str) -> None:
-        """Take a run out of the store atomically (readers see it whole or RunNotFound); a missing run is a no-op."""
-        ...
-
-    def sweep(self) -> None:
-        """Finish the removals an interrupted remover left behind (never a run a reader can see)."""
         ...
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from application.observe import Observer
-from application.ports import Clock, RunNotFound, RunStore, StoreBusy, StoreRefused
+from application.ports import Clock, RunNotFound, RunRecords, StoreBusy, StoreRefused
 from domain.contract import ContractError, ErrorKind
 from domain.run import RecordUnusable, Run, parse_iso
 from domain.vocabulary import RECORD_UNUSABLE
@@ -56,7 +56,7 @@ def notice_in_flight(run: Run, now: datetime) -> bool:
 class Pruner:
     """Resolves every run through the Observer, then deletes only ended ones under their lock."""
 
-    def __init__(self, store: RunStore, observer: Observer, clock: Clock, lock_timeout: float = 5.0) -> None:
+    def __init__(self, store: RunRecords, observer: Observer, clock: Clock, lock_timeout: float = 5.0) -> None:
         self.store = store
         self.observer = observer
         self.clock = clock

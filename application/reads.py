@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from application.observe import Observed, Observer
-from application.ports import RunNotFound, RunStore, StoreRefused
+from application.ports import RunFiles, RunNotFound, RunRecords, StoreRefused
 from domain.availability import (
     MALFORMED,
     MISSING,
@@ -122,9 +122,10 @@ def error_row(run_id: str, reason_code: str, message: str) -> Row:
 class RunReads:
     """`li job status|output|list`: read-only answers; a reader never rewrites a record it cannot use."""
 
-    def __init__(self, store: RunStore, observer: Observer) -> None:
+    def __init__(self, store: RunRecords, observer: Observer, files: RunFiles) -> None:
         self.store = store
         self.observer = observer
+        self.files = files
 
     def observe(self, run_id: str, probe_ended: bool = True) -> Observed:
         """One observation, with a missing run `not_found` and an unusable record `unavailable`."""
@@ -134,7 +135,7 @@ class RunReads:
         """The D4 answer plus advisory liveness and every read-derived field under D7."""
         observed = self.observe(run_id)
         run, d = observed.run, observed.derivation
-        manifest = ManifestAvailability.recast(self.store.manifest(run_id))
+        manifest = ManifestAvailability.recast(self.files.manifest(run_id))
         return StatusData(
             **StatusData.fields_of(run, d),
             alive=d.alive, pid=pid_of(run), finished_at=run.finished_at, age_seconds=round(d.age_seconds, 3),
@@ -153,9 +154,9 @@ class RunReads:
             raise unusable(run_id, exc) from exc
         return OutputData(
             run_id=run_id,
-            console=self.store.console(run_id, tail_chars),
-            artifacts=ArtifactsAvailability.listing(self.store.artifacts(run_id)),
-            manifest=ManifestAvailability.recast(self.store.manifest(run_id)),
+            console=self.files.console(run_id, tail_chars),
+            artifacts=ArtifactsAvailability.listing(self.files.artifacts(run_id)),
+            manifest=ManifestAvailability.recast(self.files.manifest(run_id)),
         ).to_wire()
 
     def listing(self, limit: int = LIMIT_DEFAULT, status: str | None = None) -> dict[str, Any]:
@@ -204,7 +205,7 @@ def observe_or_refuse(observer: Observer, run_id: str, probe_ended: bool = True)
         raise unusable(run_id, exc) from exc
 
 
-def _listable(store: RunStore) -> Iterator[str]:
+def _listable(store: RunRecords) -> Iterator[str]:
     """The store's run ids; a store that cannot be listed at all is `unavailable`, not a crash."""
     try:
         return store.run_ids()

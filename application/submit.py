@@ -10,7 +10,8 @@ from application.ports import (
     Clock,
     ProcessProber,
     Provider,
-    RunStore,
+    RunFiles,
+    RunRecords,
     Signaller,
     Spawner,
     SpawnFailed,
@@ -35,10 +36,11 @@ Handle = SubmitData  # what submit returns: a handle to resolve through status r
 class SubmitService:
     """Turns a validated request into a detached run whose spawn phase is always recorded."""
 
-    def __init__(self, store: RunStore, spawner: Spawner, prober: ProcessProber, signaller: Signaller,
-                 clock: Clock, providers: Mapping[str, Provider], runner_command: Sequence[str],
-                 env: Mapping[str, str]) -> None:
+    def __init__(self, store: RunRecords, files: RunFiles, spawner: Spawner, prober: ProcessProber,
+                 signaller: Signaller, clock: Clock, providers: Mapping[str, Provider],
+                 runner_command: Sequence[str], env: Mapping[str, str]) -> None:
         self.store = store
+        self.files = files
         self.spawner = spawner
         self.prober = prober
         self.signaller = signaller
@@ -68,7 +70,7 @@ class SubmitService:
         return self._launch(run_id, request)
 
     def log_path(self, run_id: str) -> str:
-        return f"{self.store.run_dir(run_id)}/console.log"
+        return self.files.console_location(run_id)
 
     def _allocate(self, request: RunRequest) -> str:
         now = self.clock.now()
@@ -77,8 +79,8 @@ class SubmitService:
         except StoreRefused as exc:
             raise ContractError(ErrorKind.UNAVAILABLE, str(exc), {"reason_code": "store_refused"}) from exc
         try:
-            self.store.write_text(run_id, "instruction.txt", request.instruction)
-            self.store.write_text(run_id, "request.json", json.dumps(request.to_dict(), indent=1))
+            self.files.write_text(run_id, "instruction.txt", request.instruction)
+            self.files.write_text(run_id, "request.json", json.dumps(request.to_dict(), indent=1))
             self.store.create(self._preparing(run_id, request, iso(now)))
         except BaseException as exc:
             self.store.discard(run_id)  # no record survives, so nothing dangles
@@ -118,7 +120,7 @@ class SubmitService:
 
     def _spawn(self, run_id: str, request: RunRequest) -> int:
         """Start the runner with its output on the console the store opened (never through a link)."""
-        with self.store.console_sink(run_id) as console:
+        with self.files.console_sink(run_id) as console:
             # LI_RUN_ID in the runner's own environment is how a kill later tells the run's
             # processes from any a rewritten record might name (the kernel keeps it; the work
             # cannot put it into a process it does not own).

@@ -12,8 +12,9 @@ from application.orchestrate import LegConsole, LegOutcome, artifact_name, plan,
 from application.ports import (
     Clock,
     Provider,
+    RunFiles,
     RunNotFound,
-    RunStore,
+    RunRecords,
     StoreBusy,
     StoreRefused,
 )
@@ -46,10 +47,11 @@ class Workspace:
 class WorkService:
     """Runs a submitted run's legs, writes artifacts and `manifest.json`, then records the end."""
 
-    def __init__(self, store: RunStore, clock: Clock, providers: Mapping[str, Provider],
+    def __init__(self, store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],
                  after_end: AfterEnd | None = None, stop_children: Callable[[], None] | None = None,
                  lock_attempts: int = 6) -> None:
         self.store = store
+        self.files = files
         self.clock = clock
         self.providers = providers
         self.after_end = after_end or _no_hook
@@ -102,8 +104,8 @@ class WorkService:
 
     def _load(self, run_id: str) -> RunRequest:
         try:
-            instruction = self.store.read_text(run_id, "instruction.txt")
-            raw = json.loads(self.store.read_text(run_id, "request.json"))
+            instruction = self.files.read_text(run_id, "instruction.txt")
+            raw = json.loads(self.files.read_text(run_id, "request.json"))
         except (OSError, ValueError) as exc:
             raise invalid(f"the run's request cannot be read: {exc}") from exc
         if not isinstance(raw, dict):
@@ -142,7 +144,7 @@ class WorkService:
             return None, None
         name = artifact_name(request.kind, leg.id)
         try:
-            self.store.write_text(run_id, f"artifacts/{name}", answer)
+            self.files.write_text(run_id, f"artifacts/{name}", answer)
         except Exception as exc:  # noqa: BLE001 - a lost answer never costs the leg its own status
             return None, f"artifacts/{name} could not be written: {_why(exc)}"
         return name, None
@@ -163,7 +165,7 @@ class WorkService:
         if lost:
             return Availability.unavailable(UNWRITABLE, "; ".join(lost))
         try:
-            listing = self.store.artifacts(run_id)
+            listing = self.files.artifacts(run_id)
             if not listing.available:
                 return Availability.unavailable(listing.reason_code or UNREADABLE, listing.detail)
             # A link, a FIFO or a folder is not output the work produced.
@@ -177,7 +179,7 @@ class WorkService:
         try:
             manifest = build_manifest(run_id, request, outcomes, wall, artifacts)
             text = json.dumps(manifest, indent=1, sort_keys=True, default=repr)
-            self.store.write_text(run_id, "manifest.json", text)
+            self.files.write_text(run_id, "manifest.json", text)
         except Exception as exc:  # noqa: BLE001 - a manifest that cannot be written never costs the end
             self._say(workspace, f"li runner: manifest.json not written: {_why(exc)}\n")
 

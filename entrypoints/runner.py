@@ -66,23 +66,23 @@ def perform(run_id: str) -> int:
     container = get_container()
     work = container.submit.work(after_end=container.notices.notices().send)
     _cancel_on_sigterm(work)
-    artifacts = _artifacts_dir(container.core.store(), run_id)
+    artifacts = _work_artifacts_dir(container.core.store(), run_id)
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     ended = work.perform(run_id, Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts)))
     return exit_code_of(ended.status) if ended is not None else 70
 
 
-def _artifacts_dir(store: Any, run_id: str) -> str:
+def _work_artifacts_dir(files: Any, run_id: str) -> str:
     """The run's artifacts folder, made private and never through a link; the work runs even when
     it cannot be made (its end, with artifacts unavailable, is still recorded)."""
-    from application.ports import StoreRefused
+    from application.ports import WorkFolderRefused
 
     try:
-        return str(store.artifacts_dir(run_id))
-    except StoreRefused as exc:
+        return str(files.work_artifacts_dir(run_id))
+    except WorkFolderRefused as exc:
         print(f"li runner: {exc}", flush=True)
-        return os.path.join(store.run_dir(run_id), "artifacts")
+        return exc.where
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ class Reads(containers.DeclarativeContainer):
         Observer, store=core.store, prober=core.prober, clock=core.clock, on_reaped=on_reaped,
         preparing_threshold=config.preparing_threshold,
     )
-    reads = providers.Factory(RunReads, store=core.store, observer=observer)
+    reads = providers.Factory(RunReads, store=core.store, observer=observer, files=core.store)
     killer = providers.Factory(
         Killer, store=core.store, observer=observer, signaller=core.signaller, clock=core.clock,
         grace=config.kill_grace,

@@ -16,12 +16,12 @@ class SubmitSide(containers.DeclarativeContainer):
     child_groups = providers.Singleton(ChildGroups)
     provider_registry = providers.Singleton(default_providers, groups=child_groups)
     submitter = providers.Factory(
-        SubmitService, store=core.store, spawner=core.spawner, prober=core.prober, signaller=core.signaller,
+        SubmitService, store=core.store, files=core.store, spawner=core.spawner, prober=core.prober, signaller=core.signaller,
         clock=core.clock, providers=provider_registry, runner_command=providers.Callable(runner_command),
         env=providers.Callable(runner_environment, core.home),
     )
     # The runner adds the notices side's `send` as its after-end hook.
     work = providers.Factory(
-        WorkService, store=core.store, clock=core.clock, providers=provider_registry,
+        WorkService, store=core.store, files=core.store, clock=core.clock, providers=provider_registry,
         stop_children=child_groups.provided.terminate_all,
     )

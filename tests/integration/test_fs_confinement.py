@@ -153,7 +153,7 @@ def test_artifacts_replaced_by_a_link_are_not_listed_and_not_written_through(
     with pytest.raises(StoreRefused):
         store.write_text(run_id, "artifacts/response.md", "the answer")
     with pytest.raises(StoreRefused):
-        store.artifacts_dir(run_id)
+        store.work_artifacts_dir(run_id)
     assert snapshot(outside["folder"]) == before
 
 

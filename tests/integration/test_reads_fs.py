@@ -21,7 +21,7 @@ def fs(tmp_path) -> tuple[RunReads, FsRunStore, str]:
     store = FsRunStore(str(tmp_path / "li-home"))
     run = a_run(store, datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC), RunState.STARTED, status="completed",
                   finished_at="2026-07-25T17:51:00.000000+00:00", outcome="succeeded")
-    return RunReads(store, Observer(store, ScriptedProber(), FakeClock())), store, run.run_id
+    return RunReads(store, Observer(store, ScriptedProber(), FakeClock()), store), store, run.run_id
 
 
 def path(store: FsRunStore, run_id: str, *names: str) -> str:
@@ -177,7 +177,7 @@ def test_a_limited_listing_reads_only_what_the_limit_needs(world, tmp_path) -> N
     lay_down(world, store, 10_000)
     from application.observe import Observer
 
-    listing = RunReads(store, Observer(store, world.prober, world.clock)).listing(limit=20)
+    listing = RunReads(store, Observer(store, world.prober, world.clock), store).listing(limit=20)
     assert len(listing["runs"]) == 20 and listing["truncated"] is True
     made = store.reads if world.kind == "memory" else count
     assert len(made) <= 30, len(made)

@@ -105,7 +105,7 @@ def test_a_non_executable_interpreter_leaves_a_terminal_failure(home, tmp_path) 
     interpreter.chmod(stat.S_IRUSR | stat.S_IWUSR)
     container = get_container()
     container.submit.submitter.override(providers.Factory(
-        container.submit.submitter.cls, store=container.core.store, spawner=container.core.spawner, prober=container.core.prober,
+        container.submit.submitter.cls, store=container.core.store, files=container.core.store, spawner=container.core.spawner, prober=container.core.prober,
         signaller=container.core.signaller, clock=container.core.clock, providers=container.submit.provider_registry,
         runner_command=[str(interpreter), "-m", "entrypoints.runner"], env={"LI_HOME": home}))
     envelope = submit("sh", "echo never")

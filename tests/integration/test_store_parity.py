@@ -1,7 +1,8 @@
-"""The same RunStore contract against MemoryRunStore and FsRunStore, so the two cannot drift."""
+"""Both run ports' contract (`RunRecords`, `RunFiles`) against MemoryRunStore and FsRunStore, so the two cannot drift."""
 
 from __future__ import annotations
 
+import inspect
 import os
 from datetime import UTC, datetime
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 
 from adapters.fs_store import FsRunStore
 from adapters.memory_store import MemoryRunStore
-from application.ports import RunNotFound
+from application.ports import RunFiles, RunNotFound, RunRecords
 from domain.run import Run, is_run_id
 
 NOW = datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC)
@@ -29,8 +30,7 @@ class Writer:
         if isinstance(self.store, MemoryRunStore):
             self.store.put_artifact(run_id, name, body)
             return
-        folder = os.path.join(self.store.run_dir(run_id), "artifacts")
-        os.makedirs(folder, exist_ok=True)
+        folder = self.store.work_artifacts_dir(run_id)  # where the work writes, as the runner tells it
         with open(os.path.join(folder, name), "wb") as handle:
             handle.write(body)
 
@@ -141,8 +141,7 @@ def test_a_removed_run_is_gone(store: Any) -> None:
 
 def test_a_text_written_under_artifacts_is_listed_as_an_artifact_by_both_stores(store: Any) -> None:
     run_id = created(store).run_id
-    if isinstance(store, FsRunStore):  # on disk the runner makes artifacts/ before the work
-        os.makedirs(os.path.join(store.run_dir(run_id), "artifacts"), exist_ok=True)
+    store.work_artifacts_dir(run_id)  # the runner makes artifacts/ before the work
     store.write_text(run_id, "artifacts/response.md", "hello")
     listing = store.artifacts(run_id)
     assert listing.available
@@ -167,3 +166,94 @@ def test_a_regular_file_is_listed_as_a_file_with_no_link_by_both_stores(store: A
     write.artifact(run_id, "response.md", b"hello")
     [entry] = store.artifacts(run_id).value
     assert (entry["type"], entry["link"]) == ("file", None)
+
+
+def port_methods(port: type) -> dict[str, list[tuple[str, Any, Any]]]:
+    """Each method's parameters (name, kind, default); mypy checks the annotations (`_keeps_both_ports`)."""
+    return {name: parameters(member) for name, member in vars(port).items()
+            if callable(member) and not name.startswith("_")}
+
+
+def parameters(method: Any) -> list[tuple[str, Any, Any]]:
+    return [(p.name, p.kind, p.default) for p in inspect.signature(method).parameters.values()]
+
+
+@pytest.mark.parametrize("port", [RunRecords, RunFiles])
+def test_both_stores_keep_every_method_of_both_ports_with_its_signature(store: Any, port: type) -> None:
+    for name, expected in port_methods(port).items():
+        assert parameters(getattr(type(store), name)) == expected, f"{type(store).__name__}.{name}"
+
+
+def test_the_ports_split_records_from_files_and_neither_hands_out_a_run_folder() -> None:
+    records, files = set(port_methods(RunRecords)), set(port_methods(RunFiles))
+    assert records == {"reserve", "discard", "create", "read", "update", "run_ids", "remove", "sweep"}
+    assert not records & files
+    assert "run_dir" not in records | files
+
+
+def test_a_discarded_reservation_is_never_listed_nor_read(store: Any) -> None:
+    run_id = store.reserve(NOW)
+    store.discard(run_id)
+    assert run_id not in list(store.run_ids())
+    with pytest.raises(RunNotFound):
+        store.read(run_id)
+
+
+def test_a_sweep_leaves_every_run_a_reader_can_see(store: Any) -> None:
+    kept = created(store).run_id
+    store.sweep()
+    assert store.read(kept).run_id == kept and list(store.run_ids()) == [kept]
+
+
+def test_the_console_is_read_from_an_offset_with_its_size_by_both_stores(store: Any) -> None:
+    run_id, write = created(store).run_id, Writer(store)
+    with pytest.raises(OSError):
+        store.console_bytes(run_id, 0, 100)
+    write.console(run_id, "line one\nline two ✓\n")
+    size = len("line one\nline two ✓\n".encode())
+    assert store.console_bytes(run_id, 0, 0) == (b"", size)
+    assert store.console_bytes(run_id, 5, 3) == (b"one", size)
+    assert store.console_bytes(run_id, 9, 1000) == ("line two ✓\n".encode(), size)
+    assert store.console_bytes(run_id, size, 10) == (b"", size)
+    assert store.console_bytes(run_id, size + 7, 10) == (b"", size)  # a console that shrank under a follower
+
+
+def test_the_console_sink_is_a_writable_descriptor_in_both_stores(store: Any) -> None:
+    run_id = created(store).run_id
+    with store.console_sink(run_id) as fd:
+        assert isinstance(fd, int) and os.write(fd, b"from the child\n") == len(b"from the child\n")
+
+
+def test_the_console_location_names_the_runs_console_for_a_person(store: Any) -> None:
+    run_id = created(store).run_id
+    where = store.console_location(run_id)
+    assert run_id in where and where.endswith("/console.log")
+
+
+def test_the_work_artifacts_dir_is_made_empty_and_listed(store: Any) -> None:
+    run_id = created(store).run_id
+    where = store.work_artifacts_dir(run_id)
+    assert run_id in where and where.endswith("/artifacts")
+    assert store.work_artifacts_dir(run_id) == where  # made once, the same folder again
+    assert store.artifacts(run_id).to_wire() == {"available": True, "value": [], "reason_code": None, "detail": None}
+
+
+def test_an_artifact_entry_names_a_path_under_the_work_artifacts_dir(store: Any) -> None:
+    run_id = created(store).run_id
+    where = store.work_artifacts_dir(run_id)
+    store.write_text(run_id, "artifacts/response.md", "hello")
+    [entry] = store.artifacts(run_id).value
+    assert entry["path"] == f"{where}/response.md"
+
+
+def test_files_of_a_removed_run_are_gone_with_it(store: Any) -> None:
+    run_id, write = created(store).run_id, Writer(store)
+    write.console(run_id, "x\n")
+    write.manifest(run_id, "{}")
+    store.write_text(run_id, "instruction.txt", "do it")
+    store.remove(run_id)
+    assert store.manifest(run_id).reason_code in ("missing", "unreadable")
+    assert not store.console(run_id, 10).text.available
+    with pytest.raises(OSError):
+        store.console_bytes(run_id, 0, 10)
+

@@ -308,7 +308,7 @@ def _fresh_reader(reads_ctx: ReadsContext, name: str) -> None:
 
     world = reads_ctx.world
     prober = ScriptedProber(world.prober.facts.host_id, world.prober.facts.boot_id)  # a restarted consumer
-    fresh = RunReads(world.store, Observer(world.store, prober, world.clock))
+    fresh = RunReads(world.store, Observer(world.store, prober, world.clock), world.store)
     again = fresh.status(reads_ctx.ids[name])
     first = reads_ctx.status[name]
     keys = ("status", "terminal", "outcome", "reason_code", "finished_at", "submitted_at")

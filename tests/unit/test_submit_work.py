@@ -45,8 +45,7 @@ def setup(world, **scripts: Script) -> dict[str, FakeProvider]:
 def submitted(world, legs: tuple[Leg, ...], kind: str = "agent", instruction: str = "do it", **fields) -> str:
     request = RunRequest(kind=kind, instruction=instruction, legs=legs, cwd="/tmp", **fields)
     run_id = world.container.submit.submitter().submit(request).run_id
-    if world.kind == "fs":
-        os.makedirs(os.path.join(world.store.run_dir(run_id), "artifacts"))  # the runner's job
+    world.store.work_artifacts_dir(run_id)  # the runner's job
     return run_id
 
 
@@ -268,7 +267,7 @@ def test_a_run_whose_only_artifact_is_a_symlink_produced_nothing(world) -> None:
         pytest.skip("links exist only on a real filesystem")
     setup(world, claude=lambda prompt, model: ProviderResult(0, answer=None))
     run_id = submitted(world, agent())
-    os.symlink("/etc", os.path.join(world.store.run_dir(run_id), "artifacts", "etc-link"))
+    os.symlink("/etc", os.path.join(world.store.work_artifacts_dir(run_id), "etc-link"))
     ended, _ = perform(world, run_id)
     assert (ended.status, ended.reason_code) == ("completed_empty", "no_artifacts")
 
