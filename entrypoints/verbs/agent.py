@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from application.submit import Handle
     from domain.request import RunRequest
 
-FOLLOW_POLL = 0.1
+FOLLOW_POLL = 0.1  # seconds between a foreground follow's observations
 
 
 def add_submit_options(parser: Any) -> None:
@@ -285,49 +285,33 @@ def submit_for_person(request: RunRequest, args: Namespace) -> int:
 def follow(handle: Handle, rendered: bool = False) -> int:
     """Stream the console to the terminal until the run's end is recorded; exit with its code.
 
-    `rendered`: agent events are shown as a transcript (text, tool calls, errors, the answer and
-    usage), else the console's bytes as they are.
+    The one follow loop (`application.follow`) shown through a ConsoleView: `rendered`, agent
+    events as a transcript (text, tool calls, errors, the answer and usage), else the console's
+    bytes as they are; the work's on stdout, the runner's lines on stderr. A first ^C kills the
+    run and keeps following from where it was.
     """
-    import time
-
-    from domain.lifecycle import exit_code_of
+    from application.follow import FollowEnd
     from entrypoints.console_view import ConsoleView
     from entrypoints.container import get_container
 
     container = get_container()
-    observer, store, offset, stopping = container.reads.observer(), container.core.store(), 0, False
+    follower = container.reads.follower(poll_seconds=FOLLOW_POLL)
     view = ConsoleView(sys.stdout.buffer, sys.stderr.buffer, rendered)
+    offset, stopping = 0, False
     while True:
         try:
-            offset = _copy_console(store, handle.run_id, offset, view)
-            observed = observer.observe(handle.run_id)
-            if observed.derivation.terminal:
-                while (more := _copy_console(store, handle.run_id, offset, view)) != offset:
-                    offset = more
-                view.close()
-                return exit_code_of(observed.derivation.status)
-            if observed.derivation.stopped:
-                view.close()
-                print(f"li: run {handle.run_id} stopped without recording an end", file=sys.stderr)
-                return 1
-            time.sleep(FOLLOW_POLL)
+            for event in follower.follow(handle.run_id, offset):
+                if isinstance(event, FollowEnd):
+                    view.close()
+                    if event.detail:
+                        print(f"li: {handle.run_id}: {event.detail}", file=sys.stderr)
+                    return event.exit_code
+                view.write(event.data)
+                view.flush()
+                offset = event.end
         except KeyboardInterrupt:
             if stopping:
                 raise
             stopping = True  # a second ^C leaves the run to itself
             print(f"li: stopping run {handle.run_id}", file=sys.stderr)
             container.reads.killer().kill(handle.run_id)  # recorded and verified, as `li job kill` does
-
-
-def _copy_console(store: Any, run_id: str, offset: int, view: Any) -> int:
-    """Hand what the console gained to the view (the work's text to stdout, the runner's to stderr).
-
-    So `li agent sh 'cmd' > out` captures the work's output and nothing of li's. Read through
-    the store: never through a link the work planted, never blocking on a FIFO.
-    """
-    try:
-        chunk, _ = store.console_bytes(run_id, offset, 1 << 22)
-    except OSError:  # missing or unusable for now; the next poll tries again
-        return offset
-    view.write(chunk)
-    return offset + len(chunk)

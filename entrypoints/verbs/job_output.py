@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from argparse import Namespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.contract import ContractError, ErrorKind
 from entrypoints.verbs._common import run_id_arg, this
 
-FOLLOW_POLL_SECONDS = 0.2
+if TYPE_CHECKING:
+    from application.follow import FollowEnd
 
 
 def register(sub: Any) -> None:
@@ -66,34 +67,19 @@ def show(data: dict[str, Any], args: Namespace) -> int:
 
 
 def follow(args: Namespace) -> int:
-    """Stream the console as it grows; exit when the run records an end, with the run's exit code."""
-    from domain.lifecycle import exit_code_of
+    """Stream the console as it grows (from about its last --tail-chars); exit when the run records
+    an end, with the run's exit code — the one follow loop `li agent` uses too."""
     from entrypoints.console_view import ConsoleView
     from entrypoints.container import get_container
 
-    container = get_container()
-    reads, clock = container.reads.reads(), container.core.clock()
     run_id = run_id_arg(args, args.run_id)
-    reads.observe(run_id, probe_ended=False)  # a bad, missing or unusable run is refused before streaming
-    store = container.core.store()
-    offset = _start(store, run_id, _tail_chars(args))
-    out = ConsoleView(sys.stdout.buffer, rendered=rendered(args, run_id), cut_first_line=offset > 0)
-    while True:
-        derivation = reads.observe(run_id, probe_ended=False).derivation
-        offset = _drain(store, run_id, offset, out)  # after the observation: an end is recorded after the console
-        if derivation.terminal or derivation.stopped or derivation.aged_preparing:
-            out.close()
-        if derivation.terminal:
-            return exit_code_of(derivation.status)
-        if derivation.stopped:
-            print(f"li: {run_id}: the process is gone and no end was recorded (status {derivation.status})",
-                  file=sys.stderr)
-            return 1
-        if derivation.aged_preparing:
-            print(f"li: {run_id}: its start was never recorded (an old preparing record); it will not "
-                  "produce more output", file=sys.stderr)
-            return 1
-        clock.sleep(FOLLOW_POLL_SECONDS)
+    follower = get_container().reads.follower()
+    offset = follower.tail_start(run_id, _tail_chars(args))
+    view = ConsoleView(sys.stdout.buffer, rendered=rendered(args, run_id), cut_first_line=offset > 0)
+    ended: FollowEnd = follower.render(run_id, view, offset)  # refuses a missing or unusable run first
+    if ended.detail:
+        print(f"li: {run_id}: {ended.detail}", file=sys.stderr)
+    return ended.exit_code
 
 
 def rendered(args: Namespace, run_id: str) -> bool:
@@ -116,36 +102,3 @@ def rendered(args: Namespace, run_id: str) -> bool:
     except Exception:  # noqa: BLE001 - hostile or missing: the transcript shows what it cannot read as is
         return True
     return rendered_for({m.split("/", 1)[0] for m in models if isinstance(m, str)}, raw=False)
-
-
-def _start(store: Any, run_id: str, tail_bytes: int) -> int:
-    """Begin at about the last `tail_bytes` of the log, on a character boundary."""
-    try:
-        _, size = store.console_bytes(run_id, 0, 0)
-        start = max(0, size - tail_bytes)
-        head, _ = store.console_bytes(run_id, start, 4)
-    except OSError:  # no console yet, or one that is not a file: start at 0
-        return 0
-    skip = next((i for i, byte in enumerate(head) if not 0x80 <= byte <= 0xBF), len(head))
-    return int(start + skip)
-
-
-def _drain(store: Any, run_id: str, offset: int, out: Any) -> int:
-    """Copy whatever the log gained since `offset`; a log that shrank is read again from the start.
-
-    Read through the store (never through a link the work planted, never blocking on a FIFO).
-    """
-    while True:
-        try:
-            chunk, size = store.console_bytes(run_id, offset, 1 << 16)
-        except OSError:  # missing or unusable for now; the next poll tries again
-            return offset
-        if size < offset:
-            offset = 0
-            continue
-        if not chunk:
-            break
-        out.write(chunk)
-        offset += len(chunk)
-    out.flush()
-    return offset

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from application.follow import Follower
 from application.kill import Killer
 from application.observe import Observer
 from application.reads import RunReads
@@ -26,5 +27,7 @@ class Reads(containers.DeclarativeContainer):
         Killer, store=core.store, observer=observer, signaller=core.signaller, clock=core.clock,
         grace=config.kill_grace,
     )
+    # The one follow loop (`li agent` in the foreground, `li job output --follow`), over the same Observer.
+    follower = providers.Factory(Follower, files=core.store, observer=observer, clock=core.clock)
     # Bounded observation over the same Observer, so wait cannot disagree with status.
     waiter = providers.Factory(Waiter, observer=observer, clock=core.clock, changes=core.run_changes)

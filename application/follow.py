@@ -1,0 +1,158 @@
+"""Follow one run's console to its end: the one loop `li agent` (foreground) and `li job output --follow` share.
+
+The loop yields the console as it grows, in `ConsoleChunk`s of raw bytes, and ends with one
+`FollowEnd`: the run's final observation and why following stopped. What the bytes become on a
+screen is the caller's: a `ConsoleRenderer` is fed every chunk (the raw stream, the work's lines
+apart from the runner's, or the transcript of an agent CLI's events: `entrypoints.console_view`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final, Literal, Protocol
+
+from application.observe import Observed, Observer
+from application.ports import Clock, RunFiles
+from application.reads import observe_or_refuse
+from domain.lifecycle import exit_code_of
+
+POLL_SECONDS: Final = 0.2
+READ_BYTES: Final = 1 << 16  # one console read; a follower reads again at once while there is more
+
+# Why following stopped: the run's end is recorded; its process is gone with no end recorded;
+# its start was never recorded (an aged `preparing` record: it will not produce more output).
+Why = Literal["ended", "stopped", "never_started"]
+
+
+@dataclass(frozen=True)
+class ConsoleChunk:
+    """Console bytes as written (a line may be cut anywhere), and the offset just after them."""
+
+    data: bytes
+    end: int
+
+
+@dataclass(frozen=True)
+class FollowEnd:
+    """The last thing a follow yields: the final observation and why following stopped."""
+
+    observed: Observed
+    why: Why
+
+    @property
+    def exit_code(self) -> int:
+        """The run's exit code for a person's shell; 1 when no end was recorded."""
+        return exit_code_of(self.observed.derivation.status) if self.why == "ended" else 1
+
+    @property
+    def detail(self) -> str | None:
+        """Why following stopped, for a person; None when the run's end is recorded."""
+        if self.why == "stopped":
+            return (f"the process is gone and no end was recorded "
+                    f"(status {self.observed.derivation.status})")
+        if self.why == "never_started":
+            return "its start was never recorded (an old preparing record); it will not produce more output"
+        return None
+
+
+FollowEvent = ConsoleChunk | FollowEnd
+
+
+class ConsoleRenderer(Protocol):
+    """What a caller plugs in to show a followed console: written every chunk (cut anywhere) and
+    flushed after it, closed once at the end."""
+
+    def write(self, chunk: bytes) -> object:
+        ...
+
+    def flush(self) -> None:
+        ...
+
+    def close(self) -> None:
+        """The run is over: show whatever is still held (a last line without its newline, a summary)."""
+        ...
+
+
+class Follower:
+    """Streams a run's console until the run's end is recorded, or it is clear no end is coming.
+
+    One observation per poll through the one `Observer` (so follow agrees with status), the
+    console read through the files port (never through a link the work planted, never blocking
+    on a FIFO), time only through the clock.
+    """
+
+    def __init__(self, files: RunFiles, observer: Observer, clock: Clock,
+                 poll_seconds: float = POLL_SECONDS) -> None:
+        self.files = files
+        self.observer = observer
+        self.clock = clock
+        self.poll_seconds = poll_seconds
+
+    def follow(self, run_id: str, offset: int = 0) -> Iterator[FollowEvent]:
+        """The console from `offset` as it grows, then one FollowEnd.
+
+        A bad, missing or unusable run is refused (ContractError) before anything is yielded.
+        Each round observes first and drains the console after, so the bytes written before an
+        end was recorded are all yielded before that end. A console that shrank is read again
+        from its start; one that is missing or unusable for now is tried again next round.
+        To resume after an interruption, follow again from the last chunk's `end`.
+        """
+        observed = observe_or_refuse(self.observer, run_id, probe_ended=False)
+        while True:
+            for chunk in self._drain(run_id, offset):
+                offset = chunk.end
+                yield chunk
+            why = _why_over(observed)
+            if why is not None:
+                yield FollowEnd(observed, why)
+                return
+            self.clock.sleep(self.poll_seconds)
+            observed = observe_or_refuse(self.observer, run_id, probe_ended=False)
+
+    def render(self, run_id: str, renderer: ConsoleRenderer, offset: int = 0) -> FollowEnd:
+        """Follow into `renderer` (each chunk written and flushed, then closed once); how it ended."""
+        for event in self.follow(run_id, offset):
+            if isinstance(event, FollowEnd):
+                renderer.close()
+                return event
+            renderer.write(event.data)
+            renderer.flush()
+        raise AssertionError("a follow always ends with a FollowEnd")  # pragma: no cover
+
+    def tail_start(self, run_id: str, tail_bytes: int) -> int:
+        """The offset of about the last `tail_bytes` of the console, moved on to a character
+        boundary (0 when there is no console yet)."""
+        try:
+            _, size = self.files.console_bytes(run_id, 0, 0)
+            start = max(0, size - max(tail_bytes, 0))
+            head, _ = self.files.console_bytes(run_id, start, 4)
+        except OSError:  # no console yet, or one that is not a file: start at 0
+            return 0
+        skip = next((i for i, byte in enumerate(head) if not 0x80 <= byte <= 0xBF), len(head))
+        return start + skip
+
+    def _drain(self, run_id: str, offset: int) -> Iterator[ConsoleChunk]:
+        while True:
+            try:
+                data, size = self.files.console_bytes(run_id, offset, READ_BYTES)
+            except OSError:  # missing or unusable for now; the next round tries again
+                return
+            if size < offset:  # the console shrank: read it again from its start
+                offset = 0
+                continue
+            if not data:
+                return
+            offset += len(data)
+            yield ConsoleChunk(data, offset)
+
+
+def _why_over(observed: Observed) -> Why | None:
+    derivation = observed.derivation
+    if derivation.terminal:
+        return "ended"
+    if derivation.stopped:
+        return "stopped"
+    if derivation.aged_preparing:
+        return "never_started"
+    return None
