@@ -253,7 +253,7 @@ def test_files_of_a_removed_run_are_gone_with_it(store: Any) -> None:
     store.write_text(run_id, "instruction.txt", "do it")
     store.remove(run_id)
     assert store.manifest(run_id).reason_code in ("missing", "unreadable")
-    assert not store.console(run_id, 10).text.available
+    assert not store.console(run_id, 10).available
     with pytest.raises(OSError):
         store.console_bytes(run_id, 0, 10)
 
