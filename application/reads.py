@@ -99,10 +99,10 @@ def usage_of(manifest: Availability[dict[str, Any]]) -> UsageAvailability:
     return UsageAvailability.unavailable(NOT_RECORDED, "the manifest records no usage")
 
 
-def agents_of(store: RunStore, run_id: str) -> AgentsAvailability:
+def agents_of(files: RunFiles, run_id: str) -> AgentsAvailability:
     """Each agent CLI's permission mode and provider args as the run's request.json records them (D7)."""
     try:
-        agents = agents_in(store.read_text(run_id, "request.json").encode("utf-8", "surrogateescape"))
+        agents = agents_in(files.read_text(run_id, "request.json").encode("utf-8", "surrogateescape"))
     except FileNotFoundError:
         return AgentsAvailability.unavailable(MISSING, "request.json does not exist")
     except Untrusted as exc:
@@ -140,7 +140,7 @@ class RunReads:
             **StatusData.fields_of(run, d),
             alive=d.alive, pid=pid_of(run), finished_at=run.finished_at, age_seconds=round(d.age_seconds, 3),
             delivery=delivery_of(run, d.terminal), manifest=manifest, usage=usage_of(manifest),
-            agents=agents_of(self.store, run_id),
+            agents=agents_of(self.files, run_id),
         ).to_wire()
 
     def output(self, run_id: str, tail_chars: int = TAIL_CHARS_DEFAULT) -> dict[str, Any]:
