@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
-VERSION = "0.1.0"
+from entrypoints.verbs import VERBS
 
 
 class UsageError(Exception):
@@ -39,12 +39,13 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> Parser:
-    from entrypoints.verbs import VERBS
-
+    """The whole command tree; the root's `tree` default hands it to a verb that walks it
+    (`li completion`), so no verb imports this module back."""
     parser = Parser(prog="li", description="Run agent work as detached, durable runs.",
                     epilog="Add --machine anywhere for one JSON envelope on stdout.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module in VERBS:
         module.register(sub)
+    parser.set_defaults(tree=parser)
     return parser

@@ -16,13 +16,14 @@ from domain.contract import (
     failure,
     success,
 )
-from entrypoints.bootstrap import EnvironmentFault, import_required, transport_fault
-from entrypoints.cli import VERSION, HelpRequested, UsageError, build_parser
-from entrypoints.verbs._common import silence
+from entrypoints.cli import HelpRequested, UsageError, build_parser
+from entrypoints.environment import EnvironmentFault, import_required, transport_fault
+from entrypoints.verbs._common import Verb, silence
+from entrypoints.version import version
 
-# Human-mode exit codes for refusals; under --machine every envelope exits 0 (D8).
 # Errors of a write that did not reach stdout: a full device, a closed or failing descriptor.
 UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EBADF, errno.EIO})
+# Human-mode exit codes for refusals; under --machine every envelope exits 0 (D8).
 HUMAN_EXIT = {"invalid_input": 2, "not_found": 3, "conflict": 4, "unavailable": 5, "internal": 70}
 # Commands that may allocate a run: their dependencies are imported before they start, so an
 # import failure inside them is never reported as exit 78 once a run might exist (D8).
@@ -81,8 +82,8 @@ def answer(args: list[str]) -> dict[str, Any]:
     try:
         namespace = build_parser().parse_args(args)
         if namespace.version:
-            return success({"version": VERSION, "implementation": IMPLEMENTATION})
-        verb = getattr(namespace, "verb", None)
+            return success({"version": version(), "implementation": IMPLEMENTATION})
+        verb: Verb | None = getattr(namespace, "verb", None)
         if verb is None:
             raise UsageError("no command given; try `li --help`", build_parser().format_usage())
         data = invoke(namespace, verb.run)
@@ -160,20 +161,14 @@ def _human(args: list[str], out: IO[str]) -> int:
     except UsageError as error:
         return refuse(f"error: {error.message.strip()} (see `li --help`)", 2)
     namespace.for_person = True  # a person may name runs by short forms (`run_id_arg`)
-    verb = getattr(namespace, "verb", None)
+    verb: Verb | None = getattr(namespace, "verb", None)
     if namespace.version:
-        out.write(f"li {VERSION}\n")
+        out.write(f"li {version()}\n")
         return 0
     if verb is None:
         return refuse("error: no command given; try `li --help`", 2)
     try:
-        if hasattr(verb, "human"):
-            return int(invoke(namespace, verb.human))
-        data = invoke(namespace, verb.run)
-        if not hasattr(verb, "show"):
-            out.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-            return 0
-        return int(verb.show(data, namespace))
+        return int(invoke(namespace, verb.human))
     except ContractError as error:
         return refuse(f"{error.kind.value}: {error.message}", HUMAN_EXIT[error.kind.value])
     except EnvironmentFault:

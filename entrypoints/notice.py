@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 
+from domain.run import is_run_id
+from entrypoints.container import get_container
+
 
 def main(argv: list[str] | None = None) -> int:
-    from domain.run import is_run_id
-    from entrypoints.container import get_container
-
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not is_run_id(args[0]):
         print("usage: python -m entrypoints.notice RUN_ID", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""The verb table: each verb module registers its parser and answers with plain data."""
+"""The verb table: each verb module registers its parser and answers with plain data (`Verb`)."""
 
 from __future__ import annotations
 
@@ -11,5 +11,6 @@ from entrypoints.verbs import (
     mcp,
     orchestrate,
 )
+from entrypoints.verbs._common import Verb
 
-VERBS = (handshake, agent, orchestrate, job, doctor, completion, mcp)
+VERBS: tuple[Verb, ...] = (handshake, agent, orchestrate, job, doctor, completion, mcp)

@@ -1,14 +1,31 @@
-"""Helpers shared by verb modules: the verb-module handle and the run-id argument check."""
+"""What every verb module shares: the `Verb` protocol, its one registration idiom, and the run-id check."""
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Any
+from argparse import Namespace
+from typing import Any, Protocol, cast
+
+from domain.contract import ContractError, ErrorKind
 
 
-def this(name: str) -> Any:
-    """The module object for `set_defaults(verb=...)`."""
-    return sys.modules[name]
+class Verb(Protocol):
+    """A verb module, as the parser and the dispatcher see it (`VERBS` is checked against it by mypy)."""
+
+    def register(self, sub: Any) -> None:
+        """Add this verb's parser(s) to the `add_subparsers()` action and `parser.set_defaults(verb=this(__name__))`."""
+
+    def run(self, args: Namespace) -> dict[str, Any]:
+        """The answer as plain data: the envelope's `data` under --machine."""
+
+    def human(self, args: Namespace) -> int:
+        """The answer for a person: text on stdout, one line on stderr for a refusal; the exit status."""
+
+
+def this(name: str) -> Verb:
+    """The registration idiom, in `register`: `parser.set_defaults(verb=this(__name__))`."""
+    return cast(Verb, sys.modules[name])
 
 
 def require_run_id(value: str) -> str:
@@ -31,8 +48,6 @@ def run_id_arg(args: Any, value: str) -> str:
     if not for_person(args) or is_run_id(value):
         return require_run_id(value)
     if not is_short_form(value):
-        from domain.contract import ContractError, ErrorKind
-
         raise ContractError(ErrorKind.INVALID_INPUT, f"{value!r} names no run: give a run id "
                             "(YYYYMMDDTHHMMSS-xxxxxx), its last 4-6 hex digits, or @last", {"run_id": value})
     from entrypoints.container import get_container
@@ -42,8 +57,6 @@ def run_id_arg(args: Any, value: str) -> str:
 
 def silence(stream: Any) -> None:
     """Point a broken stream at /dev/null so the interpreter's final flush cannot fail loudly."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, stream.fileno())

@@ -32,10 +32,9 @@ def run(args: Namespace) -> dict[str, Any]:
     if args.shell is None:
         raise ContractError(ErrorKind.INVALID_INPUT, f"li completion needs a shell: {', '.join(SHELLS)}")
     from domain.wire import CompletionData
-    from entrypoints.cli import build_parser
-    from entrypoints.completion_scripts import script
+    from entrypoints.completion_scripts import script  # dataclasses: not loaded by a light call
 
-    return CompletionData(shell=args.shell, script=script(args.shell, build_parser())).to_wire()
+    return CompletionData(shell=args.shell, script=script(args.shell, args.tree)).to_wire()
 
 
 def words(kind: str) -> list[str]:

@@ -6,6 +6,7 @@ import sys
 from argparse import Namespace
 from typing import Any
 
+from entrypoints.style import paint
 from entrypoints.verbs._common import this
 
 MARKS = {"ok": ("ok", "green"), "error": ("FAIL", "red"), "warning": ("warn", "yellow"),
@@ -27,10 +28,12 @@ def run(args: Namespace) -> dict[str, Any]:
     return diagnose(get_container().upkeep.diagnostics(), fix=bool(getattr(args, "fix", False)))
 
 
+def human(args: Namespace) -> int:
+    return show(run(args), args)
+
+
 def show(data: dict[str, Any], args: Namespace) -> int:
     """One line per check; a failed one is followed by what to do. Exit 1 when an error failed."""
-    from entrypoints.style import paint
-
     out = sys.stdout
     width = max((len(c["name"]) for c in data["checks"]), default=0)
     for check in data["checks"]:

@@ -7,12 +7,13 @@ from argparse import Namespace
 from typing import Any
 
 from domain.contract import CONTRACT_VERSION, IMPLEMENTATION, MIN_SUPPORTED_VERSION
-from entrypoints.cli import VERSION
+from entrypoints.verbs._common import this
+from entrypoints.version import version
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("handshake", help="print the contract version this li speaks")
-    parser.set_defaults(verb=__import__(__name__, fromlist=["_"]))
+    parser.set_defaults(verb=this(__name__))
 
 
 def run(args: Namespace) -> dict[str, Any]:
@@ -26,9 +27,13 @@ def run(args: Namespace) -> dict[str, Any]:
         "contract_version": CONTRACT_VERSION,
         "min_supported_version": MIN_SUPPORTED_VERSION,
         "implementation": IMPLEMENTATION,
-        "implementation_version": VERSION,
+        "implementation_version": version(),
         "module": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
     }
+
+
+def human(args: Namespace) -> int:
+    return show(run(args), args)
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:

@@ -7,9 +7,9 @@ from typing import Any
 
 from domain.contract import ContractError, ErrorKind
 from entrypoints.verbs import job_kill, job_list, job_output, job_prune, job_status, job_wait
-from entrypoints.verbs._common import this
+from entrypoints.verbs._common import Verb, this
 
-SUBVERBS = (job_status, job_output, job_list, job_kill, job_wait, job_prune)
+SUBVERBS: tuple[Verb, ...] = (job_status, job_output, job_list, job_kill, job_wait, job_prune)
 
 
 def register(sub: Any) -> None:
@@ -22,3 +22,8 @@ def register(sub: Any) -> None:
 
 def run(args: Namespace) -> dict[str, Any]:
     raise ContractError(ErrorKind.INVALID_INPUT, "li job needs a subcommand: status, output, list, kill, wait, prune")
+
+
+def human(args: Namespace) -> int:
+    run(args)  # always refuses: the dispatcher says so on stderr with invalid_input's exit status
+    return 2

@@ -27,6 +27,10 @@ def run(args: Namespace) -> dict[str, Any]:
     return result
 
 
+def human(args: Namespace) -> int:
+    return show(run(args), args)
+
+
 def show(data: dict[str, Any], args: Namespace) -> int:
     outcome = data["outcome"] or "-"
     print(f"{data['run_id']}: {_SAID.get(data['action'], data['action'])} "

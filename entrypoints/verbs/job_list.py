@@ -7,9 +7,12 @@ from argparse import Namespace
 from datetime import datetime
 from typing import Any
 
+from entrypoints.style import outcome_colour, paint
 from entrypoints.verbs._common import this
+from entrypoints.verbs.job_status import human_age
 
 COLUMNS = ("RUN ID", "KIND", "LABEL", "STATUS", "OUTCOME", "AGE")
+
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("list", help="list runs, newest first")
@@ -25,6 +28,10 @@ def run(args: Namespace) -> dict[str, Any]:
     limit = bounded_count(args.limit, "--limit", LIMIT_DEFAULT, LIMIT_MAX, minimum=1)
     result: dict[str, Any] = get_container().reads.reads().listing(limit, args.status)
     return result
+
+
+def human(args: Namespace) -> int:
+    return show(run(args), args)
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:
@@ -49,16 +56,12 @@ def _cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | None]:
     age = _age(row["submitted_at"], now)
     outcome = row["outcome"] or "-"
     status = row["status"] + (" (possibly orphaned)" if row["possibly_orphaned"] else "")
-    from entrypoints.style import outcome_colour
-
     tone = outcome_colour(row["outcome"]) if row["outcome"] is not None else None
     return [row["run_id"], row["kind"], row["label"] or "", status, outcome, age], tone
 
 
 def _line(cells: list[str], widths: list[int], tone: str | None) -> str:
     """One row, padded before painting so escape codes never disturb the alignment."""
-    from entrypoints.style import paint
-
     padded = [cell.ljust(width) for cell, width in zip(cells, widths, strict=True)]
     if tone == "bold":
         padded = [paint(cell, "bold", sys.stdout) for cell in padded]
@@ -68,8 +71,6 @@ def _line(cells: list[str], widths: list[int], tone: str | None) -> str:
 
 
 def _age(submitted_at: str, now: datetime) -> str:
-    from entrypoints.verbs.job_status import human_age
-
     try:
         return human_age((now - datetime.fromisoformat(submitted_at)).total_seconds())
     except (TypeError, ValueError):

@@ -42,6 +42,10 @@ def run(args: Namespace) -> dict[str, Any]:
     return data
 
 
+def human(args: Namespace) -> int:
+    return show(run(args), args)
+
+
 def show(data: dict[str, Any], args: Namespace) -> int:
     out, removed = sys.stdout, data["removed"]
     verb = "would remove" if data["dry_run"] else "removed"

@@ -22,6 +22,10 @@ def run(args: Namespace) -> dict[str, Any]:
     return result
 
 
+def human(args: Namespace) -> int:
+    return show(run(args), args)
+
+
 def show(data: dict[str, Any], args: Namespace) -> int:
     """A short readable summary; unavailable fields say why instead of pretending to be empty."""
     outcome = data["outcome"] or "-"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from argparse import Namespace
 from typing import Any
 
@@ -32,9 +34,6 @@ def human(args: Namespace) -> int:
 
 def _this_li() -> str | None:
     """Without --li or LI_BIN, drive the very `li` that was started, by its absolute path (D1)."""
-    import os
-    import sys
-
     if os.environ.get("LI_BIN"):
         return None  # the server's own resolution honours LI_BIN
     started = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
