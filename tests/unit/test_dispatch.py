@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from domain.contract import ContractError, ErrorKind
 from entrypoints import dispatch as dispatcher
-from entrypoints.bootstrap import EnvironmentFault, split_machine
+from entrypoints.bootstrap import split_machine
+from entrypoints.environment import EnvironmentFault
 from entrypoints.verbs import handshake
 
 
