@@ -2,7 +2,7 @@
 
 Each side is a container in its own module under `entrypoints/wiring/`, importing its classes
 normally (dependency-injector's multiple-containers layout). `core` and `reads` are composed with
-`providers.Container`; the submit, notices and upkeep sides with `Deferred`, the same composition
+`providers.Container`; the waits, submit, notices and upkeep sides with `Deferred`, the same composition
 whose module is imported on first use, so `li job status` loads the read side and nothing else.
 
 An outside test swaps one adapter in one line, e.g.
@@ -74,6 +74,12 @@ def notices_side() -> type[containers.DeclarativeContainer]:
     return NoticesSide
 
 
+def waits_side() -> type[containers.DeclarativeContainer]:
+    from entrypoints.wiring.waits import Waits
+
+    return Waits
+
+
 def upkeep_side() -> type[containers.DeclarativeContainer]:
     from entrypoints.wiring.upkeep import Upkeep
 
@@ -100,6 +106,7 @@ class Container(containers.DeclarativeContainer):
     reads = providers.Container(
         Reads, config=config, core=core, on_reaped=providers.Callable(on_first_use, notices.provider),
     )
+    waits = Deferred(waits_side, core=core, reads=reads)
     submit = Deferred(submit_side, config=config, core=core)
     upkeep = Deferred(upkeep_side, core=core, reads=reads)
 

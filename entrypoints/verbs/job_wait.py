@@ -85,7 +85,7 @@ def _wait(args: Namespace, ids: list[str], on_pass: Callable[[Any], None] | None
     from application.wait import StopFlag
     from entrypoints.container import get_container
 
-    waiter = get_container().reads.waiter()
+    waiter = get_container().waits.waiter()
     flag = StopFlag()
     with _stopping_on_signals(flag):
         return waiter.wait(ids, args.max_wait, args.poll_interval, stop=flag, on_pass=on_pass)

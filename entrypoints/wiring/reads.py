@@ -8,7 +8,6 @@ from application.follow import Follower
 from application.kill import Killer
 from application.observe import Observer
 from application.reads import RunReads
-from application.wait import Waiter
 from entrypoints._di import containers, providers
 
 
@@ -29,5 +28,3 @@ class Reads(containers.DeclarativeContainer):
     )
     # The one follow loop (`li agent` in the foreground, `li job output --follow`), over the same Observer.
     follower = providers.Factory(Follower, files=core.store, observer=observer, clock=core.clock)
-    # Bounded observation over the same Observer, so wait cannot disagree with status.
-    waiter = providers.Factory(Waiter, observer=observer, clock=core.clock, changes=core.run_changes)

@@ -73,6 +73,7 @@ NOT_ON_A_READ = {
     "yaml",
 }
 READS = [("job", "status", "{run_id}"), ("job", "wait", "{run_id}", "--max-wait", "0"), ("job", "list")]
+WAIT_SIDE = {"entrypoints.wiring.waits", "application.wait"}  # only `li job wait` loads it
 
 
 def _modules_after(argv: list[str], home: str, report: str) -> set[str]:
@@ -100,6 +101,10 @@ def test_a_read_loads_the_read_side_and_no_submit_notice_or_upkeep_module(
     assert {"entrypoints.wiring.core", "entrypoints.wiring.reads", "application.observe"} <= loaded, \
         "the read did not compose the read side; the check would prove nothing"
     assert loaded & NOT_ON_A_READ == set(), sorted(loaded & NOT_ON_A_READ)
+    if argv[1] == "wait":
+        assert WAIT_SIDE <= loaded
+    else:
+        assert loaded & WAIT_SIDE == set(), sorted(loaded & WAIT_SIDE)
 
 
 def test_a_submit_does_load_the_submit_side_so_the_check_can_see_it(tmp_path: object) -> None:

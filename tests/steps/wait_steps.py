@@ -97,7 +97,7 @@ def _ends_later(wait_ctx: WaitContext, name: str, seconds: float) -> None:
 @when(parsers.parse('the caller waits on "{names}" with max wait {max_wait} and poll interval {poll}'))
 def _wait(wait_ctx: WaitContext, names: str, max_wait: str, poll: str) -> None:
     ids = [wait_ctx.id_of(n) for n in wait_ctx.names(names)]
-    waiter = wait_ctx.world.container.reads.waiter()
+    waiter = wait_ctx.world.container.waits.waiter()
     wait_ctx.result = waiter.wait(ids, _arg(max_wait), _arg(poll))
     wait_ctx.data = json.loads(json.dumps(wait_ctx.result.to_data(), allow_nan=False))
 
@@ -107,7 +107,7 @@ def _interrupted(wait_ctx: WaitContext, names: str, count: int) -> None:
     ids = [wait_ctx.id_of(n) for n in wait_ctx.names(names)]
     flag = StopFlag()
     wait_ctx.clock.after(count - 0.5, flag.request)  # lands inside the count-th one-second sleep
-    wait_ctx.result = wait_ctx.world.container.reads.waiter().wait(ids, 60, 1, stop=flag)
+    wait_ctx.result = wait_ctx.world.container.waits.waiter().wait(ids, 60, 1, stop=flag)
     wait_ctx.data = wait_ctx.result.to_data()
 
 

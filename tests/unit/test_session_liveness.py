@@ -90,7 +90,7 @@ def test_a_process_table_that_cannot_be_read_leaves_the_run_unjudged(world) -> N
 
 def test_wait_agrees_that_the_run_is_pending_while_its_work_lives(world) -> None:
     run = orphaned_work(world)
-    answer = world.container.reads.waiter().wait([run.run_id], max_wait=0).to_data()
+    answer = world.container.waits.waiter().wait([run.run_id], max_wait=0).to_data()
     assert answer["pending"] == [run.run_id] and answer["stopped_without_end"] == []
 
 
