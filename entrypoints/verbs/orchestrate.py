@@ -6,7 +6,17 @@ from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
 from entrypoints.verbs._common import this
-from entrypoints.verbs.agent import add_submit_options, add_view_options
+from entrypoints.verbs.agent import (
+    add_submit_options,
+    add_view_options,
+    common_options,
+    prompt_and_model,
+    read_prompt_file,
+    refuse_command_as_model,
+    submit,
+    submit_for_person,
+    with_agent_options,
+)
 
 if TYPE_CHECKING:
     from domain.request import RunRequest
@@ -34,14 +44,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from entrypoints.verbs.agent import submit
-
     return submit(orchestrate_request(args)).to_wire()
 
 
 def human(args: Namespace) -> int:
-    from entrypoints.verbs.agent import submit_for_person
-
     return submit_for_person(orchestrate_request(args), args)
 
 
@@ -60,7 +66,6 @@ def flow_request(args: Namespace) -> RunRequest:
     """The spec is read and fully validated here; its text becomes the run's instruction.txt."""
     from domain.flow import describe, parse_flow
     from domain.request import RunRequest, check_prompt
-    from entrypoints.verbs.agent import common_options, read_prompt_file, with_agent_options
 
     common = common_options(args)
     text = check_prompt(read_prompt_file(args.spec, "flow spec"), "flow spec")
@@ -98,12 +103,6 @@ def fanout_request(args: Namespace) -> RunRequest:
         parse_model,
         parse_models,
         split_words,
-    )
-    from entrypoints.verbs.agent import (
-        common_options,
-        prompt_and_model,
-        refuse_command_as_model,
-        with_agent_options,
     )
 
     common = common_options(args)
