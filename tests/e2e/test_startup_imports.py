@@ -112,3 +112,11 @@ def test_a_submit_does_load_the_submit_side_so_the_check_can_see_it(tmp_path: ob
     os.mkdir(home, 0o700)
     loaded = _modules_after(["agent", "sh", "true", "--detach"], home, os.path.join(str(tmp_path), "modules.json"))
     assert {"entrypoints.wiring.submit", "application.submit"} <= loaded
+
+
+@pytest.mark.parametrize("argv", [("handshake",), ("--version",)], ids=["handshake", "--version"])
+def test_the_version_is_read_without_importing_importlib_metadata(argv: tuple[str, ...], tmp_path: object) -> None:
+    # importlib.metadata (email, csv, zipfile) would cost a handshake about as much as the rest of it.
+    loaded = _modules_after(list(argv), str(tmp_path), os.path.join(str(tmp_path), "modules.json"))
+    assert "entrypoints.version" in loaded
+    assert "importlib.metadata" not in loaded
