@@ -346,7 +346,8 @@ class _Leg:
     """What the transcript remembers of one leg's stream: its open text and what it last said."""
 
     def __init__(self) -> None:
-        self.open = ""  # streamed text (Gemini deltas) not yet ended by a newline
+        self.open = ""  # a prefixed leg's streamed text (Gemini deltas) held until a newline ends it
+        self.mid_line = False  # an unprefixed stream's text was shown up to a line it has not ended
         self.last_text = ""
 
 
@@ -415,10 +416,13 @@ class Transcript:
 
     def _show(self, prefix: str, leg: _Leg, beat: Beat) -> str:
         if beat.kind == "delta":
-            leg.open += beat.text
+            leg.last_text += beat.text
+            if not prefix:  # one agent's stream: its words as they come, so following shows progress
+                leg.mid_line = not beat.text.endswith("\n") if beat.text else leg.mid_line
+                return beat.text
+            leg.open += beat.text  # a shared console: whole lines only, each with its leg's prefix
             cut = leg.open.rfind("\n") + 1
             done, leg.open = leg.open[:cut], leg.open[cut:]
-            leg.last_text += beat.text
             return _prefixed(prefix, done)
         head = self._end_text(prefix, leg)
         if beat.kind == "usage":  # a final event carries it: the stream's last word
@@ -436,6 +440,9 @@ class Transcript:
         return head + f"{prefix}{mark} {beat.text}\n"
 
     def _end_text(self, prefix: str, leg: _Leg | None) -> str:
+        if leg is not None and leg.mid_line:
+            leg.mid_line = False
+            return "\n"
         if leg is None or not leg.open:
             return ""
         text, leg.open = leg.open, ""

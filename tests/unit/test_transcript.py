@@ -231,3 +231,15 @@ def test_events_with_fields_of_the_wrong_type_still_render(kind: str) -> None:
     event = {"type": kind, "message": [], "item": "x", "content": 5, "parameters": [1], "usage": "many",
              "stats": [], "result": 3, "role": "assistant"}
     render((json.dumps(event) + "\n").encode())
+
+
+def test_a_single_agents_streamed_text_shows_as_it_comes_and_a_shared_consoles_waits_for_whole_lines() -> None:
+    first, rest = (json.dumps({"type": "message", "role": "assistant", "content": text, "delta": True}).encode()
+                   + b"\n" for text in ("Hello, ", "world"))
+    transcript = Transcript()
+    assert transcript.feed(first) == "Hello, "
+    assert transcript.feed(rest) == "world"
+    assert transcript.close() == "\n"
+    shared = Transcript()
+    assert shared.feed(b"[leg-1] " + first) == ""
+    assert shared.feed(b"[leg-1] " + rest) + shared.close() == "[leg-1] Hello, world\n"
