@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -39,12 +37,16 @@ def first_line(path: str) -> str | None:
 def host_facts() -> HostFacts:
     """This host's identity: machine id (else hostname) and the kernel's boot id."""
     host = next((found for path in MACHINE_ID_PATHS if (found := first_line(path))), None)
-    return HostFacts(host_id=host or f"hostname:{socket.gethostname()}",
+    if not host:
+        import socket  # only where there is no machine id (start-up cost of every read)
+
+        host = f"hostname:{socket.gethostname()}"
+    return HostFacts(host_id=host,
                      boot_id=first_line(BOOT_ID_PATH))
 
 
 class PsutilProber:
-    """Advisory liveness from psutil (existence, create time, zombie state) and session scans of /proc."""
+    """Advisory liveness (existence, create time, zombie state) from /proc, psutil where there is none; session scans of /proc."""
 
     def host(self) -> HostFacts:
         return host_facts()
@@ -53,6 +55,10 @@ class PsutilProber:
         return scan_session(sid)
 
     def observe(self, pid: int) -> ProcessObservation:
+        """From /proc where there is one (what psutil reads there, without importing it), else psutil."""
+        seen = _proc_observation(pid)
+        if seen is not None:
+            return seen
         import psutil
 
         try:
@@ -231,6 +237,22 @@ def _processes() -> Iterator[tuple[int, ProcStat]] | None:
             if entry.isdigit() and (stat := _stat_of(entry)) is not None)
 
 
+def _proc_observation(pid: int) -> ProcessObservation | None:
+    """Existence, create time and zombie state from /proc/<pid>/stat, computed as psutil computes
+    them on Linux (boot time plus start ticks; zombie is state Z). None when /proc cannot tell
+    (no /proc, a pid psutil would refuse, a stat that exists but cannot be read): then psutil."""
+    if pid <= 0 or not os.path.isdir("/proc/self"):
+        return None
+    stat = _stat_of(str(pid))
+    if stat is None:
+        return ProcessObservation(pid, exists=False) if not os.path.lexists(f"/proc/{pid}") else None
+    boot = boot_time()
+    if boot is None:
+        return None
+    return ProcessObservation(pid, exists=True, create_time=float(stat.start_ticks) / CLOCK_TICKS + boot,
+                              zombie=stat.state == "Z")
+
+
 def _member(pid: int) -> SessionMember | None:
     stat, boot = _stat_of(str(pid)), boot_time()
     return None if stat is None or boot is None else _as_member(pid, stat, boot)
@@ -258,6 +280,8 @@ class DetachedSpawner:
     """Own session and process group, stdin closed, output to the run's console log."""
 
     def spawn(self, request: SpawnRequest) -> int:
+        import subprocess  # a submit's, not a read's (start-up cost)
+
         try:
             with _output(request) as log:
                 child = subprocess.Popen(

@@ -1,27 +1,84 @@
-"""dependency-injector, imported without the optional integrations it probes for (start-up cost)."""
+"""dependency-injector, imported without what it probes for and this container never uses (start-up cost).
+
+`li` may be called on every poll, so what dependency-injector drags in at import time is paid by
+every read. Three things are kept out while it loads (everything is importable again as soon as
+this returns; nothing already imported is touched):
+
+* Its optional integrations: starlette (wiring), yaml and pydantic-settings (Configuration
+  loaders). Without pydantic-settings its providers module falls back to `import pydantic` (for
+  the pydantic v1 `BaseSettings`) inside a try/except ImportError, so pydantic is kept out as
+  well (a stand-in whose VERSION is not 1.x: a plain `import` in Cython does not refuse a None
+  in sys.modules): about 35 ms of pydantic on every read otherwise.
+* asyncio (with ssl, logging, concurrent.futures: about 40 ms). providers, containers and
+  _cwiring do `from asyncio import Future, ensure_future, gather` at import time but call them
+  only on the async paths: when a provider is a Coroutine/async Resource or an injected value is
+  a future or a coroutine (told by duck typing and by `types.CoroutineType`/`collections.abc.
+  Coroutine`, never by asyncio). This container has no async provider (tests/unit/
+  test_di_import.py fails if one appears), so while it loads `asyncio` is a stand-in whose three
+  names import the real asyncio when first called: an async provider added one day still works,
+  it just pays for asyncio when it runs. `asyncio.coroutines` is hidden, so dependency-injector
+  takes its own documented fallbacks (`_COROUTINE_TYPES` = (CoroutineType, Coroutine), the
+  `_is_coroutine` marker of Coroutine providers = True, which only `asyncio.iscoroutinefunction`
+  of a Coroutine provider would look at).
+
+The stand-ins are only in `sys.modules` during that one import, on the main thread at start-up.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+HIDDEN = ("starlette", "yaml", "pydantic_settings", "asyncio.coroutines")
+DEFERRED_ASYNCIO = ("Future", "ensure_future", "gather", "iscoroutinefunction")
+
+
+def _deferred(name: str) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        import asyncio  # the real one: only an async provider ever gets here
+
+        return getattr(asyncio, name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def _asyncio_stand_in() -> ModuleType:
+    stand_in = ModuleType("asyncio", "lionrun's stand-in while dependency-injector loads (entrypoints/_di.py)")
+    for name in DEFERRED_ASYNCIO:
+        setattr(stand_in, name, _deferred(name))
+    return stand_in
+
+
+def _pydantic_stand_in() -> ModuleType:
+    """Cython's plain `import pydantic` takes a module found in sys.modules as it is, even None, and
+    reads `pydantic.VERSION`; a version that is not 1.x makes it skip the v1 settings loader."""
+    stand_in = ModuleType("pydantic", "lionrun's stand-in while dependency-injector loads (entrypoints/_di.py)")
+    stand_in.VERSION = "hidden"  # type: ignore[attr-defined]
+    return stand_in
 
 
 def _import_dependency_injector() -> tuple[ModuleType, ModuleType]:
-    """Import dependency-injector without the optional integrations it probes for at import time.
+    """Import dependency-injector's containers and providers with HIDDEN hidden and asyncio deferred."""
+    if "dependency_injector.providers" in sys.modules:
+        from dependency_injector import containers, providers
 
-    It tries starlette (wiring), yaml and pydantic-settings (Configuration loaders), none of
-    which this container uses; hiding them while it loads halves its import cost, and `li` may
-    be called on every poll. They are importable again as soon as this returns.
-    """
-    hidden = [name for name in ("starlette", "yaml", "pydantic_settings") if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]
+        return containers, providers
+    placed: dict[str, ModuleType | None] = {name: None for name in HIDDEN if name not in sys.modules}
+    if "pydantic" not in sys.modules:
+        placed["pydantic"] = _pydantic_stand_in()
+    if "asyncio" not in sys.modules:
+        placed["asyncio"] = _asyncio_stand_in()
+    for name, module in placed.items():
+        sys.modules[name] = module  # type: ignore[assignment]
     try:
         from dependency_injector import containers, providers
     finally:
-        for name in hidden:
-            sys.modules.pop(name, None)
+        for name, module in placed.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
     return containers, providers
 
 

@@ -1,0 +1,82 @@
+"""entrypoints/_di.py keeps asyncio and pydantic out of every read by loading dependency-injector with
+stand-ins; that is only sound while no provider of the composition root is async. These tests fail
+if one becomes async, if the stand-ins leak, or if an async provider stopped working through them."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+from dependency_injector import providers
+
+from entrypoints.container import Container
+from tests.support import REPO
+
+SIDES = ("core", "reads", "notices", "submit", "upkeep")
+
+
+def every_provider(container: Any) -> list[Any]:
+    """Every provider of every side, the deferred sides composed."""
+    found = []
+    for name in SIDES:
+        side = getattr(container, name)
+        composed = side._container_provider() if hasattr(side, "_container_provider") else side
+        found.extend(composed.traverse())
+    return found
+
+
+def is_async(provider: Any) -> bool:
+    if isinstance(provider, providers.Coroutine | providers.Resource):
+        return True  # a Resource may be async (an async generator or an AsyncResource)
+    provides = getattr(provider, "provides", None)
+    if provides is None:
+        return False
+    target = provides.__init__ if isinstance(provides, type) else provides
+    return inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target)
+
+
+def test_no_provider_of_the_composition_root_is_async() -> None:
+    found = every_provider(Container())
+    assert len(found) > 20, "the traversal found too little; the check would prove nothing"
+    assert [p for p in found if is_async(p)] == []
+
+
+def test_the_check_sees_an_async_provider() -> None:
+    async def fetch() -> int:
+        return 1
+
+    assert is_async(providers.Coroutine(fetch)) and is_async(providers.Factory(fetch))
+    assert not is_async(providers.Factory(dict))
+
+
+PROBE = textwrap.dedent("""
+    import json, sys
+    import entrypoints._di as di
+    after_import = sorted(n for n in ("asyncio", "pydantic", "pydantic_core", "ssl") if n in sys.modules)
+    import asyncio, pydantic
+    real = asyncio.__file__ is not None and hasattr(asyncio, "run") and pydantic.VERSION.startswith("2")
+
+    async def add(x):
+        return x + 1
+
+    combined = di.providers.Factory(dict, x=di.providers.Coroutine(add, 1))
+
+    async def main():
+        return await combined()
+
+    print(json.dumps({"after_import": after_import, "real": real,
+                      "coroutine": asyncio.run(di.providers.Coroutine(add, 41)()),
+                      "injected": asyncio.run(main())}))
+""")
+
+
+def test_dependency_injector_loads_without_asyncio_or_pydantic_and_async_providers_still_work() -> None:
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, capture_output=True, text=True, timeout=60,
+                         check=True).stdout
+    import json
+
+    answer = json.loads(out)
+    assert answer == {"after_import": [], "real": True, "coroutine": 42, "injected": {"x": 2}}
