@@ -20,7 +20,7 @@ from domain.availability import (
 )
 from domain.contract import ContractError, ErrorKind
 from domain.request import agents_in
-from domain.run import DeliveryValue, RecordUnusable, Run, require_run_id
+from domain.run import DeliveryValue, RecordUnusable, Run, recorded_command, require_run_id
 from domain.untrusted import Untrusted
 from domain.vocabulary import RECORD_UNUSABLE
 from domain.wire import (
@@ -29,8 +29,8 @@ from domain.wire import (
     ArtifactsAvailability,
     DeliveryAvailability,
     ListData,
+    ListRow,
     OutputData,
-    Row,
     RowError,
     StatusData,
 )
@@ -114,9 +114,9 @@ def agents_of(files: RunFiles, run_id: str) -> AgentsAvailability:
                                   for name, options in sorted(agents.items())})
 
 
-def error_row(run_id: str, reason_code: str, message: str) -> Row:
+def error_row(run_id: str, reason_code: str, message: str) -> ListRow:
     """A list row for a record that could not be read: it says so, with null lifecycle fields."""
-    return Row.failed(run_id, RowError.of(RECORD_UNUSABLE, message, reason_code))
+    return ListRow.unlisted(run_id, RowError.of(RECORD_UNUSABLE, message, reason_code))
 
 
 class RunReads:
@@ -141,6 +141,7 @@ class RunReads:
             alive=d.alive, pid=pid_of(run), finished_at=run.finished_at, age_seconds=round(d.age_seconds, 3),
             delivery=delivery_of(run, d.terminal), manifest=manifest, usage=usage_of(manifest),
             agents=agents_of(self.files, run_id),
+            **{k: v for k, v in person_fields(run).items() if k in ("model", "exit_code", "started_at")},
         ).to_wire()
 
     def output(self, run_id: str, tail_chars: int = TAIL_CHARS_DEFAULT) -> dict[str, Any]:
@@ -161,7 +162,7 @@ class RunReads:
 
     def listing(self, limit: int = LIMIT_DEFAULT, status: str | None = None) -> dict[str, Any]:
         """Newest first; reads only as many records as the limit needs (ids sort by time)."""
-        rows: list[Row] = []
+        rows: list[ListRow] = []
         truncated = False
         for run_id in _listable(self.store):
             row = self._row(run_id)
@@ -173,7 +174,7 @@ class RunReads:
             rows.append(row)
         return ListData(runs=rows, truncated=truncated, limit=limit).to_wire()
 
-    def _row(self, run_id: str) -> Row | None:
+    def _row(self, run_id: str) -> ListRow | None:
         """One list row; None for a folder that is not (or no longer) a run, e.g. a reservation."""
         try:
             observed = self.observer.observe(run_id)
@@ -181,7 +182,15 @@ class RunReads:
             return None
         except RecordUnusable as exc:
             return error_row(run_id, exc.reason_code, exc.detail)
-        return Row.observed(observed.run, observed.derivation)
+        return ListRow.listed(observed.run, observed.derivation, **person_fields(observed.run))
+
+
+def person_fields(run: Run) -> dict[str, Any]:
+    """What a list row adds for a person's table: model, the work's exit code, times, the command."""
+    model = run.model if isinstance(run.model, str) else None
+    code = run.exit_code if isinstance(run.exit_code, int) and not isinstance(run.exit_code, bool) else None
+    return {"model": model, "exit_code": code, "started_at": run.started_at, "finished_at": run.finished_at,
+            "command": recorded_command(run)}
 
 
 def unusable(run_id: str, exc: RecordUnusable) -> ContractError:

@@ -22,7 +22,7 @@ from application.ports import (
 from domain.contract import ContractError, ErrorKind
 from domain.lifecycle import classify
 from domain.request import RunRequest, check_prompt, invalid
-from domain.run import FAILED, PREPARING, RUN_TAG, STARTED, Incarnation, Run, iso
+from domain.run import FAILED, PREPARING, RUN_TAG, STARTED, Incarnation, Run, command_summary, iso
 from domain.wire import SubmitData
 
 SPAWN_FAILED = "spawn_failed"
@@ -95,7 +95,8 @@ class SubmitService:
             run_id=run_id, kind=request.kind, status="running", submitted_at=now, label=request.label,
             spawn_state=PREPARING, notify=list(request.notify) if request.notify is not None else None,
             notify_source=request.notify_source, model=request.model_text, cwd=request.cwd,
-            timeout=request.timeout, extra={"legs": len(request.legs)},
+            timeout=request.timeout, extra={"legs": len(request.legs),
+                                            "command": command_summary(request.instruction)},
         )
 
     def _launch(self, run_id: str, request: RunRequest) -> Handle:

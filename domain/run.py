@@ -198,6 +198,28 @@ def _check_types(run: Run) -> None:
             raise RecordUnusable("malformed", f"timestamp {stamp!r} has no UTC offset")
 
 
+# --- what a person sees of a run's work in a listing ------------------------------------------------
+
+COMMAND_SUMMARY_MAX = 200
+
+
+def command_summary(text: str) -> str:
+    """The first non-blank line of a prompt or spec, bounded, control characters made visible."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return printable(line[:COMMAND_SUMMARY_MAX])
+
+
+def printable(text: str) -> str:
+    """`text` with every control character (an escape sequence the work planted) shown as `?`."""
+    return "".join("?" if ord(ch) < 32 or 127 <= ord(ch) < 160 else ch for ch in text)
+
+
+def recorded_command(run: Run) -> str | None:
+    """The summary submit recorded (a hostile record may hold anything: only a bounded string counts)."""
+    value = run.extra.get("command") if isinstance(run.extra, dict) else None
+    return printable(value[:COMMAND_SUMMARY_MAX]) if isinstance(value, str) else None
+
+
 # --- short forms a person may type (human mode only; --machine takes exact ids) ---------------------
 
 LAST = "@last"

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentOptions", "AgentsAvailability", "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
     "DeliveryAvailability", "DeliveryValue", "DoctorCheck", "DoctorData", "Envelope", "ErrorBody",
-    "HandshakeData", "HelpData", "KillData", "Lifecycle", "ListData", "ManifestAvailability", "OutputData",
+    "HandshakeData", "HelpData", "KillData", "Lifecycle", "ListData", "ListRow", "ManifestAvailability", "OutputData",
     "PruneData", "PruneKept", "Row", "RowError", "StatusData", "SubmitData", "UsageAvailability",
     "VERBS", "VersionData", "WaitData", "Wire", "to_wire",
 ]
@@ -228,6 +228,10 @@ class StatusData(Lifecycle):
     manifest: ManifestAvailability
     usage: UsageAvailability
     agents: AgentsAvailability | None = None  # additive (D2): li answers it; the ADR's examples predate it
+    # Added in v1 without a version bump (D2): an older li does not send them, so they are optional.
+    model: str | None = None
+    exit_code: int | None = None
+    started_at: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -285,10 +289,36 @@ class Row(Wire):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ListRow(Row):
+    """A list row: the lifecycle fields plus what a person's table shows (all null on an error row).
+
+    `exit_code` is the work's own exit status once the runner recorded one; `command` the first line
+    of the prompt (or flow spec) as submit recorded it, bounded, control characters shown as `?`.
+    """
+
+    # Added in v1 without a version bump (D2): an older li does not send them, so they are optional.
+    model: str | None = None
+    exit_code: int | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    command: str | None = None
+
+    @classmethod
+    def listed(cls, run: Run, d: Derivation, **person: Any) -> ListRow:
+        return cls(**Lifecycle.fields_of(run, d), error=None, **person)
+
+    @classmethod
+    def unlisted(cls, run_id: str, error: RowError) -> ListRow:
+        """A row that says why it could not be read: every other field null."""
+        nulls: dict[str, Any] = dict.fromkeys(f.name for f in fields(cls))
+        return cls(**{**nulls, "run_id": run_id, "error": error})
+
+
+@dataclass(frozen=True, kw_only=True)
 class ListData(Wire):
     """`li job list`: newest first, bounded by `limit`, and says when truncated (D6)."""
 
-    runs: list[Row]
+    runs: list[ListRow]
     truncated: bool
     limit: int
 

@@ -305,6 +305,8 @@ def follow(handle: Handle, rendered: bool = False) -> int:
                     view.close()
                     if event.detail:
                         print(f"li: {handle.run_id}: {event.detail}", file=sys.stderr)
+                    elif event.exit_code != 0:
+                        say_failure(container.reads.reads().status(handle.run_id))
                     return event.exit_code
                 view.write(event.data)
                 view.flush()
@@ -313,5 +315,19 @@ def follow(handle: Handle, rendered: bool = False) -> int:
             if stopping:
                 raise
             stopping = True  # a second ^C leaves the run to itself
-            print(f"li: stopping run {handle.run_id}", file=sys.stderr)
+            print(f"stopping run {handle.run_id}", file=sys.stderr)
             container.reads.killer().kill(handle.run_id)  # recorded and verified, as `li job kill` does
+
+
+def say_failure(status: dict[str, Any]) -> None:
+    """An ended run that did not succeed says so on stderr: the work's exit code, and which leg failed."""
+    from entrypoints.verbs.job_status import legs_of
+
+    if status["outcome"] == "succeeded" or not status["terminal"]:
+        return
+    code = status.get("exit_code")
+    said = f"run {status['run_id']} {status['status']}" + (f": exit code {code}" if code is not None else "")
+    legs = [f"  leg {leg} ({model}) {leg_status} {how}".rstrip()
+            for leg, model, leg_status, how in legs_of(status["manifest"], status["kind"])
+            if leg_status != "completed"]
+    print("\n".join([said, *legs]), file=sys.stderr)

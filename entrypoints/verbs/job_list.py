@@ -1,4 +1,5 @@
-"""`li job list`: newest first, bounded, and says when truncated (D6)."""
+"""`li job list`: newest first, bounded, and says when truncated (D6); filters by status, label,
+model and age; a person's table fits the terminal (`--wide` shows every cell whole)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,16 @@ from argparse import Namespace
 from datetime import datetime
 from typing import Any
 
-from entrypoints.style import outcome_colour, paint
 from entrypoints.verbs._common import this
-from entrypoints.verbs.job_status import human_age
 
-COLUMNS = ("RUN ID", "KIND", "LABEL", "STATUS", "OUTCOME", "AGE")
+SHORT_ID_WIDTH = 6  # the hex part, which names the run for a person (`li job status c3406e`)
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("list", help="list runs, newest first")
     parser.add_argument("--limit", help="at most this many rows (default 50, max 1000)")
     parser.add_argument("--status", help="only rows whose status is exactly this")
+    parser.add_argument("--wide", action="store_true", help="show every column and cell whole, whatever the width")
     parser.set_defaults(verb=this(__name__))
 
 
@@ -34,16 +34,43 @@ def human(args: Namespace) -> int:
     return show(run(args), args)
 
 
+def columns() -> list[Any]:
+    from entrypoints.table import Column
+
+    # drop: the higher goes first when even the narrowest cells do not fit
+    return [Column("RUN ID"), Column("KIND", drop=7), Column("MODEL", minimum=5, drop=3), Column("STATUS", minimum=9),
+            Column("OUTCOME"), Column("EXIT", drop=1), Column("STARTED", drop=6), Column("DURATION", drop=2),
+            Column("LABEL", minimum=5, drop=8), Column("COMMAND", minimum=7, drop=9)]
+
+
+STATUS_COLUMN = 3
+ESSENTIAL = frozenset({2, 3, 4, 5, 7})  # model, status, outcome, exit, duration: kept before whole ids
+
+
 def show(data: dict[str, Any], args: Namespace) -> int:
-    """An aligned table; colour only on a terminal and only when NO_COLOR is unset or empty."""
+    """A table that fits the terminal; colour only on a terminal and only when NO_COLOR is unset or empty."""
     from entrypoints.container import get_container
+    from entrypoints.style import paint
+    from entrypoints.table import GAP, fit, lines, stdout_width
 
     now = get_container().core.clock().now()
-    rows = [_cells(row, now) for row in data["runs"]]
-    widths = [max(len(line[i]) for line in [list(COLUMNS), *(cells for cells, _ in rows)]) for i in range(6)]
-    print(_line(list(COLUMNS), widths, "bold"))
-    for cells, tone in rows:
-        print(_line(cells, widths, tone))
+    heads = columns()
+    width = None if args.wide else stdout_width()
+    cells = [_cells(row, now) for row in data["runs"]]
+    rows = [row for row, _ in cells]
+    keep, widths = fit(heads, rows, width)
+    if width is not None and not ESSENTIAL.issubset(keep):  # too narrow for whole ids: the short form names the run
+        heads[0] = type(heads[0])("ID")
+        rows = [[row[0][-SHORT_ID_WIDTH:] if row[1] != "?" else row[0], *row[1:]] for row in rows]
+        keep, widths = fit(heads, rows, width)
+    tones = ["bold", *(tone for _, tone in cells)]
+    for line, tone in zip(lines(heads, rows, keep, widths), tones, strict=True):
+        if tone == "bold":
+            line = [paint(cell, "bold", sys.stdout) for cell in line]
+        elif STATUS_COLUMN in keep:
+            at = keep.index(STATUS_COLUMN)
+            line[at] = paint(line[at], tone, sys.stdout)
+        print(GAP.join(line).rstrip())
     if data["truncated"]:
         print(f"(showing the newest {data['limit']}; more runs exist — use --limit)", file=sys.stderr)
     return 0
@@ -52,26 +79,50 @@ def show(data: dict[str, Any], args: Namespace) -> int:
 def _cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | None]:
     if row["error"] is not None:
         error = row["error"]
-        return [row["run_id"], "?", "", f"unreadable ({error['reason_code']})", "-", "-"], "red"
-    age = _age(row["submitted_at"], now)
-    outcome = row["outcome"] or "-"
-    status = row["status"] + (" (possibly orphaned)" if row["possibly_orphaned"] else "")
+        return [row["run_id"], "?", "", f"unreadable ({error['reason_code']})", "-", "", "", "", "", ""], "red"
+    status = row["status"] + (" (orphan?)" if row["possibly_orphaned"] else "")
+    from entrypoints.style import outcome_colour
+
     tone = outcome_colour(row["outcome"]) if row["outcome"] is not None else None
-    return [row["run_id"], row["kind"], row["label"] or "", status, outcome, age], tone
+    code = row.get("exit_code")
+    exit_text = str(code) if code is not None and row["terminal"] else ""
+    started = row.get("started_at") or row["submitted_at"]
+    return [row["run_id"], row["kind"], row.get("model") or "", status, row["outcome"] or "-", exit_text,
+            _started(started, now), _duration(started, row.get("finished_at"), now),
+            row["label"] or "", row.get("command") or ""], tone
 
 
-def _line(cells: list[str], widths: list[int], tone: str | None) -> str:
-    """One row, padded before painting so escape codes never disturb the alignment."""
-    padded = [cell.ljust(width) for cell, width in zip(cells, widths, strict=True)]
-    if tone == "bold":
-        padded = [paint(cell, "bold", sys.stdout) for cell in padded]
-    else:
-        padded[3] = paint(padded[3], tone, sys.stdout)
-    return "  ".join(padded).rstrip()
-
-
-def _age(submitted_at: str, now: datetime) -> str:
+def _moment(text: str | None) -> datetime | None:
     try:
-        return human_age((now - datetime.fromisoformat(submitted_at)).total_seconds())
+        moment = datetime.fromisoformat(text) if text else None
     except (TypeError, ValueError):
+        return None
+    return moment if moment is not None and moment.tzinfo is not None else None
+
+
+def _started(text: str | None, now: datetime) -> str:
+    """Local time: `14:03:27` today, else `12-01 14:03`."""
+    moment = _moment(text)
+    if moment is None:
         return "?"
+    local, today = moment.astimezone(), now.astimezone()
+    return local.strftime("%H:%M:%S") if local.date() == today.date() else local.strftime("%m-%d %H:%M")
+
+
+def _duration(started: str | None, finished: str | None, now: datetime) -> str:
+    """How long the run took, or has been going: `42s`, `3m07s`, `2h05m`, `3d04h`."""
+    begin, end = _moment(started), _moment(finished) or now
+    if begin is None:
+        return "?"
+    return span((end - begin).total_seconds())
+
+
+def span(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    if seconds < 86400:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"

@@ -50,6 +50,8 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     console = data["console"]
     if not console["available"]:
         print(f"li: console unavailable ({console['reason_code']}): {console['detail']}", file=sys.stderr)
+        for line in artifact_lines(data["artifacts"]):
+            print(line, file=sys.stderr)
         return 5
     text = console["value"]
     if rendered(args, data["run_id"]):
@@ -61,9 +63,41 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     sys.stdout.write(text)
     sys.stdout.flush()
     if console["truncated"]:
-        print(f"li: (the last {len(console['value'])} characters; the log is longer — see --tail-chars)",
+        print(f"(the last {len(console['value'])} characters; the log is longer — see --tail-chars)",
               file=sys.stderr)
+    for line in artifact_lines(data["artifacts"]):
+        print(line, file=sys.stderr)
     return 0
+
+
+def artifact_lines(artifacts: dict[str, Any]) -> list[str]:
+    """The artifacts, one a line with size and path (on stderr: stdout stays the console text)."""
+    from domain.run import printable
+
+    if not artifacts["available"]:
+        return [f"artifacts unavailable ({artifacts['reason_code']}): {artifacts['detail']}"]
+    rows = [row for row in artifacts["value"] or [] if isinstance(row, dict)]
+    if not rows:
+        return ["artifacts: none"]
+    lines = [f"artifacts ({len(rows)}):"]
+    for row in rows:
+        kind = row.get("type", "file")
+        note = "" if kind == "file" else f"  ({kind}; not read)"
+        lines.append(printable(f"  {_size(row.get('size'))}  {row.get('path')}{note}"))
+    return lines
+
+
+def _size(size: object) -> str:
+    """`512 B`, `1.2 KiB`, `3.4 MiB`, right-aligned for a column."""
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        return "?".rjust(9)
+    value, unit = float(size), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            break
+        value /= 1024
+    text = f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+    return text.rjust(9)
 
 
 def follow(args: Namespace) -> int:

@@ -35,6 +35,11 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     ]
     if data["reason_code"]:
         lines.append(f"  reason     {data['reason_code']}")
+    if data.get("model"):
+        lines.append(f"  model      {data['model']}")
+    if data["terminal"] and data.get("exit_code") is not None:
+        lines.append(f"  exit code  {data['exit_code']}")
+    lines.extend(leg_lines(data["manifest"], data["kind"]))
     lines.append(f"  process    pid {data['pid'] if data['pid'] is not None else '-'}, alive: {_yes(data['alive'])}"
                  f"{'  (possibly orphaned)' if data['possibly_orphaned'] else ''}")
     lines.append(f"  submitted  {data['submitted_at']}  ({human_age(data['age_seconds'])} ago)")
@@ -47,6 +52,33 @@ def show(data: dict[str, Any], args: Namespace) -> int:
         lines.append(f"  agents     {agents}")
     print("\n".join(lines))
     return 0
+
+
+def legs_of(manifest: dict[str, Any], kind: str | None) -> list[tuple[str, str, str, str]]:
+    """A flow's or fanout's legs as the manifest recorded them: (id, model, status, how it ended)."""
+    value = manifest.get("value") if manifest.get("available") else None
+    legs = value.get("legs") if isinstance(value, dict) else None
+    if kind == "agent" or not isinstance(legs, list):
+        return []
+    from domain.run import printable
+
+    found = []
+    for leg in legs[:64]:
+        if not isinstance(leg, dict):
+            continue
+        code = leg.get("exit_code")
+        reason = f"({leg['reason_code']})" if isinstance(leg.get("reason_code"), str) else ""
+        exit_text = f"exit code {code}" if isinstance(code, int) and not isinstance(code, bool) and code else ""
+        found.append(tuple(printable(str(leg.get(key) or "-")) for key in ("id", "model", "status"))
+                     + (printable(" ".join(filter(None, (reason, exit_text)))),))
+    return found  # type: ignore[return-value]
+
+
+def leg_lines(manifest: dict[str, Any], kind: str | None) -> list[str]:
+    legs = legs_of(manifest, kind)
+    if not legs:
+        return []
+    return ["  legs", *(f"    {leg:<12} {model:<16} {status} {how}".rstrip() for leg, model, status, how in legs)]
 
 
 def _yes(value: bool | None) -> str:

@@ -37,12 +37,44 @@ def human(args: Namespace) -> int:
     # is not an id stays a per-id error, as under --machine, so the other runs are still waited on.
     ids = [run_id_arg(args, word) if not is_run_id(word) and is_short_form(word) else word
            for word in requested_ids(args)]
+    for note in bound_notes(args):
+        _say(sys.stderr, note)
     live = LiveLines(sys.stderr)
-    result = _wait(args, ids, live.update)
+    stopped_by: list[int] = []
+    result = _wait(args, ids, live.update, stopped_by)
     live.close()
     if result.interrupted:
-        _say(sys.stderr, "li: wait stopped by a signal; the runs are untouched. Observed so far:")
-    return show(result.to_data(), args)
+        _say(sys.stderr, "wait stopped by a signal; the runs are untouched. Observed so far:")
+    code = show(result.to_data(), args)
+    return 128 + stopped_by[0] if result.interrupted and stopped_by else code
+
+
+def bound_notes(args: Namespace) -> list[str]:
+    """One line for each of --max-wait and --poll-interval that was not used as given (a person's
+    typo would otherwise become a silent snapshot); --machine echoes both values instead."""
+    from domain.observation import (
+        MAX_WAIT_BOUNDS,
+        MAX_WAIT_DEFAULT,
+        POLL_BOUNDS,
+        POLL_DEFAULT,
+        clamp,
+        number_of,
+    )
+
+    notes = []
+    for flag, raw, bounds, default in (("--max-wait", args.max_wait, MAX_WAIT_BOUNDS, MAX_WAIT_DEFAULT),
+                                       ("--poll-interval", args.poll_interval, POLL_BOUNDS, POLL_DEFAULT)):
+        if raw is None:
+            continue
+        used = clamp(raw, bounds, default).effective
+        number = number_of(raw)
+        if number is None or number != number:  # not a number, or NaN
+            notes.append(f"note: {flag} {raw!r} is not a number; using {used:g}"
+                         + (" (a snapshot)" if flag == "--max-wait" and used == 0 else ""))
+        elif number != used:
+            notes.append(f"note: {flag} {raw} is {'above' if number > used else 'below'} "
+                         f"{bounds[0]:g}..{bounds[1]:g}; using {used:g}")
+    return notes
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:
@@ -81,19 +113,22 @@ def _read_stdin(stdin: IO[bytes] | None) -> list[str]:
     return raw.decode("utf-8", errors="surrogateescape").split()
 
 
-def _wait(args: Namespace, ids: list[str], on_pass: Callable[[Any], None] | None = None) -> Any:
+def _wait(args: Namespace, ids: list[str], on_pass: Callable[[Any], None] | None = None,
+          stopped_by: list[int] | None = None) -> Any:
     from application.wait import StopFlag
     from entrypoints.container import get_container
 
     waiter = get_container().waits.waiter()
     flag = StopFlag()
-    with _stopping_on_signals(flag):
+    with _stopping_on_signals(flag, [] if stopped_by is None else stopped_by):
         return waiter.wait(ids, args.max_wait, args.poll_interval, stop=flag, on_pass=on_pass)
 
 
 @contextmanager
-def _stopping_on_signals(flag: Any) -> Iterator[None]:
-    """SIGINT and SIGTERM stop the observation, never the runs; the previous handlers come back after."""
+def _stopping_on_signals(flag: Any, stopped_by: list[int]) -> Iterator[None]:
+    """SIGINT and SIGTERM stop the observation, never the runs; the previous handlers come back after.
+
+    `stopped_by` gets the signal's number, so a person's shell sees 130 for Ctrl-C (128 + SIGINT)."""
     import signal
     import threading
 
@@ -102,8 +137,12 @@ def _stopping_on_signals(flag: Any) -> Iterator[None]:
         return
     wanted = (signal.SIGINT, signal.SIGTERM)
     previous = {signum: signal.getsignal(signum) for signum in wanted}
+    def stop(signum: int, _frame: Any) -> None:
+        stopped_by.append(signum)
+        flag.request()
+
     for signum in wanted:
-        signal.signal(signum, lambda _signum, _frame: flag.request())
+        signal.signal(signum, stop)
     try:
         yield
     finally:
@@ -112,7 +151,12 @@ def _stopping_on_signals(flag: Any) -> Iterator[None]:
 
 
 class LiveLines:
-    """One line per run on stderr: redrawn in place on a terminal, plain lines on changes otherwise."""
+    """One line per run on stderr: redrawn in place on a terminal, plain lines on changes otherwise.
+
+    On a terminal each frame fits the screen (every line cut to its width, so none wraps, and no
+    more lines than it has rows, so the cursor can always climb back to the frame's top); only runs
+    still going are animated, and the frame is erased at the end, so the answer is shown once.
+    """
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
@@ -124,16 +168,30 @@ class LiveLines:
     def update(self, result: Any) -> None:
         rows = [_live_row(result.seen[run_id]) for run_id in dict.fromkeys(result.requested_ids)]
         if self.tty:
-            self._redraw(rows, result.partition.settled)
+            self._redraw(rows)
         else:
             self._changes(rows)
         self.frame += 1
 
-    def _redraw(self, rows: list[tuple[str, str, str]], settled: bool) -> None:
-        spin = " " if settled else SPINNER[self.frame % len(SPINNER)]
-        up = f"\x1b[{self.drawn}F" if self.drawn else ""
-        body = "".join(f"\x1b[2K{spin} {text}\n" for _run_id, _state, text in rows)
-        self.drawn = len(rows) if _say(self.stream, up + body, end="") else self.drawn
+    def _redraw(self, rows: list[tuple[str, str, str]]) -> None:
+        from entrypoints.table import cut
+
+        columns, lines = _screen(self.stream)
+        spin = SPINNER[self.frame % len(SPINNER)]
+        marked = [f"{spin if state in LIVE_STATES else _mark(state)} {text}" for _run_id, state, text in rows]
+        room = max(1, lines - 1)  # the line the cursor rests on is never part of the frame
+        if len(marked) > room:
+            live = sum(1 for _run_id, state, _text in rows if state in LIVE_STATES)
+            shown = _choose(rows, room - 1)
+            marked = [marked[i] for i in shown]
+            marked.append(f"… {len(rows) - len(shown)} more ({live} still going in all)")
+        body = "".join(f"\x1b[2K{cut(line, max(1, columns - 1))}\n" for line in marked)
+        if _say(self.stream, self._erase() + body, end=""):
+            self.drawn = len(marked)
+
+    def _erase(self) -> str:
+        """Back to the frame's first line, and everything from there down cleared."""
+        return (f"\x1b[{self.drawn}F" if self.drawn else "\r") + "\x1b[J"
 
     def _changes(self, rows: list[tuple[str, str, str]]) -> None:
         for run_id, state, text in rows:
@@ -142,7 +200,35 @@ class LiveLines:
                 _say(self.stream, text)
 
     def close(self) -> None:
-        """Nothing to undo: the last drawing stays as the record of what was seen."""
+        """The live frame goes away: the final answer below it says the same once, on stdout."""
+        if self.tty and self.drawn:
+            _say(self.stream, self._erase(), end="")
+            self.drawn = 0
+
+
+LIVE_STATES = frozenset({"running", "preparing"})
+
+
+def _mark(state: str) -> str:
+    return {"succeeded": "✓", "failed": "✗"}.get(state.split(":", 1)[-1], "·")
+
+
+def _choose(rows: list[tuple[str, str, str]], room: int) -> list[int]:
+    """Which rows a frame with `room` lines shows: runs still going first, then in the order asked."""
+    going = [i for i, (_run_id, state, _text) in enumerate(rows) if state in LIVE_STATES]
+    rest = [i for i in range(len(rows)) if i not in set(going)]
+    return sorted((going + rest)[:max(0, room)])
+
+
+def _screen(stream: IO[str]) -> tuple[int, int]:
+    """(columns, lines) of the terminal behind `stream`, asked each frame so a resize is followed."""
+    import os
+
+    try:
+        size = os.get_terminal_size(stream.fileno())
+        return max(1, size.columns), max(1, size.lines)
+    except (OSError, ValueError, AttributeError):
+        return 80, 24
 
 
 def _live_row(seen: Any) -> tuple[str, str, str]:
@@ -150,8 +236,16 @@ def _live_row(seen: Any) -> tuple[str, str, str]:
     if seen.observed is None:
         kind = seen.error.kind if seen.error is not None else "unobserved"
         return seen.run_id, f"error:{kind}", f"{seen.run_id}  error: {kind}"
-    status = seen.observed.derivation.status
-    return seen.run_id, status, f"{seen.run_id}  {status}  {_elapsed(seen.observed)}"
+    derivation = seen.observed.derivation
+    status = derivation.status
+    state = status if not derivation.terminal else f"{status}:{derivation.outcome}"
+    if not derivation.terminal and not derivation.stopped and not derivation.aged_preparing:
+        state = "preparing" if status == "preparing" else "running"
+    from domain.run import printable
+
+    label = seen.observed.run.label
+    shown = f"  {printable(label)}" if isinstance(label, str) and label else ""
+    return seen.run_id, state, f"{seen.run_id}  {status}  {_elapsed(seen.observed)}{shown}"
 
 
 def _elapsed(observed: Any) -> str:
@@ -179,7 +273,7 @@ def _final_line(entry: dict[str, Any]) -> str:
 
 def _summary(data: dict[str, Any]) -> str:
     if data["all_terminal"]:
-        return "li: every run has ended"
+        return "every run has ended"
     parts = []
     if data["pending"]:
         parts.append(f"{len(data['pending'])} still pending when the window closed")
@@ -191,7 +285,7 @@ def _summary(data: dict[str, Any]) -> str:
     errors = sum(1 for entry in data["runs"] if entry["error"] is not None)
     if errors:
         parts.append(f"{errors} could not be observed")
-    return "li: " + ("; ".join(parts) or "not every run has ended")
+    return "; ".join(parts) or "not every run has ended"
 
 
 def _isatty(stream: IO[str]) -> bool:
