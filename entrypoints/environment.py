@@ -10,7 +10,9 @@ import sys
 from typing import Final
 
 # Modules a run needs. A broken installation is diagnosed by exit 78 before any run exists.
-REQUIRED_MODULES: Final = ("pydantic", "psutil", "filelock", "dependency_injector", "yaml")
+# pydantic is not one: the wire model is stdlib dataclasses, and only tools/gen_schema.py (the
+# schema) imports pydantic, so a submit does not pay for importing it (issue 18).
+REQUIRED_MODULES: Final = ("psutil", "filelock", "dependency_injector", "yaml")
 EXIT_CONFIG: Final = 78  # EX_CONFIG (D8); mirrors domain.contract.EXIT_CONFIG without importing it
 EXIT_IOERR: Final = 74  # EX_IOERR: the envelope could not be written to stdout, a D8 transport fault
 

@@ -123,3 +123,12 @@ def test_the_version_is_read_without_importing_importlib_metadata(argv: tuple[st
     loaded = _modules_after(list(argv), str(tmp_path), os.path.join(str(tmp_path), "modules.json"))
     assert "entrypoints.version" in loaded
     assert "importlib.metadata" not in loaded
+
+
+def test_a_submit_loads_no_pydantic_and_no_asyncio(tmp_path: object) -> None:
+    # Issue 18: pydantic is for the schema only (tools/gen_schema.py); a submit neither needs nor imports it.
+    home = os.path.join(str(tmp_path), "li-home")
+    os.mkdir(home, 0o700)
+    loaded = _modules_after(["agent", "sh", "true", "--detach"], home, os.path.join(str(tmp_path), "modules.json"))
+    assert "application.submit" in loaded, "the submit did not run; the check would prove nothing"
+    assert loaded & {"pydantic", "pydantic_core", "asyncio"} == set(), sorted(loaded & {"pydantic", "asyncio"})

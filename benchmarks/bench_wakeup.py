@@ -1,0 +1,143 @@
+"""How soon `li job wait` answers after a run's end is recorded, with a poll interval far longer.
+
+    python benchmarks/bench_wakeup.py [--repeat 15] [--poll 5] [--rev REV | --li /abs/li] [--quick]
+
+Each sample: a detached `sh` run that spins until a go-file appears; `li job wait <id>
+--poll-interval P --max-wait 60 --machine` is started and, once it holds its inotify descriptor
+(it is then waiting, not starting up), the go-file is created; the run's runner records the end.
+Latency = the moment the wait's process was reaped minus the moment this script's own inotify
+watch on the run folder saw record.json renamed into it (the end's publication; the record's
+mtime would be earlier by the runner's fsync). Without a wake-up it would be up to P seconds. Where the wait never holds an
+inotify descriptor (no inotify), the go-file is created after 3 s and the figure shows the poll.
+JSON: build/bench/wakeup.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import select
+import statistics
+import struct
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _common as common  # noqa: E402
+
+
+def watching(pid: int) -> bool:
+    try:
+        names = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for name in names:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{name}") == "anon_inode:inotify":
+                return True
+        except OSError:
+            continue
+    return False
+
+
+class RecordWatch:
+    """A thread that notes when record.json is renamed into a run folder (IN_MOVED_TO)."""
+
+    def __init__(self, folder: str) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.inotify_init1(os.O_CLOEXEC)
+        if self.fd < 0 or libc.inotify_add_watch(self.fd, os.fsencode(folder), 0x80) < 0:
+            raise OSError(ctypes.get_errno(), "inotify")
+        self.seen: float | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while self.seen is None:
+            if not select.select([self.fd], [], [], 120)[0]:
+                return
+            data, offset = os.read(self.fd, 65536), 0
+            while offset + 16 <= len(data):
+                _wd, mask, _cookie, length = struct.unpack_from("iIII", data, offset)
+                name = data[offset + 16: offset + 16 + length].rstrip(b"\0")
+                offset += 16 + length
+                if mask & 0x80 and name == b"record.json":
+                    self.seen = time.time()
+                    return
+
+    def close(self) -> float | None:
+        self.thread.join(5)
+        os.close(self.fd)
+        return self.seen
+
+
+def one(li: str, env: dict[str, str], home: str, poll: float, n: int) -> dict[str, Any]:
+    go = os.path.join(home, f"go-{n}")
+    submitted = subprocess.run([li, "agent", "--detach", "--machine", "sh",
+                                f"while [ ! -e {go} ]; do sleep 0.02; done"],
+                               capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, check=False)
+    run_id = json.loads(submitted.stdout)["data"]["run_id"]
+    wait = subprocess.Popen([li, "job", "wait", run_id, "--poll-interval", str(poll), "--max-wait", "60",
+                             "--machine"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 3.0
+    watched = False
+    while time.monotonic() < deadline and wait.poll() is None:
+        if watching(wait.pid):
+            watched = True
+            break
+        time.sleep(0.005)
+    watch = RecordWatch(os.path.join(home, "runs", run_id))
+    with open(go, "w"):
+        pass
+    out, _ = wait.communicate(timeout=120)
+    returned = time.time()
+    recorded = watch.close() or os.stat(os.path.join(home, "runs", run_id, "record.json")).st_mtime
+    data = json.loads(out)["data"]
+    return {"run_id": run_id, "latency_ms": round((returned - recorded) * 1000, 1), "watched": watched,
+            "all_terminal": data["all_terminal"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=15, help="samples (default 15; --quick: 2)")
+    parser.add_argument("--poll", type=float, default=5.0, help="the wait's --poll-interval (default 5)")
+    common.add_target_arguments(parser)
+    args = parser.parse_args(argv)
+    repeat = 2 if args.quick else args.repeat
+    root = common.temp_root("li-bench-wakeup-")
+    try:
+        target = common.resolve_target(args, root)
+        facts = common.machine_facts()
+        home = os.path.join(root, "home")
+        os.makedirs(home, mode=0o700)
+        env = common.clean_env(home)
+        samples = [one(target.li, env, home, args.poll, n) for n in range(repeat)]
+    finally:
+        common.remove(root)
+    latencies = [s["latency_ms"] for s in samples]
+    figures = {"median_ms": statistics.median(latencies), "min_ms": min(latencies), "max_ms": max(latencies)}
+    payload = {"benchmark": "wakeup", "li": target.li, "measured": target.label, "commit": target.commit,
+               "poll_interval": args.poll, "repeat": repeat, "quick": args.quick, "machine": facts,
+               "samples": samples, **figures}
+    path = common.write_json(args.out, "wakeup", payload)
+    print(f"{target.label}; `li job wait --poll-interval {args.poll:g}`; load {facts['loadavg']} "
+          f"on {facts['cpus']} CPUs\n")
+    print(common.md_table(["end recorded → wait answered", "samples", "median ms", "min ms", "max ms", "watched"],
+                          [["latency", str(repeat), f"{figures['median_ms']:.0f}", f"{figures['min_ms']:.0f}",
+                            f"{figures['max_ms']:.0f}", f"{sum(s['watched'] for s in samples)}/{repeat}"]]))
+    print(f"JSON: {path}")
+    if args.quick and not all(s["all_terminal"] for s in samples):
+        print("quick check: a wait did not see its run end", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
