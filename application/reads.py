@@ -19,9 +19,16 @@ from domain.availability import (
     UsageAvailability,
 )
 from domain.contract import ContractError, ErrorKind
-from domain.request import agents_in
-from domain.run import DeliveryValue, RecordUnusable, Run, recorded_command, require_run_id
-from domain.untrusted import Untrusted
+from domain.request import RunRequest, agents_in
+from domain.run import (
+    DeliveryValue,
+    RecordUnusable,
+    Run,
+    is_run_id,
+    recorded_command,
+    require_run_id,
+)
+from domain.untrusted import TEXT_MAX_BYTES, Untrusted, check_size, parse_json
 from domain.vocabulary import RECORD_UNUSABLE
 from domain.wire import (
     AgentOptions,
@@ -142,7 +149,33 @@ class RunReads:
             delivery=delivery_of(run, d.terminal), manifest=manifest, usage=usage_of(manifest),
             agents=agents_of(self.files, run_id),
             **{k: v for k, v in person_fields(run).items() if k in ("model", "exit_code", "started_at")},
+            retry_of=retry_of(run),
         ).to_wire()
+
+    def recorded_request(self, run_id: str) -> RunRequest:
+        """The request a run was submitted with (`li job retry`), read back from its folder.
+
+        A missing run is `not_found`; a request that cannot be read or parsed (the folder is
+        hostile input) is `unavailable`, never a crash and never a guess.
+        """
+        self.observe(run_id, probe_ended=False)
+        try:
+            instruction = self.files.read_text(run_id, "instruction.txt")
+            text = self.files.read_text(run_id, "request.json")
+            check_size(len(text.encode("utf-8", "surrogateescape")), TEXT_MAX_BYTES, "request.json")
+            data = parse_json(text.encode("utf-8", "surrogateescape"), "request.json")
+            if not isinstance(data, dict):
+                raise Untrusted(MALFORMED, "request.json is not a JSON object")
+            return RunRequest.from_dict(data, instruction)
+        except Untrusted as exc:
+            raise ContractError(ErrorKind.UNAVAILABLE, f"the request of {run_id} cannot be used: {exc.detail}",
+                                {"run_id": run_id, "reason_code": exc.reason_code}) from exc
+        except ContractError as exc:  # from_dict: malformed fields
+            raise ContractError(ErrorKind.UNAVAILABLE, f"the request of {run_id} cannot be used: {exc.message}",
+                                {"run_id": run_id, "reason_code": MALFORMED}) from exc
+        except (OSError, StoreRefused, RecordUnusable) as exc:
+            raise ContractError(ErrorKind.UNAVAILABLE, f"the request of {run_id} cannot be read: {exc}",
+                                {"run_id": run_id, "reason_code": "unreadable"}) from exc
 
     def output(self, run_id: str, tail_chars: int = TAIL_CHARS_DEFAULT) -> dict[str, Any]:
         """The console tail, the artifacts listing and the manifest, each saying whether it could be read."""
@@ -183,6 +216,12 @@ class RunReads:
         except RecordUnusable as exc:
             return error_row(run_id, exc.reason_code, exc.detail)
         return ListRow.listed(observed.run, observed.derivation, **person_fields(observed.run))
+
+
+def retry_of(run: Run) -> str | None:
+    """The run this one retries, as submit recorded it (only a well-formed run id counts)."""
+    value = run.extra.get("retry_of") if isinstance(run.extra, dict) else None
+    return value if isinstance(value, str) and is_run_id(value) else None
 
 
 def person_fields(run: Run) -> dict[str, Any]:

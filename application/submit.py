@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from application.ports import (
     SIGKILL,
@@ -22,7 +23,17 @@ from application.ports import (
 from domain.contract import ContractError, ErrorKind
 from domain.lifecycle import classify
 from domain.request import RunRequest, check_prompt, invalid
-from domain.run import FAILED, PREPARING, RUN_TAG, STARTED, Incarnation, Run, command_summary, iso
+from domain.run import (
+    FAILED,
+    PREPARING,
+    RUN_TAG,
+    STARTED,
+    Incarnation,
+    Run,
+    command_summary,
+    is_run_id,
+    iso,
+)
 from domain.wire import SubmitData
 
 SPAWN_FAILED = "spawn_failed"
@@ -95,9 +106,17 @@ class SubmitService:
             run_id=run_id, kind=request.kind, status="running", submitted_at=now, label=request.label,
             spawn_state=PREPARING, notify=list(request.notify) if request.notify is not None else None,
             notify_source=request.notify_source, model=request.model_text, cwd=request.cwd,
-            timeout=request.timeout, extra={"legs": len(request.legs),
-                                            "command": command_summary(request.instruction)},
+            timeout=request.timeout, extra=self._extra(request),
         )
+
+    @staticmethod
+    def _extra(request: RunRequest) -> dict[str, Any]:
+        """What the record carries beyond its fields: legs, the command a listing shows, what it retries."""
+        extra: dict[str, Any] = {"legs": len(request.legs), "command": command_summary(request.instruction)}
+        retry_of = request.extra.get("retry_of")
+        if isinstance(retry_of, str) and is_run_id(retry_of):
+            extra["retry_of"] = retry_of
+        return extra
 
     def _launch(self, run_id: str, request: RunRequest) -> Handle:
         try:

@@ -232,6 +232,7 @@ class StatusData(Lifecycle):
     model: str | None = None
     exit_code: int | None = None
     started_at: str | None = None
+    retry_of: str | None = None  # the run this one was retried from (`li job retry`)
 
 
 @dataclass(frozen=True, kw_only=True)

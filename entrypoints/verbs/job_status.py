@@ -35,6 +35,8 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     ]
     if data["reason_code"]:
         lines.append(f"  reason     {data['reason_code']}")
+    if data.get("retry_of"):
+        lines.append(f"  retry of   {data['retry_of']}")
     if data.get("model"):
         lines.append(f"  model      {data['model']}")
     if data["terminal"] and data.get("exit_code") is not None:

@@ -117,6 +117,7 @@ def test_bash_completes_run_ids_and_models_not_file_names(tmp_path, home: str) -
     (tmp_path / "2026-a-file").write_text("")
     assert bash_complete(tmp_path, home, "job", "status", "2026") == [THIRD, NEW, OLD]
     assert bash_complete(tmp_path, home, "job", "wait", "@") == ["@last"]
+    assert bash_complete(tmp_path, home, "job", "retry", "20260725T17503") == [THIRD]
     assert bash_complete(tmp_path, home, "agent", "cl") == ["claude"]
     assert bash_complete(tmp_path, home, "orchestrate", "fanout", "--synthesize", "ge") == ["gemini"]
     assert bash_complete(tmp_path, home, "job", "status", "nothing") == []

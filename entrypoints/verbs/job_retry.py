@@ -1,0 +1,45 @@
+"""`li job retry RUN_ID`: a new run from the request a run was submitted with (pueue's restart)."""
+
+from __future__ import annotations
+
+import os
+from argparse import Namespace
+from dataclasses import replace
+from typing import Any
+
+from entrypoints.verbs._common import run_id_arg, this
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("retry", help="start a new run from a run's recorded request",
+                            description="Start a new run with the request RUN_ID was submitted with (its "
+                                        "prompt or spec, models, label, working directory, timeout, notify "
+                                        "and agent options). The new run records `retry_of`; RUN_ID is untouched.")
+    parser.add_argument("run_id", metavar="RUN_ID")
+    parser.add_argument("--detach", action="store_true", help="return at once with the new run id")
+    parser.set_defaults(verb=this(__name__))
+
+
+def retried_request(args: Namespace) -> Any:
+    from domain.request import invalid
+    from entrypoints.container import get_container
+
+    run_id = run_id_arg(args, args.run_id)
+    request = get_container().reads.reads().recorded_request(run_id)
+    if not os.path.isdir(request.cwd):
+        raise invalid(f"the working directory of {run_id} ({request.cwd}) is not a directory any more",
+                      run_id=run_id, cwd=request.cwd)
+    return replace(request, extra={**request.extra, "retry_of": run_id})
+
+
+def run(args: Namespace) -> dict[str, Any]:
+    """Under --machine the answer is the new run's submit handle, as `li agent` gives."""
+    from entrypoints.verbs.agent import submit
+
+    return submit(retried_request(args)).to_wire()
+
+
+def human(args: Namespace) -> int:
+    from entrypoints.verbs.agent import submit_for_person
+
+    return submit_for_person(retried_request(args), args)
