@@ -61,3 +61,11 @@ def test_bench_scale_quick_times_every_size(tmp_path: object) -> None:
     for part in ("list", "wait"):
         assert all(figures["ok"] for figures in result[part].values()), result[part]
     assert result["throughput"]["answered_ok"] == result["throughput"]["submits"] == 8
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the wake-up is inotify's")
+def test_bench_wakeup_quick_sees_every_end_through_a_watch(tmp_path: object) -> None:
+    result = quick("bench_wakeup.py", os.path.join(str(tmp_path), "wakeup.json"), "--li", li_bin())
+    assert result["repeat"] == len(result["samples"]) == 2
+    assert all(s["all_terminal"] and s["watched"] for s in result["samples"]), result["samples"]
+    assert result["median_ms"] > 0
