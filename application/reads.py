@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, Final
 
 from application.observe import Observed, Observer
@@ -25,8 +26,11 @@ from domain.run import (
     RecordUnusable,
     Run,
     is_run_id,
+    model_matches,
+    parse_iso,
     recorded_command,
     require_run_id,
+    submitted_second,
 )
 from domain.untrusted import TEXT_MAX_BYTES, Untrusted, check_size, parse_json
 from domain.vocabulary import RECORD_UNUSABLE
@@ -193,19 +197,32 @@ class RunReads:
             manifest=ManifestAvailability.recast(self.files.manifest(run_id)),
         ).to_wire()
 
-    def listing(self, limit: int = LIMIT_DEFAULT, status: str | None = None) -> dict[str, Any]:
-        """Newest first; reads only as many records as the limit needs (ids sort by time)."""
+    def listing(self, limit: int = LIMIT_DEFAULT, status: str | None = None, label: str | None = None,
+                model: str | None = None, since: datetime | None = None) -> dict[str, Any]:
+        """Newest first; reads only as many records as the limit needs (ids sort by time).
+
+        `status`, `label` are exact; `model` matches a provider or a whole model spec; `since` keeps
+        runs submitted at or after it. A row that could not be read matches only the status filter.
+        """
         rows: list[ListRow] = []
         truncated = False
         for run_id in _listable(self.store):
+            second = submitted_second(run_id)
+            if since is not None and second is not None and second < since.replace(microsecond=0):
+                break  # every later id is older still
             row = self._row(run_id)
-            if row is None or (status is not None and row.error is None and row.status != status):
+            if row is None or not _matches(row, status, label, model, since):
                 continue
             if len(rows) >= limit:
                 truncated = True
                 break
             rows.append(row)
         return ListData(runs=rows, truncated=truncated, limit=limit).to_wire()
+
+    def select(self, status: str | None = None, label: str | None = None) -> list[str]:
+        """The ids of the runs (newest first, at most LIMIT_MAX) a `--status`/`--label` selection names."""
+        rows = self.listing(LIMIT_MAX, status, label)["runs"]
+        return [row["run_id"] for row in rows if row["error"] is None]
 
     def _row(self, run_id: str) -> ListRow | None:
         """One list row; None for a folder that is not (or no longer) a run, e.g. a reservation."""
@@ -216,6 +233,28 @@ class RunReads:
         except RecordUnusable as exc:
             return error_row(run_id, exc.reason_code, exc.detail)
         return ListRow.listed(observed.run, observed.derivation, **person_fields(observed.run))
+
+
+def _matches(row: ListRow, status: str | None, label: str | None, model: str | None,
+             since: datetime | None) -> bool:
+    if row.error is not None:
+        return label is None and model is None and since is None
+    if status is not None and row.status != status:
+        return False
+    if label is not None and row.label != label:
+        return False
+    if model is not None and not model_matches(row.model, model):
+        return False
+    submitted = parse_iso_or_none(row.submitted_at)
+    return since is None or (submitted is not None and submitted >= since)
+
+
+def parse_iso_or_none(text: str | None) -> datetime | None:
+    try:
+        moment: datetime | None = parse_iso(text)
+        return moment
+    except (TypeError, ValueError):
+        return None
 
 
 def retry_of(run: Run) -> str | None:

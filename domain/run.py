@@ -220,6 +220,47 @@ def recorded_command(run: Run) -> str | None:
     return printable(value[:COMMAND_SUMMARY_MAX]) if isinstance(value, str) else None
 
 
+# --- `--since`: a duration back from now, or a moment ----------------------------------------------
+
+_SPAN = re.compile(r"^([0-9]{1,7})([smhd])$")
+_SPAN_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_since(text: str, now: datetime) -> datetime:
+    """`30m`, `2h`, `7d` (back from `now`) or an ISO 8601 moment (UTC when it names no offset)."""
+    from datetime import UTC, timedelta
+
+    from domain.contract import ContractError, ErrorKind
+
+    value = text.strip()
+    span = _SPAN.fullmatch(value)
+    if span is not None:
+        return now - timedelta(seconds=int(span.group(1)) * _SPAN_SECONDS[span.group(2)])
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ContractError(ErrorKind.INVALID_INPUT, f"--since must be a duration (30m, 2h, 7d) or an ISO 8601 "
+                            f"time, not {text!r}", {"argument": "--since", "value": text[:200]}) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def submitted_second(run_id: str) -> datetime | None:
+    """The UTC second a run id names (ids sort by it); None for anything else."""
+    from datetime import UTC
+
+    try:
+        return datetime.strptime(run_id[:15], "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def model_matches(recorded: str | None, wanted: str) -> bool:
+    """`--model claude` matches claude and claude/opus; `claude/opus` only itself (any leg of a run)."""
+    if not recorded:
+        return False
+    return any(m == wanted or m.split("/", 1)[0] == wanted for m in recorded.split(","))
+
+
 # --- short forms a person may type (human mode only; --machine takes exact ids) ---------------------
 
 LAST = "@last"

@@ -16,19 +16,42 @@ _SAID = {
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("kill", help="stop a run: SIGTERM every process of it, SIGKILL after a grace")
-    parser.add_argument("run_id", metavar="RUN_ID")
+    parser.add_argument("run_ids", nargs="*", metavar="RUN_ID")
+    parser.add_argument("--label", help="also kill every run whose label is exactly this (a person's selection)")
+    parser.add_argument("--status", help="also kill every run whose status is exactly this (a person's selection)")
     parser.set_defaults(verb=this(__name__))
 
 
 def run(args: Namespace) -> dict[str, Any]:
+    """Under --machine one run id, one answer (the D6 shape); a batch is for people (`human`)."""
+    from domain.contract import ContractError, ErrorKind
     from entrypoints.container import get_container
 
-    result: dict[str, Any] = get_container().reads.killer().kill(run_id_arg(args, args.run_id))
+    if len(args.run_ids) != 1 or args.label is not None or args.status is not None:
+        raise ContractError(ErrorKind.INVALID_INPUT, "under --machine li job kill takes exactly one run id; "
+                            "select runs with li job list --machine and kill each")
+    result: dict[str, Any] = get_container().reads.killer().kill(run_id_arg(args, args.run_ids[0]))
     return result
 
 
 def human(args: Namespace) -> int:
-    return show(run(args), args)
+    """One line per run killed, in order; the ids named first, then the selection's."""
+    from domain.contract import ContractError, ErrorKind
+    from entrypoints.container import get_container
+    from entrypoints.verbs.job_wait import selected_ids, selection_words
+
+    ids = [run_id_arg(args, word) for word in args.run_ids]
+    selected = selected_ids(args)
+    if selected is not None:
+        if not selected and not ids:
+            raise ContractError(ErrorKind.NOT_FOUND, "no run matches " + selection_words(args))
+        ids.extend(run_id for run_id in selected if run_id not in ids)
+    if not ids:
+        raise ContractError(ErrorKind.INVALID_INPUT, "li job kill needs a run id (or --label/--status)")
+    killer = get_container().reads.killer()
+    for run_id in ids:
+        show(killer.kill(run_id), args)
+    return 0
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:

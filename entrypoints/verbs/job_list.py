@@ -17,6 +17,9 @@ def register(sub: Any) -> None:
     parser = sub.add_parser("list", help="list runs, newest first")
     parser.add_argument("--limit", help="at most this many rows (default 50, max 1000)")
     parser.add_argument("--status", help="only rows whose status is exactly this")
+    parser.add_argument("--label", help="only runs whose label is exactly this")
+    parser.add_argument("--model", help="only runs with this model (a provider, e.g. claude, or claude/opus)")
+    parser.add_argument("--since", help="only runs submitted since: a duration back (30m, 2h, 7d) or an ISO time")
     parser.add_argument("--wide", action="store_true", help="show every column and cell whole, whatever the width")
     parser.set_defaults(verb=this(__name__))
 
@@ -26,7 +29,12 @@ def run(args: Namespace) -> dict[str, Any]:
     from entrypoints.container import get_container
 
     limit = bounded_count(args.limit, "--limit", LIMIT_DEFAULT, LIMIT_MAX, minimum=1)
-    result: dict[str, Any] = get_container().reads.reads().listing(limit, args.status)
+    since = None
+    if args.since is not None:
+        from domain.run import parse_since
+
+        since = parse_since(args.since, get_container().core.clock().now())
+    result: dict[str, Any] = get_container().reads.reads().listing(limit, args.status, args.label, args.model, since)
     return result
 
 

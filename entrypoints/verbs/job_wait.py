@@ -19,6 +19,8 @@ def register(sub: Any) -> None:
     parser.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="run ids; - reads them from stdin")
     parser.add_argument("--max-wait", help="seconds to wait at most (0..600, default 60; 0 is a snapshot)")
     parser.add_argument("--poll-interval", help="seconds between observations (0.05..60, default 1)")
+    parser.add_argument("--label", help="also wait on every run whose label is exactly this")
+    parser.add_argument("--status", help="also wait on every run whose status is exactly this (e.g. running)")
     parser.set_defaults(verb=this(__name__))
 
 
@@ -97,9 +99,33 @@ def requested_ids(args: Namespace, stdin: IO[bytes] | None = None) -> list[str]:
         if piped is None:
             piped = _read_stdin(stdin)
         ids.extend(piped)
+    selected = selected_ids(args)
+    if selected is not None:
+        if not selected and not ids:
+            raise ContractError(ErrorKind.NOT_FOUND, "no run matches " + selection_words(args),
+                                {"label": args.label, "status": args.status})
+        ids.extend(run_id for run_id in selected if run_id not in ids)
     if not ids:
-        raise ContractError(ErrorKind.INVALID_INPUT, "li job wait needs at least one run id (or - to read them from stdin)")
+        raise ContractError(ErrorKind.INVALID_INPUT, "li job wait needs at least one run id (or - to read them from stdin, "
+                            "or --label/--status)")
     return ids
+
+
+def selected_ids(args: Namespace) -> list[str] | None:
+    """The runs `--label`/`--status` name, newest first; None when neither was given."""
+    label, status = getattr(args, "label", None), getattr(args, "status", None)
+    if label is None and status is None:
+        return None
+    from entrypoints.container import get_container
+
+    ids: list[str] = get_container().reads.reads().select(status, label)
+    return ids
+
+
+def selection_words(args: Namespace) -> str:
+    words = [f"{flag} {value!r}" for flag, value in (("--label", args.label), ("--status", args.status))
+             if value is not None]
+    return " and ".join(words)
 
 
 def _read_stdin(stdin: IO[bytes] | None) -> list[str]:
