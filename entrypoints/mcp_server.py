@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
-import stat
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import anyio
 from mcp.server import MCPServer
@@ -20,10 +18,10 @@ from adapters.contract_client import (
     ContractClient,
     Reply,
     UnresolvedPolicy,
-    read_availability,
     read_fields,
     run_view,
 )
+from adapters.contract_client.artifacts import artifact_of
 from domain.contract import EXIT_CONFIG
 
 INSTRUCTIONS = """\
@@ -73,6 +71,11 @@ DESCRIPTIONS = {
         "Signal a run's process group. Reports what was done (signalled, already_terminal, "
         "no_process), not that the run ended: call `wait` afterwards to observe its end."
     ),
+    "prune": (
+        "Remove ended runs' folders (only runs that recorded an end; a run still going, or whose end "
+        "is unknown, is kept and says why). older_than_days: only runs that ended that long ago "
+        "(default: li's). dry_run: say what would go, remove nothing."
+    ),
     "wait": (
         "Observe runs for up to max_wait seconds (0 = snapshot) and return when every id has ended "
         "or cannot progress. Expiry is not an error: call wait again while ids are pending. "
@@ -84,8 +87,19 @@ DESCRIPTIONS = {
     ),
 }
 
-#: Largest artifact text returned inline by `output`.
-ARTIFACT_TEXT_LIMIT = 200_000
+class ToolAnswer(TypedDict):
+    """Every tool's structured result (published as its output schema): `surface` is the client's
+    verdict on the answer; `data` and `error` are li's envelope as given (data only when `ok`);
+    `classification` is what the client made of it (branch, evidence, artifact text, ...)."""
+
+    surface: str
+    data: dict[str, Any] | None
+    error: dict[str, Any] | None
+    classification: dict[str, Any]
+
+
+# A tool builds its own CallToolResult; the annotation publishes ToolAnswer as its output schema.
+Answered = Annotated[CallToolResult, ToolAnswer]
 
 
 def answer(reply: Reply, classification: Mapping[str, Any]) -> CallToolResult:
@@ -121,51 +135,8 @@ def evidence(reply: Reply, names: Sequence[str]) -> dict[str, Any]:
 
 
 def artifact_text(reply: Reply, name: str) -> dict[str, Any]:
-    """The text of one listed artifact, read from the path the envelope gave and checked."""
-    listing = read_availability((reply.data or {}).get("artifacts"))
-    rows = listing.value if isinstance(listing.value, list) else []
-    row = next((r for r in rows if isinstance(r, Mapping) and r.get("name") == name), None)
-    if row is None:
-        return {
-            "artifact": {"name": name, "text": None, "says": f"not listed ({listing.describe()})"}
-        }
-    if row.get("type", "file") != "file" or not row.get("sha256"):
-        kind = row.get("type", "entry")
-        return {"artifact": {"name": name, "text": None,
-                             "says": f"not a regular file ({kind}); its content is not served"}}
-    try:
-        head, digest, size = read_head(str(row.get("path")), ARTIFACT_TEXT_LIMIT)
-    except OSError as exc:
-        return {"artifact": {"name": name, "text": None, "says": f"unknown: unreadable ({exc})"}}
-    if digest != row.get("sha256"):  # replaced since li listed it: these bytes are not the artifact
-        return {"artifact": {"name": name, "text": None, "sha256_verified": False,
-                             "says": "changed since it was listed (sha256 differs); its content is not served"}}
-    text = head.decode("utf-8", errors="replace")
-    verified = True
-    truncated = size > ARTIFACT_TEXT_LIMIT
-    return {
-        "artifact": {
-            "name": name,
-            "text": text,
-            "sha256_verified": verified,
-            "truncated": truncated,
-        }
-    }
-
-
-def read_head(path: str, limit: int) -> tuple[bytes, str, int]:
-    """The first `limit` bytes of a regular file (never through a link, never blocking on a FIFO),
-    the sha256 of all of it, and its size; the caller serves them only when the digest is li's."""
-    digest, head, size = hashlib.sha256(), b"", 0
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a link or FIFO: OSError
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{os.path.basename(path)} is not a regular file")
-        while chunk := handle.read(1 << 16):
-            digest.update(chunk)
-            head += chunk[: max(0, limit - size)]
-            size += len(chunk)
-    return head, digest.hexdigest(), size
+    """The text of one listed artifact, checked by the contract client (its one home)."""
+    return {"artifact": artifact_of(reply, name)}
 
 
 class Tools:
@@ -183,7 +154,7 @@ class Tools:
                 self.server.add_tool(getattr(self, name), name=name, description=DESCRIPTIONS[name])
             self.verbs_registered = True
 
-    async def handshake(self) -> CallToolResult:
+    async def handshake(self) -> Answered:
         # The li call runs on a worker thread; registering happens here, on the server's loop.
         hello = await anyio.to_thread.run_sync(self.client.handshake)
         if hello.registered:
@@ -198,14 +169,20 @@ class Tools:
         label: str | None = None,
         cwd: str | None = None,
         timeout_seconds: float | None = None,
-    ) -> CallToolResult:
+    ) -> Answered:
         reply = self.client.submit_agent(
             prompt, model, label=label, cwd=cwd, timeout=timeout_seconds
         )
         return answer(reply, run_classification(reply))
 
-    def submit_flow(self, spec_path: str, label: str | None = None) -> CallToolResult:
-        reply = self.client.submit_flow(spec_path, label=label)
+    def submit_flow(
+        self,
+        spec_path: str,
+        label: str | None = None,
+        cwd: str | None = None,
+        timeout_seconds: float | None = None,
+    ) -> Answered:
+        reply = self.client.submit_flow(spec_path, label=label, cwd=cwd, timeout=timeout_seconds)
         return answer(reply, run_classification(reply))
 
     def submit_fanout(
@@ -216,13 +193,16 @@ class Tools:
         models: list[str] | None = None,
         synthesize: str | None = None,
         label: str | None = None,
-    ) -> CallToolResult:
+        cwd: str | None = None,
+        timeout_seconds: float | None = None,
+    ) -> Answered:
         reply = self.client.submit_fanout(
-            prompt, model, legs=legs, models=models, synthesize=synthesize, label=label
+            prompt, model, legs=legs, models=models, synthesize=synthesize, label=label,
+            cwd=cwd, timeout=timeout_seconds,
         )
         return answer(reply, run_classification(reply))
 
-    def status(self, run_id: str) -> CallToolResult:
+    def status(self, run_id: str) -> Answered:
         reply = self.client.status(run_id)
         return answer(
             reply,
@@ -231,28 +211,32 @@ class Tools:
 
     def output(
         self, run_id: str, tail_chars: int | None = None, artifact: str | None = None
-    ) -> CallToolResult:
+    ) -> Answered:
         reply = self.client.output(run_id, tail_chars)
         extra = evidence(reply, ("console", "artifacts", "manifest"))
         if reply.ok and artifact is not None:
             extra.update(artifact_text(reply, artifact))
         return answer(reply, extra)
 
-    def list_runs(self, limit: int | None = None, status: str | None = None) -> CallToolResult:
+    def list_runs(self, limit: int | None = None, status: str | None = None) -> Answered:
         reply = self.client.list_runs(limit, status)
         rows = (reply.data or {}).get("runs") or []
         return answer(
             reply, {"runs": [run_view(r).to_wire() for r in rows if isinstance(r, Mapping)]}
         )
 
-    def kill(self, run_id: str) -> CallToolResult:
+    def kill(self, run_id: str) -> Answered:
         reply = self.client.kill(run_id)
         note = {"note": "kill reports signal delivery, not the run's end: call wait to observe it"}
         return answer(reply, {**run_classification(reply), **note})
 
+    def prune(self, older_than_days: float | None = None, dry_run: bool = False) -> Answered:
+        reply = self.client.prune(older_than_days, dry_run)
+        return answer(reply, {})
+
     def wait(
         self, run_ids: list[str], max_wait: float = 30.0, poll_interval: float = 1.0
-    ) -> CallToolResult:
+    ) -> Answered:
         report = self.client.wait(run_ids, max_wait, poll_interval)
         return answer(report.reply, report.to_wire())
 
@@ -266,6 +250,7 @@ VERBS = (
     "list_runs",
     "kill",
     "wait",
+    "prune",
 )
 
 

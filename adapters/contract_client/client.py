@@ -170,6 +170,22 @@ class ContractClient:
     def output(self, run_id: str, tail_chars: int | None = None) -> Reply:
         return self.call(["job", "output", *option_words({"tail_chars": tail_chars}), "--", run_id])
 
+    def artifact_text(self, run_id: str, name: str) -> tuple[Reply, dict[str, Any]]:
+        """One artifact's text, checked: the `output` reply and `{name, text, says?, sha256_verified?,
+        truncated?}`. `text` is null unless the surface answered `ok`, the artifact is a listed
+        regular file, and its bytes still have the sha256 li listed (see `artifacts.artifact_of`)."""
+        from adapters.contract_client.artifacts import artifact_of
+
+        reply = self.output(run_id)
+        if not reply.ok:
+            return reply, {"name": name, "text": None, "says": f"no output answer ({reply.verdict.value})"}
+        return reply, artifact_of(reply, name)
+
+    def prune(self, older_than: float | None = None, dry_run: bool = False) -> Reply:
+        """`li job prune [--older-than DAYS] [--dry-run]`: only runs that recorded an end are removed."""
+        return self.call(["job", "prune", *option_words({"older_than": older_than}),
+                          *(["--dry-run"] if dry_run else [])])
+
     def list_runs(self, limit: int | None = None, status: str | None = None) -> Reply:
         return self.call(["job", "list", *option_words({"limit": limit, "status": status})])
 

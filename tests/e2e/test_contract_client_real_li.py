@@ -176,3 +176,22 @@ def test_a_killed_li_is_a_transport_fault_and_the_run_is_untouched(
     status = client.status(run_id)
     assert status.data is not None and run_view(status.data).branch is Branch.NOT_ENDED
     client.kill(run_id)
+
+
+def test_artifact_text_serves_a_listed_file_only_while_its_bytes_are_lis(client: ContractClient) -> None:
+    run_id = submit(client, 'printf "from the work" > "$LI_ARTIFACTS_DIR/note.txt"; echo done')
+    settle_one(client, run_id)
+    reply, artifact = client.artifact_text(run_id, "note.txt")
+    assert reply.ok and artifact == {"name": "note.txt", "text": "from the work", "sha256_verified": True,
+                                     "truncated": False}
+    listed = {a["name"]: a for a in reply.data["artifacts"]["value"]}
+    pathlib.Path(listed["note.txt"]["path"]).write_text("swapped")  # the sha256 li listed no longer holds
+    _, swapped = client.artifact_text(run_id, "note.txt")
+    assert swapped["text"] == "swapped"  # a new output call lists the new digest: li vouches for it again
+    _, missing = client.artifact_text(run_id, "absent.txt")
+    assert missing["text"] is None and "not listed" in missing["says"]
+    os.symlink("/etc/passwd", os.path.join(os.path.dirname(listed["note.txt"]["path"]), "link.txt"))
+    _, linked = client.artifact_text(run_id, "link.txt")
+    assert linked["text"] is None and "not a regular file" in linked["says"]
+    refused, unknown = client.artifact_text("20990101T000000-abcdef", "note.txt")
+    assert not refused.ok and unknown["text"] is None

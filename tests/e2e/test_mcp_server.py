@@ -27,6 +27,7 @@ VERBS = {
     "list_runs",
     "kill",
     "wait",
+    "prune",
 }
 
 
@@ -81,6 +82,12 @@ def test_the_server_lists_every_tool_with_guidance(tmp_path: pathlib.Path, li_ho
         assert set(tools) == VERBS | {"handshake"}
         assert "stopped_without_end" in (tools["wait"].description or "")
         assert "wait" in (tools["submit_agent"].description or "")
+        for name in VERBS | {"handshake"}:  # every structured result is published as an output schema
+            schema = tools[name].output_schema
+            assert schema is not None, name
+            assert set(schema["required"]) == {"surface", "data", "error", "classification"}, (name, schema)
+        for name in ("submit_flow", "submit_fanout"):
+            assert {"cwd", "timeout_seconds"} <= set(tools[name].input_schema["properties"]), name
 
     in_session(server(real_li(tmp_path / "li"), li_home), body)
 
@@ -142,6 +149,37 @@ def test_an_unknown_run_is_a_refusal_not_a_surface_fault(
         failed, status = await call(client, "status", run_id="20200101T000000-000000")
         assert failed and status["surface"] == "refused" and status["error"]["kind"] == "not_found"
         assert status["classification"]["surface_fault"] is False
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)
+
+
+def test_flow_and_fanout_take_cwd_and_timeout_and_prune_removes_ended_runs(
+    tmp_path: pathlib.Path, li_home: str
+) -> None:
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    spec = tmp_path / "flow.yaml"
+    spec.write_text("steps:\n  - id: here\n    model: sh\n    prompt: pwd\n")
+
+    async def body(client: Client) -> None:
+        failed, flow = await call(client, "submit_flow", spec_path=str(spec), cwd=str(workdir), timeout_seconds=30)
+        assert not failed, flow
+        failed, fanout = await call(client, "submit_fanout", prompt="pwd", model="sh", legs=2, cwd=str(workdir),
+                                    timeout_seconds=0.5)
+        assert not failed, fanout
+        for submitted in (flow, fanout):
+            await wait_until_settled(client, submitted["data"]["run_id"])
+        _, status = await call(client, "status", run_id=flow["data"]["run_id"])
+        assert status["data"]["status"] == "completed"
+        _, output = await call(client, "output", run_id=flow["data"]["run_id"])
+        assert str(workdir) in output["data"]["console"]["value"]
+        failed, dry = await call(client, "prune", older_than_days=0, dry_run=True)
+        assert not failed and dry["data"]["dry_run"] is True, dry
+        assert set(dry["data"]["removed"]) == {flow["data"]["run_id"], fanout["data"]["run_id"]}
+        failed, pruned = await call(client, "prune", older_than_days=0)
+        assert not failed and set(pruned["data"]["removed"]) == set(dry["data"]["removed"])
+        _, listed = await call(client, "list_runs")
+        assert listed["data"]["runs"] == []
 
     in_session(server(real_li(tmp_path / "li"), li_home), body)
 
