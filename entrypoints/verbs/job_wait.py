@@ -47,7 +47,7 @@ def human(args: Namespace) -> int:
     live.close()
     if result.interrupted:
         _say(sys.stderr, "wait stopped by a signal; the runs are untouched. Observed so far:")
-    code = show(result.to_data(), args)
+    code = show(result.to_data(), args, exit_codes(result))
     return 128 + stopped_by[0] if result.interrupted and stopped_by else code
 
 
@@ -79,9 +79,21 @@ def bound_notes(args: Namespace) -> list[str]:
     return notes
 
 
-def show(data: dict[str, Any], args: Namespace) -> int:
+def exit_codes(result: Any) -> dict[str, int]:
+    """The work's own exit status of each run that ended without succeeding (a person's view only)."""
+    codes: dict[str, int] = {}
+    for run_id, seen in result.seen.items():
+        observed = getattr(seen, "observed", None)
+        code = getattr(getattr(observed, "run", None), "exit_code", None)
+        if observed is not None and observed.derivation.terminal and observed.derivation.outcome != "succeeded" \
+                and isinstance(code, int) and not isinstance(code, bool):
+            codes[run_id] = code
+    return codes
+
+
+def show(data: dict[str, Any], args: Namespace, codes: dict[str, int] | None = None) -> int:
     """One line per requested id on stdout, then why the call ended on stderr."""
-    lines = [_final_line(entry) for entry in data["runs"]]
+    lines = [_final_line(entry, (codes or {}).get(entry["run_id"])) for entry in data["runs"]]
     _say(sys.stdout, "\n".join(lines))
     _say(sys.stderr, _summary(data))
     runs = data["runs"]
@@ -289,12 +301,13 @@ def _elapsed(observed: Any) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
 
 
-def _final_line(entry: dict[str, Any]) -> str:
+def _final_line(entry: dict[str, Any], exit_code: int | None = None) -> str:
     if entry["error"] is not None:
         return f"{entry['run_id']}  error {entry['error']['kind']}: {entry['error']['message']}"
     outcome = entry["outcome"] or ("-" if entry["terminal"] else "not ended")
     reason = f"  ({entry['reason_code']})" if entry["reason_code"] else ""
-    return f"{entry['run_id']}  {entry['status']}  {outcome}{reason}"
+    code = f"  exit code {exit_code}" if exit_code is not None else ""
+    return f"{entry['run_id']}  {entry['status']}  {outcome}{reason}{code}"
 
 
 def _summary(data: dict[str, Any]) -> str:

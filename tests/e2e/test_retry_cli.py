@@ -25,6 +25,8 @@ def test_retry_starts_a_new_run_from_the_recorded_request(li_home: str, tmp_path
     status = machine("job", "status", handle["run_id"], home=li_home).data
     assert status["retry_of"] == first and status["exit_code"] == 3
     assert machine("job", "status", first, home=li_home).data["retry_of"] is None
+    waited_by_person = run_li("job", "wait", handle["run_id"], "--max-wait", "5", home=li_home)
+    assert waited_by_person.stdout.split()[1:] == ["failed", "failed", "(exit_nonzero)", "exit", "code", "3"]
     store = FsRunStore(li_home)
     request = json.loads(store.read_text(handle["run_id"], "request.json"))
     assert request["extra"]["retry_of"] == first and request["timeout"] == 30 and request["cwd"] == str(tmp_path)
