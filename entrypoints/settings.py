@@ -25,7 +25,10 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "kill_grace": KILL_GRACE_DEFAULT,
     "notify_timeout": DEFAULT_TIMEOUT_SECONDS,
     "fault_pause": NO_FAULT,  # the fault suite's pause phase (adapters/faults.py); "" for none
+    "store": "",  # "" for the filesystem store under `home`; `postgresql://…` for a shared store
 }
+
+STORE_SCHEMES: Final = ("postgresql://", "postgres://")
 
 
 def default_home(environ: Mapping[str, str] | None = None) -> str:
@@ -46,10 +49,12 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     """The settings the environment gives; a value that is not usable keeps its default.
 
     `LI_HOME`/`XDG_STATE_HOME` (the store), `LI_KILL_GRACE` (a number in [0, 60]),
-    `LI_NOTIFY_TIMEOUT` (a positive number), `LI_FAULT_PAUSE` (the fault suite only).
+    `LI_NOTIFY_TIMEOUT` (a positive number), `LI_FAULT_PAUSE` (the fault suite only),
+    `LI_STORE` (else `store` in `$LI_HOME/config.toml`; a `postgresql://` URL names a shared store).
     """
     env = os.environ if environ is None else environ
     settings: dict[str, Any] = {"home": default_home(env)}
+    settings["store"] = env.get("LI_STORE") or configured_store(settings["home"])
     grace = _number(env.get("LI_KILL_GRACE"))
     if grace is not None and 0.0 <= grace <= KILL_GRACE_MAX:
         settings["kill_grace"] = grace
@@ -59,6 +64,47 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     if env.get("LI_FAULT_PAUSE"):
         settings["fault_pause"] = env["LI_FAULT_PAUSE"]
     return settings
+
+
+def config_table(home: str) -> dict[str, Any]:
+    """`$LI_HOME/config.toml` as a table; empty when there is none. OSError or ValueError when unusable."""
+    path = os.path.join(home, "config.toml")
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(1 << 20)
+    except FileNotFoundError:
+        return {}
+    import tomllib  # only when there is a file to parse (start-up cost)
+
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path} cannot be read: {exc}") from None
+
+
+def configured_store(home: str) -> str:
+    """`store` in config.toml, when the file names one (a file that cannot be read names none here:
+    the verbs that read it report it; the store stays the filesystem one)."""
+    try:
+        if b"store" not in _peek(os.path.join(home, "config.toml")):
+            return ""
+        value = config_table(home).get("store", "")
+    except (OSError, ValueError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def _peek(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(1 << 20)
+    except FileNotFoundError:
+        return b""
+
+
+def is_shared_store(store: str) -> bool:
+    """True for a `postgresql://` (or `postgres://`) store URL."""
+    return store.startswith(STORE_SCHEMES)
 
 
 def _number(raw: str | None) -> float | None:

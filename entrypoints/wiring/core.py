@@ -6,14 +6,23 @@ from adapters.clocks import SystemClock
 from adapters.faults import PHASES, PausingStore
 from adapters.fs_changes import FsRunChanges
 from adapters.fs_store import FsRunStore
+from adapters.pg_store import PgRunStore
 from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
 from entrypoints._di import containers, providers
-from entrypoints.settings import home_or_default
+from entrypoints.settings import home_or_default, is_shared_store
 
 
-def store_kind(fault_pause: str) -> str:
-    """`pausing` only when the fault suite asked for one of its pause phases, else `plain`."""
-    return "pausing" if fault_pause in PHASES else "plain"
+def store_kind(fault_pause: str, store: str = "") -> str:
+    """`pausing` only when the fault suite asked for one of its pause phases; `postgresql` for a
+    `postgresql://` store (LI_STORE or config.toml); else `plain`, the filesystem store."""
+    if fault_pause in PHASES:
+        return "pausing"
+    return "postgresql" if is_shared_store(store or "") else "plain"
+
+
+def spool(home: str) -> str:
+    """Where a shared store's runs keep their work's files on this host until the end is recorded."""
+    return f"{home}/spool"
 
 
 class Core(containers.DeclarativeContainer):
@@ -25,9 +34,10 @@ class Core(containers.DeclarativeContainer):
     # The fault suite's pause points wrap the real store when configured (LI_FAULT_PAUSE): a
     # provider-level choice, so production code never patches the container.
     store = providers.Selector(
-        providers.Callable(store_kind, config.fault_pause),
+        providers.Callable(store_kind, config.fault_pause, config.store),
         plain=plain_store,
         pausing=providers.Singleton(PausingStore, plain_store),
+        postgresql=providers.Singleton(PgRunStore, dsn=config.store, spool=providers.Callable(spool, home)),
     )
     # What wakes a waiting `li job wait` when a record changes: the store's companion (inotify on
     # the run folders; another store brings its own, e.g. LISTEN/NOTIFY). None: the poll alone.
