@@ -14,6 +14,7 @@ import os
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from typing import Any
 
 from domain.availability import NOT_A_DIRECTORY, NOT_REGULAR_FILE, TOO_LARGE
 
@@ -167,3 +168,105 @@ def closing(fd: int) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)
+
+
+# -- a listing of a folder the work wrote (its artifacts) ----------------------------------------
+
+TREE_ENTRIES_MAX = 10_000  # a listing of more is NotConfined(too_large), never cut silently
+TREE_DEPTH_MAX = 32  # folders nested deeper are listed as folders, not entered
+
+
+def list_tree(root: int, shown: str) -> list[dict[str, Any]]:
+    """Every entry under the artifacts folder, links never followed, walked by descriptor.
+
+    Only a regular file with one name is read (for its digest); a link is listed with its
+    target, a FIFO, socket or device with its type, so that none of them hides, hangs or fails
+    the listing. More than TREE_ENTRIES_MAX entries is NotConfined(too_large).
+    """
+    entries: list[dict[str, Any]] = []
+    pending: list[tuple[int, str, int]] = [(os.dup(root), "", 1)]
+    try:
+        while pending:
+            fd, prefix, depth = pending.pop()
+            with closing(fd):
+                for entry in sorted(os.scandir(fd), key=lambda e: e.name):
+                    rel = prefix + entry.name
+                    found = _entry(fd, entry.name, depth >= TREE_DEPTH_MAX)
+                    if isinstance(found, int):
+                        pending.append((found, rel + "/", depth + 1))
+                        continue
+                    entries.append({"name": rel, "path": os.path.join(shown, rel), **found})
+                    if len(entries) > TREE_ENTRIES_MAX:
+                        raise NotConfined(TOO_LARGE, f"more than {TREE_ENTRIES_MAX} entries; "
+                                                     "the listing is not cut silently")
+    finally:
+        for fd, _, _ in pending:
+            os.close(fd)
+    return entries
+
+
+def _entry(folder: int, name: str, too_deep: bool) -> dict[str, Any] | int:
+    """What `name` is: an open descriptor for a folder to enter, else its listing entry."""
+    info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    if stat.S_ISDIR(info.st_mode) and not too_deep:
+        try:
+            return open_folder(name, folder)
+        except NotConfined:  # swapped for a link since the stat
+            info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    if stat.S_ISLNK(info.st_mode):
+        return {"size": info.st_size, "sha256": None, "type": "symlink", "link": _readlink(name, folder)}
+    if not stat.S_ISREG(info.st_mode):
+        return _other(info)
+    try:
+        fd = open_file(name, folder)
+    except NotConfined:  # swapped since the stat, or hard-linked: listed, never read
+        now = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if stat.S_ISLNK(now.st_mode):
+            return {"size": now.st_size, "sha256": None, "type": "symlink", "link": _readlink(name, folder)}
+        if stat.S_ISREG(now.st_mode):  # a second name of a file that may live outside the store
+            return {"size": now.st_size, "sha256": None, "type": "hardlink", "link": None}
+        return _other(now)
+    with closing(fd):
+        size, digest = _digest(fd)
+    return {"size": size, "sha256": digest, "type": "file", "link": None}
+
+
+def _readlink(name: str, folder: int) -> str | None:
+    try:
+        return os.readlink(name, dir_fd=folder)
+    except OSError:
+        return None
+
+
+def _other(info: os.stat_result) -> dict[str, Any]:
+    """A folder too deep to enter, a fifo, socket or device: named with its type, never opened."""
+    kinds = ((stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"),
+             (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device"))
+    kind = next((word for test, word in kinds if test(info.st_mode)), "other")
+    return {"size": 0, "sha256": None, "type": kind, "link": None}
+
+
+def _digest(fd: int) -> tuple[int, str]:
+    """The size and sha256 of the same bytes, read once (a file still growing stays consistent)."""
+    import hashlib
+
+    digest, size = hashlib.sha256(), 0
+    while block := os.read(fd, 1 << 20):
+        digest.update(block)
+        size += len(block)
+    return size, digest.hexdigest()
+
+
+def read_below(root: int, rel: str, limit: int) -> bytes:
+    """A regular file `rel` (slash-separated, as `list_tree` names it) below `root`, confined and bounded."""
+    *folders, leaf = rel.split("/")
+    opened: list[int] = []
+    try:
+        here = root
+        for part in folders:
+            here = open_folder(part, here)
+            opened.append(here)
+        return read_file(leaf, here, limit)
+    finally:
+        for fd in opened:
+            os.close(fd)

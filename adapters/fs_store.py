@@ -24,6 +24,7 @@ from adapters.confined import (
     FOLDER_MODE,
     NotConfined,
     closing,
+    list_tree,
     make_folder,
     open_file,
     open_folder,
@@ -36,7 +37,6 @@ from application.ports import RunNotFound, StoreBusy, StoreRefused, WorkFolderRe
 from domain.availability import (
     MALFORMED,
     MISSING,
-    TOO_LARGE,
     UNREADABLE,
     Availability,
     ConsoleAvailability,
@@ -58,8 +58,6 @@ MANIFEST = "manifest.json"
 # A removed run's folder is first renamed to `runs/.trash-<run_id>-<hex>` (never a run id, so no
 # reader lists it) and deleted after its lock is released; a leftover from a crash is swept later.
 TRASH = ".trash-"
-ARTIFACT_ENTRIES_MAX = 10_000  # a listing of more is `available: false` (too_large), never cut silently
-ARTIFACT_DEPTH_MAX = 32  # folders nested deeper are listed as folders, not entered
 LOCK_POLL_MAX = 0.05
 
 
@@ -251,6 +249,9 @@ class FsRunStore:
             raise WorkFolderRefused(f"cannot make {ARTIFACTS}/: {_why(exc)}", where) from exc
         return where
 
+    def seal_artifacts(self, run_id: str) -> None:
+        """Nothing to do: the work's artifacts folder is already the store's."""
+
     def console_location(self, run_id: str) -> str:
         """The console's absolute path, shown to people (the handle's `log`); never opened by path."""
         return os.path.join(self.run_dir(run_id), CONSOLE)
@@ -304,7 +305,7 @@ class FsRunStore:
     def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
         try:
             with self._run(run_id) as (_, folder), closing(open_folder(ARTIFACTS, folder)) as root:
-                entries = _listing(root, os.path.join(self.run_dir(run_id), ARTIFACTS))
+                entries = list_tree(root, os.path.join(self.run_dir(run_id), ARTIFACTS))
         except FileNotFoundError:
             return Availability.unavailable(MISSING, f"{ARTIFACTS}/ does not exist")
         except (NotConfined, RecordUnusable) as exc:
@@ -473,88 +474,6 @@ def _delete(runs: int, names: list[str]) -> None:
                 os.unlink(name, dir_fd=runs)
         except OSError:
             continue
-
-
-def _listing(root: int, shown: str) -> list[dict[str, Any]]:
-    """Every entry under the artifacts folder, links never followed, walked by descriptor.
-
-    Only a regular file with one name is read (for its digest); a link is listed with its
-    target, a FIFO, socket or device with its type, so that none of them hides, hangs or fails
-    the listing. More than ARTIFACT_ENTRIES_MAX entries is NotConfined(too_large).
-    """
-    entries: list[dict[str, Any]] = []
-    pending: list[tuple[int, str, int]] = [(os.dup(root), "", 1)]
-    try:
-        while pending:
-            fd, prefix, depth = pending.pop()
-            with closing(fd):
-                for entry in sorted(os.scandir(fd), key=lambda e: e.name):
-                    rel = prefix + entry.name
-                    found = _entry(fd, entry.name, depth >= ARTIFACT_DEPTH_MAX)
-                    if isinstance(found, int):
-                        pending.append((found, rel + "/", depth + 1))
-                        continue
-                    entries.append({"name": rel, "path": os.path.join(shown, rel), **found})
-                    if len(entries) > ARTIFACT_ENTRIES_MAX:
-                        raise NotConfined(TOO_LARGE, f"more than {ARTIFACT_ENTRIES_MAX} entries; "
-                                                     "the listing is not cut silently")
-    finally:
-        for fd, _, _ in pending:
-            os.close(fd)
-    return entries
-
-
-def _entry(folder: int, name: str, too_deep: bool) -> dict[str, Any] | int:
-    """What `name` is: an open descriptor for a folder to enter, else its listing entry."""
-    info = os.stat(name, dir_fd=folder, follow_symlinks=False)
-    if stat.S_ISDIR(info.st_mode) and not too_deep:
-        try:
-            return open_folder(name, folder)
-        except NotConfined:  # swapped for a link since the stat
-            info = os.stat(name, dir_fd=folder, follow_symlinks=False)
-    if stat.S_ISLNK(info.st_mode):
-        return {"size": info.st_size, "sha256": None, "type": "symlink", "link": _readlink(name, folder)}
-    if not stat.S_ISREG(info.st_mode):
-        return _other(info)
-    try:
-        fd = open_file(name, folder)
-    except NotConfined:  # swapped since the stat, or hard-linked: listed, never read
-        now = os.stat(name, dir_fd=folder, follow_symlinks=False)
-        if stat.S_ISLNK(now.st_mode):
-            return {"size": now.st_size, "sha256": None, "type": "symlink", "link": _readlink(name, folder)}
-        if stat.S_ISREG(now.st_mode):  # a second name of a file that may live outside the store
-            return {"size": now.st_size, "sha256": None, "type": "hardlink", "link": None}
-        return _other(now)
-    with closing(fd):
-        size, digest = _digest(fd)
-    return {"size": size, "sha256": digest, "type": "file", "link": None}
-
-
-def _readlink(name: str, folder: int) -> str | None:
-    try:
-        return os.readlink(name, dir_fd=folder)
-    except OSError:
-        return None
-
-
-def _other(info: os.stat_result) -> dict[str, Any]:
-    """A folder too deep to enter, a fifo, socket or device: named with its type, never opened."""
-    kinds = ((stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"),
-             (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device"))
-    kind = next((word for test, word in kinds if test(info.st_mode)), "other")
-    return {"size": 0, "sha256": None, "type": kind, "link": None}
-
-
-def _digest(fd: int) -> tuple[int, str]:
-    """The size and sha256 of the same bytes, read once (a file still growing stays consistent)."""
-    import hashlib
-
-    digest, size = hashlib.sha256(), 0
-    while block := os.read(fd, 1 << 20):
-        digest.update(block)
-        size += len(block)
-    return size, digest.hexdigest()
-
 
 
 if TYPE_CHECKING:

@@ -97,6 +97,9 @@ class MemoryRunStore:
             self._artifacts.setdefault(run_id, {})
         return _shown(run_id, "artifacts")
 
+    def seal_artifacts(self, run_id: str) -> None:
+        """Nothing to do: the work's artifacts folder is already the store's."""
+
     def console_location(self, run_id: str) -> str:
         return _shown(run_id, "console.log")
 

@@ -16,17 +16,28 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from application.ports import RunNotFound, StoreBusy, StoreRefused
+from adapters.confined import (
+    NotConfined,
+    closing,
+    list_tree,
+    make_folder,
+    open_folder,
+    read_below,
+    write_atomic,
+)
+from adapters.processes import host_facts
+from application.ports import RunNotFound, StoreBusy, StoreRefused, WorkFolderRefused
 from domain.availability import (
     MALFORMED,
     MISSING,
+    NOT_YET_WRITTEN,
     TOO_LARGE,
     UNREADABLE,
     Availability,
@@ -85,26 +96,13 @@ def _psycopg() -> Any:
     return psycopg
 
 
-def host_identity() -> str:
-    """This host's identity: /etc/machine-id (what a second host differs in), else the hostname."""
-    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
-        try:
-            with open(path, encoding="ascii") as handle:
-                value = handle.read(64).strip()
-        except OSError:
-            continue
-        if value:
-            return value
-    return socket.gethostname()
-
-
 class PgRunStore:
     """The run-record and run-file ports on one PostgreSQL database."""
 
     def __init__(self, dsn: str, spool: str, host_id: str | None = None) -> None:
         self.dsn = dsn
         self.spool = os.path.abspath(spool)  # local folder where a run's work writes its artifacts
-        self.host_id = host_id or host_identity()
+        self.host_id = host_id or host_facts().host_id
         self._conn: psycopg.Connection[Any] | None = None
         self._lock = threading.RLock()
 
@@ -289,7 +287,18 @@ class PgRunStore:
     # -- run files ------------------------------------------------------------------------------
 
     def write_text(self, run_id: str, name: str, text: str) -> None:
+        """A run file into the store; `artifacts/<name>` (a leg's answer) beside the work's own files."""
         body = text.encode("utf-8", "surrogateescape")
+        if name.startswith("artifacts/"):
+            leaf = name.removeprefix("artifacts/")
+            if not leaf or "/" in leaf or leaf in (".", ".."):
+                raise StoreRefused(f"cannot write {name}: one file name under artifacts/ expected")
+            try:
+                with self._spool_run(run_id) as folder, closing(make_folder("artifacts", folder)) as inner:
+                    write_atomic(inner, leaf, body)
+            except OSError as exc:
+                raise StoreRefused(f"cannot write {name}: {exc}") from exc
+            return
         with self._cursor() as cur:
             cur.execute(
                 "INSERT INTO run_files (run_id, name, body) VALUES (%s, %s, %s) "
@@ -310,16 +319,31 @@ class PgRunStore:
             raise OSError(exc.detail) from None
         return body.decode("utf-8", "surrogateescape")
 
-    def artifacts_dir(self, run_id: str) -> str:
-        """A private local folder for the work's files; `publish_artifacts` moves them into the store."""
-        path = os.path.join(self.spool, _checked(run_id), "artifacts")
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        return path
+    def work_artifacts_dir(self, run_id: str) -> str:
+        """A private local folder (0700) the work writes into; `seal_artifacts` moves it into the store."""
+        where = os.path.join(self.spool, _checked(run_id), "artifacts")
+        try:
+            with self._spool_run(run_id) as folder:
+                os.close(make_folder("artifacts", folder))
+        except OSError as exc:
+            raise WorkFolderRefused(f"cannot make the artifacts folder: {exc}", where) from exc
+        return where
+
+    @contextmanager
+    def _spool_run(self, run_id: str) -> Iterator[int]:
+        """The run's spool folder on this host, made 0700 and opened without following links."""
+        os.makedirs(os.path.dirname(self.spool), mode=0o700, exist_ok=True)
+        with closing(make_folder(self.spool, None)) as spool, closing(make_folder(_checked(run_id), spool)) as folder:
+            yield folder
+
+    def console_location(self, run_id: str) -> str:
+        """Where a person finds the console: in the store, read with `li job output`."""
+        return f"postgresql:runs/{_checked(run_id)}/console.log"
 
     @contextmanager
     def console_sink(self, run_id: str) -> Iterator[int]:
         """A pipe whose bytes a thread appends to the run's console, in order, as chunks."""
-        _checked(run_id)
+        self._open_console(_checked(run_id))
         read_end, write_end = os.pipe()
         pump = threading.Thread(target=self._pump, args=(run_id, read_end), daemon=True)
         pump.start()
@@ -342,18 +366,27 @@ class PgRunStore:
             os.close(read_end)
 
     def _append_console(self, run_id: str, offset: int, chunk: bytes) -> None:
+        """One chunk at its offset (a retry of the same chunk is a no-op), waiting out a restart."""
         for _attempt in range(30):  # a server restart mid-run: the bytes wait for it, in order
             try:
                 with self._cursor() as cur:
-                    cur.execute(
-                        "INSERT INTO console_chunks (run_id, start_offset, body) VALUES (%s, %s, %s) "
-                        "ON CONFLICT DO NOTHING", (run_id, offset, chunk))
+                    if chunk:
+                        cur.execute(
+                            "INSERT INTO console_chunks (run_id, start_offset, body) VALUES (%s, %s, %s) "
+                            "ON CONFLICT DO NOTHING", (run_id, offset, chunk))
                 return
             except StoreRefused:
                 threading.Event().wait(1.0)
 
+    def _open_console(self, run_id: str) -> None:
+        """The console exists from now on, empty until its first chunk."""
+        with self._cursor() as cur:
+            cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, 'console.log', '') "
+                        "ON CONFLICT DO NOTHING", (run_id,))
+
     def append_console(self, run_id: str, text: str) -> None:
         """Append text to the console (tests and the store copy)."""
+        self._open_console(run_id)
         self._append_console(run_id, self._console_size(run_id), text.encode("utf-8", "surrogateescape"))
 
     def _console_size(self, run_id: str) -> int:
@@ -387,9 +420,6 @@ class PgRunStore:
     def _has_console(self, run_id: str) -> bool:
         with self._cursor() as cur:
             cur.execute("SELECT 1 FROM run_files WHERE run_id = %s AND name = 'console.log'", (run_id,))
-            if cur.fetchone() is not None:
-                return True
-            cur.execute("SELECT 1 FROM console_chunks WHERE run_id = %s LIMIT 1", (run_id,))
             return cur.fetchone() is not None
 
     def console(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
@@ -409,17 +439,33 @@ class PgRunStore:
         return ConsoleAvailability.tail(tail, start > 0 or len(tail) < len(text))
 
     def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
+        """The stored listing once the work has ended; before that, on the host the work runs on,
+        its spooled folder listed live (links never followed); elsewhere, not yet written."""
         try:
             with self._cursor() as cur:
-                cur.execute("SELECT entry FROM artifacts WHERE run_id = %s ORDER BY name", (_checked(run_id),))
+                cur.execute("SELECT 1 FROM run_files WHERE run_id = %s AND name = 'artifacts/'", (_checked(run_id),))
+                sealed = cur.fetchone() is not None
+                cur.execute("SELECT entry FROM artifacts WHERE run_id = %s ORDER BY name", (run_id,))
                 rows = cur.fetchall()
-                if not rows:
-                    cur.execute("SELECT 1 FROM run_files WHERE run_id = %s AND name = 'artifacts/'", (run_id,))
-                    if cur.fetchone() is None:
-                        return Availability.unavailable(MISSING, "artifacts/ does not exist (yet)")
         except StoreRefused as exc:
             return Availability.unavailable(UNREADABLE, f"artifacts/: {exc}")
-        return Availability.of([dict(row[0]) for row in rows])
+        if sealed:
+            return Availability.of([dict(row[0]) for row in rows])
+        return self._spooled(run_id)
+
+    def _spooled(self, run_id: str) -> Availability[list[dict[str, Any]]]:
+        where = os.path.join(self.spool, run_id, "artifacts")
+        try:
+            with closing(open_folder(self.spool, None)) as spool, closing(open_folder(run_id, spool)) as folder, \
+                    closing(open_folder("artifacts", folder)) as root:
+                entries = list_tree(root, where)
+        except FileNotFoundError:
+            return Availability.unavailable(NOT_YET_WRITTEN, "artifacts/ is stored when the work ends")
+        except NotConfined as exc:
+            return Availability.unavailable(exc.reason_code, f"artifacts/: {exc.detail}")
+        except OSError as exc:
+            return Availability.unavailable(UNREADABLE, f"artifacts/: {exc}")
+        return Availability.of(sorted(entries, key=lambda e: str(e["name"])))
 
     def artifact_body(self, run_id: str, name: str) -> bytes | None:
         """An artifact's stored bytes (None when not stored: too large, not a regular file, or absent)."""
@@ -428,34 +474,40 @@ class PgRunStore:
             row = cur.fetchone()
         return None if row is None or row[0] is None else bytes(row[0])
 
-    def publish_artifacts(self, run_id: str, entries: list[dict[str, Any]], read_body: Callable[[str], bytes | None]) -> None:
-        """Record the artifacts listing; each regular file's bytes up to ARTIFACT_BODY_MAX.
+    def seal_artifacts(self, run_id: str) -> None:
+        """The work has ended: list its spooled folder (links never followed) and store the listing,
+        with each regular file's bytes up to ARTIFACT_BODY_MAX; a larger one is listed unavailable.
 
-        `entries` is the confined listing of the local folder (links, FIFOs never followed);
-        `read_body(name)` reads one regular file through the same confinement.
+        Raises OSError (NotConfined for a planted folder) or StoreRefused; the spool is removed
+        once the listing is stored.
         """
-        with self._cursor() as cur:
-            cur.execute(
-                "INSERT INTO run_files (run_id, name, body) VALUES (%s, 'artifacts/', '') ON CONFLICT DO NOTHING",
-                (_checked(run_id),))
+        shown = f"postgresql:runs/{_checked(run_id)}/artifacts"
+        with self._spool_run(run_id) as folder, closing(make_folder("artifacts", folder)) as root:
+            entries = list_tree(root, shown)
+            rows: list[tuple[str, str, bytes | None]] = []
             for entry in entries:
                 stored = dict(entry)
                 body: bytes | None = None
                 if entry.get("type") == "file" and entry.get("sha256"):
                     if int(entry.get("size") or 0) > ARTIFACT_BODY_MAX:
-                        stored["available"] = False
-                        stored["reason_code"] = TOO_LARGE
+                        stored.update(available=False, reason_code=TOO_LARGE)
                     else:
-                        body = read_body(str(entry["name"]))
-                        if body is None or hashlib.sha256(body).hexdigest() != entry["sha256"]:
-                            body = None
-                            stored["available"] = False
-                            stored["reason_code"] = UNREADABLE
-                stored["path"] = f"postgresql:runs/{run_id}/artifacts/{entry['name']}"
-                cur.execute(
-                    "INSERT INTO artifacts (run_id, name, entry, body) VALUES (%s, %s, %s, %s) "
-                    "ON CONFLICT (run_id, name) DO UPDATE SET entry = EXCLUDED.entry, body = EXCLUDED.body",
-                    (run_id, str(entry["name"]), json.dumps(stored), body))
+                        try:
+                            body = read_below(root, str(entry["name"]), ARTIFACT_BODY_MAX)
+                        except OSError as exc:
+                            stored.update(available=False, reason_code=getattr(exc, "reason_code", UNREADABLE))
+                        if body is not None and hashlib.sha256(body).hexdigest() != entry["sha256"]:
+                            body = None  # changed since it was listed: never stored under another digest
+                            stored.update(available=False, reason_code=UNREADABLE)
+                rows.append((str(entry["name"]), json.dumps(stored), body))
+        with self._cursor() as cur:
+            for name, entry_text, body in rows:
+                cur.execute("INSERT INTO artifacts (run_id, name, entry, body) VALUES (%s, %s, %s, %s) "
+                            "ON CONFLICT (run_id, name) DO UPDATE SET entry = EXCLUDED.entry, body = EXCLUDED.body",
+                            (run_id, name, entry_text, body))
+            cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, 'artifacts/', '') "
+                        "ON CONFLICT DO NOTHING", (run_id,))
+        shutil.rmtree(os.path.join(self.spool, run_id), ignore_errors=True)
 
     def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
         try:
@@ -489,4 +541,11 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-__all__ = ["PgRunStore", "RecordUnusable", "SchemaMissing", "host_identity"]
+__all__ = ["PgRunStore", "RecordUnusable", "SchemaMissing"]
+
+if TYPE_CHECKING:
+    from application.ports import RunFiles, RunRecords
+
+    def _keeps_both_ports(store: PgRunStore) -> tuple[RunRecords, RunFiles]:
+        """mypy holds this store to both run ports: a method that drifts from its port fails the check."""
+        return store, store

@@ -102,6 +102,15 @@ class RunFiles(Protocol):
         """
         ...
 
+    def seal_artifacts(self, run_id: str) -> None:
+        """The work has ended: make what it left in its artifacts folder part of the store.
+
+        Nothing to do where that folder is the store's own (the filesystem and memory stores); a
+        shared store copies the confined listing and the files' bytes in. Raises OSError or
+        StoreRefused when that cannot be done (the runner records the artifacts unavailable).
+        """
+        ...
+
     def console_sink(self, run_id: str) -> AbstractContextManager[int]:
         """A descriptor appending to the run's console, for the child's stdout and stderr."""
         ...

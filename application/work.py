@@ -165,6 +165,7 @@ class WorkService:
         if lost:
             return Availability.unavailable(UNWRITABLE, "; ".join(lost))
         try:
+            self.files.seal_artifacts(run_id)  # a shared store takes the work's files in now
             listing = self.files.artifacts(run_id)
             if not listing.available:
                 return Availability.unavailable(listing.reason_code or UNREADABLE, listing.detail)

@@ -13,7 +13,7 @@ from domain.untrusted import RECORD_MAX_BYTES, Untrusted, check_size, parse_json
 from domain.vocabulary import FAILED as FAILED  # the spawn phases, where records are made
 from domain.vocabulary import PREPARING as PREPARING
 from domain.vocabulary import STARTED as STARTED
-from domain.vocabulary import SpawnState
+from domain.vocabulary import OUTCOMES, SPAWN_STATES, SpawnState
 
 RECORD_SCHEMA_VERSION = 1
 RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
@@ -189,6 +189,11 @@ def _check_types(run: Run) -> None:
     texts = (run.label, run.spawn_state, run.outcome, run.reason_code, run.finished_at, run.started_at)
     if not all(v is None or isinstance(v, str) for v in texts):
         raise RecordUnusable("malformed", "label, spawn_state, outcome, reason_code and times must be strings")
+    # Closed vocabularies (D4, D5): a value li never writes is never echoed on the wire as if it were one.
+    if run.spawn_state is not None and run.spawn_state not in SPAWN_STATES:
+        raise RecordUnusable("malformed", f"spawn_state {run.spawn_state!r} is not one of {', '.join(SPAWN_STATES)}")
+    if run.outcome is not None and run.outcome not in OUTCOMES:
+        raise RecordUnusable("malformed", f"outcome {run.outcome!r} is not one of {', '.join(OUTCOMES)}")
     for stamp in (run.submitted_at, run.started_at, run.finished_at, run.kill_requested_at):
         try:
             moment = parse_iso(stamp)

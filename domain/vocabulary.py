@@ -23,6 +23,7 @@ STATUSES_AT_V1: Final[tuple[Status, ...]] = get_args(Status)
 
 # D5: closed. The recorded spawn phase; a record from before the field existed has none.
 SpawnState = Literal["preparing", "started", "failed"]
+SPAWN_STATES: Final[tuple[SpawnState, ...]] = get_args(SpawnState)
 PREPARING: Final = "preparing"
 STARTED: Final = "started"
 FAILED: Final = "failed"

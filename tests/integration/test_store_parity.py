@@ -1,4 +1,4 @@
-"""Both run ports' contract (`RunRecords`, `RunFiles`) against MemoryRunStore and FsRunStore, so the two cannot drift."""
+"""Both run ports' contract (`RunRecords`, `RunFiles`) against the memory, filesystem and PostgreSQL stores, so they cannot drift."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import pytest
 
 from adapters.fs_store import FsRunStore
 from adapters.memory_store import MemoryRunStore
+from adapters.pg_store import PgRunStore
 from application.ports import RunFiles, RunNotFound, RunRecords
 from domain.run import Run, is_run_id
+from tests.pg import pg_store
 
 NOW = datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC)
 
@@ -24,6 +26,9 @@ class Writer:
         self.store = store
 
     def console(self, run_id: str, text: str) -> None:
+        if isinstance(self.store, PgRunStore):  # the runner streams it in as chunks
+            self.store.append_console(run_id, text)
+            return
         self.store.write_text(run_id, "console.log", text)
 
     def artifact(self, run_id: str, name: str, body: bytes) -> None:
@@ -33,13 +38,16 @@ class Writer:
         folder = self.store.work_artifacts_dir(run_id)  # where the work writes, as the runner tells it
         with open(os.path.join(folder, name), "wb") as handle:
             handle.write(body)
+        self.store.seal_artifacts(run_id)  # the runner does this once the work has ended
 
     def manifest(self, run_id: str, text: str) -> None:
         self.store.write_text(run_id, "manifest.json", text)
 
 
-@pytest.fixture(params=["memory", "fs"])
+@pytest.fixture(params=["memory", "fs", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
+    if request.param == "postgresql":
+        return pg_store(request.getfixturevalue("pg_dsn"), tmp_path / "li-home" / "spool")
     return MemoryRunStore() if request.param == "memory" else FsRunStore(str(tmp_path / "li-home"))
 
 
