@@ -106,8 +106,15 @@ class SubmitService:
             run_id=run_id, kind=request.kind, status="running", submitted_at=now, label=request.label,
             spawn_state=PREPARING, notify=list(request.notify) if request.notify is not None else None,
             notify_source=request.notify_source, model=request.model_text, cwd=request.cwd,
-            timeout=request.timeout, extra=self._extra(request),
+            timeout=request.timeout, extra=self._extra(request), host_id=self._host_id(),
         )
+
+    def _host_id(self) -> str | None:
+        """This host's identity for the record; a host that cannot tell is named by none (never fatal)."""
+        try:
+            return self.prober.host().host_id
+        except OSError:
+            return None
 
     @staticmethod
     def _extra(request: RunRequest) -> dict[str, Any]:

@@ -116,8 +116,16 @@ class Run:
     terminal_evidence: dict[str, Any] | None = None
     model: str | None = None
     cwd: str | None = None
+    host_id: str | None = None  # the submitting host (its machine id): whose processes the run's are
     timeout: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def host(self) -> str | None:
+        """The host the run belongs to: the one that submitted it, else the one its process ran on."""
+        if self.host_id is not None:
+            return self.host_id
+        return None if self.incarnation is None else self.incarnation.host_id
 
     @property
     def end_recorded(self) -> bool:
@@ -186,7 +194,8 @@ def _check_types(run: Run) -> None:
         raise RecordUnusable("malformed", "run_id, kind, status and submitted_at must be strings")
     if not _is_int(run.generation) or (run.pid is not None and not _is_int(run.pid)):
         raise RecordUnusable("malformed", "generation and pid must be integers")
-    texts = (run.label, run.spawn_state, run.outcome, run.reason_code, run.finished_at, run.started_at)
+    texts = (run.label, run.spawn_state, run.outcome, run.reason_code, run.finished_at, run.started_at,
+             run.host_id)
     if not all(v is None or isinstance(v, str) for v in texts):
         raise RecordUnusable("malformed", "label, spawn_state, outcome, reason_code and times must be strings")
     # Closed vocabularies (D4, D5): a value li never writes is never echoed on the wire as if it were one.

@@ -179,6 +179,9 @@ class Lifecycle(Wire):
     possibly_orphaned: bool
     spawn_state: SpawnState | None
     submitted_at: str
+    # Added in v1 without a version bump (D2): the host the run belongs to (its machine id); only
+    # that host probes, reaps or signals it. Null for a record that names no host.
+    host: str | None = None
 
     @staticmethod
     def of(run: Run, d: Derivation) -> Lifecycle:
@@ -186,7 +189,7 @@ class Lifecycle(Wire):
         return Lifecycle(
             run_id=run.run_id, kind=run.kind, label=run.label, status=d.status, terminal=d.terminal,
             outcome=d.outcome, reason_code=d.reason_code, possibly_orphaned=d.possibly_orphaned,
-            spawn_state=run.spawn_state, submitted_at=run.submitted_at,
+            spawn_state=run.spawn_state, submitted_at=run.submitted_at, host=run.host,
         )
 
     @staticmethod
@@ -276,6 +279,7 @@ class Row(Wire):
     possibly_orphaned: bool | None
     spawn_state: SpawnState | None
     submitted_at: str | None
+    host: str | None = None  # added in v1 without a version bump (D2), as on Lifecycle
     error: RowError | None
 
     @classmethod

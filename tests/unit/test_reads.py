@@ -6,7 +6,7 @@ import pytest
 
 from application.reads import RunReads
 from domain.contract import ContractError
-from domain.run import FAILED
+from domain.run import FAILED, Run
 from tests.builders import (
     RunState,
     a_run,
@@ -21,7 +21,7 @@ from tests.builders import (
 
 STATUS_KEYS = {"run_id", "kind", "label", "status", "terminal", "outcome", "reason_code", "alive", "pid",
                "spawn_state", "submitted_at", "finished_at", "possibly_orphaned", "age_seconds", "delivery",
-               "manifest", "usage", "agents", "model", "exit_code", "started_at", "retry_of"}
+               "manifest", "usage", "agents", "model", "exit_code", "started_at", "retry_of", "host"}
 AV_KEYS = {"available", "value", "reason_code", "detail"}
 
 
@@ -247,7 +247,7 @@ def test_every_list_row_carries_status_terminal_and_outcome(world) -> None:
     end(world.store, run.run_id, "timed_out", "failed", now=world.clock.now())
     row = reads(world).listing()["runs"][0]
     assert set(row) == {"run_id", "kind", "label", "status", "terminal", "outcome", "reason_code",
-                        "possibly_orphaned", "spawn_state", "submitted_at", "error",
+                        "possibly_orphaned", "spawn_state", "submitted_at", "host", "error",
                         "model", "exit_code", "started_at", "finished_at", "command"}
     assert (row["status"], row["terminal"], row["outcome"], row["error"]) == ("timed_out", True, "failed", None)
 
@@ -350,3 +350,12 @@ def test_status_reports_each_agent_clis_options_from_the_request_or_why_it_canno
     agents = reads(world).status(run.run_id)["agents"]
     assert agents["available"] is available
     assert (agents["value"] if available else agents["reason_code"]) == value_or_reason
+
+
+def test_every_status_bearing_answer_names_the_host_the_run_belongs_to(world) -> None:
+    """A run belongs to the host that submitted it (a shared store holds many hosts' runs)."""
+    run = world.store.create(Run(run_id=world.store.reserve(world.clock.now()), kind="agent", status="running",
+                                 submitted_at=world.clock.now().isoformat(), spawn_state="preparing",
+                                 host_id="host-b"))
+    assert reads(world).status(run.run_id)["host"] == "host-b"
+    assert [r["host"] for r in reads(world).listing()["runs"]] == ["host-b"]
