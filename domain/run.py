@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 from domain.availability import RUN_ID_MISMATCH
 from domain.untrusted import RECORD_MAX_BYTES, Untrusted, check_size, parse_json
 from domain.vocabulary import FAILED as FAILED  # the spawn phases, where records are made
+from domain.vocabulary import OUTCOMES, SPAWN_STATES, SpawnState
 from domain.vocabulary import PREPARING as PREPARING
 from domain.vocabulary import STARTED as STARTED
-from domain.vocabulary import OUTCOMES, SPAWN_STATES, SpawnState
 
 RECORD_SCHEMA_VERSION = 1
 RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
