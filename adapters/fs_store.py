@@ -16,7 +16,7 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +124,18 @@ class FsRunStore:
         `work_artifacts_dir`), and nothing here ever opens this path.
         """
         return os.path.join(self.runs, _checked(run_id))
+
+    def describe(self) -> tuple[str, str]:
+        return "filesystem", self.home
+
+    def init_schema(self) -> int | None:
+        """Make `$LI_HOME/runs` (0700); a folder has no schema."""
+        os.close(self._runs_fd(create=True))
+        return None
+
+    def health(self) -> list[str]:
+        """Nothing beyond what doctor's own store checks (writable, private) find."""
+        return []
 
     def reserve(self, now: datetime) -> str:
         with closing(self._runs_fd(create=True)) as runs:
@@ -251,6 +263,10 @@ class FsRunStore:
 
     def seal_artifacts(self, run_id: str) -> None:
         """Nothing to do: the work's artifacts folder is already the store's."""
+
+    def forward_console(self, run_id: str) -> AbstractContextManager[None]:
+        """Nothing to move: the console sink writes the store's own console."""
+        return nullcontext()
 
     def console_location(self, run_id: str) -> str:
         """The console's absolute path, shown to people (the handle's `log`); never opened by path."""

@@ -10,7 +10,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,15 @@ class MemoryRunStore:
         self._artifacts: dict[str, dict[str, bytes]] = {}
         self._counter = 0
         self.reads: list[str] = []
+
+    def describe(self) -> tuple[str, str]:
+        return "filesystem", "memory://runs"
+
+    def init_schema(self) -> int | None:
+        return None
+
+    def health(self) -> list[str]:
+        return []
 
     def reserve(self, now: datetime) -> str:
         with self._lock:
@@ -99,6 +108,10 @@ class MemoryRunStore:
 
     def seal_artifacts(self, run_id: str) -> None:
         """Nothing to do: the work's artifacts folder is already the store's."""
+
+    def forward_console(self, run_id: str) -> AbstractContextManager[None]:
+        """Nothing to move: the console sink writes the store's own console."""
+        return nullcontext()
 
     def console_location(self, run_id: str) -> str:
         return _shown(run_id, "console.log")

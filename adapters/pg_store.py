@@ -28,8 +28,10 @@ from adapters.confined import (
     closing,
     list_tree,
     make_folder,
+    open_file,
     open_folder,
     read_below,
+    read_span,
     write_atomic,
 )
 from adapters.processes import host_facts
@@ -53,6 +55,8 @@ SCHEMA_VERSION = 1
 NOTIFY_CHANNEL = "lionrun_runs"  # payload: the run id whose record was written
 ARTIFACT_BODY_MAX = 16 * 1024 * 1024  # a larger artifact is listed with `available: false` (too_large)
 CONSOLE_CHUNK_MAX = 64 * 1024
+CONSOLE_FORWARD_INTERVAL = 0.2  # seconds between moves of the spooled console into the store
+CONSOLE = "console.log"
 CONNECT_TIMEOUT = 5  # seconds; a server that does not answer is `unavailable`, not a hang
 STATEMENT_TIMEOUT_MS = 30_000
 
@@ -86,6 +90,9 @@ SCHEMA = (
 )
 
 
+TABLES = ("runs", "run_files", "console_chunks", "artifacts", "lionrun_schema")
+
+
 class SchemaMissing(StoreRefused):
     """The database has no lionrun schema (run `li store init`), or one of another version."""
 
@@ -105,28 +112,68 @@ class PgRunStore:
         self.host_id = host_id or host_facts().host_id
         self._conn: psycopg.Connection[Any] | None = None
         self._lock = threading.RLock()
+        self._drain_lock = threading.Lock()
 
     # -- connection ---------------------------------------------------------------------------
 
-    def _connect(self) -> psycopg.Connection[Any]:
+    def _connect(self, check_schema: bool = True) -> psycopg.Connection[Any]:
+        """The connection (made once); a database without this li's schema version is SchemaMissing."""
         if self._conn is not None and not self._conn.closed:
             return self._conn
         pg = _psycopg()
         try:
             conn: psycopg.Connection[Any] = pg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
-                              options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
+                                                       options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
         except pg.Error as exc:
             raise StoreRefused(f"the PostgreSQL store cannot be reached: {_first_line(exc)}") from None
+        if check_schema:
+            found = _schema_version(conn)
+            if found != SCHEMA_VERSION:
+                conn.close()
+                raise SchemaMissing(
+                    f"the PostgreSQL store {self.location} has no lionrun schema (run `li store init`)"
+                    if found is None else
+                    f"the PostgreSQL store {self.location} holds lionrun schema {found}; this li needs {SCHEMA_VERSION}")
         self._conn = conn
         return conn
 
+    @property
+    def location(self) -> str:
+        """The store's URL without its password (for people and answers)."""
+        try:
+            from psycopg.conninfo import conninfo_to_dict
+
+            parts = conninfo_to_dict(self.dsn)
+        except Exception:  # noqa: BLE001 - a URL psycopg cannot parse is still named, minus anything secret
+            return "postgresql://…"
+        host, port, db, user = (str(parts.get(k) or "") for k in ("host", "port", "dbname", "user"))
+        return f"postgresql://{user + '@' if user else ''}{host}{':' + port if port else ''}/{db}"
+
+    def describe(self) -> tuple[str, str]:
+        return "postgresql", self.location
+
+    def health(self) -> list[str]:
+        """Connection, schema version and the privileges runs need; each problem in one sentence."""
+        try:
+            with self._cursor() as cur:
+                problems = []
+                for table in TABLES:
+                    cur.execute("SELECT has_table_privilege(current_user, %s, 'SELECT,INSERT,UPDATE,DELETE')",
+                                (table,))
+                    (allowed,) = cur.fetchone()
+                    if not allowed:
+                        problems.append(f"this role may not read and write the table {table}")
+                return problems
+        except StoreRefused as exc:
+            return [str(exc)]
+
     @contextmanager
-    def _cursor(self) -> Iterator[Any]:
+    def _cursor(self, check_schema: bool = True) -> Iterator[Any]:
         """A cursor in autocommit mode; any database failure is StoreRefused, once reconnected."""
         pg = _psycopg()
         with self._lock:
             try:
-                conn = self._connect()
+                conn = self._connect(check_schema)
                 with conn.cursor() as cur:
                     yield cur
             except (pg.errors.UndefinedTable, pg.errors.InsufficientPrivilege) as exc:
@@ -151,7 +198,7 @@ class PgRunStore:
 
     def init_schema(self) -> int:
         """Create the schema when missing (idempotent); the schema version now in the database."""
-        with self._cursor() as cur:
+        with self._cursor(check_schema=False) as cur:
             cur.execute("SELECT pg_advisory_lock(7406010)")
             try:
                 for statement in SCHEMA:
@@ -167,14 +214,8 @@ class PgRunStore:
 
     def schema_version(self) -> int | None:
         """The schema version in the database, None when there is no schema yet."""
-        with self._cursor() as cur:
-            cur.execute("SELECT to_regclass('lionrun_schema') IS NOT NULL")
-            (exists,) = cur.fetchone()
-            if not exists:
-                return None
-            cur.execute("SELECT max(version) FROM lionrun_schema")
-            (version,) = cur.fetchone()
-        return None if version is None else int(version)
+        with self._lock:
+            return _schema_version(self._connect(check_schema=False))
 
     # -- run records ----------------------------------------------------------------------------
 
@@ -342,41 +383,67 @@ class PgRunStore:
 
     @contextmanager
     def console_sink(self, run_id: str) -> Iterator[int]:
-        """A pipe whose bytes a thread appends to the run's console, in order, as chunks."""
+        """The run's console spooled on this host (0600, never through a link), for the runner's
+        output; the runner forwards it into the store as ordered chunks (`forward_console`)."""
         self._open_console(_checked(run_id))
-        read_end, write_end = os.pipe()
-        pump = threading.Thread(target=self._pump, args=(run_id, read_end), daemon=True)
-        pump.start()
         try:
-            yield write_end
-        finally:
-            os.close(write_end)
-            pump.join()
+            with self._spool_run(run_id) as folder:
+                fd = open_file(CONSOLE, folder, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        except OSError as exc:
+            raise StoreRefused(f"cannot open the console spool: {exc}") from exc
+        with closing(fd):
+            os.set_blocking(fd, True)
+            yield fd
 
-    def _pump(self, run_id: str, read_end: int) -> None:
-        offset = self._console_size(run_id)
+    @contextmanager
+    def forward_console(self, run_id: str) -> Iterator[None]:
+        """While the work runs (in the runner), move what its spooled console gets into the store,
+        a chunk at a time in order; everything left is moved when the block ends."""
+        stop = threading.Event()
+
+        def forward() -> None:
+            while not stop.wait(CONSOLE_FORWARD_INTERVAL):
+                self._drain_console(run_id)
+
+        mover = threading.Thread(target=forward, name="li-console", daemon=True)
+        mover.start()
         try:
-            while True:
-                chunk = os.read(read_end, CONSOLE_CHUNK_MAX)
-                if not chunk:
-                    return
-                self._append_console(run_id, offset, chunk)
-                offset += len(chunk)
+            yield
         finally:
-            os.close(read_end)
+            stop.set()
+            mover.join()
+            if self._drain_console(run_id):  # all of it is in the store: nothing of the run stays here
+                shutil.rmtree(os.path.join(self.spool, run_id), ignore_errors=True)
 
-    def _append_console(self, run_id: str, offset: int, chunk: bytes) -> None:
-        """One chunk at its offset (a retry of the same chunk is a no-op), waiting out a restart."""
-        for _attempt in range(30):  # a server restart mid-run: the bytes wait for it, in order
+    def _drain_console(self, run_id: str) -> bool:
+        """Append the spooled console's bytes past what the store holds (one drainer at a time);
+        whether the store now holds all of them."""
+        with self._drain_lock:
             try:
-                with self._cursor() as cur:
-                    if chunk:
-                        cur.execute(
-                            "INSERT INTO console_chunks (run_id, start_offset, body) VALUES (%s, %s, %s) "
-                            "ON CONFLICT DO NOTHING", (run_id, offset, chunk))
-                return
-            except StoreRefused:
-                threading.Event().wait(1.0)
+                with self._spool_run(run_id) as folder, closing(open_file(CONSOLE, folder)) as fd:
+                    offset = self._console_size(run_id)
+                    while True:
+                        chunk = read_span(fd, offset, CONSOLE_CHUNK_MAX)
+                        if not chunk:
+                            return True
+                        if not self._append_console(run_id, offset, chunk):
+                            return False
+                        offset += len(chunk)
+            except FileNotFoundError:
+                return True  # no console was spooled here
+            except (OSError, StoreRefused):
+                return False  # a spool the work replaced, or a store that is away: the next round tries again
+
+    def _append_console(self, run_id: str, offset: int, chunk: bytes) -> bool:
+        """One chunk at its offset (a retry of the same chunk is a no-op); whether it is stored."""
+        try:
+            with self._cursor() as cur:
+                if chunk:
+                    cur.execute("INSERT INTO console_chunks (run_id, start_offset, body) VALUES (%s, %s, %s) "
+                                "ON CONFLICT DO NOTHING", (run_id, offset, chunk))
+            return True
+        except StoreRefused:
+            return False  # the spool keeps the bytes; the next drain moves them
 
     def _open_console(self, run_id: str) -> None:
         """The console exists from now on, empty until its first chunk."""
@@ -481,7 +548,8 @@ class PgRunStore:
         Raises OSError (NotConfined for a planted folder) or StoreRefused; the spool is removed
         once the listing is stored.
         """
-        shown = f"postgresql:runs/{_checked(run_id)}/artifacts"
+        self._drain_console(_checked(run_id))  # the console is whole in the store before the end is
+        shown = f"postgresql:runs/{run_id}/artifacts"
         with self._spool_run(run_id) as folder, closing(make_folder("artifacts", folder)) as root:
             entries = list_tree(root, shown)
             rows: list[tuple[str, str, bytes | None]] = []
@@ -507,7 +575,7 @@ class PgRunStore:
                             (run_id, name, entry_text, body))
             cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, 'artifacts/', '') "
                         "ON CONFLICT DO NOTHING", (run_id,))
-        shutil.rmtree(os.path.join(self.spool, run_id), ignore_errors=True)
+        shutil.rmtree(os.path.join(self.spool, run_id, "artifacts"), ignore_errors=True)
 
     def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
         try:
@@ -524,6 +592,17 @@ class PgRunStore:
         if not isinstance(data, dict):
             return Availability.unavailable(MALFORMED, "manifest.json is not a JSON object")
         return Availability.of(data)
+
+
+def _schema_version(conn: Any) -> int | None:
+    with conn.cursor() as cur:
+        cur.execute("SELECT to_regclass('lionrun_schema') IS NOT NULL")
+        (exists,) = cur.fetchone()
+        if not exists:
+            return None
+        cur.execute("SELECT max(version) FROM lionrun_schema")
+        (version,) = cur.fetchone()
+    return None if version is None else int(version)
 
 
 def _checked(run_id: str) -> str:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from domain.vocabulary import Severity
 from domain.wire import DoctorCheck, DoctorData
+
+if TYPE_CHECKING:
+    from application.ports import StoreAdmin
 
 PROVIDER_CLIS = ("claude", "codex", "gemini")
 
@@ -182,12 +185,30 @@ HOST_CHECKS: tuple[Callable[[Diagnostics], DoctorCheck], ...] = (
 )
 
 
-def diagnose(diag: Diagnostics, fix: bool = False) -> dict[str, Any]:
+def check_shared_store(admin: StoreAdmin) -> DoctorCheck | None:
+    """`store.shared`: a PostgreSQL store is reachable, holds this li's schema and lets this role
+    read and write runs. None for the filesystem store (the folder checks cover it)."""
+    kind, location = admin.describe()
+    if kind != "postgresql":
+        return None
+    problems = admin.health()
+    if not problems:
+        return finding("store.shared", True, "error", f"{location}: reachable, schema current, runs readable and writable")
+    fix = ("run `li store init` once" if any("li store init" in p for p in problems) else
+           "check LI_STORE (or `store` in config.toml), that the server is up, and this role's privileges")
+    return finding("store.shared", False, "error", f"{location}: {'; '.join(problems)}", fix)
+
+
+def diagnose(diag: Diagnostics, fix: bool = False, admin: StoreAdmin | None = None) -> dict[str, Any]:
     """`{ok, checks}`: ok is false when any check of severity `error` failed.
 
     With `fix`, what doctor can repair itself (the store's modes) is repaired before it is judged.
+    A shared store (`admin` says which) adds its own check.
     """
     checks = [check_store(diag), check_private(diag, fix)]
+    shared = None if admin is None else check_shared_store(admin)
+    if shared is not None:
+        checks.append(shared)
     checks += [check(diag) for check in HOST_CHECKS]
     checks += [check_provider(diag, name) for name in PROVIDER_CLIS]
     checks.append(check_notify(diag))

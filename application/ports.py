@@ -115,6 +115,11 @@ class RunFiles(Protocol):
         """A descriptor appending to the run's console, for the child's stdout and stderr."""
         ...
 
+    def forward_console(self, run_id: str) -> AbstractContextManager[None]:
+        """In the runner, around the work: move what the console sink gets into the store as it
+        comes. Nothing to do where the sink is the store's own console (filesystem, memory)."""
+        ...
+
     def console_location(self, run_id: str) -> str:
         """Where a person finds the console, as the submit handle's `log` shows it (never opened by callers)."""
         ...
@@ -140,6 +145,25 @@ class RunFiles(Protocol):
 
     def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
         """The run manifest written by the runner before its end."""
+        ...
+
+
+class StoreAdmin(Protocol):
+    """The store as a whole: what it is, and making it ready (`li store init`, `li doctor`)."""
+
+    def describe(self) -> tuple[str, str]:
+        """(kind, location): `filesystem` and its folder, or `postgresql` and its URL without a password."""
+        ...
+
+    def init_schema(self) -> int | None:
+        """Make the store ready (idempotent); the schema version it now holds, None where there is none.
+
+        Raises StoreRefused when it cannot be made ready.
+        """
+        ...
+
+    def health(self) -> list[str]:
+        """What stops this store being used for runs (empty when nothing does); never raises."""
         ...
 
 

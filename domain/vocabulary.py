@@ -47,6 +47,9 @@ NOT_OBSERVED: Final = "not_observed"
 # Doctor: how much a failed check matters.
 Severity = Literal["error", "warning", "info"]
 
+# `li store`: where runs are kept — this host's folder, or one PostgreSQL database for many hosts.
+StoreKind = Literal["filesystem", "postgresql"]
+
 # `li completion`.
 Shell = Literal["bash", "zsh", "fish"]
 

@@ -33,6 +33,7 @@ from domain.vocabulary import (
     Severity,
     Shell,
     SpawnState,
+    StoreKind,
 )
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ __all__ = [
     "AgentOptions", "AgentsAvailability", "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
     "DeliveryAvailability", "DeliveryValue", "DoctorCheck", "DoctorData", "Envelope", "ErrorBody",
     "HandshakeData", "HelpData", "KillData", "Lifecycle", "ListData", "ListRow", "ManifestAvailability", "OutputData",
-    "PruneData", "PruneKept", "Row", "RowError", "StatusData", "SubmitData", "UsageAvailability",
+    "PruneData", "PruneKept", "Row", "RowError", "StatusData", "StoreData", "SubmitData", "UsageAvailability",
     "VERBS", "VersionData", "WaitData", "Wire", "to_wire",
 ]
 
@@ -399,6 +400,15 @@ class CompletionData(Wire):
     script: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class StoreData(Wire):
+    """`li store init`: which store this li uses and the schema it now holds (null: none needed)."""
+
+    store: StoreKind
+    location: str
+    schema_version: int | None
+
+
 # The verb table of the published schema: file stem -> data class.
 VERBS: dict[str, type[Wire]] = {
     "handshake": HandshakeData,
@@ -413,4 +423,5 @@ VERBS: dict[str, type[Wire]] = {
     "doctor": DoctorData,
     "prune": PruneData,
     "completion": CompletionData,
+    "store": StoreData,
 }

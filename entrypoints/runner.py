@@ -66,10 +66,12 @@ def perform(run_id: str) -> int:
     container = get_container()
     work = container.submit.work(after_end=container.notices.notices().send)
     _cancel_on_sigterm(work)
-    artifacts = _work_artifacts_dir(container.core.store(), run_id)
+    store = container.core.store()
+    artifacts = _work_artifacts_dir(store, run_id)
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
-    ended = work.perform(run_id, Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts)))
+    with store.forward_console(run_id):  # a shared store takes the console in as it comes
+        ended = work.perform(run_id, Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts)))
     return exit_code_of(ended.status) if ended is not None else 70
 
 

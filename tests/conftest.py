@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.pg import pg_dsn  # noqa: F401  (a fixture: a fresh lionrun database on the test server)
+
 pytest_plugins = sorted(
     f"tests.steps.{path.stem}"
     for path in (pathlib.Path(__file__).parent / "steps").glob("*.py")
@@ -49,6 +51,7 @@ def _isolated_environment(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatc
     """No test reads or writes the developer's real state or notify configuration."""
     monkeypatch.setenv("LI_HOME", str(tmp_path / "default-li-home"))
     monkeypatch.delenv("LI_NOTIFY_COMMAND", raising=False)
+    monkeypatch.delenv("LI_STORE", raising=False)  # the filesystem store unless a test asks for another
     monkeypatch.setenv("NO_COLOR", os.environ.get("NO_COLOR", ""))
     from entrypoints.container import set_container
 

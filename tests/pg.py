@@ -34,7 +34,9 @@ def worker_dsn(dsn: str, worker: str) -> str:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{name}"')
-    return psycopg.conninfo.make_conninfo(dsn, dbname=name)
+    parts = psycopg.conninfo.conninfo_to_dict(dsn)
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    return f"postgresql://{user}{parts.get('host', '127.0.0.1')}:{parts.get('port', 5432)}/{name}"
 
 
 @pytest.fixture

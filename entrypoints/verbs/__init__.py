@@ -10,7 +10,8 @@ from entrypoints.verbs import (
     job,
     mcp,
     orchestrate,
+    store,
 )
 from entrypoints.verbs._common import Verb
 
-VERBS: tuple[Verb, ...] = (handshake, agent, orchestrate, job, doctor, completion, mcp)
+VERBS: tuple[Verb, ...] = (handshake, agent, orchestrate, job, store, doctor, completion, mcp)

@@ -25,7 +25,8 @@ def run(args: Namespace) -> dict[str, Any]:
     from application.doctor import diagnose
     from entrypoints.container import get_container
 
-    return diagnose(get_container().upkeep.diagnostics(), fix=bool(getattr(args, "fix", False)))
+    container = get_container()
+    return diagnose(container.upkeep.diagnostics(), fix=bool(getattr(args, "fix", False)), admin=container.core.store())
 
 
 def human(args: Namespace) -> int:

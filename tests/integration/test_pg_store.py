@@ -96,11 +96,19 @@ def test_a_corrupt_record_row_is_record_unusable_not_a_crash(pg_dsn: str, tmp_pa
 def test_console_chunks_are_read_from_any_offset_and_tailed(pg_dsn: str, tmp_path: Any) -> None:
     import os
 
+    import time
+
     store = pg_store(pg_dsn, tmp_path)
     run = created(store)
-    with store.console_sink(run.run_id) as fd:
-        for part in (b"hello ", b"wide ", "w\u00f6rld\n".encode()):
+    with store.console_sink(run.run_id) as fd, store.forward_console(run.run_id):
+        os.write(fd, b"hello ")
+        deadline = time.monotonic() + 10  # forwarded while the work runs, not only at its end
+        while store.console_bytes(run.run_id, 0, 100)[0] != b"hello " and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert store.console_bytes(run.run_id, 0, 100) == (b"hello ", 6)
+        for part in (b"wide ", "w\u00f6rld\n".encode()):
             os.write(fd, part)
+    assert not os.path.exists(tmp_path / run.run_id)  # nothing of the run is left on this host
     data, size = store.console_bytes(run.run_id, 0, 1 << 20)
     assert data == "hello wide w\u00f6rld\n".encode() and size == len(data)
     assert store.console_bytes(run.run_id, 6, 4) == (b"wide", size)

@@ -1,0 +1,109 @@
+"""`li` on a PostgreSQL store (LI_STORE), driven as a program would, against a real server; and a
+second host (new mount and PID namespaces with their own machine id) sharing that store."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import pytest
+
+from tests.hosts import OtherHost
+from tests.support import li_bin, machine, run_li
+
+DOWN = "postgresql://postgres@127.0.0.1:1/lionrun"  # nothing listens on port 1
+
+
+@pytest.fixture
+def store(pg_dsn: str, li_home: str) -> dict[str, str]:
+    """The environment of a li on this host using the test database (schema made by `li store init`)."""
+    env = {"LI_STORE": pg_dsn}
+    data = machine("store", "init", home=li_home, env=env).envelope["data"]
+    assert (data["store"], data["schema_version"]) == ("postgresql", 1)
+    assert "@" not in data["location"].split("//", 1)[1].split("/")[0] or ":" not in data["location"].split("@")[0][13:]
+    return env
+
+
+def test_store_init_is_idempotent_and_a_database_without_the_schema_is_unavailable(pg_dsn: str, li_home: str) -> None:
+    env = {"LI_STORE": pg_dsn}
+    refused = machine("job", "list", home=li_home, env=env).envelope["error"]
+    assert refused["kind"] == "unavailable" and "li store init" in refused["message"]
+    human = run_li("job", "list", home=li_home, env=env)
+    assert human.returncode != 0 and human.stdout == "" and len(human.stderr.strip().splitlines()) == 1
+    for _ in range(2):
+        data = machine("store", "init", home=li_home, env=env).envelope["data"]
+        assert data["schema_version"] == 1
+    assert machine("job", "list", home=li_home, env=env).envelope["data"]["runs"] == []
+
+
+def test_a_run_is_submitted_waited_on_and_read_back_from_the_store(store: dict[str, str], li_home: str) -> None:
+    script = 'echo hello from the store; printf data > "$LI_ARTIFACTS_DIR/out.txt"'
+    run_id = machine("agent", "--detach", "sh", script, home=li_home, env=store).envelope["data"]["run_id"]
+    waited = machine("job", "wait", run_id, "--max-wait", "30", home=li_home, env=store).envelope["data"]
+    assert waited["runs"][0]["outcome"] == "succeeded"
+    status = machine("job", "status", run_id, home=li_home, env=store).envelope["data"]
+    assert (status["status"], status["outcome"], status["host"]) == ("completed", "succeeded", _machine_id())
+    out = machine("job", "output", run_id, home=li_home, env=store).envelope["data"]
+    assert out["console"]["value"].startswith("hello from the store\n")
+    names = {a["name"]: a for a in out["artifacts"]["value"]}
+    assert names["out.txt"]["size"] == 4 and names["out.txt"]["path"].startswith("postgresql:runs/")
+    assert out["manifest"]["available"] and "out.txt" in out["manifest"]["value"]["artifacts"]["value"]
+    # Nothing of the run stays on this host's disk once its end is recorded.
+    assert not os.path.exists(os.path.join(li_home, "runs", run_id))
+    assert not os.path.exists(os.path.join(li_home, "spool", run_id))
+
+
+def test_a_server_that_is_down_answers_unavailable_on_every_verb_and_a_submit_leaves_nothing(li_home: str) -> None:
+    env = {"LI_STORE": DOWN}
+    for argv in (("job", "list"), ("job", "status", "20261203T080000-abcdef"),
+                 ("job", "wait", "20261203T080000-abcdef", "--max-wait", "0"),
+                 ("job", "output", "20261203T080000-abcdef"), ("job", "kill", "20261203T080000-abcdef"),
+                 ("agent", "--detach", "sh", "true"), ("store", "init")):
+        envelope = machine(*argv, home=li_home, env=env).envelope
+        if envelope["ok"]:  # a wait answers per id: the id's row says it could not be observed
+            rows = envelope["data"]["runs"]
+            assert rows[0]["error"] is not None and rows[0]["terminal"] is None, (argv, envelope)
+            continue
+        assert envelope["error"]["kind"] == "unavailable", (argv, envelope)
+    assert not os.path.exists(os.path.join(li_home, "runs"))
+    doctor = machine("doctor", home=li_home, env=env).envelope["data"]
+    [shared] = [c for c in doctor["checks"] if c["name"] == "store.shared"]
+    assert shared["ok"] is False and doctor["ok"] is False
+
+
+def test_doctor_checks_the_shared_store(store: dict[str, str], li_home: str) -> None:
+    doctor = machine("doctor", home=li_home, env=store).envelope["data"]
+    [shared] = [c for c in doctor["checks"] if c["name"] == "store.shared"]
+    assert shared["ok"] is True and "schema current" in shared["detail"]
+
+
+def _machine_id() -> str:
+    with open("/etc/machine-id", encoding="ascii") as handle:
+        return handle.read().strip()
+
+
+def test_another_hosts_run_is_shown_with_its_host_and_never_probed_or_reaped_here(
+        store: dict[str, str], li_home: str, tmp_path: Any) -> None:
+    other = OtherHost(str(tmp_path))
+    try:
+        env = {**os.environ, "LI_HOME": os.path.join(str(tmp_path), "other-home"), **store}
+        submitted = other.run([li_bin(), "agent", "--detach", "--machine", "sh", "sleep 60"], env, timeout=60)
+        run_id = json.loads(submitted.stdout)["data"]["run_id"]
+        # On the other host the run is its own: alive.
+        there = json.loads(other.run([li_bin(), "job", "status", run_id, "--machine"], env, timeout=60).stdout)
+        assert (there["data"]["host"], there["data"]["alive"]) == (other.machine_id, True)
+        here = machine("job", "status", run_id, home=li_home, env=store).envelope["data"]
+        assert here["host"] == other.machine_id != _machine_id()
+        assert (here["terminal"], here["alive"]) == (False, None)  # another host's process: not judged here
+        # The other host dies with its run; this host still never reaps what is not its own.
+        other.stop()
+        time.sleep(0.5)
+        for _ in range(3):
+            after = machine("job", "status", run_id, home=li_home, env=store).envelope["data"]
+            assert (after["terminal"], after["outcome"], after["alive"]) == (False, None, None)
+        rows = machine("job", "list", home=li_home, env=store).envelope["data"]["runs"]
+        assert [(r["run_id"], r["host"]) for r in rows] == [(run_id, other.machine_id)]
+    finally:
+        other.stop()
