@@ -146,6 +146,12 @@ JOB = [
 ]
 
 OTHERS = [
+    row("store-missing-subcommand", "store"),
+    row("store-help", "store", "--help"),
+    row("store-init", "store", "init"),
+    row("store-init-help", "store", "init", "--help"),
+    row("store-init-extra", "store", "init", "extra"),
+    row("store-unknown-subcommand", "store", "drop"),
     row("doctor", "doctor"),
     row("doctor-fix", "doctor", "--fix"),
     row("doctor-help", "doctor", "--help"),

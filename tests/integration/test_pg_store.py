@@ -95,7 +95,6 @@ def test_a_corrupt_record_row_is_record_unusable_not_a_crash(pg_dsn: str, tmp_pa
 
 def test_console_chunks_are_read_from_any_offset_and_tailed(pg_dsn: str, tmp_path: Any) -> None:
     import os
-
     import time
 
     store = pg_store(pg_dsn, tmp_path)
