@@ -27,8 +27,12 @@ def test_a_submitted_run_is_kept_while_it_runs_and_removed_once_it_ended(li_home
 # --- found by an adversarial review of the real li; each pins one fixed defect ---------------
 
 
-def test_prune_keeps_a_run_whose_notice_is_in_flight(li_home: str) -> None:
-    run_id = submit_detached(li_home, "--notify", "sleep 3", 'echo hi > "$LI_ARTIFACTS_DIR/a"')
+def test_prune_keeps_a_run_whose_notice_is_in_flight(li_home: str, tmp_path) -> None:
+    # The notice stays in flight until the test releases it (not for a fixed time a loaded machine
+    # could outlast), bounded so that nothing is left behind if the test fails.
+    release = tmp_path / "release"
+    hold = f"sh -c 'i=0; while [ ! -e {release} ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done'"
+    run_id = submit_detached(li_home, "--notify", hold, 'echo hi > "$LI_ARTIFACTS_DIR/a"')
     deadline = time.monotonic() + 15
     while True:
         data = status_data(li_home, run_id)
@@ -37,5 +41,8 @@ def test_prune_keeps_a_run_whose_notice_is_in_flight(li_home: str) -> None:
         assert time.monotonic() < deadline, data
         time.sleep(0.1)
     assert data["delivery"]["value"]["ok"] is None  # the notify command is still running
-    machine("job", "prune", home=li_home)
-    assert machine("job", "status", run_id, home=li_home).envelope["ok"] is True
+    try:
+        machine("job", "prune", home=li_home)
+        assert machine("job", "status", run_id, home=li_home).envelope["ok"] is True
+    finally:
+        release.touch()
