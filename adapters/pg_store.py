@@ -18,7 +18,8 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -594,6 +595,54 @@ class PgRunStore:
         return Availability.of(data)
 
 
+class PgRunChanges:
+    """`RunChanges` on the PostgreSQL store: LISTEN on the channel every fenced write NOTIFYs
+    (in the writing transaction, so a notice means the record is there), one connection a watch.
+    A server that cannot be reached degrades the watch to the caller's poll: never a missed end."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+
+    def watch(self, run_ids: Sequence[str]) -> PgRunWatch:
+        return PgRunWatch(self.dsn, {run_id for run_id in run_ids if is_run_id(run_id)})
+
+
+class PgRunWatch:
+    def __init__(self, dsn: str, run_ids: set[str]) -> None:
+        self._run_ids = run_ids
+        self._conn: Any = None
+        if not run_ids:
+            return
+        pg = _psycopg()
+        try:
+            self._conn = pg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+            self._conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        except pg.Error:
+            self.close()
+
+    def wait(self, timeout: float) -> bool:
+        if self._conn is None:
+            threading.Event().wait(max(timeout, 0.0))  # no watch: the poll sees the change
+            return False
+        pg = _psycopg()
+        deadline = time.monotonic() + max(timeout, 0.0)
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                for notice in self._conn.notifies(timeout=left, stop_after=1):
+                    if notice.payload in self._run_ids:
+                        return True  # one of ours was written (another run's write waits on)
+        except pg.Error:
+            self.close()
+            return True  # the watch is gone: observe again now, then poll
+        return False
+
+    def close(self) -> None:
+        if self._conn is not None:
+            with suppress(Exception):
+                self._conn.close()
+            self._conn = None
+
+
 def _schema_version(conn: Any) -> int | None:
     with conn.cursor() as cur:
         cur.execute("SELECT to_regclass('lionrun_schema') IS NOT NULL")
@@ -620,7 +669,7 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-__all__ = ["PgRunStore", "RecordUnusable", "SchemaMissing"]
+__all__ = ["PgRunChanges", "PgRunStore", "RecordUnusable", "SchemaMissing"]
 
 if TYPE_CHECKING:
     from application.ports import RunFiles, RunRecords

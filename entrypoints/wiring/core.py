@@ -6,7 +6,7 @@ from adapters.clocks import SystemClock
 from adapters.faults import PHASES, PausingStore
 from adapters.fs_changes import FsRunChanges
 from adapters.fs_store import FsRunStore
-from adapters.pg_store import PgRunStore
+from adapters.pg_store import PgRunChanges, PgRunStore
 from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
 from entrypoints._di import containers, providers
 from entrypoints.settings import home_or_default, is_shared_store
@@ -41,7 +41,12 @@ class Core(containers.DeclarativeContainer):
     )
     # What wakes a waiting `li job wait` when a record changes: the store's companion (inotify on
     # the run folders; another store brings its own, e.g. LISTEN/NOTIFY). None: the poll alone.
-    run_changes = providers.Singleton(FsRunChanges, home=home)
+    run_changes = providers.Selector(
+        providers.Callable(store_kind, config.fault_pause, config.store),
+        plain=providers.Singleton(FsRunChanges, home=home),
+        pausing=providers.Singleton(FsRunChanges, home=home),
+        postgresql=providers.Singleton(PgRunChanges, dsn=config.store),
+    )
     prober = providers.Singleton(PsutilProber)
     signaller = providers.Singleton(GroupSignaller)
     spawner = providers.Singleton(DetachedSpawner)

@@ -107,3 +107,39 @@ def test_another_hosts_run_is_shown_with_its_host_and_never_probed_or_reaped_her
         assert [(r["run_id"], r["host"]) for r in rows] == [(run_id, other.machine_id)]
     finally:
         other.stop()
+
+
+def test_a_wait_on_the_shared_store_wakes_on_notify_not_at_its_next_poll(
+        store: dict[str, str], li_home: str, tmp_path: Any, pg_dsn: str) -> None:
+    import subprocess
+
+    import psycopg
+
+    go = tmp_path / "go"
+    script = f"i=0; while [ ! -e {go} ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done"
+    run_id = machine("agent", "--detach", "sh", script, home=li_home, env=store).envelope["data"]["run_id"]
+    env = {**os.environ, "LI_HOME": li_home, **store}
+    waiter = subprocess.Popen([li_bin(), "job", "wait", run_id, "--poll-interval", "5", "--max-wait", "60",
+                               "--machine"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, env=env)
+    try:
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            deadline = time.monotonic() + 30
+            while not conn.execute("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %%' "
+                                   "AND datname = current_database()").fetchone()[0]:
+                assert waiter.poll() is None, waiter.communicate()
+                assert time.monotonic() < deadline, "the wait never listened"
+                time.sleep(0.01)
+            go.touch()  # the work ends; its runner records the end (and the write notifies)
+            out, err = waiter.communicate(timeout=30)
+            returned = time.time()
+            recorded = conn.execute("SELECT extract(epoch FROM written_at) FROM runs WHERE run_id = %s",
+                                    (run_id,)).fetchone()[0]
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+            waiter.wait()
+    data = json.loads(out)["data"]
+    assert data["all_terminal"] is True and data["timed_out"] is False, (data, err)
+    assert data["poll_interval"] == 5
+    assert returned - float(recorded) < 1.0  # a 5 s poll would have taken up to 5 s
