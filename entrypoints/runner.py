@@ -18,8 +18,10 @@ def _remember_term(signum: int, frame: FrameType | None) -> None:
 
 
 def provider_environment(run_id: str, artifacts: str) -> dict[str, str]:
-    """What every leg sees: this environment plus the run's id and artifacts folder."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
+    """What every leg sees: this environment (less li's own store URL) plus the run's id and artifacts folder."""
+    # The shared store's URL (it may carry a password) is li's, never the work's: an agent that
+    # could reach the store could rewrite other hosts' runs.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "LI_STORE")}
     from domain.run import RUN_TAG
 
     env.update({RUN_TAG: run_id, "LI_ARTIFACTS_DIR": artifacts})

@@ -143,3 +143,13 @@ def test_a_wait_on_the_shared_store_wakes_on_notify_not_at_its_next_poll(
     assert data["all_terminal"] is True and data["timed_out"] is False, (data, err)
     assert data["poll_interval"] == 5
     assert returned - float(recorded) < 1.0  # a 5 s poll would have taken up to 5 s
+
+
+def test_the_work_never_sees_the_store_url(store: dict[str, str], li_home: str) -> None:
+    script = 'printf "%s" "${LI_STORE-unset}" > "$LI_ARTIFACTS_DIR/seen.txt"'
+    run_id = machine("agent", "--detach", "sh", script, home=li_home, env=store).envelope["data"]["run_id"]
+    machine("job", "wait", run_id, "--max-wait", "30", home=li_home, env=store)
+    from adapters.pg_store import PgRunStore
+
+    body = PgRunStore(store["LI_STORE"], os.path.join(li_home, "spool")).artifact_body(run_id, "seen.txt")
+    assert body == b"unset"
