@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from adapters.clocks import SystemClock
 from adapters.faults import PHASES, PausingStore
 from adapters.fs_changes import FsRunChanges
 from adapters.fs_store import FsRunStore
-from adapters.pg_store import PgRunChanges, PgRunStore
 from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
 from entrypoints._di import containers, providers
 from entrypoints.settings import home_or_default, is_shared_store
@@ -18,6 +19,20 @@ def store_kind(fault_pause: str, store: str = "") -> str:
     if fault_pause in PHASES:
         return "pausing"
     return "postgresql" if is_shared_store(store or "") else "plain"
+
+
+def shared_store(dsn: str, home: str) -> Any:
+    """The PostgreSQL store, imported only when configured (every filesystem read skips the module)."""
+    from adapters.pg_store import PgRunStore
+
+    return PgRunStore(dsn, spool(home))
+
+
+def shared_changes(dsn: str) -> Any:
+    """LISTEN/NOTIFY wake-ups of the PostgreSQL store, imported only when configured."""
+    from adapters.pg_store import PgRunChanges
+
+    return PgRunChanges(dsn)
 
 
 def spool(home: str) -> str:
@@ -37,7 +52,7 @@ class Core(containers.DeclarativeContainer):
         providers.Callable(store_kind, config.fault_pause, config.store),
         plain=plain_store,
         pausing=providers.Singleton(PausingStore, plain_store),
-        postgresql=providers.Singleton(PgRunStore, dsn=config.store, spool=providers.Callable(spool, home)),
+        postgresql=providers.Singleton(shared_store, dsn=config.store, home=home),
     )
     # What wakes a waiting `li job wait` when a record changes: the store's companion (inotify on
     # the run folders; another store brings its own, e.g. LISTEN/NOTIFY). None: the poll alone.
@@ -45,7 +60,7 @@ class Core(containers.DeclarativeContainer):
         providers.Callable(store_kind, config.fault_pause, config.store),
         plain=providers.Singleton(FsRunChanges, home=home),
         pausing=providers.Singleton(FsRunChanges, home=home),
-        postgresql=providers.Singleton(PgRunChanges, dsn=config.store),
+        postgresql=providers.Singleton(shared_changes, dsn=config.store),
     )
     prober = providers.Singleton(PsutilProber)
     signaller = providers.Singleton(GroupSignaller)

@@ -74,6 +74,8 @@ NOT_ON_A_READ = {
     # Issue 18: dependency-injector is loaded without asyncio and pydantic (entrypoints/_di.py), and
     # liveness is read from /proc, so a read pays for none of them.
     "asyncio", "ssl", "concurrent.futures", "pydantic", "pydantic_core", "psutil", "subprocess", "socket",
+    # Issue 16: the PostgreSQL store (and its driver) only when one is configured.
+    "adapters.pg_store", "psycopg",
 }
 READS = [("job", "status", "{run_id}"), ("job", "wait", "{run_id}", "--max-wait", "0"), ("job", "list")]
 WAIT_SIDE = {"entrypoints.wiring.waits", "application.wait"}  # only `li job wait` loads it
