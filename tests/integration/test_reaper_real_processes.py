@@ -61,6 +61,7 @@ def test_a_sigkilled_group_is_reaped_as_indeterminate_naming_the_finding(
     run = record_for(store, group.pid)
     os.killpg(group.pid, signal.SIGKILL)
     group.wait()
+    _until_session_gone(group.pid)  # the SIGKILLed `sleep` may still be exiting on a loaded machine
     observed = observer(store).observe(run.run_id)
     d = observed.derivation
     assert (d.terminal, d.outcome, d.reason_code) == (True, "indeterminate", "process_gone_without_outcome")
@@ -150,6 +151,26 @@ def _settled(store: FsRunStore, run_id: str, within: float = 60.0) -> Run:
 
 def _repo() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _until_session_gone(sid: int) -> None:
+    """Until no process of session `sid` is left but zombies (a killed process is alive until it exits)."""
+    import time
+
+    import psutil
+
+    for _ in range(500):
+        left = []
+        for process in psutil.process_iter():
+            try:
+                if os.getsid(process.pid) == sid and process.status() != psutil.STATUS_ZOMBIE:
+                    left.append(process.pid)
+            except (OSError, psutil.Error):
+                continue
+        if not left:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"session {sid} still has live processes")
 
 
 def _until_zombie(pid: int) -> None:
