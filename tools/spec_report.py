@@ -6,7 +6,9 @@
 One self-contained page (inline CSS, no script, no network) for the people who review the spec:
 for each decision, each normative statement with its id and text (features/README.md), under it
 every scenario tagged with that id (features/*.feature) with its result in build/junit.xml
-(passed; failed with the failure's first lines; skipped with the reason; not run). The header
+(passed; failed with the failure's first lines; skipped with the reason; not run). A statement
+with sub-ids (D10.8a … D10.8d) shows each scenario once, under its sub-id's heading, and counts
+as proven when every sub-id has a passing scenario. The header
 names the implementation under test from its own `li handshake --machine`: `--li`, else `LI_BIN`,
 else the `li` the last test run drove (recorded in the junit report), else the `li` beside this
 interpreter. Statements are read by tools/trace_report.py, the one parser of the features and
@@ -73,13 +75,20 @@ class Decision:
 @dataclass
 class Spec:
     decisions: list[Decision]
-    table: dict[str, list[Scenario]]  # statement id -> its scenarios
+    table: dict[str, list[Scenario]]  # statement id -> its scenarios (a statement's include its sub-ids')
     runs: dict[str, list[Run]]  # scenario ref -> its testcases
     implementation: Implementation
     junit: str
     junit_li: str
     junit_summary: dict[str, str]
     generated: str
+    parts: dict[str, list[Requirement]] = field(default_factory=dict)  # statement id -> its sub-ids
+
+    def proven(self, req: Requirement) -> bool:
+        """A passing scenario carries the id; a statement with sub-ids needs one for each sub-id."""
+        if self.parts.get(req.id):
+            return all(self.proven(part) for part in self.parts[req.id])
+        return any(self.verdict(s) == "passed" for s in self.table[req.id])
 
     def verdict(self, scenario: Scenario) -> str:
         verdicts = {r.verdict for r in self.runs.get(scenario.ref, [])}
@@ -108,13 +117,24 @@ class Spec:
         return Counter(self.verdict(s) for s in unique.values())
 
     def unproven(self) -> list[Requirement]:
-        """Statements with no passing scenario."""
-        return [r for d in self.decisions for r in d.statements
-                if not any(self.verdict(s) == "passed" for s in self.table[r.id])]
+        """Statements with no passing scenario (for one with sub-ids: a sub-id with none)."""
+        return [r for d in self.decisions for r in d.statements if not self.proven(r)]
 
 
 def decision_key(statement_id: str) -> str:
     return statement_id.split(".", 1)[0] if statement_id.startswith("D") else statement_id[0]
+
+
+def split_parts(reqs: list[Requirement]) -> tuple[list[Requirement], dict[str, list[Requirement]]]:
+    """The statements, and each statement's sub-ids in table order; a sub-id whose statement has no
+    row of its own stays a statement."""
+    ids = {r.id for r in reqs}
+    parts: dict[str, list[Requirement]] = {}
+    for req in reqs:
+        if req.statement != req.id and req.statement in ids:
+            parts.setdefault(req.statement, []).append(req)
+    sub = {p.id for ps in parts.values() for p in ps}
+    return [r for r in reqs if r.id not in sub], parts
 
 
 def group(reqs: list[Requirement], table: dict[str, list[Scenario]]) -> list[Decision]:
@@ -198,7 +218,8 @@ def build(junit: str = DEFAULT_JUNIT, readme: str = README, features: str = FEAT
     junit_li, summary = junit_facts(junit)
     implementation = handshake(li_under_test(li, junit_li))
     when = (now or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    return Spec(group(reqs, table), table, runs, implementation, junit, junit_li, summary, when)
+    statements, parts = split_parts(reqs)
+    return Spec(group(statements, table), table, runs, implementation, junit, junit_li, summary, when, parts)
 
 
 # --- the page ---------------------------------------------------------------------------------
@@ -322,14 +343,34 @@ def _in_rows(run: Run, rows: list[str]) -> bool:
                for row in rows)
 
 
+def in_order(scens: list[Scenario]) -> list[Scenario]:
+    return sorted(scens, key=lambda s: (s.file, s.line))
+
+
 def render_statement(spec: Spec, req: Requirement) -> str:
-    scens = sorted(spec.table[req.id], key=lambda s: (s.file, s.line))
-    proven = any(spec.verdict(s) == "passed" for s in scens)
-    body = "\n".join(render_scenario(spec, s) for s in scens) or \
-        '<p class="runs none">no scenario carries this id</p>'
-    return (f'<article class="statement{"" if proven else " unproven"}" id="{anchor(req.id)}" '
+    parts = spec.parts.get(req.id, [])
+    shown: dict[str, str] = {}  # scenario ref -> the id it is shown under
+    own = [s for s in in_order(spec.table[req.id])
+           if not parts or not any(s in spec.table[p.id] for p in parts)]
+    body = [render_scenario(spec, s) for s in own]
+    shown.update((s.ref, req.id) for s in own)
+    for part in parts:  # each scenario once: under the first of its sub-ids
+        mine = [s for s in in_order(spec.table[part.id]) if s.ref not in shown]
+        elsewhere = [s for s in in_order(spec.table[part.id]) if s.ref in shown]
+        shown.update((s.ref, part.id) for s in mine)
+        inner = [render_scenario(spec, s) for s in mine]
+        inner += [f'<p class="runs none also">also: <a href="#{anchor(shown[s.ref])}">{e(s.name)}</a> '
+                  f"(shown under {e(shown[s.ref])})</p>" for s in elsewhere]
+        gap = "" if spec.proven(part) else " unproven-part"
+        body.append(f'<article class="statement part{gap}" id="{anchor(part.id)}" data-id="{e(part.id)}">\n'
+                    f'<h4><a class="sid" href="#{anchor(part.id)}">{e(part.id)}</a> '
+                    f'<span class="stext">{prose(part.text)}</span></h4>\n'
+                    + ("\n".join(inner) or '<p class="runs none">no scenario carries this id</p>')
+                    + "\n</article>")
+    text = "\n".join(body) or '<p class="runs none">no scenario carries this id</p>'
+    return (f'<article class="statement{"" if spec.proven(req) else " unproven"}" id="{anchor(req.id)}" '
             f'data-id="{e(req.id)}">\n<h3><a class="sid" href="#{anchor(req.id)}">{e(req.id)}</a> '
-            f'<span class="stext">{prose(req.text)}</span></h3>\n{body}\n</article>')
+            f'<span class="stext">{prose(req.text)}</span></h3>\n{text}\n</article>')
 
 
 def render_decision(spec: Spec, decision: Decision) -> str:
@@ -382,9 +423,19 @@ def mini(counts: Counter[str]) -> str:
 
 
 def worst(spec: Spec, req: Requirement) -> str:
-    """What stands between a statement and a passing scenario: failed, skipped, not run, or no scenario."""
+    """What stands between a statement and a passing scenario: failed, skipped, not run, or no scenario
+    (for a statement with sub-ids: the worst of its sub-ids without one)."""
+    if spec.parts.get(req.id):
+        gaps = {worst(spec, p) for p in spec.parts[req.id] if not spec.proven(p)}
+        return next((v for v in ("failed", "skipped", "not run", "no scenario") if v in gaps), "no scenario")
     verdicts = {spec.verdict(s) for s in spec.table[req.id]}
     return next((v for v in ("failed", "skipped", "not run") if v in verdicts), "no scenario")
+
+
+def gap_title(spec: Spec, req: Requirement) -> str:
+    title = f"{worst(spec, req)}: {req.text}"
+    missing = [p.id for p in spec.parts.get(req.id, []) if not spec.proven(p)]
+    return title + (f" (no passing scenario for {', '.join(missing)})" if missing else "")
 
 
 def render_unproven(spec: Spec, unproven: list[Requirement], statements: int) -> str:
@@ -397,7 +448,7 @@ def render_unproven(spec: Spec, unproven: list[Requirement], statements: int) ->
         if not mine:
             continue
         chips = " ".join(f'<a class="chip {worst(spec, r).replace(" ", "-")}" href="#{anchor(r.id)}" '
-                         f'title="{e(worst(spec, r))}: {e(r.text)}">{e(r.id)}</a>' for r in mine)
+                         f'title="{e(gap_title(spec, r))}">{e(r.id)}</a>' for r in mine)
         rows.append(f'<li><span class="dkey">{e(decision.key)}</span> {chips}</li>')
     legend = " ".join(f'<span class="chip {v.replace(" ", "-")}">{e(v)}</span>'
                       for v in ("failed", "skipped", "not run", "no scenario"))
@@ -490,6 +541,11 @@ a.chip.no-scenario, span.chip.no-scenario { color:var(--fail); background:#fff; 
 .statement .sid { display:inline-block; min-width:3.6rem; font-weight:700; color:var(--ink);
   text-decoration:none; }
 .statement.unproven .sid { color:var(--fail); }
+.statement.part { border-top:none; padding:.3rem 0 .1rem; margin-left:1.8rem; }
+.statement.part h4 { font-size:.92rem; font-weight:500; margin:.3rem 0 .3rem; color:var(--soft); }
+.statement.part .sid { min-width:3.4rem; color:var(--ink); }
+.statement.part.unproven-part .sid { color:var(--fail); }
+.statement.part .scenario { margin-left:1.8rem; }
 .scenario { border-left:4px solid var(--none); background:var(--wash); border-radius:0 6px 6px 0;
   margin:.45rem 0 .45rem 3.6rem; padding:.35rem .8rem .45rem; }
 .scenario.passed { border-left-color:var(--pass); }

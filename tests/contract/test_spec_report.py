@@ -206,3 +206,82 @@ def test_the_script_writes_the_page(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert "not run" in done.stdout
+
+
+# A statement with two sub-ids (one Rule each), as features/README.md has D10.8 and D10.8a … d.
+PARTS_README = README.replace("| C5 |", """| D7.1 | one statement, two rules | — |
+| D7.1a | the first rule | — |
+| D7.1b | the second rule | — |
+| C5 |""")
+
+D07 = """Feature: D7 — Parts
+  @D7.1
+  Scenario: the whole statement at once
+    Given a run
+
+  Rule: D7.1a — the first rule
+    @D7.1a
+    Scenario: the first rule holds
+      Given a run
+
+    @D7.1a @D7.1b
+    Scenario: both rules in one scenario
+      Given a run
+
+  Rule: D7.1b — the second rule
+    @D7.1b
+    Scenario: the second rule breaks
+      Given a run
+"""
+
+PARTS_JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" tests="5">
+<testcase classname="fixture.test_d07" name="test_the_whole_statement_at_once"/>
+<testcase classname="fixture.test_d07" name="test_the_first_rule_holds[memory]"/>
+<testcase classname="fixture.test_d07" name="test_the_first_rule_holds[fs]"/>
+<testcase classname="fixture.test_d07" name="test_both_rules_in_one_scenario">
+  <skipped type="pytest.skip" message="not here">x</skipped>
+</testcase>
+<testcase classname="fixture.test_d07" name="test_the_second_rule_breaks">
+  <failure message="the second rule broke">trace</failure>
+</testcase>
+</testsuite></testsuites>
+"""
+
+
+def test_a_statement_with_sub_ids_shows_and_counts_each_scenario_once_under_its_sub_id(tmp_path: Path) -> None:
+    features, readme, _, li = fixture(tmp_path)
+    Path(readme).write_text(PARTS_README, encoding="utf-8")
+    (Path(features) / "d07.feature").write_text(D07, encoding="utf-8")
+    (tmp_path / "fixture" / "test_d07.py").write_text('from pytest_bdd import scenarios\n\nscenarios("d07.feature")\n',
+                                                     encoding="utf-8")
+    junit = tmp_path / "parts.xml"
+    junit.write_text(PARTS_JUNIT, encoding="utf-8")
+    spec = build(str(junit), readme, features, li=li, root=str(tmp_path))
+    page = render(spec)
+
+    names = ["the whole statement at once", "the first rule holds", "both rules in one scenario",
+             "the second rule breaks"]
+    for name in names:
+        assert page.count(f'<span class="sname">{name}</span>') == 1, name
+    d7 = next(d for d in spec.decisions if d.key == "D7")
+    assert [r.id for r in d7.statements] == ["D7.1"]  # the sub-ids are parts of it, not statements
+    # inside D7.1's article, in order: its own scenario, then each sub-id's heading and scenarios
+    article = page[page.index('data-id="D7.1"'):page.index('data-key="C"')]
+    at = [article.index(marker) for marker in (
+        "the whole statement at once", 'data-id="D7.1a"', "the first rule", "the first rule holds",
+        "both rules in one scenario", 'data-id="D7.1b"', "the second rule", "the second rule breaks")]
+    assert at == sorted(at)
+    assert "(shown under D7.1a)" in article[article.index('data-id="D7.1b"'):]
+    # each scenario counted once, each testcase once
+    assert dict(spec.counts(d7)) == {"passed": 2, "skipped": 1, "failed": 1}
+    assert dict(spec.run_counts(d7)) == {"passed": 3, "skipped": 1, "failed": 1}
+    assert 'data-key="D7" data-passed="2" data-failed="1" data-skipped="1" data-not-run="0"' in page
+    # D7.1 is judged by its sub-ids: D7.1b has no passing scenario, so D7.1 has none to show for it
+    unproven = [r.id for r in spec.unproven()]
+    assert "D7.1" in unproven and "D7.1a" not in unproven and "D7.1b" not in unproven
+    top = page[: page.index('<section class="decision"')]
+    # (this report runs none of d04/d10's scenarios; a sub-id with no statement row stays a statement)
+    assert re.findall(r'href="#s-([^"]+)"', top) == ["D4-1", "D4-2", "D10-8a", "D10-8b", "D7-1", "C5"]
+    assert 'class="chip failed" href="#s-D7-1"' in top
+    assert "6 of 6 statements have no passing scenario" in top

@@ -168,6 +168,13 @@ def test_the_living_spec_renders_in_chromium_with_every_statement_count_and_fail
     assert [s.attrs["data-id"] for s in statements] == [r.id for r in requirements()]
     assert shown == {r.id for r in requirements()}
 
+    # a statement with sub-ids (D10.8) shows each of its scenarios once, under the sub-ids' headings
+    for statement in (s for s in statements if s.parent is None or s.parent.tag != "article"):
+        where = [d.find("div", "where")[0].text() for d in statement.find("details", "scenario")]
+        assert len(where) == len(set(where)), (statement.attrs["data-id"], where)
+    d108 = next(s for s in statements if s.attrs["data-id"] == "D10.8")
+    assert [p.attrs["data-id"] for p in d108.find("article", "part")] == ["D10.8a", "D10.8b", "D10.8c", "D10.8d"]
+
     # each decision's test runs: the visible counts and the data are the JUnit report's
     sections = {s.attrs["data-key"]: s for s in dom.find("section", "decision")}
     assert set(expected) <= set(sections)
