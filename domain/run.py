@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 from domain.availability import RUN_ID_MISMATCH
 from domain.untrusted import RECORD_MAX_BYTES, Untrusted, check_size, parse_json
 from domain.vocabulary import FAILED as FAILED  # the spawn phases, where records are made
-from domain.vocabulary import SPAWN_STATES, SpawnState
 from domain.vocabulary import PREPARING as PREPARING
+from domain.vocabulary import SPAWN_STATES, SpawnState
 from domain.vocabulary import STARTED as STARTED
 
 RECORD_SCHEMA_VERSION = 1

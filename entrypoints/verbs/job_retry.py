@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from argparse import Namespace
-from dataclasses import replace
 from typing import Any
 
 from entrypoints.verbs._common import run_id_arg, this
@@ -29,6 +28,9 @@ def retried_request(args: Namespace) -> Any:
     if not os.path.isdir(request.cwd):
         raise invalid(f"the working directory of {run_id} ({request.cwd}) is not a directory any more",
                       run_id=run_id, cwd=request.cwd)
+    # Not at the top: every verb module is imported to build the parser.
+    from dataclasses import replace
+
     return replace(request, extra={**request.extra, "retry_of": run_id})
 
 
