@@ -271,6 +271,17 @@ class EventClock(FakeClock):
 # --- stores that misbehave once, for the reaper's fences -----------------------------------------------
 
 
+def with_event_clock(world: Any, prober: Any) -> Any:
+    """The world with `prober` and a fresh EventClock wired in (and kept as world.prober, world.clock)."""
+    from dependency_injector import providers
+
+    clock = EventClock()
+    world.container.core.prober.override(providers.Object(prober))
+    world.container.core.clock.override(providers.Object(clock))
+    world.prober, world.clock = prober, clock
+    return world
+
+
 class Interleaved:
     """A store whose next `update` first lets someone else write: a reaper stalled between judge and lock."""
 

@@ -10,7 +10,7 @@ from dependency_injector import providers
 from adapters.fakes import ScriptedProber
 from application.wait import StopFlag, WaitResult
 from domain.evidence import ProcessObservation
-from tests.builders import MALFORMED_ID, UNKNOWN_ID, EventClock, build
+from tests.builders import MALFORMED_ID, UNKNOWN_ID, build, with_event_clock
 from tests.worlds import World, make_world
 
 
@@ -39,11 +39,7 @@ class UnreadableStore:
 
 @pytest.fixture
 def memory(tmp_path: Any) -> World:
-    world = make_world("memory", str(tmp_path))
-    prober, clock = CountingProber(), EventClock()
-    world.container.core.prober.override(providers.Object(prober))
-    world.container.core.clock.override(providers.Object(clock))
-    world.prober, world.clock = prober, clock
+    world: World = with_event_clock(make_world("memory", str(tmp_path)), CountingProber())
     return world
 
 

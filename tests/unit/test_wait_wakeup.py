@@ -8,11 +8,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from dependency_injector import providers
 
 from adapters.fakes import ScriptedProber
 from application.wait import Waiter
-from tests.builders import EventClock, build, end
+from tests.builders import EventClock, build, end, with_event_clock
 from tests.worlds import World, make_world
 
 
@@ -56,11 +55,7 @@ class FakeChanges:
 
 @pytest.fixture
 def world(tmp_path: Any) -> World:
-    world = make_world("memory", str(tmp_path))
-    prober, clock = ScriptedProber(), EventClock()
-    world.container.core.prober.override(providers.Object(prober))
-    world.container.core.clock.override(providers.Object(clock))
-    world.prober, world.clock = prober, clock
+    world: World = with_event_clock(make_world("memory", str(tmp_path)), ScriptedProber())
     return world
 
 
