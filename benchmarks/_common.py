@@ -213,6 +213,21 @@ def gone(pid: int) -> bool:
         return True
 
 
+def watching(pid: int) -> bool:
+    """Whether the process holds an inotify descriptor (its watch is set up, so it is waiting)."""
+    try:
+        names = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for name in names:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{name}") == "anon_inode:inotify":
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def wait_gone(pids: Sequence[int], timeout: float) -> list[int]:
     """Waits until every pid has exited; returns those still alive at the timeout."""
     deadline = time.monotonic() + timeout

@@ -32,20 +32,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common as common  # noqa: E402
 
 
-def watching(pid: int) -> bool:
-    try:
-        names = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return False
-    for name in names:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{name}") == "anon_inode:inotify":
-                return True
-        except OSError:
-            continue
-    return False
-
-
 class RecordWatch:
     """A thread that notes when record.json is renamed into a run folder (IN_MOVED_TO)."""
 
@@ -89,7 +75,7 @@ def one(li: str, env: dict[str, str], home: str, poll: float, n: int) -> dict[st
     deadline = time.monotonic() + 3.0
     watched = False
     while time.monotonic() < deadline and wait.poll() is None:
-        if watching(wait.pid):
+        if common.watching(wait.pid):
             watched = True
             break
         time.sleep(0.005)

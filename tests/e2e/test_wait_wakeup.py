@@ -10,24 +10,10 @@ import time
 
 import pytest
 
+from benchmarks._common import watching
 from tests.support import li_bin, submit_detached, wait_terminal
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
-
-
-def watching(pid: int) -> bool:
-    """Whether the process holds an inotify descriptor (its watch is set up, so it is waiting)."""
-    try:
-        names = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return False
-    for name in names:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{name}") == "anon_inode:inotify":
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def test_a_wait_with_a_five_second_poll_returns_well_under_a_second_after_the_end(li_home: str, tmp_path) -> None:
