@@ -288,12 +288,8 @@ class FsRunStore:
         tail_chars = max(tail_chars, 0)
         try:
             raw, size, start = self._console_tail(run_id, tail_chars * 4)
-        except FileNotFoundError:
-            return ConsoleAvailability.unavailable(MISSING, f"{CONSOLE} does not exist")
-        except (NotConfined, RecordUnusable) as exc:
-            return ConsoleAvailability.unavailable(exc.reason_code, f"{CONSOLE}: {exc.detail}")
-        except (OSError, RunNotFound) as exc:
-            return ConsoleAvailability.unavailable(UNREADABLE, f"{CONSOLE}: {_why(exc)}")
+        except (OSError, RunNotFound, RecordUnusable) as exc:
+            return ConsoleAvailability.unavailable(*_not_read(CONSOLE, exc))
         text = raw.decode("utf-8", errors="replace")
         if start > 0 and text:
             text = text[1:] if text[0] == "\ufffd" else text  # a cut multibyte character
@@ -322,24 +318,16 @@ class FsRunStore:
         try:
             with self._run(run_id) as (_, folder), closing(open_folder(ARTIFACTS, folder)) as root:
                 entries = list_tree(root, os.path.join(self.run_dir(run_id), ARTIFACTS))
-        except FileNotFoundError:
-            return Availability.unavailable(MISSING, f"{ARTIFACTS}/ does not exist")
-        except (NotConfined, RecordUnusable) as exc:
-            return Availability.unavailable(exc.reason_code, f"{ARTIFACTS}/: {exc.detail}")
-        except (OSError, RunNotFound) as exc:
-            return Availability.unavailable(UNREADABLE, f"{ARTIFACTS}/: {_why(exc)}")
+        except (OSError, RunNotFound, RecordUnusable) as exc:
+            return Availability.unavailable(*_not_read(f"{ARTIFACTS}/", exc))
         return Availability.of(sorted(entries, key=lambda a: str(a["name"])))
 
     def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
         try:
             with self._run(run_id) as (_, folder):
                 data = parse_json(read_file(MANIFEST, folder, MANIFEST_MAX_BYTES), MANIFEST)
-        except FileNotFoundError:
-            return Availability.unavailable(MISSING, f"{MANIFEST} does not exist (yet)")
-        except (NotConfined, RecordUnusable, Untrusted) as exc:
-            return Availability.unavailable(exc.reason_code, f"{MANIFEST}: {exc.detail}")
-        except (OSError, RunNotFound) as exc:
-            return Availability.unavailable(UNREADABLE, f"{MANIFEST}: {_why(exc)}")
+        except (OSError, RunNotFound, RecordUnusable, Untrusted) as exc:
+            return Availability.unavailable(*_not_read(MANIFEST, exc, "does not exist (yet)"))
         if not isinstance(data, dict):
             return Availability.unavailable(MALFORMED, f"{MANIFEST} is not a JSON object")
         return Availability.of(data)
@@ -396,6 +384,16 @@ def _checked(run_id: str) -> str:
 def _open_home(home: str) -> int:
     """`$LI_HOME` itself: the user's setting, so a link to it is followed; anything but a folder is refused."""
     return os.open(home, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+
+
+def _not_read(label: str, exc: BaseException, missing: str = "does not exist") -> tuple[str, str]:
+    """Why `label` could not be read, as (reason code, detail): absent, refused (a planted link or FIFO,
+    an unusable record, untrusted bytes) with its own reason, or else unreadable."""
+    if isinstance(exc, FileNotFoundError):
+        return MISSING, f"{label} {missing}"
+    if isinstance(exc, NotConfined | RecordUnusable | Untrusted):
+        return exc.reason_code, f"{label}: {exc.detail}"
+    return UNREADABLE, f"{label}: {_why(exc)}"
 
 
 def _why(exc: BaseException) -> str:
