@@ -179,11 +179,16 @@ class PgRunStore:
                     yield cur
             except (pg.errors.UndefinedTable, pg.errors.InsufficientPrivilege) as exc:
                 raise SchemaMissing(f"the PostgreSQL store is not usable: {_first_line(exc)}") from None
-            except pg.OperationalError as exc:
-                self._drop()
-                raise StoreRefused(f"the PostgreSQL store failed: {_first_line(exc)}") from None
             except pg.Error as exc:
-                raise StoreRefused(f"the PostgreSQL store refused: {_first_line(exc)}") from None
+                raise self._refused(exc) from None
+
+    def _refused(self, exc: Exception) -> StoreRefused:
+        """What a database error means to a caller: the server failed (the connection is dropped, the
+        next call reconnects) or it refused; either way `unavailable`, never `internal`."""
+        if isinstance(exc, _psycopg().OperationalError):
+            self._drop()
+            return StoreRefused(f"the PostgreSQL store failed: {_first_line(exc)}")
+        return StoreRefused(f"the PostgreSQL store refused: {_first_line(exc)}")
 
     def _drop(self) -> None:
         if self._conn is not None:
@@ -290,11 +295,8 @@ class PgRunStore:
                 raise StoreBusy(f"run {run_id} is being written by another process") from None
             except pg.errors.QueryCanceled as exc:
                 raise StoreBusy(f"run {run_id}: {_first_line(exc)}") from None
-            except pg.OperationalError as exc:
-                self._drop()
-                raise StoreRefused(f"the PostgreSQL store failed: {_first_line(exc)}") from None
             except pg.Error as exc:
-                raise StoreRefused(f"the PostgreSQL store refused: {_first_line(exc)}") from None
+                raise self._refused(exc) from None
 
     def run_ids(self) -> Iterator[str]:
         """Newest first, fetched a page at a time so a listing of 20 never reads 100k ids."""
