@@ -28,6 +28,7 @@ from adapters.confined import (
     make_folder,
     open_file,
     open_folder,
+    read_below,
     read_file,
     read_span,
     same_folder,
@@ -322,6 +323,14 @@ class FsRunStore:
             return Availability.unavailable(*_not_read(f"{ARTIFACTS}/", exc))
         return Availability.of(sorted(entries, key=lambda a: str(a["name"])))
 
+    def artifact_bytes(self, run_id: str, name: str, limit: int) -> bytes:
+        """A regular file under the run's artifacts, confined and bounded (for `li store copy`)."""
+        try:
+            with self._run(run_id) as (_, folder), closing(open_folder(ARTIFACTS, folder)) as root:
+                return read_below(root, name, limit)
+        except (RecordUnusable, RunNotFound) as exc:
+            raise OSError(errno.ENOENT, f"{ARTIFACTS}/{name}: {exc}") from None
+
     def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
         try:
             with self._run(run_id) as (_, folder):
@@ -491,8 +500,8 @@ def _delete(runs: int, names: list[str]) -> None:
 
 
 if TYPE_CHECKING:
-    from application.ports import RunFiles, RunRecords
+    from application.ports import ArtifactBytes, RunFiles, RunRecords
 
-    def _keeps_both_ports(store: FsRunStore) -> tuple[RunRecords, RunFiles]:
+    def _keeps_both_ports(store: FsRunStore) -> tuple[RunRecords, RunFiles, ArtifactBytes]:
         """mypy holds this store to both run ports: a method that drifts from its port fails the check."""
-        return store, store
+        return store, store, store

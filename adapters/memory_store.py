@@ -141,6 +141,13 @@ class MemoryRunStore:
         with self._lock:
             self._artifacts.setdefault(run_id, {})[name] = body
 
+    def artifact_bytes(self, run_id: str, name: str, limit: int) -> bytes:
+        with self._lock:
+            body = self._artifacts.get(run_id, {}).get(name)
+        if body is None or len(body) > limit:
+            raise OSError(f"artifacts/{name} cannot be read")
+        return body
+
     def console(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
         with self._lock:
             text = self._files.get((run_id, "console.log"))

@@ -19,7 +19,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -36,7 +36,13 @@ from adapters.confined import (
     write_atomic,
 )
 from adapters.processes import host_facts
-from application.ports import RunNotFound, StoreBusy, StoreRefused, WorkFolderRefused
+from application.ports import (
+    ImportedArtifact,
+    RunNotFound,
+    StoreBusy,
+    StoreRefused,
+    WorkFolderRefused,
+)
 from domain.availability import (
     MALFORMED,
     MISSING,
@@ -580,6 +586,50 @@ class PgRunStore:
                         "ON CONFLICT DO NOTHING", (run_id,))
         shutil.rmtree(os.path.join(self.spool, run_id, "artifacts"), ignore_errors=True)
 
+    artifact_body_max = ARTIFACT_BODY_MAX
+
+    def import_run(self, run: Run, files: Mapping[str, str], console: bytes | None,
+                   artifacts: Sequence[ImportedArtifact] | None) -> bool:
+        """A whole run of another store in one transaction (`li store copy`): the record as is
+        (its generation and host kept), its files, console chunks and artifacts listing.
+        False, writing nothing, when this store already holds the run."""
+        run_id = _checked(run.run_id)
+        pg = _psycopg()
+        with self._lock:
+            conn = self._connect()
+            try:
+                with conn.transaction(), conn.cursor() as cur:
+                    cur.execute(
+                        "INSERT INTO runs (run_id, host_id, generation, record) VALUES (%s, %s, %s, %s) "
+                        "ON CONFLICT DO NOTHING",
+                        (run_id, run.host or "", run.generation, _record_text(run)))
+                    if cur.rowcount != 1:
+                        return False
+                    for name, text in files.items():
+                        cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, %s, %s)",
+                                    (run_id, name, text.encode("utf-8", "surrogateescape")))
+                    if console is not None:
+                        cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, 'console.log', '')",
+                                    (run_id,))
+                        for offset in range(0, len(console), CONSOLE_CHUNK_MAX):
+                            cur.execute("INSERT INTO console_chunks (run_id, start_offset, body) VALUES (%s, %s, %s)",
+                                        (run_id, offset, console[offset:offset + CONSOLE_CHUNK_MAX]))
+                    if artifacts is not None:
+                        for item in artifacts:
+                            body = item.body if item.body is not None and len(item.body) <= ARTIFACT_BODY_MAX \
+                                else None
+                            cur.execute("INSERT INTO artifacts (run_id, name, entry, body) VALUES (%s, %s, %s, %s)",
+                                        (run_id, str(item.entry["name"]), json.dumps(dict(item.entry)), body))
+                        cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, 'artifacts/', '')",
+                                    (run_id,))
+                    cur.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, run_id))
+                    return True
+            except pg.OperationalError as exc:
+                self._drop()
+                raise StoreRefused(f"the PostgreSQL store failed: {_first_line(exc)}") from None
+            except pg.Error as exc:
+                raise StoreRefused(f"the PostgreSQL store refused: {_first_line(exc)}") from None
+
     def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
         try:
             raw = self.read_text(run_id, "manifest.json")
@@ -674,8 +724,8 @@ def _first_line(exc: BaseException) -> str:
 __all__ = ["PgRunChanges", "PgRunStore", "RecordUnusable", "SchemaMissing"]
 
 if TYPE_CHECKING:
-    from application.ports import RunFiles, RunRecords
+    from application.ports import RunFiles, RunImport, RunRecords
 
-    def _keeps_both_ports(store: PgRunStore) -> tuple[RunRecords, RunFiles]:
+    def _keeps_both_ports(store: PgRunStore) -> tuple[RunRecords, RunFiles, RunImport]:
         """mypy holds this store to both run ports: a method that drifts from its port fails the check."""
-        return store, store
+        return store, store, store

@@ -167,6 +167,38 @@ class StoreAdmin(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class ImportedArtifact:
+    """One artifacts-listing entry as the store shows it, with the bytes to keep (None: listed only)."""
+
+    entry: Mapping[str, Any]
+    body: bytes | None
+
+
+class ArtifactBytes(Protocol):
+    """An artifact's bytes from a store that keeps them as files (the source of `li store copy`)."""
+
+    def artifact_bytes(self, run_id: str, name: str, limit: int) -> bytes:
+        """The regular file `name` (as the listing names it) under the run's artifacts, at most
+        `limit` bytes, confined (no link followed, no FIFO opened). Raises OSError otherwise."""
+        ...
+
+
+class RunImport(Protocol):
+    """A store that takes in one whole run of another store (`li store copy`)."""
+
+    artifact_body_max: int  # an artifact larger than this is listed with `available: false` (too_large)
+
+    def import_run(self, run: Run, files: Mapping[str, str], console: bytes | None,
+                   artifacts: Sequence[ImportedArtifact] | None) -> bool:
+        """Write the record as is (generation and host kept), its run files, console and artifacts
+        listing in one transaction: all of it or nothing. False when the store already holds the run.
+
+        Raises StoreRefused when the store cannot take it.
+        """
+        ...
+
+
 class ProcessProber(Protocol):
     """Advisory liveness: what a pid looks like now, the processes of a session, and this host."""
 

@@ -409,6 +409,26 @@ class StoreData(Wire):
     schema_version: int | None
 
 
+@dataclass(frozen=True, kw_only=True)
+class StoreCopySkipped(Wire):
+    run_id: str
+    reason_code: str
+    detail: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreCopyData(Wire):
+    """`li store copy`: runs copied, already in the target, and skipped (at most 100 named; the
+    count is whole). A skipped run is one not ended (`not_ended`) or one the source cannot read."""
+
+    source: str
+    target: str
+    copied: int
+    already_there: int
+    skipped: int
+    skipped_runs: list[StoreCopySkipped]
+
+
 # The verb table of the published schema: file stem -> data class.
 VERBS: dict[str, type[Wire]] = {
     "handshake": HandshakeData,
@@ -424,4 +444,5 @@ VERBS: dict[str, type[Wire]] = {
     "prune": PruneData,
     "completion": CompletionData,
     "store": StoreData,
+    "store-copy": StoreCopyData,
 }
