@@ -19,7 +19,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -588,7 +588,7 @@ class PgRunStore:
 
     artifact_body_max = ARTIFACT_BODY_MAX
 
-    def import_run(self, run: Run, files: Mapping[str, str], console: bytes | None,
+    def import_run(self, run: Run, files: Mapping[str, str], console: Iterable[bytes] | None,
                    artifacts: Sequence[ImportedArtifact] | None) -> bool:
         """A whole run of another store in one transaction (`li store copy`): the record as is
         (its generation and host kept), its files, console chunks and artifacts listing.
@@ -611,9 +611,12 @@ class PgRunStore:
                     if console is not None:
                         cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, 'console.log', '')",
                                     (run_id,))
-                        for offset in range(0, len(console), CONSOLE_CHUNK_MAX):
-                            cur.execute("INSERT INTO console_chunks (run_id, start_offset, body) VALUES (%s, %s, %s)",
-                                        (run_id, offset, console[offset:offset + CONSOLE_CHUNK_MAX]))
+                        offset = 0
+                        for chunk in console:  # a source that fails mid-way undoes the whole import
+                            if chunk:
+                                cur.execute("INSERT INTO console_chunks (run_id, start_offset, body) "
+                                            "VALUES (%s, %s, %s)", (run_id, offset, chunk))
+                                offset += len(chunk)
                     if artifacts is not None:
                         for item in artifacts:
                             body = item.body if item.body is not None and len(item.body) <= ARTIFACT_BODY_MAX \
@@ -624,11 +627,8 @@ class PgRunStore:
                                     (run_id,))
                     cur.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, run_id))
                     return True
-            except pg.OperationalError as exc:
-                self._drop()
-                raise StoreRefused(f"the PostgreSQL store failed: {_first_line(exc)}") from None
             except pg.Error as exc:
-                raise StoreRefused(f"the PostgreSQL store refused: {_first_line(exc)}") from None
+                raise self._refused(exc) from None
 
     def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -189,10 +189,12 @@ class RunImport(Protocol):
 
     artifact_body_max: int  # an artifact larger than this is listed with `available: false` (too_large)
 
-    def import_run(self, run: Run, files: Mapping[str, str], console: bytes | None,
+    def import_run(self, run: Run, files: Mapping[str, str], console: Iterable[bytes] | None,
                    artifacts: Sequence[ImportedArtifact] | None) -> bool:
-        """Write the record as is (generation and host kept), its run files, console and artifacts
-        listing in one transaction: all of it or nothing. False when the store already holds the run.
+        """Write the record as is (generation and host kept), its run files, console (its bytes in
+        order, a chunk at a time) and artifacts listing in one transaction: all of it or nothing
+        (an exception from `console` undoes it and passes through). False when the store already
+        holds the run.
 
         Raises StoreRefused when the store cannot take it.
         """

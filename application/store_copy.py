@@ -9,6 +9,7 @@ is skipped too (copying a live run would split its authority between two stores)
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -26,6 +27,7 @@ from domain.run import RecordUnusable
 RUN_FILES = ("instruction.txt", "request.json", "manifest.json")
 SKIPPED_SHOWN_MAX = 100  # the answer names at most this many skipped runs (the count is always whole)
 NOT_ENDED = "not_ended"
+CONSOLE_CHUNK = 64 * 1024
 
 
 class CopySource(RunRecords, RunFiles, ArtifactBytes, Protocol):
@@ -81,7 +83,12 @@ def copy_runs(source: CopySource, target: RunImport) -> CopyOutcome:
         except Unreadable as exc:
             outcome.skip(run_id, exc.reason_code, exc.detail)
             continue
-        if target.import_run(run, files, console, artifacts):
+        try:
+            imported = target.import_run(run, files, console, artifacts)
+        except Unreadable as exc:  # the console failed mid-way: the import was undone
+            outcome.skip(run_id, exc.reason_code, exc.detail)
+            continue
+        if imported:
             outcome.copied += 1
         else:
             outcome.already_there += 1
@@ -100,15 +107,28 @@ def _files(source: CopySource, run_id: str) -> dict[str, str]:
     return files
 
 
-def _console(source: CopySource, run_id: str) -> bytes | None:
+def _console(source: CopySource, run_id: str) -> Iterator[bytes] | None:
+    """The console's bytes a chunk at a time (never all of it in memory), None when there is none."""
     try:
         _, size = source.console_bytes(run_id, 0, 0)
-        data, _ = source.console_bytes(run_id, 0, size)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise Unreadable(getattr(exc, "reason_code", UNREADABLE), f"console.log: {exc}") from None
-    return data
+    return _chunks(source, run_id, size)
+
+
+def _chunks(source: CopySource, run_id: str, size: int) -> Iterator[bytes]:
+    offset = 0
+    while offset < size:  # the size when the copy began: an ended run's console does not grow
+        try:
+            chunk, _ = source.console_bytes(run_id, offset, min(CONSOLE_CHUNK, size - offset))
+        except OSError as exc:
+            raise Unreadable(getattr(exc, "reason_code", UNREADABLE), f"console.log: {exc}") from None
+        if not chunk:
+            raise Unreadable(UNREADABLE, f"console.log shrank below {size} bytes while it was copied")
+        yield chunk
+        offset += len(chunk)
 
 
 def _artifacts(source: CopySource, run_id: str, body_max: int) -> list[ImportedArtifact] | None:

@@ -23,7 +23,8 @@ def _digests(output: dict[str, Any]) -> dict[str, Any]:
 def test_ended_runs_are_copied_whole_once_and_read_back_from_the_database(
         pg_dsn: str, li_home: str, tmp_path: Any) -> None:
     scripts = ('echo one; printf data > "$LI_ARTIFACTS_DIR/out.txt"; mkdir "$LI_ARTIFACTS_DIR/sub"; '
-               'printf more > "$LI_ARTIFACTS_DIR/sub/b.txt"', "echo two", "echo three; exit 3")
+               'printf more > "$LI_ARTIFACTS_DIR/sub/b.txt"', "echo two",
+               "head -c 200000 /dev/zero | tr '\\0' a; echo three; exit 3")  # a console of several chunks
     ids = [machine("agent", "--detach", "sh", s, home=li_home).envelope["data"]["run_id"] for s in scripts]
     machine("job", "wait", *ids, "--max-wait", "30", home=li_home)
     # A planted link in the first run's artifacts, to a FIFO: following it would hang the copy.
@@ -56,6 +57,9 @@ def test_ended_runs_are_copied_whole_once_and_read_back_from_the_database(
 
         with psycopg.connect(pg_dsn) as conn:
             bodies = dict(conn.execute("SELECT name, body FROM artifacts WHERE run_id = %s", (ids[0],)).fetchall())
+            chunks = conn.execute("SELECT count(*), sum(length(body)) FROM console_chunks WHERE run_id = %s",
+                                  (ids[2],)).fetchone()
+        assert chunks == (4, os.path.getsize(os.path.join(li_home, "runs", ids[2], "console.log")))
         assert bodies == {"out.txt": b"data", "sub/b.txt": b"more", "planted": None,
                           "response.md": b"one\n"}
         again = machine("store", "copy", "--from", li_home, "--to", pg_dsn, home=other).envelope["data"]

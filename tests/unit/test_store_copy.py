@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -24,14 +24,15 @@ class FakeTarget:
         self.calls = 0
         self.fail_at = fail_at
 
-    def import_run(self, run: Run, files: Mapping[str, str], console: bytes | None,
+    def import_run(self, run: Run, files: Mapping[str, str], console: Iterable[bytes] | None,
                    artifacts: Sequence[ImportedArtifact] | None) -> bool:
         self.calls += 1
+        console_bytes = None if console is None else b"".join(console)  # read before anything is kept
         if self.calls == self.fail_at:
             raise StoreRefused("the server went away")
         if run.run_id in self.runs:
             return False
-        self.runs[run.run_id] = (run, dict(files), console, None if artifacts is None else list(artifacts))
+        self.runs[run.run_id] = (run, dict(files), console_bytes, None if artifacts is None else list(artifacts))
         return True
 
 
@@ -86,3 +87,22 @@ def test_an_interrupted_copy_leaves_the_first_run_whole_and_a_rerun_completes() 
     outcome = copy_runs(source, target)
     assert (outcome.copied, outcome.already_there) == (2, 1)
     assert set(target.runs) == set(ids)
+
+
+def test_a_console_that_fails_mid_copy_skips_that_run_and_keeps_nothing_of_it() -> None:
+    source, target = MemoryRunStore(), FakeTarget()
+    run_id = add(source, 1)
+    source.append_console(run_id, "x" * 200_000)
+    real = source.console_bytes
+    calls = []
+
+    def failing(rid: str, offset: int, limit: int) -> tuple[bytes, int]:
+        calls.append(offset)
+        if offset > 0:
+            raise OSError("console.log was replaced")
+        return real(rid, offset, limit)
+
+    source.console_bytes = failing  # type: ignore[method-assign]
+    outcome = copy_runs(source, target)
+    assert (outcome.copied, outcome.skipped) == (0, 1) and outcome.skipped_runs[0].reason_code == "unreadable"
+    assert target.runs == {} and len(calls) >= 3  # read a chunk at a time, never all at once
