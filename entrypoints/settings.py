@@ -69,37 +69,39 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
 def config_table(home: str) -> dict[str, Any]:
     """`$LI_HOME/config.toml` as a table; empty when there is none. OSError or ValueError when unusable."""
     path = os.path.join(home, "config.toml")
+    raw = _config_bytes(path)
+    return {} if raw is None else _parse_config(raw, path)
+
+
+def configured_store(home: str) -> str:
+    """`store` in config.toml, when the file names one (a file that cannot be read names none here:
+    the verbs that read it report it; the store stays the filesystem one)."""
+    path = os.path.join(home, "config.toml")
+    try:
+        raw = _config_bytes(path)
+        if raw is None or b"store" not in raw:  # every li call asks: parse only a file that may say
+            return ""
+        value = _parse_config(raw, path).get("store", "")
+    except (OSError, ValueError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def _config_bytes(path: str) -> bytes | None:
     try:
         with open(path, "rb") as handle:
-            raw = handle.read(1 << 20)
+            return handle.read(1 << 20)
     except FileNotFoundError:
-        return {}
+        return None
+
+
+def _parse_config(raw: bytes, path: str) -> dict[str, Any]:
     import tomllib  # only when there is a file to parse (start-up cost)
 
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{path} cannot be read: {exc}") from None
-
-
-def configured_store(home: str) -> str:
-    """`store` in config.toml, when the file names one (a file that cannot be read names none here:
-    the verbs that read it report it; the store stays the filesystem one)."""
-    try:
-        if b"store" not in _peek(os.path.join(home, "config.toml")):
-            return ""
-        value = config_table(home).get("store", "")
-    except (OSError, ValueError):
-        return ""
-    return value if isinstance(value, str) else ""
-
-
-def _peek(path: str) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(1 << 20)
-    except FileNotFoundError:
-        return b""
 
 
 def is_shared_store(store: str) -> bool:

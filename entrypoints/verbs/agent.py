@@ -237,25 +237,22 @@ def config_notify_entry() -> object:
 
 
 def config_table() -> dict[str, Any]:
-    """`$LI_HOME/config.toml` as a table; empty when there is no such file."""
-    import tomllib
-
+    """`$LI_HOME/config.toml` as a table (entrypoints/settings.py reads it); empty when there is none."""
     from domain.request import invalid
+    from entrypoints.settings import config_table as read
     from entrypoints.settings import default_home
 
-    path = os.path.join(default_home(), "config.toml")
+    home = default_home()
+    path = os.path.join(home, "config.toml")
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        return {}
+        return read(home)
     except OSError as exc:  # LI_HOME a file, or unreadable: the environment, not the request
         from domain.contract import ContractError, ErrorKind
 
         raise ContractError(ErrorKind.UNAVAILABLE, f"{path} cannot be read: {exc.strerror or exc}",
                             {"path": path, "reason_code": "store_refused"}) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise invalid(f"{path} cannot be read: {exc}", path=path) from None
+    except ValueError as exc:
+        raise invalid(str(exc), path=path) from None
 
 
 def submit(request: RunRequest) -> Handle:
