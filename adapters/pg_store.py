@@ -357,17 +357,21 @@ class PgRunStore:
             )
 
     def read_text(self, run_id: str, name: str) -> str:
+        try:
+            return self._read_bounded(run_id, name, TEXT_MAX_BYTES).decode("utf-8", "surrogateescape")
+        except Untrusted as exc:
+            raise OSError(exc.detail) from None
+
+    def _read_bounded(self, run_id: str, name: str, limit: int) -> bytes:
+        """A run file's bytes, never more than `limit` fetched; a larger one is Untrusted (too_large)."""
         with self._cursor() as cur:
-            cur.execute("SELECT body FROM run_files WHERE run_id = %s AND name = %s", (_checked(run_id), name))
+            cur.execute("SELECT length(body), substring(body FROM 1 FOR %s) FROM run_files "
+                        "WHERE run_id = %s AND name = %s", (limit, _checked(run_id), name))
             row = cur.fetchone()
         if row is None:
             raise FileNotFoundError(name)
-        body = bytes(row[0])
-        try:
-            check_size(len(body), TEXT_MAX_BYTES, name)
-        except Untrusted as exc:
-            raise OSError(exc.detail) from None
-        return body.decode("utf-8", "surrogateescape")
+        check_size(int(row[0]), limit, name)
+        return bytes(row[1])
 
     def work_artifacts_dir(self, run_id: str) -> str:
         """A private local folder (0700) the work writes into; `seal_artifacts` moves it into the store."""
@@ -632,14 +636,11 @@ class PgRunStore:
 
     def manifest(self, run_id: str) -> Availability[dict[str, Any]]:
         try:
-            raw = self.read_text(run_id, "manifest.json")
+            data = parse_json(self._read_bounded(run_id, "manifest.json", MANIFEST_MAX_BYTES), "manifest.json")
         except FileNotFoundError:
             return Availability.unavailable(MISSING, "manifest.json does not exist (yet)")
         except (OSError, StoreRefused) as exc:
             return Availability.unavailable(UNREADABLE, f"manifest.json: {exc}")
-        try:
-            check_size(len(raw.encode("utf-8", "surrogateescape")), MANIFEST_MAX_BYTES, "manifest.json")
-            data = parse_json(raw.encode("utf-8", "surrogateescape"), "manifest.json")
         except Untrusted as exc:
             return Availability.unavailable(exc.reason_code, exc.detail)
         if not isinstance(data, dict):

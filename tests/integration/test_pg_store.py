@@ -130,3 +130,19 @@ def test_a_server_that_is_not_there_is_store_refused_not_a_hang(tmp_path: Any) -
         store.read("20261203T080000-abcdef")
     with pytest.raises(StoreRefused):
         store.reserve(NOW)
+
+
+def test_a_manifest_between_the_text_and_manifest_bounds_is_read_and_a_larger_one_is_too_large(
+        pg_dsn: str, tmp_path: Any) -> None:
+    import json
+
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    big = json.dumps({"pad": "x" * (5 * 1024 * 1024)})  # over the 4 MiB text bound, under the 8 MiB manifest one
+    store.write_text(run.run_id, "manifest.json", big)
+    assert store.manifest(run.run_id).available
+    store.write_text(run.run_id, "manifest.json", json.dumps({"pad": "x" * (9 * 1024 * 1024)}))
+    too_big = store.manifest(run.run_id)
+    assert (too_big.available, too_big.reason_code) == (False, "too_large")
+    with pytest.raises(OSError):
+        store.read_text(run.run_id, "manifest.json")
