@@ -42,29 +42,55 @@ def human(args: Namespace) -> int:
     return show(run(args), args)
 
 
-def columns() -> list[Any]:
+def columns(with_host: bool = False) -> list[Any]:
     from entrypoints.table import Column
 
     # drop: the higher goes first when even the narrowest cells do not fit
-    return [Column("RUN ID"), Column("KIND", drop=7), Column("MODEL", minimum=5, drop=3), Column("STATUS", minimum=9),
-            Column("OUTCOME"), Column("EXIT", drop=1), Column("STARTED", drop=6), Column("DURATION", drop=2),
-            Column("LABEL", minimum=5, drop=8), Column("COMMAND", minimum=7, drop=9)]
+    heads = [Column("RUN ID"), Column("KIND", drop=7), Column("MODEL", minimum=5, drop=3), Column("STATUS", minimum=9),
+             Column("OUTCOME"), Column("EXIT", drop=1), Column("STARTED", drop=6), Column("DURATION", drop=2),
+             Column("LABEL", minimum=5, drop=8), Column("COMMAND", minimum=7, drop=9)]
+    if with_host:
+        heads.insert(HOST_COLUMN, Column("HOST", minimum=HOST_SHORT, drop=5))
+    return heads
 
 
 STATUS_COLUMN = 3
+HOST_COLUMN = 8  # before LABEL, only when shown (see show_host)
 ESSENTIAL = frozenset({2, 3, 4, 5, 7})  # model, status, outcome, exit, duration: kept before whole ids
+HOST_SHORT = 8  # the first 8 hex digits of a machine id name a host for a person, as a short id names a run
+
+
+def show_host(rows: list[dict[str, Any]], shared: bool) -> bool:
+    """The HOST column is shown on a shared store (every host's runs are listed there, so it is
+    always shown, whatever the rows), or when the rows name more than one host on any store."""
+    return shared or len({row.get("host") for row in rows if row.get("host")}) > 1
+
+
+def short_host(host: str | None) -> str:
+    """A host as a person reads it: a machine id's first 8 hex digits (`cut -c1-8 /etc/machine-id`),
+    the name of a host known by its hostname, `-` for a record that names none."""
+    if not host:
+        return "-"
+    if host.startswith("hostname:"):
+        return host[len("hostname:"):]
+    if len(host) == 32 and all(ch in "0123456789abcdef" for ch in host):
+        return host[:HOST_SHORT]
+    return host
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:
     """A table that fits the terminal; colour only on a terminal and only when NO_COLOR is unset or empty."""
     from entrypoints.container import get_container
+    from entrypoints.settings import is_shared_store
     from entrypoints.style import paint
     from entrypoints.table import GAP, fit, lines, stdout_width
 
-    now = get_container().core.clock().now()
-    heads = columns()
+    container = get_container()
+    now = container.core.clock().now()
+    with_host = show_host(data["runs"], is_shared_store(container.config.store() or ""))
+    heads = columns(with_host)
     width = None if args.wide else stdout_width()
-    cells = [_cells(row, now) for row in data["runs"]]
+    cells = [_cells(row, now, with_host) for row in data["runs"]]
     rows = [row for row, _ in cells]
     keep, widths = fit(heads, rows, width)
     if width is not None and not ESSENTIAL.issubset(keep):  # too narrow for whole ids: the short form names the run
@@ -84,7 +110,14 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     return 0
 
 
-def _cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | None]:
+def _cells(row: dict[str, Any], now: datetime, with_host: bool = False) -> tuple[list[str], str | None]:
+    cells, tone = _all_cells(row, now)
+    if with_host:
+        cells.insert(HOST_COLUMN, short_host(row.get("host")) if row["error"] is None else "")
+    return cells, tone
+
+
+def _all_cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | None]:
     if row["error"] is not None:
         error = row["error"]
         return [row["run_id"], "?", "", f"unreadable ({error['reason_code']})", "-", "", "", "", "", ""], "red"

@@ -153,3 +153,32 @@ def test_the_work_never_sees_the_store_url(store: dict[str, str], li_home: str) 
 
     body = PgRunStore(store["LI_STORE"], os.path.join(li_home, "spool")).artifact_body(run_id, "seen.txt")
     assert body == b"unset"
+
+
+def test_the_human_list_on_a_shared_store_shows_each_runs_host(
+        store: dict[str, str], li_home: str, tmp_path: Any) -> None:
+    other = OtherHost(str(tmp_path))
+    try:
+        env = {**os.environ, "LI_HOME": os.path.join(str(tmp_path), "other-home"), **store}
+        theirs = json.loads(other.run([li_bin(), "agent", "--detach", "--machine", "--label", "there", "sh", "true"],
+                                      env, timeout=60).stdout)["data"]["run_id"]
+        ours = machine("agent", "--detach", "--label", "here", "sh", "true", home=li_home, env=store).data["run_id"]
+        machine("job", "wait", ours, "--max-wait", "30", home=li_home, env=store)
+        for argv, host in ((None, _machine_id()), (other, other.machine_id)):
+            # Read from each host: the same table, each run naming its own host (never the reader's).
+            if argv is None:
+                result = run_li("job", "list", "--wide", home=li_home, env={**store, "NO_COLOR": "1"})
+                listing, code = result.stdout, result.returncode
+            else:
+                done = other.run([li_bin(), "job", "list", "--wide"], {**env, "NO_COLOR": "1"}, timeout=60)
+                listing, code = done.stdout, done.returncode
+            assert code == 0, listing
+            lines = listing.splitlines()
+            heads = lines[0].split()
+            assert heads[heads.index("DURATION") + 1:] == ["HOST", "LABEL", "COMMAND"], (host, lines)
+            at = lines[0].index("HOST")
+            shown = {line.split()[0]: line[at:].split()[:2] for line in lines[1:]}
+            assert shown == {theirs: [other.machine_id[:8], "there"], ours: [_machine_id()[:8], "here"]}, lines
+        assert other.machine_id[:8] != _machine_id()[:8]
+    finally:
+        other.stop()
