@@ -19,9 +19,9 @@ from application.ports import (
 )
 from application.reads import check_run_id, not_found, observe_or_refuse, unusable
 from domain.contract import ContractError, ErrorKind
-from domain.evidence import may_signal
+from domain.evidence import may_request, may_signal
 from domain.run import PREPARING, Incarnation, RecordUnusable, Run, iso
-from domain.vocabulary import ALREADY_TERMINAL, NO_PROCESS, SIGNALLED, KillAction
+from domain.vocabulary import ALREADY_TERMINAL, NO_PROCESS, REQUESTED, SIGNALLED, KillAction
 from domain.wire import KillData
 
 KILL_GRACE_DEFAULT: Final = 3.0
@@ -31,8 +31,10 @@ class Killer:
     """`li job kill`: reports what it did as an ordinary answer; a recorded end is never relabelled.
 
     A kill that signals nothing writes nothing, so a run that ends on its own is never reaped as
-    `cancelled`. The one exception is a `preparing` run: it has no process yet, and the recorded
-    request is what makes its runner cancel itself when it starts.
+    `cancelled`. Two exceptions record the request without a signal: a `preparing` run has no
+    process yet, and the request makes its runner cancel itself when it starts; another host's run
+    (a shared store) is never signalled from here, and its runner, watching the store, stops its
+    work (`requested`).
     """
 
     def __init__(
@@ -76,8 +78,11 @@ class Killer:
     def _kill_started(self, run: Run) -> KillAction:
         """Record and signal only where a member is proven alive; a signal that reaches nothing takes the record back."""
         judged = run.incarnation
-        if judged is None or not may_signal(judged, self.observer.evidence(run)[0]):
-            return NO_PROCESS  # gone, another host's, or not provably ours: nothing to signal or record
+        finding = self.observer.evidence(run)[0]
+        if may_request(judged, finding):
+            return self._request_of_owner(run.run_id)
+        if judged is None or not may_signal(judged, finding):
+            return NO_PROCESS  # gone, or not provably ours: nothing to signal or record
         current, stamp = self._record_request(run.run_id, lambda _: True)
         if current.end_recorded:
             return ALREADY_TERMINAL
@@ -86,6 +91,15 @@ class Killer:
         if stamp is not None:
             self._withdraw(run.run_id, stamp)  # it ended between the look and the signal: not our cancel
         return NO_PROCESS
+
+    def _request_of_owner(self, run_id: str) -> KillAction:
+        """Another host's run: record the request (fenced) for its runner, which watches the store.
+
+        Nothing is signalled from here, and the answer says so. A request already recorded still
+        stands; an end recorded meanwhile wins.
+        """
+        current, _ = self._record_request(run_id, lambda _: True)
+        return ALREADY_TERMINAL if current.end_recorded else REQUESTED
 
     def _read(self, run_id: str) -> Run:
         try:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,10 @@ from domain.request import Leg, RunRequest, invalid
 from domain.run import RecordUnusable, Run, iso
 
 AfterEnd = Callable[[Run], None]
+
+# How often a runner looks at its record for a kill request while the work runs (seconds); the
+# request reaches the work within this plus the legs' stop.
+KILL_WATCH_SECONDS = 0.5
 ArtifactNames = Availability[list[str]]
 
 # Why the artifacts of a run could not be collected, beside the D7 reason codes of a listing.
@@ -49,7 +54,7 @@ class WorkService:
 
     def __init__(self, store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],
                  after_end: AfterEnd | None = None, stop_children: Callable[[], None] | None = None,
-                 lock_attempts: int = 6) -> None:
+                 lock_attempts: int = 6, kill_watch: float | None = KILL_WATCH_SECONDS) -> None:
         self.store = store
         self.files = files
         self.clock = clock
@@ -57,6 +62,7 @@ class WorkService:
         self.after_end = after_end or _no_hook
         self.stop_children = stop_children
         self.lock_attempts = lock_attempts
+        self.kill_watch = kill_watch
         self._cancelled = threading.Event()
         self._console_lock = threading.Lock()
 
@@ -84,7 +90,8 @@ class WorkService:
             request = self._load(run_id)
             if self._kill_requested(run_id):
                 self._cancelled.set()  # a kill recorded before there was a process to signal
-            outcomes = self._execute(run_id, request, workspace, began)
+            with self._watching_kill(run_id, workspace):
+                outcomes = self._execute(run_id, request, workspace, began)
         except ContractError as exc:
             error = "request_unreadable"
             self._say(workspace, f"li runner: {exc.message}\n")
@@ -99,8 +106,35 @@ class WorkService:
     def _kill_requested(self, run_id: str) -> bool:
         try:
             return self.store.read(run_id).kill_requested_at is not None
-        except (RunNotFound, RecordUnusable, OSError):
-            return False
+        except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
+            return False  # not seen this time; the next look may see it
+
+    @contextmanager
+    def _watching_kill(self, run_id: str, workspace: Workspace) -> Iterator[None]:
+        """While the legs run, look at the record every `kill_watch` seconds: a kill request
+        recorded there (by `li job kill` on another host of a shared store, which never signals
+        this host's processes) cancels the work as a SIGTERM would."""
+        if self.kill_watch is None or self.kill_watch <= 0:
+            yield
+            return
+        done = threading.Event()
+        interval = self.kill_watch
+
+        def watch() -> None:
+            while not done.wait(interval):
+                if self.cancelled:
+                    return
+                if self._kill_requested(run_id):
+                    self._say(workspace, "li runner: a kill request is recorded; stopping the work\n")
+                    self.cancel()
+                    return
+
+        watcher = threading.Thread(target=watch, name="li-kill-watch", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            done.set()
 
     def _load(self, run_id: str) -> RunRequest:
         try:

@@ -219,6 +219,15 @@ def may_signal(incarnation: Incarnation | None, finding: Finding) -> bool:
     return group == incarnation.pid and _is_pid(group) and group > 1
 
 
+def may_request(incarnation: Incarnation | None, finding: Finding) -> bool:
+    """Kill may only ask (record the request for the owning runner) when the run is another host's.
+
+    Nothing here is signalled or judged: the host boundary holds; the runner on the run's own
+    host, watching the shared store, stops its work.
+    """
+    return incarnation is not None and finding.code == FOREIGN_HOST
+
+
 def _same_start(seen: float | None, recorded: float) -> bool:
     return _is_time(seen) and abs(seen - recorded) <= CREATE_TIME_TOLERANCE
 

@@ -31,9 +31,11 @@ FAILED: Final = "failed"
 # D3: closed. A new kind costs a contract version.
 ErrorKindName = Literal["not_found", "invalid_input", "conflict", "unavailable", "internal"]
 
-# D6: closed. What `li job kill` did.
-KillAction = Literal["signalled", "already_terminal", "no_process"]
+# D6: closed. What `li job kill` did. `requested` is said only on a shared store, of another
+# host's run: the request is recorded and that host's runner acts on it; nothing was signalled here.
+KillAction = Literal["signalled", "requested", "already_terminal", "no_process"]
 SIGNALLED: Final = "signalled"
+REQUESTED: Final = "requested"
 ALREADY_TERMINAL: Final = "already_terminal"
 NO_PROCESS: Final = "no_process"
 

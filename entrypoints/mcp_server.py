@@ -68,7 +68,7 @@ DESCRIPTIONS = {
     ),
     "list_runs": "List recent runs, newest first (`truncated` says whether more exist).",
     "kill": (
-        "Signal a run's process group. Reports what was done (signalled, already_terminal, "
+        "Signal a run's process group. Reports what was done (signalled, requested, already_terminal, "
         "no_process), not that the run ended: call `wait` afterwards to observe its end."
     ),
     "prune": (

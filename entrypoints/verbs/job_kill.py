@@ -9,6 +9,7 @@ from entrypoints.verbs._common import run_id_arg, this
 
 _SAID = {
     "signalled": "signalled its processes",
+    "requested": "kill requested: the run is another host's, and its runner stops it (nothing signalled from here)",
     "already_terminal": "nothing to do: it has already ended",
     "no_process": "no process of this run to signal",
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -105,6 +106,48 @@ def test_another_hosts_run_is_shown_with_its_host_and_never_probed_or_reaped_her
             assert (after["terminal"], after["outcome"], after["alive"]) == (False, None, None)
         rows = machine("job", "list", home=li_home, env=store).envelope["data"]["runs"]
         assert [(r["run_id"], r["host"]) for r in rows] == [(run_id, other.machine_id)]
+    finally:
+        other.stop()
+
+
+def test_a_kill_from_another_host_is_recorded_and_the_owning_runner_stops_its_work_within_2_s(
+        store: dict[str, str], li_home: str, tmp_path: Any) -> None:
+    other = OtherHost(str(tmp_path))
+    try:
+        env = {**os.environ, "LI_HOME": os.path.join(str(tmp_path), "other-home"), **store}
+        run_id, second = (json.loads(other.run([li_bin(), "agent", "--detach", "--machine", "sh",
+                                                "echo started; sleep 60"], env, timeout=60).stdout)["data"]["run_id"]
+                          for _ in range(2))
+        deadline = time.monotonic() + 30
+        while not all("started" in (machine("job", "output", r, home=li_home, env=store)
+                                    .envelope["data"]["console"]["value"] or "") for r in (run_id, second)):
+            assert time.monotonic() < deadline, "the work never started"
+            time.sleep(0.1)
+        # This host kills another host's run: nothing is signalled from here, the request is recorded.
+        killed = machine("job", "kill", run_id, home=li_home, env=store).envelope["data"]
+        asked = time.time()
+        assert (killed["action"], killed["terminal"]) == ("requested", False), killed
+        human = run_li("job", "kill", second, home=li_home, env=store)  # a person is told the same
+        assert human.returncode == 0 and "kill requested" in human.stdout, human
+        # The owning runner, watching the store, stops its work and records the end itself.
+        waited = machine("job", "wait", run_id, "--max-wait", "10", home=li_home, env=store).envelope["data"]
+        [row] = waited["runs"]
+        assert (row["status"], row["outcome"], row["terminal"]) == ("cancelled", "cancelled", True), row
+        status = machine("job", "status", run_id, home=li_home, env=store).envelope["data"]
+        assert status["reason_code"] == "kill_requested", status
+        from adapters.pg_store import PgRunStore
+
+        record = PgRunStore(store["LI_STORE"], os.path.join(li_home, "spool")).read(run_id)
+        assert record.terminal_source == "runner"  # recorded by the owning runner, not reaped
+        assert status["host"] == other.machine_id
+        ended = datetime.fromisoformat(status["finished_at"]).timestamp()
+        assert ended - asked < 2.0, (ended - asked, status)
+        # The work itself is gone on its host: no `sleep 60` is left in its namespace.
+        machine("job", "wait", second, "--max-wait", "10", home=li_home, env=store)
+        left = other.run(["sh", "-c", "ps -eo args | grep -c '^sleep 60$' || true"], env, timeout=30)
+        assert left.stdout.strip() == "0", left
+        console = machine("job", "output", run_id, home=li_home, env=store).envelope["data"]["console"]["value"]
+        assert "a kill request is recorded; stopping the work" in console
     finally:
         other.stop()
 

@@ -107,13 +107,11 @@ def test_a_process_that_ended_on_its_own_is_not_labelled_cancelled_by_a_late_kil
     assert world.store.read(run.run_id).kill_requested_at is None
 
 
-@pytest.mark.parametrize("case", ["foreign_host", "no_identity", "preparing", "access_denied"])
+@pytest.mark.parametrize("case", ["no_identity", "preparing", "access_denied"])
 def test_a_leader_that_cannot_be_proven_ours_is_not_signalled(world, case: str) -> None:
     world.prober.start(5151, create_time=1000.0)
     fields: dict = {"pid": 5151}
-    if case == "foreign_host":
-        fields["incarnation"] = Incarnation("host-b", "boot-9", 5151, 1000.0, 5151)
-    elif case == "preparing":
+    if case == "preparing":
         fields = {"spawn_state": "preparing"}
     elif case == "access_denied":
         fields["incarnation"] = scripted_incarnation(world.prober, 5151)
@@ -126,6 +124,38 @@ def test_a_leader_that_cannot_be_proven_ours_is_not_signalled(world, case: str) 
     # only a preparing run keeps the request, which its runner honours when it starts.
     requested = world.store.read(run.run_id).kill_requested_at
     assert (requested is not None) == (case == "preparing")
+
+
+def test_another_hosts_run_is_never_signalled_its_kill_is_recorded_as_requested(world) -> None:
+    # The pid is alive here too: a pid on this host says nothing about another host's run.
+    world.prober.start(5151, create_time=1000.0)
+    run = a_run(world.store, world.clock.now(), RunState.STARTED, pid=5151,
+                incarnation=Incarnation("host-b", "boot-9", 5151, 1000.0, 5151))
+    answer = killer(world).kill(run.run_id)
+    assert answer["action"] == "requested"
+    assert world.signaller.signals == []
+    assert world.store.read(run.run_id).kill_requested_at == "2026-07-25T17:50:10.000000+00:00"
+    # Not terminal: the owning runner has not acted yet, and this host may not judge it.
+    assert (answer["status"], answer["terminal"], answer["outcome"]) == ("running", False, None)
+
+
+def test_a_second_request_of_another_hosts_run_keeps_the_first_and_still_says_requested(world) -> None:
+    run = a_run(world.store, world.clock.now(), RunState.STARTED, pid=5151,
+                incarnation=Incarnation("host-b", "boot-9", 5151, 1000.0, 5151))
+    killer(world).kill(run.run_id)
+    first = world.store.read(run.run_id).kill_requested_at
+    world.clock.advance(5)
+    assert killer(world).kill(run.run_id)["action"] == "requested"
+    assert world.store.read(run.run_id).kill_requested_at == first
+
+
+def test_another_hosts_run_that_has_ended_is_already_terminal_and_nothing_is_recorded(world) -> None:
+    run = a_run(world.store, world.clock.now(), RunState.STARTED, pid=5151,
+                incarnation=Incarnation("host-b", "boot-9", 5151, 1000.0, 5151))
+    end(world.store, run.run_id, "completed", "succeeded", now=world.clock.now())
+    answer = killer(world).kill(run.run_id)
+    assert answer["action"] == "already_terminal"
+    assert world.store.read(run.run_id).kill_requested_at is None
 
 
 def test_a_second_kill_keeps_the_first_request_time(world) -> None:

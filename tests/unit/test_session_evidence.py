@@ -17,6 +17,7 @@ from domain.evidence import (
     SessionMember,
     is_member,
     judge,
+    may_request,
     may_signal,
     members,
     wants_session,
@@ -145,6 +146,23 @@ def test_kill_may_signal_only_a_proven_live_member_of_a_local_run_leading_its_gr
     assert not may_signal(None, Finding("alive", True))
     for group in (0, 1, -7, 5151):
         assert not may_signal(replace(OURS, pgid=group), Finding("alive", True))
+
+
+def test_kill_may_only_request_of_a_run_of_another_host_never_signal_it() -> None:
+    theirs = Incarnation("host-b", "boot-9", LEADER, BORN, LEADER)
+    assert may_request(theirs, judge(theirs, LEADER, None, HERE))
+    assert not may_signal(theirs, judge(theirs, LEADER, None, HERE))
+    # Our own run, alive or gone, or a reader that cannot tell its host: never a request.
+    assert not may_request(OURS, Finding("alive", True))
+    assert not may_request(OURS, Finding("pid_absent", False))
+    assert not may_request(theirs, judge(theirs, LEADER, None, HostFacts(None, None)))
+    assert not may_request(None, Finding("foreign_host", None, local=False))
+
+
+@given(st.sampled_from(sorted(CONCLUSIVE | INCONCLUSIVE)), st.booleans())
+def test_kill_never_both_signals_and_requests(code: str, local: bool) -> None:
+    finding = Finding(code, True if code in ("alive", "session_alive") else None, local=local)
+    assert not (may_signal(OURS, finding) and may_request(OURS, finding))
 
 
 # Properties over any scan: only the leader's session, since its start, never zombies, never a decoy's.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import time
 from collections.abc import Callable
 
 import pytest
@@ -260,6 +261,45 @@ def test_a_kill_recorded_before_the_runner_started_cancels_the_work_unrun(world)
     ended, _ = perform(world, run_id)  # no SIGTERM ever reached it: the kill came while preparing
     assert (ended.status, ended.outcome, ended.reason_code) == ("cancelled", "cancelled", "kill_requested")
     assert registry["claude"].calls == []
+
+
+def _another_host_asks_to_kill(world, held: dict, seconds: float = 5.0):
+    """A leg that, once running, has the kill recorded in the store (as `li job kill` on another
+    host does, signalling nothing here), then runs until its work is cancelled or `seconds` pass."""
+
+    def script(prompt: str, model: str | None) -> ProviderResult:
+        world.store.update(held["run_id"], lambda r: r.evolve(kill_requested_at="2026-07-25T17:50:11.000000+00:00"))
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if held["work"].cancelled:
+                return ProviderResult(-15)
+            time.sleep(0.005)
+        return ProviderResult(0, answer="never stopped")
+
+    return script
+
+
+@pytest.mark.parametrize("watch", [0.02, None])
+def test_a_kill_request_recorded_while_the_work_runs_cancels_it(world, watch) -> None:
+    held: dict = {}
+    setup(world, claude=_another_host_asks_to_kill(world, held, seconds=1.0))
+    run_id = held["run_id"] = submitted(world, agent())
+    work = held["work"] = world.container.submit.work(kill_watch=watch)
+    console = io.StringIO()
+    began = time.monotonic()
+    ended = work.perform(run_id, Workspace(console, {"LI_RUN_ID": run_id}))
+    if watch is None:  # nobody looks at the record: the work runs to its own end (the watch is what stops it)
+        assert ended.status == "completed"
+        return
+    assert time.monotonic() - began < 0.5
+    assert (ended.status, ended.outcome, ended.reason_code) == ("cancelled", "cancelled", "kill_requested")
+    assert "a kill request is recorded; stopping the work" in console.getvalue()
+
+
+def test_the_runner_watches_for_kill_requests_by_default(world) -> None:
+    from application.work import KILL_WATCH_SECONDS
+
+    assert world.container.submit.work().kill_watch == KILL_WATCH_SECONDS <= 0.5
 
 
 def test_a_run_whose_only_artifact_is_a_symlink_produced_nothing(world) -> None:
