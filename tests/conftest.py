@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.pg import pg_dsn  # noqa: F401  (a fixture: a fresh lionrun database on the test server)
+from tests.slurm import slurm_conf  # noqa: F401  (a fixture: the test Slurm cluster's slurm.conf)
 
 pytest_plugins = sorted(
     f"tests.steps.{path.stem}"

@@ -23,6 +23,7 @@ action=$1
 dir=$2
 wait_limit=${SLURM_LOCAL_WAIT:-30}
 daemons="slurmd slurmctld munged"
+export PATH="${PATH}:/usr/sbin:/sbin"
 
 need_root() {
     if [ "$(id -u)" -ne 0 ]; then
@@ -33,18 +34,27 @@ need_root() {
 
 install_cluster() {
     local missing=""
-    command -v slurmctld >/dev/null || missing="${missing} slurm-wlm"
-    command -v slurmd >/dev/null || missing="${missing% slurm-wlm} slurm-wlm"
+    if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v sbatch >/dev/null; then
+        missing=" slurm-wlm"
+    fi
     command -v munged >/dev/null || missing="${missing} munge"
     [ -n "${missing}" ] || return 0
     echo "$0: installing Debian's${missing}" >&2
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq </dev/null >/dev/null
-    # Debian's packages would start their own daemons under systemd; there is none here, and ours
-    # are separate: their unit files are left alone and nothing from /etc/slurm is read.
+    apt-get update -qq </dev/null >/dev/null || { echo "$0: apt-get update failed" >&2; exit 1; }
+    # Debian's packages would start their own daemons (ours are separate and read nothing from
+    # /etc/slurm or /etc/munge): a policy-rc.d that refuses every start keeps them stopped.
+    local policy=/usr/sbin/policy-rc.d made_policy=""
+    if [ ! -e "${policy}" ]; then
+        printf '#!/bin/sh\nexit 101\n' >"${policy}" && chmod 0755 "${policy}" && made_policy=1
+    fi
+    local status=0
     # shellcheck disable=SC2086
-    apt-get install -y -qq --no-install-recommends ${missing} </dev/null >/dev/null
-    command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null
+    apt-get install -y -qq --no-install-recommends ${missing} </dev/null >/dev/null || status=$?
+    [ -z "${made_policy}" ] || rm -f "${policy}"
+    [ "${status}" -eq 0 ] || { echo "$0: apt-get install${missing} failed (exit ${status})" >&2; exit 1; }
+    command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null \
+        || { echo "$0: Debian's slurm-wlm and munge installed, but their daemons are not on PATH" >&2; exit 1; }
 }
 
 free_ports() {
@@ -220,8 +230,14 @@ up() {
     fi
     stop_daemons
     rm -rf "${dir:?}"/{munge,state,spool,run,log,env,slurm.conf,cgroup.conf,plugstack.conf}
-    # munged insists that its socket's folders are reachable by everyone (execute for all).
+    # munged insists that every folder above its socket is searchable by user, group and others.
     chmod 0755 "${dir}"
+    local above
+    above=$(dirname "${dir}")
+    while [ "${above}" != "/" ]; do
+        chmod a+x "${above}"
+        above=$(dirname "${above}")
+    done
     mkdir -p "${dir}/munge" "${dir}/state" "${dir}/spool" "${dir}/run" "${dir}/log"
     chmod 0755 "${dir}/munge"
     chmod 0700 "${dir}/state" "${dir}/spool" "${dir}/run" "${dir}/log"
