@@ -31,6 +31,9 @@ def provider_environment(run_id: str, artifacts: str) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _remember_term)  # a SIGTERM before the work exists still cancels it
     args = sys.argv[1:] if argv is None else argv
+    from entrypoints.dataclass_code import install
+
+    install()  # its dataclasses reuse compiled methods, as `li`'s do (issue 18)
     from domain.run import is_run_id
 
     if len(args) != 1 or not is_run_id(args[0]):
