@@ -5,8 +5,11 @@ One row per run in `runs` (the record as the JSON text the filesystem store woul
 `run_files`, the console as ordered chunks in `console_chunks`, and the artifacts listing (with
 bodies up to a documented cap) in `artifacts`. The fenced write is a transaction: the row is
 locked with `SELECT … FOR UPDATE` under `lock_timeout`, judged, and rewritten with
-`UPDATE … WHERE generation = <judged>`; a lock not had in time is `StoreBusy`, a server that is
-down or refuses is `StoreRefused` (the verbs answer `unavailable`), never an internal error.
+`UPDATE … WHERE generation = <judged>`; a lock not had in time is `StoreBusy`. A server that is
+down, restarting, drops the connection or lets a statement run out its time is `StoreUnavailable`
+(the runner waits it out, `application.outage`); one that refuses (permissions, a full or
+read-only disk) is `StoreRefused`. Either way the verbs answer `unavailable`, never `internal`.
+A connection found broken is dropped; the next call makes a new one.
 
 psycopg is imported on first use only: a filesystem user never pays for it.
 """
@@ -24,6 +27,7 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from adapters.clocks import SystemClock
 from adapters.confined import (
     NotConfined,
     closing,
@@ -36,11 +40,13 @@ from adapters.confined import (
     write_atomic,
 )
 from adapters.processes import host_facts
+from application.outage import OUTAGE_SECONDS_DEFAULT, Outage
 from application.ports import (
     ImportedArtifact,
     RunNotFound,
     StoreBusy,
     StoreRefused,
+    StoreUnavailable,
     WorkFolderRefused,
 )
 from domain.availability import (
@@ -64,8 +70,18 @@ ARTIFACT_BODY_MAX = 16 * 1024 * 1024  # a larger artifact is listed with `availa
 CONSOLE_CHUNK_MAX = 64 * 1024
 CONSOLE_FORWARD_INTERVAL = 0.2  # seconds between moves of the spooled console into the store
 CONSOLE = "console.log"
-CONNECT_TIMEOUT = 5  # seconds; a server that does not answer is `unavailable`, not a hang
-STATEMENT_TIMEOUT_MS = 30_000
+CONNECT_TIMEOUT = 5.0  # seconds; a server that does not answer is `unavailable`, not a hang
+STATEMENT_TIMEOUT = 30.0  # seconds a statement, or its wait for a lock, may take (then `unavailable`)
+
+# SQLSTATEs of a server that did not answer this time but may the next: shutting down or starting
+# up, the session terminated (pg_terminate_backend), a statement or lock timeout, too many
+# clients, a serialization failure or deadlock, an idle session timed out. Class 08 (connection
+# exceptions) too. Everything else the server says is a refusal.
+TRANSIENT_STATES = frozenset({"57P01", "57P02", "57P03", "57P05", "57014", "55P03", "53300", "40001",
+                              "40P01", "25P03"})
+# A connection the server refused at once with one of these is not up yet (or going down); any
+# other FATAL at connect (no such database or role, authentication) is a refusal.
+TRANSIENT_AT_CONNECT = ("the database system is", "too many clients", "remaining connection slots")
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS lionrun_schema (
@@ -113,10 +129,15 @@ def _psycopg() -> Any:
 class PgRunStore:
     """The run-record and run-file ports on one PostgreSQL database."""
 
-    def __init__(self, dsn: str, spool: str, host_id: str | None = None) -> None:
+    def __init__(self, dsn: str, spool: str, host_id: str | None = None, *,
+                 connect_timeout: float = CONNECT_TIMEOUT, statement_timeout: float = STATEMENT_TIMEOUT,
+                 outage: float = OUTAGE_SECONDS_DEFAULT) -> None:
         self.dsn = dsn
         self.spool = os.path.abspath(spool)  # local folder where a run's work writes its artifacts
         self.host_id = host_id or host_facts().host_id
+        self.connect_timeout = max(int(-(-connect_timeout // 1)), 1)  # libpq counts whole seconds
+        self.statement_timeout_ms = max(int(statement_timeout * 1000), 1)
+        self.outage = outage  # how long the console's last move into the store waits out an outage
         self._conn: psycopg.Connection[Any] | None = None
         self._lock = threading.RLock()
         self._drain_lock = threading.Lock()
@@ -127,14 +148,25 @@ class PgRunStore:
         """The connection (made once); a database without this li's schema version is SchemaMissing."""
         if self._conn is not None and not self._conn.closed:
             return self._conn
+        self._drop()
         pg = _psycopg()
+        limit = self.statement_timeout_ms
         try:
-            conn: psycopg.Connection[Any] = pg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
-                                                       options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
+            conn: psycopg.Connection[Any] = pg.connect(
+                self.dsn, autocommit=True, connect_timeout=self.connect_timeout,
+                options=f"-c statement_timeout={limit} -c lock_timeout={limit}")
         except pg.Error as exc:
-            raise StoreRefused(f"the PostgreSQL store cannot be reached: {_first_line(exc)}") from None
+            why = _first_line(exc)
+            if "FATAL:" in str(exc) and not any(phrase in str(exc) for phrase in TRANSIENT_AT_CONNECT):
+                raise StoreRefused(f"the PostgreSQL store refused the connection: {why}") from None
+            raise StoreUnavailable(f"the PostgreSQL store cannot be reached: {why}") from None
         if check_schema:
-            found = _schema_version(conn)
+            try:
+                found = _schema_version(conn)
+            except pg.Error as exc:
+                with suppress(Exception):
+                    conn.close()
+                raise self._refused(exc) from None
             if found != SCHEMA_VERSION:
                 conn.close()
                 raise SchemaMissing(
@@ -189,11 +221,15 @@ class PgRunStore:
                 raise self._refused(exc) from None
 
     def _refused(self, exc: Exception) -> StoreRefused:
-        """What a database error means to a caller: the server failed (the connection is dropped, the
-        next call reconnects) or it refused; either way `unavailable`, never `internal`."""
-        if isinstance(exc, _psycopg().OperationalError):
+        """What a database error means to a caller: the server did not answer this time
+        (StoreUnavailable: down, restarting, the connection dropped, a timeout) or it refused
+        (StoreRefused); either way `unavailable`, never `internal`. A connection that failed is
+        dropped: the next call makes a new one."""
+        pg = _psycopg()
+        if isinstance(exc, pg.OperationalError) or (self._conn is not None and self._conn.broken):
             self._drop()
-            return StoreRefused(f"the PostgreSQL store failed: {_first_line(exc)}")
+        if _unavailable(exc, pg):
+            return StoreUnavailable(f"the PostgreSQL store did not answer: {_first_line(exc)}")
         return StoreRefused(f"the PostgreSQL store refused: {_first_line(exc)}")
 
     def _drop(self) -> None:
@@ -227,7 +263,11 @@ class PgRunStore:
     def schema_version(self) -> int | None:
         """The schema version in the database, None when there is no schema yet."""
         with self._lock:
-            return _schema_version(self._connect(check_schema=False))
+            conn = self._connect(check_schema=False)
+            try:
+                return _schema_version(conn)
+            except _psycopg().Error as exc:
+                raise self._refused(exc) from None
 
     # -- run records ----------------------------------------------------------------------------
 
@@ -274,8 +314,8 @@ class PgRunStore:
         _checked(run_id)
         pg = _psycopg()
         with self._lock:
-            conn = self._connect()
             try:
+                conn = self._connect()
                 with conn.transaction(), conn.cursor() as cur:
                     cur.execute("SELECT set_config('lock_timeout', %s, true)",
                                 (f"{max(int(lock_timeout * 1000), 1)}ms",))
@@ -299,9 +339,7 @@ class PgRunStore:
                     return new
             except pg.errors.LockNotAvailable:
                 raise StoreBusy(f"run {run_id} is being written by another process") from None
-            except pg.errors.QueryCanceled as exc:
-                raise StoreBusy(f"run {run_id}: {_first_line(exc)}") from None
-            except pg.Error as exc:
+            except pg.Error as exc:  # a statement timeout among them: the server did not answer in time
                 raise self._refused(exc) from None
 
     def run_ids(self) -> Iterator[str]:
@@ -411,7 +449,13 @@ class PgRunStore:
     @contextmanager
     def forward_console(self, run_id: str) -> Iterator[None]:
         """While the work runs (in the runner), move what its spooled console gets into the store,
-        a chunk at a time in order; everything left is moved when the block ends."""
+        a chunk at a time in order; everything left is moved when the block ends.
+
+        The spool keeps every byte while the store is away: a round that fails leaves them for
+        the next, which goes on from what the store holds (chunks are keyed by their offset, so a
+        chunk written twice is stored once). The last move waits out an outage of the server
+        (`outage` seconds, as the end does); the spool is removed only once the store holds it all.
+        """
         stop = threading.Event()
 
         def forward() -> None:
@@ -425,38 +469,42 @@ class PgRunStore:
         finally:
             stop.set()
             mover.join()
-            if self._drain_console(run_id):  # all of it is in the store: nothing of the run stays here
+            try:
+                Outage(SystemClock(), self.outage).call("the console", lambda: self._move_console(run_id))
+            except (OSError, StoreRefused):
+                pass  # the spool keeps what the store could not take
+            else:  # all of it is in the store: nothing of the run stays here
                 shutil.rmtree(os.path.join(self.spool, run_id), ignore_errors=True)
 
     def _drain_console(self, run_id: str) -> bool:
-        """Append the spooled console's bytes past what the store holds (one drainer at a time);
-        whether the store now holds all of them."""
+        """One round of the forwarder: whether the store now holds the whole spooled console."""
+        try:
+            self._move_console(run_id)
+        except (OSError, StoreRefused):
+            return False  # a spool the work replaced, or a store that is away: the next round tries again
+        return True
+
+    def _move_console(self, run_id: str) -> None:
+        """Append the spooled console's bytes past what the store holds (one mover at a time).
+
+        Raises StoreRefused (StoreUnavailable when the server did not answer) or OSError.
+        """
         with self._drain_lock:
             try:
                 with self._spool_run(run_id) as folder, closing(open_file(CONSOLE, folder)) as fd:
                     offset = self._console_size(run_id)
-                    while True:
-                        chunk = read_span(fd, offset, CONSOLE_CHUNK_MAX)
-                        if not chunk:
-                            return True
-                        if not self._append_console(run_id, offset, chunk):
-                            return False
+                    while chunk := read_span(fd, offset, CONSOLE_CHUNK_MAX):
+                        self._append_console(run_id, offset, chunk)
                         offset += len(chunk)
             except FileNotFoundError:
-                return True  # no console was spooled here
-            except (OSError, StoreRefused):
-                return False  # a spool the work replaced, or a store that is away: the next round tries again
+                return  # no console was spooled here
 
-    def _append_console(self, run_id: str, offset: int, chunk: bytes) -> bool:
-        """One chunk at its offset (a retry of the same chunk is a no-op); whether it is stored."""
-        try:
-            with self._cursor() as cur:
-                if chunk:
-                    cur.execute("INSERT INTO console_chunks (run_id, start_offset, body) VALUES (%s, %s, %s) "
-                                "ON CONFLICT DO NOTHING", (run_id, offset, chunk))
-            return True
-        except StoreRefused:
-            return False  # the spool keeps the bytes; the next drain moves them
+    def _append_console(self, run_id: str, offset: int, chunk: bytes) -> None:
+        """One chunk at its offset; a chunk already stored there (a retry) is left as it is."""
+        with self._cursor() as cur:
+            if chunk:
+                cur.execute("INSERT INTO console_chunks (run_id, start_offset, body) VALUES (%s, %s, %s) "
+                            "ON CONFLICT DO NOTHING", (run_id, offset, chunk))
 
     def _open_console(self, run_id: str) -> None:
         """The console exists from now on, empty until its first chunk."""
@@ -561,7 +609,7 @@ class PgRunStore:
         Raises OSError (NotConfined for a planted folder) or StoreRefused; the spool is removed
         once the listing is stored.
         """
-        self._drain_console(_checked(run_id))  # the console is whole in the store before the end is
+        self._move_console(_checked(run_id))  # the console is whole in the store before the end is
         shown = f"postgresql:runs/{run_id}/artifacts"
         with self._spool_run(run_id) as folder, closing(make_folder("artifacts", folder)) as root:
             entries = list_tree(root, shown)
@@ -600,8 +648,8 @@ class PgRunStore:
         run_id = _checked(run.run_id)
         pg = _psycopg()
         with self._lock:
-            conn = self._connect()
             try:
+                conn = self._connect()
                 with conn.transaction(), conn.cursor() as cur:
                     cur.execute(
                         "INSERT INTO runs (run_id, host_id, generation, record) VALUES (%s, %s, %s, %s) "
@@ -668,7 +716,7 @@ class PgRunWatch:
             return
         pg = _psycopg()
         try:
-            self._conn = pg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+            self._conn = pg.connect(dsn, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT))
             self._conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
         except pg.Error:
             self.close()
@@ -715,6 +763,14 @@ def _checked(run_id: str) -> str:
 
 def _record_text(run: Run) -> str:
     return json.dumps(run.to_dict(), sort_keys=True)
+
+
+def _unavailable(exc: Exception, pg: Any) -> bool:
+    """Whether a database error is the server not answering this time (rather than refusing)."""
+    state = getattr(exc, "sqlstate", None)
+    if state is None:  # no answer from a server at all: the connection failed or was closed
+        return isinstance(exc, pg.OperationalError)
+    return state.startswith("08") or state in TRANSIENT_STATES
 
 
 def _first_line(exc: BaseException) -> str:

@@ -25,6 +25,13 @@ class StoreRefused(Exception):
     """The store refused a write (read-only, full disk, permissions); nothing was published."""
 
 
+class StoreUnavailable(StoreRefused):
+    """The store did not answer: its server is down or restarting, the connection dropped, a
+    statement or lock timeout ran out. Nothing was published, and a later attempt may succeed
+    (a plain StoreRefused will not). A StoreRefused, so every caller that answers `unavailable`
+    on a refusal keeps doing so; only a writer that can wait (the runner) retries it."""
+
+
 class RunRecords(Protocol):
     """Durable runs, role one: the records. `record.json` (or its row) is the lifecycle authority.
 
@@ -53,7 +60,8 @@ class RunRecords(Protocol):
     ) -> Run | None:
         """Read-modify-write under the run's lock; `change` returning None writes nothing.
 
-        Raises StoreBusy when the lock cannot be had, StoreRefused when the write fails.
+        Raises StoreBusy when the lock cannot be had, StoreRefused when the write fails
+        (StoreUnavailable when the store did not answer and a later attempt may succeed).
         """
         ...
 

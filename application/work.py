@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from application.orchestrate import LegConsole, LegOutcome, artifact_name, plan, prompt_for, run_dag
+from application.outage import OUTAGE_SECONDS_DEFAULT, Outage
 from application.ports import (
     Clock,
     Provider,
@@ -54,7 +55,8 @@ class WorkService:
 
     def __init__(self, store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],
                  after_end: AfterEnd | None = None, stop_children: Callable[[], None] | None = None,
-                 lock_attempts: int = 6, kill_watch: float | None = KILL_WATCH_SECONDS) -> None:
+                 lock_attempts: int = 6, kill_watch: float | None = KILL_WATCH_SECONDS,
+                 outage: float = OUTAGE_SECONDS_DEFAULT) -> None:
         self.store = store
         self.files = files
         self.clock = clock
@@ -65,6 +67,11 @@ class WorkService:
         self.kill_watch = kill_watch
         self._cancelled = threading.Event()
         self._console_lock = threading.Lock()
+        self._workspace: Workspace | None = None
+        # A store that does not answer (its server restarting, a dropped connection) is waited for,
+        # `outage` seconds at most per outage, at the start (the request) and at the end (the seal,
+        # the manifest, the end itself); a store that refuses is not.
+        self.outage = Outage(clock, outage, self._say_runner)
 
     def cancel(self) -> None:
         """Stop every running leg; the end will be recorded as `cancelled`."""
@@ -86,6 +93,7 @@ class WorkService:
         outcomes: list[LegOutcome] = []
         error: str | None = None
         request: RunRequest | None = None
+        self._workspace = workspace
         try:
             request = self._load(run_id)
             if self._kill_requested(run_id):
@@ -138,9 +146,9 @@ class WorkService:
 
     def _load(self, run_id: str) -> RunRequest:
         try:
-            instruction = self.files.read_text(run_id, "instruction.txt")
-            raw = json.loads(self.files.read_text(run_id, "request.json"))
-        except (OSError, ValueError) as exc:
+            instruction = self.outage.call("the request", lambda: self.files.read_text(run_id, "instruction.txt"))
+            raw = json.loads(self.outage.call("the request", lambda: self.files.read_text(run_id, "request.json")))
+        except (OSError, ValueError, StoreRefused) as exc:
             raise invalid(f"the run's request cannot be read: {exc}") from exc
         if not isinstance(raw, dict):
             raise invalid("request.json is not a JSON object")
@@ -199,7 +207,8 @@ class WorkService:
         if lost:
             return Availability.unavailable(UNWRITABLE, "; ".join(lost))
         try:
-            self.files.seal_artifacts(run_id)  # a shared store takes the work's files in now
+            # A shared store takes the work's files in now (waiting out an outage of its server).
+            self.outage.call("the artifacts", lambda: self.files.seal_artifacts(run_id))
             listing = self.files.artifacts(run_id)
             if not listing.available:
                 return Availability.unavailable(listing.reason_code or UNREADABLE, listing.detail)
@@ -214,21 +223,26 @@ class WorkService:
         try:
             manifest = build_manifest(run_id, request, outcomes, wall, artifacts)
             text = json.dumps(manifest, indent=1, sort_keys=True, default=repr)
-            self.files.write_text(run_id, "manifest.json", text)
+            self.outage.call("the manifest", lambda: self.files.write_text(run_id, "manifest.json", text))
         except Exception as exc:  # noqa: BLE001 - a manifest that cannot be written never costs the end
             self._say(workspace, f"li runner: manifest.json not written: {_why(exc)}\n")
 
     def _finish(self, run_id: str, end: End, workspace: Workspace) -> Run | None:
         now = iso(self.clock.now())
+        mine: list[Run] = []
 
         def change(current: Run) -> Run | None:
             if current.end_recorded:
+                if current.terminal_source == "runner" and current.finished_at == now:
+                    mine.append(current)  # this end, written by an attempt whose answer was lost
                 return None  # an end is already recorded (a reap); never relabel it
             reason = "kill_requested" if end.status == "cancelled" and current.kill_requested_at else end.reason_code
             return current.evolve(status=end.status, outcome=classify(end.status), reason_code=reason,
                                   exit_code=end.exit_code, finished_at=now, terminal_source="runner")
 
         ended = self._update(run_id, change, workspace)
+        if ended is None and mine:
+            ended = mine[-1]
         if ended is not None:
             self._say(workspace, f"li runner: {ended.status}"
                                  f"{f' ({ended.reason_code})' if ended.reason_code else ''}\n")
@@ -239,9 +253,11 @@ class WorkService:
         return ended
 
     def _update(self, run_id: str, change: Callable[[Run], Run | None], workspace: Workspace) -> Run | None:
+        """The fenced write of the end: a busy lock is tried `lock_attempts` times, a store that is
+        unavailable is waited for (`outage`), a store that refuses stops it at once."""
         for _ in range(self.lock_attempts):
             try:
-                return self.store.update(run_id, change)
+                return self.outage.call("the end", lambda: self.store.update(run_id, change))
             except StoreBusy:
                 continue
             except (StoreRefused, RunNotFound, RecordUnusable, OSError) as exc:
@@ -249,6 +265,11 @@ class WorkService:
                 return None
         self._say(workspace, "li runner: the end could not be recorded: the record stayed locked\n")
         return None
+
+    def _say_runner(self, text: str) -> None:
+        """One line of the runner's own on the console of the run being performed (if any)."""
+        if self._workspace is not None:
+            self._say(self._workspace, f"li runner: {text}\n")
 
     def _say(self, workspace: Workspace, text: str) -> None:
         """Best effort: a console that cannot be written (a full disk) never stops the end."""

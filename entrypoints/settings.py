@@ -12,10 +12,13 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from application.kill import KILL_GRACE_DEFAULT
+from application.outage import OUTAGE_SECONDS_DEFAULT
 from domain.lifecycle import PREPARING_THRESHOLD_SECONDS
 from domain.notify import DEFAULT_TIMEOUT_SECONDS
 
 KILL_GRACE_MAX: Final = 60.0
+STORE_CONNECT_TIMEOUT: Final = 5.0  # seconds a shared store's server has to accept a connection
+STORE_STATEMENT_TIMEOUT: Final = 30.0  # seconds one statement (or a wait for a lock) may take
 NO_FAULT: Final = ""
 
 # The one table of defaults. `home` is "" here: it means `default_home()`, found when the store is built.
@@ -26,6 +29,11 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "notify_timeout": DEFAULT_TIMEOUT_SECONDS,
     "fault_pause": NO_FAULT,  # the fault suite's pause phase (adapters/faults.py); "" for none
     "store": "",  # "" for the filesystem store under `home`; `postgresql://…` for a shared store
+    # A shared store's server: how long a connection and a statement may take before the call
+    # answers `unavailable`, and how long a runner waits out an outage to record its end.
+    "store_connect_timeout": STORE_CONNECT_TIMEOUT,
+    "store_statement_timeout": STORE_STATEMENT_TIMEOUT,
+    "store_outage": OUTAGE_SECONDS_DEFAULT,
 }
 
 STORE_SCHEMES: Final = ("postgresql://", "postgres://")
@@ -50,7 +58,9 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
 
     `LI_HOME`/`XDG_STATE_HOME` (the store), `LI_KILL_GRACE` (a number in [0, 60]),
     `LI_NOTIFY_TIMEOUT` (a positive number), `LI_FAULT_PAUSE` (the fault suite only),
-    `LI_STORE` (else `store` in `$LI_HOME/config.toml`; a `postgresql://` URL names a shared store).
+    `LI_STORE` (else `store` in `$LI_HOME/config.toml`; a `postgresql://` URL names a shared store),
+    `LI_STORE_CONNECT_TIMEOUT` and `LI_STORE_STATEMENT_TIMEOUT` (seconds, positive, at most an
+    hour) and `LI_STORE_OUTAGE` (seconds, 0 to a day; 0: never wait out an outage).
     """
     env = os.environ if environ is None else environ
     settings: dict[str, Any] = {"home": default_home(env)}
@@ -61,6 +71,12 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     timeout = _number(env.get("LI_NOTIFY_TIMEOUT"))
     if timeout is not None and 0.0 < timeout < float("inf"):
         settings["notify_timeout"] = timeout
+    for name, key, zero, high in (("LI_STORE_CONNECT_TIMEOUT", "store_connect_timeout", False, 3600.0),
+                                  ("LI_STORE_STATEMENT_TIMEOUT", "store_statement_timeout", False, 3600.0),
+                                  ("LI_STORE_OUTAGE", "store_outage", True, 86400.0)):
+        value = _number(env.get(name))
+        if value is not None and (value > 0.0 or (zero and value == 0.0)) and value <= high:
+            settings[key] = value
     if env.get("LI_FAULT_PAUSE"):
         settings["fault_pause"] = env["LI_FAULT_PAUSE"]
     return settings

@@ -5,12 +5,14 @@
 #                                start it on a socket in DIR and a free loopback port, create the
 #                                database `lionrun`, and write its connection string to DIR/dsn
 #   tools/pg_local.sh down DIR   stop it (fast shutdown, then immediate) and remove DIR
+#   tools/pg_local.sh stop DIR   stop it (fast shutdown), keeping DIR: the fault tests' outage
+#   tools/pg_local.sh start DIR  start a stopped DIR again on its port (its data as it was)
 #
 # Runs as root in CI (the server itself runs as the unprivileged `postgres` user, as initdb
 # demands) or as an ordinary user who owns DIR. Idempotent: `up` on a running DIR is a no-op.
 set -euo pipefail
 
-usage() { echo "usage: $0 up|down DIR" >&2; exit 2; }
+usage() { echo "usage: $0 up|down|stop|start DIR" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 action=$1
 dir=$2
@@ -118,8 +120,22 @@ down() {
     rm -rf "${dir}"
 }
 
+stop() {
+    local bindir
+    bindir=$(find_bindir)
+    as_server_user "${bindir}/pg_ctl" -D "${dir}/data" -m fast -w -t 20 stop >/dev/null
+}
+
+start() {
+    local bindir
+    bindir=$(find_bindir)
+    as_server_user "${bindir}/pg_ctl" -D "${dir}/data" -l "${dir}/server.log" -w -t 60 start >/dev/null
+}
+
 case "${action}" in
     up) up ;;
     down) down ;;
+    stop) stop ;;
+    start) start ;;
     *) usage ;;
 esac

@@ -21,11 +21,12 @@ def store_kind(fault_pause: str, store: str = "") -> str:
     return "postgresql" if is_shared_store(store or "") else "plain"
 
 
-def shared_store(dsn: str, home: str) -> Any:
+def shared_store(dsn: str, home: str, connect_timeout: float, statement_timeout: float, outage: float) -> Any:
     """The PostgreSQL store, imported only when configured (every filesystem read skips the module)."""
     from adapters.pg_store import PgRunStore
 
-    return PgRunStore(dsn, spool(home))
+    return PgRunStore(dsn, spool(home), connect_timeout=connect_timeout, statement_timeout=statement_timeout,
+                      outage=outage)
 
 
 def shared_changes(dsn: str) -> Any:
@@ -52,7 +53,9 @@ class Core(containers.DeclarativeContainer):
         providers.Callable(store_kind, config.fault_pause, config.store),
         plain=plain_store,
         pausing=providers.Singleton(PausingStore, plain_store),
-        postgresql=providers.Singleton(shared_store, dsn=config.store, home=home),
+        postgresql=providers.Singleton(shared_store, dsn=config.store, home=home,
+                                       connect_timeout=config.store_connect_timeout,
+                                       statement_timeout=config.store_statement_timeout, outage=config.store_outage),
     )
     # What wakes a waiting `li job wait` when a record changes: the store's companion (inotify on
     # the run folders; another store brings its own, e.g. LISTEN/NOTIFY). None: the poll alone.

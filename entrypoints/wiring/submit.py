@@ -23,5 +23,5 @@ class SubmitSide(containers.DeclarativeContainer):
     # The runner adds the notices side's `send` as its after-end hook.
     work = providers.Factory(
         WorkService, store=core.store, files=core.store, clock=core.clock, providers=provider_registry,
-        stop_children=child_groups.provided.terminate_all,
+        stop_children=child_groups.provided.terminate_all, outage=config.store_outage,
     )
