@@ -23,7 +23,9 @@ PID_ABSENT = "pid_absent"
 PID_RECYCLED = "pid_recycled"
 HOST_REBOOTED = "host_rebooted"
 PROCESS_ZOMBIE = "process_zombie"
-CONCLUSIVE = frozenset({PID_ABSENT, PID_RECYCLED, HOST_REBOOTED, PROCESS_ZOMBIE})
+# A Slurm job (domain/slurm.py): ended, and the very job recorded (same job id and submit time).
+JOB_ENDED = "job_ended"
+CONCLUSIVE = frozenset({PID_ABSENT, PID_RECYCLED, HOST_REBOOTED, PROCESS_ZOMBIE, JOB_ENDED})
 # Inconclusive findings: nothing may become terminal on these.
 ALIVE = "alive"
 SESSION_ALIVE = "session_alive"  # the leader is gone, work of its session still runs
@@ -33,9 +35,21 @@ ACCESS_DENIED = "access_denied"
 IDENTITY_NOT_RECORDED = "identity_not_recorded"
 IDENTITY_UNREADABLE = "identity_unreadable"
 NO_PROCESS_RECORDED = "no_process_recorded"
+# Inconclusive findings about a Slurm job (domain/slurm.py). Distinct from ALIVE: that one lets
+# kill signal a local process group; a Slurm job is only ever signalled through the cluster.
+JOB_ALIVE = "job_alive"  # RUNNING, COMPLETING, SUSPENDED (and the like): its processes may run
+JOB_QUEUED = "job_queued"  # PENDING (and the like): not started, may start
+JOB_STATE_UNRELIABLE = "job_state_unreliable"  # NODE_FAIL, PREEMPTED: seen while processes still ran
+JOB_STATE_UNRECOGNISED = "job_state_unrecognised"  # a state this code does not know
+JOB_UNKNOWN = "job_unknown"  # neither squeue nor sacct knows the job id (purged, or no accounting)
+JOB_ID_REUSED = "job_id_reused"  # the job id names a job with another submit time
+JOB_NOT_RECORDED = "job_not_recorded"  # the record names no job id yet
+CLUSTER_UNREACHABLE = "cluster_unreachable"  # the cluster's tools could not be asked
 INCONCLUSIVE = frozenset({
     ALIVE, SESSION_ALIVE, SESSION_UNEXAMINED, FOREIGN_HOST, ACCESS_DENIED, IDENTITY_NOT_RECORDED,
     IDENTITY_UNREADABLE, NO_PROCESS_RECORDED,
+    JOB_ALIVE, JOB_QUEUED, JOB_STATE_UNRELIABLE, JOB_STATE_UNRECOGNISED, JOB_UNKNOWN, JOB_ID_REUSED,
+    JOB_NOT_RECORDED, CLUSTER_UNREACHABLE,
 })
 # Leader findings that say nothing about the rest of the session: its members must be looked at.
 # (A recycled leader pid needs no look: the pid was free, so no process of the session remained.)

@@ -15,6 +15,15 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from domain.slurm import (
+    SQUEUE_FORMAT,
+    RecordedJob,
+    SlurmJob,
+    judge_job,
+    parse_sbatch,
+    parse_scontrol,
+    parse_squeue,
+)
 from tests.slurm import LIVE_STATES, slurm, wait_state
 
 ENDED_STATES = frozenset({"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
@@ -144,3 +153,30 @@ def test_a_process_that_left_the_job_s_session_ends_with_the_job(slurm_conf: str
     slurm(slurm_conf, "scancel", "--signal=TERM", "--full", job_id)
     wait_state(slurm_conf, job_id, ENDED_STATES)
     assert wait_gone(escaped), f"pid {escaped} left job {job_id}'s session and outlived the job"
+
+
+def test_domain_slurm_reads_the_real_answers_as_evidence(slurm_conf: str, tmp_path: pathlib.Path) -> None:
+    name = f"li-test-{uuid.uuid4().hex[:12]} odd|name"
+    answer = slurm(slurm_conf, "sbatch", "--parsable", "--no-requeue", f"--job-name={name}",
+                   f"--output={tmp_path / 'job.out'}", "--wrap", "sleep 300").stdout
+    parsed = parse_sbatch(answer)
+    assert parsed is not None
+    job_id = parsed[0]
+    try:
+        wait_state(slurm_conf, job_id, {"RUNNING"})
+        [row] = parse_scontrol(slurm(slurm_conf, "scontrol", "show", "job", "-o", job_id).stdout)
+        assert (row.job_id, row.state, row.name) == (job_id, "RUNNING", name)
+        recorded = RecordedJob(job_id, row.submit_time)
+        squeue = parse_squeue(slurm(slurm_conf, "squeue", "-h", "-t", "all", "-j", job_id,
+                                    f"--format={SQUEUE_FORMAT}").stdout)
+        assert squeue == (SlurmJob(job_id, "RUNNING", row.submit_time, None, name),)
+        assert judge_job(recorded, [row, *squeue]).code == "job_alive"
+    finally:
+        slurm(slurm_conf, "scancel", job_id)
+    wait_state(slurm_conf, job_id, {"CANCELLED"})
+    [row] = parse_scontrol(slurm(slurm_conf, "scontrol", "show", "job", "-o", job_id).stdout)
+    finding = judge_job(recorded, [row])
+    assert (finding.code, finding.conclusive, row.state) == ("job_ended", True, "CANCELLED")
+    assert judge_job(RecordedJob(job_id, "2000-01-01T00:00:00"), [row]).code == "job_id_reused"
+    unknown = slurm(slurm_conf, "scontrol", "show", "job", "-o", "999999999", check=False).stdout
+    assert judge_job(RecordedJob("999999999", row.submit_time), parse_scontrol(unknown)).code == "job_unknown"
