@@ -229,6 +229,16 @@ up() {
         return 0
     fi
     stop_daemons
+    # One test cluster per machine: two slurmds named localhost would share the job cgroups (and
+    # their job ids both start at 1), and one's `down` would end the other's jobs.
+    local pid other=""
+    for pid in $(pgrep -x slurmd || true); do
+        alive "${pid}" && other="${other} ${pid}"
+    done
+    if [ -n "${other}" ]; then
+        echo "$0: another slurmd already runs on this machine (pid${other}); stop it first" >&2
+        exit 1
+    fi
     rm -rf "${dir:?}"/{munge,state,spool,run,log,env,slurm.conf,cgroup.conf,plugstack.conf}
     # munged insists that every folder above its socket is searchable by user, group and others.
     chmod 0755 "${dir}"
