@@ -122,6 +122,10 @@ class Artifact(Wire):
     symlink's `size` is that of the link itself and `link` is its target, unresolved; a `hardlink`
     is a regular file with more than one name (the other may be outside the store: never read);
     a `folder` is one nested too deep to enter.
+
+    `available` is False, with a D7 `reason_code`, for a file the store lists but cannot give:
+    a shared store keeps each artifact's bytes up to a cap (`too_large` above it). Added in v1
+    without a version bump (D2).
     """
 
     name: str
@@ -130,6 +134,8 @@ class Artifact(Wire):
     sha256: str | None
     type: str = "file"
     link: str | None = None
+    available: bool = True
+    reason_code: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -83,6 +83,8 @@ def artifact_lines(artifacts: dict[str, Any]) -> list[str]:
     for row in rows:
         kind = row.get("type", "file")
         note = "" if kind == "file" else f"  ({kind}; not read)"
+        if kind == "file" and row.get("available") is False:
+            note = f"  (not kept by the store: {row.get('reason_code')})"
         lines.append(printable(f"  {_size(row.get('size'))}  {row.get('path')}{note}"))
     return lines
 
