@@ -114,6 +114,8 @@ def regular_install(rev: str, root: str, quick: bool = False) -> tuple[str, str]
     """A non-editable `pip install` of `git archive <rev>` of this repository into a temp venv.
 
     Returns (li path, the resolved commit). Uncommitted changes are not part of what is measured.
+    The `postgresql` extra is installed too (psycopg), so a benchmark can measure the shared store;
+    a read of the filesystem store never imports it.
     `quick` (figures that mean nothing) saves time: no byte-compiling, and no isolated build
     environment when the venv's own setuptools (and wheel) can build the project.
     """
@@ -137,7 +139,7 @@ def regular_install(rev: str, root: str, quick: bool = False) -> tuple[str, str]
         if has_setuptools:
             options.append("--no-build-isolation")
     done = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                           *options, source], capture_output=True, text=True, check=False)
+                           *options, f"{source}[postgresql]"], capture_output=True, text=True, check=False)
     if done.returncode:
         sys.stderr.write(done.stdout + done.stderr)
         raise SystemExit(f"pip install of {commit[:12]} failed (exit {done.returncode})")

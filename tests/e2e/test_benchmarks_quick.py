@@ -69,3 +69,12 @@ def test_bench_wakeup_quick_sees_every_end_through_a_watch(tmp_path: object) -> 
     assert result["repeat"] == len(result["samples"]) == 2
     assert all(s["all_terminal"] and s["watched"] for s in result["samples"]), result["samples"]
     assert result["median_ms"] > 0
+
+
+def test_bench_wakeup_quick_on_the_shared_store_sees_every_end_through_its_notify(
+        tmp_path: object, pg_dsn: str) -> None:
+    result = quick("bench_wakeup.py", os.path.join(str(tmp_path), "wakeup-pg.json"), "--li", li_bin(),
+                   "--store", pg_dsn)
+    assert result["store"] == "postgresql" and result["repeat"] == len(result["samples"]) == 2
+    assert all(s["all_terminal"] and s["watched"] for s in result["samples"]), result["samples"]
+    assert all(s["latency_ms"] is not None for s in result["samples"]), result["samples"]
