@@ -110,60 +110,39 @@ def listening(dsn: str) -> int:
 
 
 def one(li: str, env: dict[str, str], home: str, poll: float, n: int) -> dict[str, Any]:
-    if env.get("LI_STORE"):
-        return one_shared(li, env, home, poll, n)
-
+    """One sample: submit a run that spins until its go-file, start the wait, let the run end."""
     go = os.path.join(home, f"go-{n}")
     submitted = subprocess.run([li, "agent", "--detach", "--machine", "sh",
                                 f"while [ ! -e {go} ]; do sleep 0.02; done"],
                                capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, check=False)
     run_id = json.loads(submitted.stdout)["data"]["run_id"]
+    dsn = env.get("LI_STORE")
+    if dsn:  # a shared store: the end is published by its NOTIFY; the wait is ready once it LISTENs
+        notified = NotifyWatch(dsn, run_id)
+        others = listening(dsn)
+        ready: Any = lambda pid: listening(dsn) > others  # noqa: E731
+    else:  # the filesystem store: the end is the rename of record.json; the wait holds an inotify fd
+        ready = common.watching
     wait = subprocess.Popen([li, "job", "wait", run_id, "--poll-interval", str(poll), "--max-wait", "60",
                              "--machine"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             stdin=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 3.0
     watched = False
     while time.monotonic() < deadline and wait.poll() is None:
-        if common.watching(wait.pid):
+        if ready(wait.pid):
             watched = True
             break
         time.sleep(0.005)
-    watch = RecordWatch(os.path.join(home, "runs", run_id))
+    if not dsn:
+        renamed = RecordWatch(os.path.join(home, "runs", run_id))
     with open(go, "w"):
         pass
     out, _ = wait.communicate(timeout=120)
     returned = time.time()
-    recorded = watch.close() or os.stat(os.path.join(home, "runs", run_id, "record.json")).st_mtime
-    data = json.loads(out)["data"]
-    return {"run_id": run_id, "latency_ms": round((returned - recorded) * 1000, 1), "watched": watched,
-            "all_terminal": data["all_terminal"]}
-
-
-def one_shared(li: str, env: dict[str, str], home: str, poll: float, n: int) -> dict[str, Any]:
-    """The same sample on a shared store: the end's publication is its NOTIFY, seen by a LISTEN here."""
-    dsn = env["LI_STORE"]
-    go = os.path.join(home, f"go-{n}")
-    submitted = subprocess.run([li, "agent", "--detach", "--machine", "sh",
-                                f"while [ ! -e {go} ]; do sleep 0.02; done"],
-                               capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, check=False)
-    run_id = json.loads(submitted.stdout)["data"]["run_id"]
-    watch = NotifyWatch(dsn, run_id)
-    before = listening(dsn)
-    wait = subprocess.Popen([li, "job", "wait", run_id, "--poll-interval", str(poll), "--max-wait", "60",
-                             "--machine"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, env=env)
-    deadline = time.monotonic() + 5.0
-    watched = False
-    while time.monotonic() < deadline and wait.poll() is None:
-        if listening(dsn) > before:
-            watched = True
-            break
-        time.sleep(0.005)
-    with open(go, "w"):
-        pass
-    out, _ = wait.communicate(timeout=120)
-    returned = time.time()
-    recorded = watch.close()
+    if dsn:
+        recorded = notified.close()
+    else:
+        recorded = renamed.close() or os.stat(os.path.join(home, "runs", run_id, "record.json")).st_mtime
     data = json.loads(out)["data"]
     latency = None if recorded is None else round((returned - recorded) * 1000, 1)
     return {"run_id": run_id, "latency_ms": latency, "watched": watched, "all_terminal": data["all_terminal"]}
