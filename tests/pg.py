@@ -5,12 +5,17 @@ silently passing.
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import os
 import re
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+PG_LOCAL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "pg_local.sh")
 
 TABLES = ("artifacts", "console_chunks", "run_files", "runs", "lionrun_schema")
 
@@ -57,3 +62,40 @@ def pg_store(dsn: str, spool: Any, host_id: str = "host-a") -> Any:
     store = PgRunStore(dsn, str(spool), host_id=host_id)
     store.init_schema()
     return store
+
+
+class PrivateServer:
+    """A PostgreSQL server of one test module's own (`tools/pg_local.sh up`), which its tests may
+    stop and start again (its data kept): the shared test server must never be stopped.
+
+    Needs only Debian's postgresql binaries (which `.ci/run` installs); without them the tests
+    are skipped locally and fail in CI, never silently passing.
+    """
+
+    def __init__(self, folder: str) -> None:
+        if not glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"):
+            if os.environ.get("CI"):
+                pytest.fail("Debian's postgresql is not installed: .ci/run installs it for tools/pg_local.sh")
+            pytest.skip("no PostgreSQL binaries (/usr/lib/postgresql/*/bin): install Debian's postgresql")
+        self.folder = folder
+        self.dsn = self._tool("up").strip().splitlines()[-1]
+        self.running = True
+
+    def _tool(self, action: str) -> str:
+        done = subprocess.run([PG_LOCAL, action, self.folder], capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, (action, done.stdout, done.stderr)
+        return done.stdout
+
+    def stop(self) -> None:
+        self._tool("stop")
+        self.running = False
+
+    def start(self) -> None:
+        self._tool("start")
+        self.running = True
+
+    def down(self) -> None:
+        self._tool("down")
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(self.folder))
