@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
-from entrypoints.verbs import VERBS
+from entrypoints.verbs import VERB_TABLE
+from entrypoints.verbs._common import register_table
+
+# Verbs that need every verb registered whatever the request: completion walks the whole tree.
+WHOLE_TREE = frozenset({"completion"})
 
 
 class UsageError(Exception):
@@ -38,14 +42,17 @@ class Parser(argparse.ArgumentParser):
         raise HelpRequested(self.format_help())
 
 
-def build_parser() -> Parser:
-    """The whole command tree; the root's `tree` default hands it to a verb that walks it
-    (`li completion`), so no verb imports this module back."""
+def build_parser(args: list[str] | None = None) -> Parser:
+    """The command tree; the root's `tree` default hands it to a verb that walks it
+    (`li completion`), so no verb imports this module back.
+
+    Given the request's words, only the verb they name is imported and registered in full, the
+    others by name (`register_table`); completion walks the whole tree, so it gets it.
+    """
     parser = Parser(prog="li", description="Run agent work as detached, durable runs.",
                     epilog="Add --machine anywhere for one JSON envelope on stdout.")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for module in VERBS:
-        module.register(sub)
+    register_table(sub, VERB_TABLE, args, whole=WHOLE_TREE, skip=("--version",))
     parser.set_defaults(tree=parser)
     return parser

@@ -80,7 +80,7 @@ def invoke(namespace: Namespace, method: Callable[[Namespace], Any]) -> Any:
 def answer(args: list[str]) -> dict[str, Any]:
     """Parse and run one request, returning its envelope; only an EnvironmentFault escapes."""
     try:
-        namespace = build_parser().parse_args(args)
+        namespace = build_parser(args).parse_args(args)
         if namespace.version:
             return success({"version": version(), "implementation": IMPLEMENTATION})
         verb: Verb | None = getattr(namespace, "verb", None)
@@ -154,7 +154,7 @@ def human(args: list[str], out: IO[str]) -> int:
 def _human(args: list[str], out: IO[str]) -> int:
     """Human mode: readable text on stdout, one line on stderr and a non-zero exit for refusals."""
     try:
-        namespace = build_parser().parse_args(args)
+        namespace = build_parser(args).parse_args(args)
     except HelpRequested as request:
         out.write(request.text)
         return 0

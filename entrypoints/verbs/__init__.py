@@ -1,17 +1,29 @@
-"""The verb table: each verb module registers its parser and answers with plain data (`Verb`)."""
+"""The verb table: each verb module registers its parser and answers with plain data (`Verb`).
+
+The table names the modules rather than importing them: a request imports the module of the verb
+it names and no other (entrypoints/cli.py, start-up time).
+"""
 
 from __future__ import annotations
 
-from entrypoints.verbs import (
-    agent,
-    completion,
-    doctor,
-    handshake,
-    job,
-    mcp,
-    orchestrate,
-    store,
-)
+from typing import TYPE_CHECKING
+
 from entrypoints.verbs._common import Verb
 
-VERBS: tuple[Verb, ...] = (handshake, agent, orchestrate, job, store, doctor, completion, mcp)
+# (command, module), in the order `li --help` lists them.
+VERB_TABLE: tuple[tuple[str, str], ...] = (
+    ("handshake", "entrypoints.verbs.handshake"),
+    ("agent", "entrypoints.verbs.agent"),
+    ("orchestrate", "entrypoints.verbs.orchestrate"),
+    ("job", "entrypoints.verbs.job"),
+    ("store", "entrypoints.verbs.store"),
+    ("doctor", "entrypoints.verbs.doctor"),
+    ("completion", "entrypoints.verbs.completion"),
+    ("mcp", "entrypoints.verbs.mcp"),
+)
+
+
+if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
+    from entrypoints.verbs import agent, completion, doctor, handshake, job, mcp, orchestrate, store
+
+    _CHECKED: tuple[Verb, ...] = (handshake, agent, orchestrate, job, store, doctor, completion, mcp)

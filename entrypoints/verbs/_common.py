@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from argparse import Namespace
+from collections.abc import Collection, Sequence
 from typing import Any, Protocol, cast
 
 from domain.contract import ContractError, ErrorKind
@@ -13,14 +14,57 @@ from domain.contract import ContractError, ErrorKind
 class Verb(Protocol):
     """A verb module, as the parser and the dispatcher see it (`VERBS` is checked against it by mypy)."""
 
-    def register(self, sub: Any) -> None:
-        """Add this verb's parser(s) to the `add_subparsers()` action and `parser.set_defaults(verb=this(__name__))`."""
+    def register(self, sub: Any, words: list[str] | None = None) -> None:
+        """Add this verb's parser(s) to the `add_subparsers()` action and `parser.set_defaults(verb=this(__name__))`.
+
+        `words` are the request's words after this verb's name (None: build for any request); a
+        verb with subcommands registers them with `register_table`."""
 
     def run(self, args: Namespace) -> dict[str, Any]:
         """The answer as plain data: the envelope's `data` under --machine."""
 
     def human(self, args: Namespace) -> int:
         """The answer for a person: text on stdout, one line on stderr for a refusal; the exit status."""
+
+
+def verb_module(module: str) -> Verb:
+    """A verb module of a table, imported now if it was not."""
+    __import__(module)
+    return cast(Verb, sys.modules[module])
+
+
+def register_table(sub: Any, table: Sequence[tuple[str, str]], words: list[str] | None,
+                   whole: Collection[str] = (), skip: Collection[str] = ()) -> None:
+    """Register a table of (name, module) verbs on a `add_subparsers()` action, in its order.
+
+    Given the request's words (after the parent's name), only the verb they name is imported and
+    registered in full; every other one is a bare name, which is all a parse of that request can
+    see of it (the choices an unknown word is told about, in the same order). Without words, or
+    when they name no verb of the table, a verb in `whole`, or start with an option (`--help`, its
+    abbreviations, `--`; the options in `skip` are passed over), every verb is registered in full.
+    Registering every verb cost a read about 10-20 ms (issue 18); tests/unit/test_cli_parser.py
+    holds the parses to those of the whole tree.
+    """
+    called, rest = called_verb(words, table, whole, skip) if words is not None else (None, None)
+    for name, module in table:
+        if called is None:
+            verb_module(module).register(sub)
+        elif name == called:
+            verb_module(module).register(sub, rest)
+        else:
+            sub.add_parser(name, add_help=False)
+
+
+def called_verb(words: list[str], table: Sequence[tuple[str, str]], whole: Collection[str] = (),
+                skip: Collection[str] = ()) -> tuple[str | None, list[str] | None]:
+    """The verb of the table the words name and the words after it, when no other verb is needed."""
+    for index, word in enumerate(words):
+        if word in skip:
+            continue
+        if word.startswith("-") or word in whole or all(word != name for name, _ in table):
+            return None, None
+        return word, words[index + 1:]
+    return None, None
 
 
 def this(name: str) -> Verb:

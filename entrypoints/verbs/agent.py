@@ -29,7 +29,7 @@ def add_submit_options(parser: Any) -> None:
                         help="an argument passed verbatim to the agent CLI (repeatable; write --provider-arg=--flag)")
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("agent", help="run one agent (sh, claude, codex, gemini)")
     parser.add_argument("words", nargs="*", metavar="[MODEL] PROMPT",
                         help="model spec (sh, claude, claude/opus, codex, gemini) and the prompt")

@@ -14,7 +14,7 @@ SHELLS = ("bash", "zsh", "fish")
 RUNS_LISTED = 200  # newest first; enough to complete what a person names, bounded for speed
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("completion", help="print a bash, zsh or fish completion script",
                             description="Print a completion script. bash: eval \"$(li completion bash)\"; "
                                         "zsh: li completion zsh > ~/.zfunc/_li (with ~/.zfunc on fpath); "

@@ -13,7 +13,7 @@ MARKS = {"ok": ("ok", "green"), "error": ("FAIL", "red"), "warning": ("warn", "y
          "info": ("note", "blue")}
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("doctor", help="check that runs can be started and observed here")
     parser.add_argument("--fix", action="store_true",
                         help="repair what doctor can itself first: make the store private "

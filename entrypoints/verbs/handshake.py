@@ -11,7 +11,7 @@ from entrypoints.verbs._common import this
 from entrypoints.version import version
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("handshake", help="print the contract version this li speaks")
     parser.set_defaults(verb=this(__name__))
 

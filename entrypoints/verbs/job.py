@@ -3,29 +3,42 @@
 from __future__ import annotations
 
 from argparse import Namespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs import (
-    job_kill,
-    job_list,
-    job_output,
-    job_prune,
-    job_retry,
-    job_status,
-    job_wait,
+from entrypoints.verbs._common import Verb, register_table, this
+
+# (subcommand, module), in the order `li job --help` lists them; imported when named (start-up).
+SUB_TABLE: tuple[tuple[str, str], ...] = (
+    ("status", "entrypoints.verbs.job_status"),
+    ("output", "entrypoints.verbs.job_output"),
+    ("list", "entrypoints.verbs.job_list"),
+    ("kill", "entrypoints.verbs.job_kill"),
+    ("wait", "entrypoints.verbs.job_wait"),
+    ("prune", "entrypoints.verbs.job_prune"),
+    ("retry", "entrypoints.verbs.job_retry"),
 )
-from entrypoints.verbs._common import Verb, this
-
-SUBVERBS: tuple[Verb, ...] = (job_status, job_output, job_list, job_kill, job_wait, job_prune, job_retry)
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("job", help="status, output, list, kill, wait, prune, retry")
     verbs = parser.add_subparsers(dest="job_command", metavar="SUBCOMMAND")
-    for module in SUBVERBS:
-        module.register(verbs)
+    register_table(verbs, SUB_TABLE, words)
     parser.set_defaults(verb=this(__name__))
+
+
+if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
+    from entrypoints.verbs import (
+        job_kill,
+        job_list,
+        job_output,
+        job_prune,
+        job_retry,
+        job_status,
+        job_wait,
+    )
+
+    _CHECKED: tuple[Verb, ...] = (job_status, job_output, job_list, job_kill, job_wait, job_prune, job_retry)
 
 
 def run(args: Namespace) -> dict[str, Any]:

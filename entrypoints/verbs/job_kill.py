@@ -15,7 +15,7 @@ _SAID = {
 }
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("kill", help="stop a run: SIGTERM every process of it, SIGKILL after a grace")
     parser.add_argument("run_ids", nargs="*", metavar="RUN_ID")
     parser.add_argument("--label", help="also kill every run whose label is exactly this (a person's selection)")

@@ -13,7 +13,7 @@ from entrypoints.verbs._common import this
 SHORT_ID_WIDTH = 6  # the hex part, which names the run for a person (`li job status c3406e`)
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("list", help="list runs, newest first")
     parser.add_argument("--limit", help="at most this many rows (default 50, max 1000)")
     parser.add_argument("--status", help="only rows whose status is exactly this")

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from application.follow import FollowEnd
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("output", help="a run's console tail, artifacts and manifest")
     parser.add_argument("run_id", metavar="RUN_ID")
     parser.add_argument("--tail-chars", help="how many characters of the console to return (default 20000)")

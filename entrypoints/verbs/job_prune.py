@@ -12,7 +12,7 @@ from domain.contract import ContractError, ErrorKind
 from entrypoints.verbs._common import this
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("prune", help="remove ended runs")
     parser.add_argument("--older-than", metavar="DAYS",
                         help="only runs that ended at least DAYS ago (default 0: every ended run)")

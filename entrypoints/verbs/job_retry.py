@@ -9,7 +9,7 @@ from typing import Any
 from entrypoints.verbs._common import run_id_arg, this
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("retry", help="start a new run from a run's recorded request",
                             description="Start a new run with the request RUN_ID was submitted with (its "
                                         "prompt or spec, models, label, working directory, timeout, notify "

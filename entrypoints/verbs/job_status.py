@@ -8,7 +8,7 @@ from typing import Any
 from entrypoints.verbs._common import run_id_arg, this
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("status", help="one run's status, terminal and outcome")
     parser.add_argument("run_id", metavar="RUN_ID")
     parser.set_defaults(verb=this(__name__))

@@ -14,7 +14,7 @@ from entrypoints.verbs._common import silence, this
 SPINNER = "|/-\\"
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("wait", help="wait for runs to end, within a bounded window")
     parser.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="run ids; - reads them from stdin")
     parser.add_argument("--max-wait", help="seconds to wait at most (0..600, default 60; 0 is a snapshot)")

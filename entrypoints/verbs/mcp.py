@@ -11,7 +11,7 @@ from domain.contract import ContractError, ErrorKind
 from entrypoints.verbs._common import this
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("mcp", help="serve li's tools over MCP on stdio")
     parser.add_argument("--li", help="absolute path of the li executable to drive")
     parser.add_argument("--max-attempts", help="unresolved observations of a run before it is abandoned (5)")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from domain.request import RunRequest
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("orchestrate", help="run a flow (DAG) or a fanout of agents")
     kinds = parser.add_subparsers(dest="mode", metavar="MODE")
     flow = kinds.add_parser("flow", help="run a YAML or JSON DAG of steps")

@@ -11,7 +11,7 @@ from domain.contract import ContractError, ErrorKind
 from entrypoints.verbs._common import this
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("store", help="make the store ready (a PostgreSQL store needs `li store init` once)")
     verbs = parser.add_subparsers(dest="store_command", metavar="SUBCOMMAND")
     init = verbs.add_parser("init", help="create the store's folder, or the lionrun schema in the LI_STORE database "
