@@ -205,6 +205,22 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.job_id,self.state,self.submit_time,self.exit_code,self.name,self.reason,)==(other.job_id,other.state,other.submit_time,other.exit_code,other.name,other.reason,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.job_id,self.state,self.submit_time,self.exit_code,self.name,self.reason,)==(other.job_id,other.state,other.submit_time,other.exit_code,other.name,other.reason,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.job_id,self.submit_time,)==(other.job_id,other.submit_time,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.job_id,self.submit_time,)==(other.job_id,other.submit_time,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,)==(other.kind,other.instruction,other.legs,other.cwd,other.label,other.timeout,other.synthesize,other.notify,other.notify_source,other.agents,other.extra,)
   return NotImplemented
  return __eq__
@@ -269,10 +285,10 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.name,self.path,self.size,self.sha256,self.type,self.link,)==(other.name,other.path,other.size,other.sha256,other.type,other.link,)
+   return (self.name,self.path,self.size,self.sha256,self.type,self.link,self.available,self.reason_code,)==(other.name,other.path,other.size,other.sha256,other.type,other.link,other.available,other.reason_code,)
   return NotImplemented
  return __eq__
-CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.path,self.size,self.sha256,self.type,self.link,)==(other.name,other.path,other.size,other.sha256,other.type,other.link,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.path,self.size,self.sha256,self.type,self.link,self.available,self.reason_code,)==(other.name,other.path,other.size,other.sha256,other.type,other.link,other.available,other.reason_code,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -702,6 +718,18 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.id,self.mo
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.job_id,self.state,self.submit_time,self.exit_code,self.name,self.reason,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.job_id,self.state,self.submit_time,self.exit_code,self.name,self.reason,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.job_id,self.submit_time,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.job_id,self.submit_time,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,))\n return __hash__'] = __create_fn__.__code__
@@ -750,9 +778,9 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.name,self.path,self.size,self.sha256,self.type,self.link,))
+  return hash((self.name,self.path,self.size,self.sha256,self.type,self.link,self.available,self.reason_code,))
  return __hash__
-CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.path,self.size,self.sha256,self.type,self.link,))\n return __hash__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.path,self.size,self.sha256,self.type,self.link,self.available,self.reason_code,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -1128,6 +1156,18 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(job_id={self.job_id!r}, state={self.state!r}, submit_time={self.submit_time!r}, exit_code={self.exit_code!r}, name={self.name!r}, reason={self.reason!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(job_id={self.job_id!r}, state={self.state!r}, submit_time={self.submit_time!r}, exit_code={self.exit_code!r}, name={self.name!r}, reason={self.reason!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(job_id={self.job_id!r}, submit_time={self.submit_time!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(job_id={self.job_id!r}, submit_time={self.submit_time!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r})"\n return __repr__'] = __create_fn__.__code__
@@ -1176,9 +1216,9 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, size={self.size!r}, sha256={self.sha256!r}, type={self.type!r}, link={self.link!r})"
+  return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, size={self.size!r}, sha256={self.sha256!r}, type={self.type!r}, link={self.link!r}, available={self.available!r}, reason_code={self.reason_code!r})"
  return __repr__
-CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, size={self.size!r}, sha256={self.sha256!r}, type={self.type!r}, link={self.link!r})"\n return __repr__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, size={self.size!r}, sha256={self.sha256!r}, type={self.type!r}, link={self.link!r}, available={self.available!r}, reason_code={self.reason_code!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1625,6 +1665,24 @@ def __create_fn__(_type_id, _type_model, _type_prompt, _type_depends_on, MISSING
  return __init__
 CODE["def __create_fn__(_type_id, _type_model, _type_prompt, _type_depends_on, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_prompt, _dflt_depends_on, _return_type):\n def __init__(self,id:_type_id,model:_type_model,prompt:_type_prompt=_dflt_prompt,depends_on:_type_depends_on=_dflt_depends_on)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'id',id)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'prompt',prompt)\n  __dataclass_builtins_object__.__setattr__(self,'depends_on',depends_on)\n return __init__"] = __create_fn__.__code__
 
+def __create_fn__(_type_job_id, _type_state, _type_submit_time, _type_exit_code, _type_name, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_submit_time, _dflt_exit_code, _dflt_name, _dflt_reason, _return_type):
+ def __init__(self,job_id:_type_job_id,state:_type_state,submit_time:_type_submit_time=_dflt_submit_time,exit_code:_type_exit_code=_dflt_exit_code,name:_type_name=_dflt_name,reason:_type_reason=_dflt_reason)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)
+  __dataclass_builtins_object__.__setattr__(self,'state',state)
+  __dataclass_builtins_object__.__setattr__(self,'submit_time',submit_time)
+  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)
+  __dataclass_builtins_object__.__setattr__(self,'name',name)
+  __dataclass_builtins_object__.__setattr__(self,'reason',reason)
+ return __init__
+CODE["def __create_fn__(_type_job_id, _type_state, _type_submit_time, _type_exit_code, _type_name, _type_reason, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_submit_time, _dflt_exit_code, _dflt_name, _dflt_reason, _return_type):\n def __init__(self,job_id:_type_job_id,state:_type_state,submit_time:_type_submit_time=_dflt_submit_time,exit_code:_type_exit_code=_dflt_exit_code,name:_type_name=_dflt_name,reason:_type_reason=_dflt_reason)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)\n  __dataclass_builtins_object__.__setattr__(self,'state',state)\n  __dataclass_builtins_object__.__setattr__(self,'submit_time',submit_time)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'reason',reason)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_job_id, _type_submit_time, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_submit_time, _return_type):
+ def __init__(self,job_id:_type_job_id,submit_time:_type_submit_time=_dflt_submit_time)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)
+  __dataclass_builtins_object__.__setattr__(self,'submit_time',submit_time)
+ return __init__
+CODE["def __create_fn__(_type_job_id, _type_submit_time, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_submit_time, _return_type):\n def __init__(self,job_id:_type_job_id,submit_time:_type_submit_time=_dflt_submit_time)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)\n  __dataclass_builtins_object__.__setattr__(self,'submit_time',submit_time)\n return __init__"] = __create_fn__.__code__
+
 def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_label, _type_timeout, _type_synthesize, _type_notify, _type_notify_source, _type_agents, _type_extra, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_timeout, _dflt_synthesize, _dflt_notify, _dflt_notify_source, _dflt_agents, _dflt_extra, _return_type):
  def __init__(self,kind:_type_kind,instruction:_type_instruction,legs:_type_legs,cwd:_type_cwd,label:_type_label=_dflt_label,timeout:_type_timeout=_dflt_timeout,synthesize:_type_synthesize=_dflt_synthesize,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,agents:_type_agents=_HAS_DEFAULT_FACTORY,extra:_type_extra=_HAS_DEFAULT_FACTORY)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
@@ -1704,16 +1762,18 @@ def __create_fn__(_type_name, _type_ok, _type_severity, _type_detail, _type_fix,
  return __init__
 CODE["def __create_fn__(_type_name, _type_ok, _type_severity, _type_detail, _type_fix, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,name:_type_name,ok:_type_ok,severity:_type_severity,detail:_type_detail,fix:_type_fix)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'ok',ok)\n  __dataclass_builtins_object__.__setattr__(self,'severity',severity)\n  __dataclass_builtins_object__.__setattr__(self,'detail',detail)\n  __dataclass_builtins_object__.__setattr__(self,'fix',fix)\n return __init__"] = __create_fn__.__code__
 
-def __create_fn__(_type_name, _type_path, _type_size, _type_sha256, _type_type, _type_link, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_type, _dflt_link, _return_type):
- def __init__(self,*,name:_type_name,path:_type_path,size:_type_size,sha256:_type_sha256,type:_type_type=_dflt_type,link:_type_link=_dflt_link)->_return_type:
+def __create_fn__(_type_name, _type_path, _type_size, _type_sha256, _type_type, _type_link, _type_available, _type_reason_code, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_type, _dflt_link, _dflt_available, _dflt_reason_code, _return_type):
+ def __init__(self,*,name:_type_name,path:_type_path,size:_type_size,sha256:_type_sha256,type:_type_type=_dflt_type,link:_type_link=_dflt_link,available:_type_available=_dflt_available,reason_code:_type_reason_code=_dflt_reason_code)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'name',name)
   __dataclass_builtins_object__.__setattr__(self,'path',path)
   __dataclass_builtins_object__.__setattr__(self,'size',size)
   __dataclass_builtins_object__.__setattr__(self,'sha256',sha256)
   __dataclass_builtins_object__.__setattr__(self,'type',type)
   __dataclass_builtins_object__.__setattr__(self,'link',link)
+  __dataclass_builtins_object__.__setattr__(self,'available',available)
+  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)
  return __init__
-CODE["def __create_fn__(_type_name, _type_path, _type_size, _type_sha256, _type_type, _type_link, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_type, _dflt_link, _return_type):\n def __init__(self,*,name:_type_name,path:_type_path,size:_type_size,sha256:_type_sha256,type:_type_type=_dflt_type,link:_type_link=_dflt_link)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'size',size)\n  __dataclass_builtins_object__.__setattr__(self,'sha256',sha256)\n  __dataclass_builtins_object__.__setattr__(self,'type',type)\n  __dataclass_builtins_object__.__setattr__(self,'link',link)\n return __init__"] = __create_fn__.__code__
+CODE["def __create_fn__(_type_name, _type_path, _type_size, _type_sha256, _type_type, _type_link, _type_available, _type_reason_code, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_type, _dflt_link, _dflt_available, _dflt_reason_code, _return_type):\n def __init__(self,*,name:_type_name,path:_type_path,size:_type_size,sha256:_type_sha256,type:_type_type=_dflt_type,link:_type_link=_dflt_link,available:_type_available=_dflt_available,reason_code:_type_reason_code=_dflt_reason_code)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'path',path)\n  __dataclass_builtins_object__.__setattr__(self,'size',size)\n  __dataclass_builtins_object__.__setattr__(self,'sha256',sha256)\n  __dataclass_builtins_object__.__setattr__(self,'type',type)\n  __dataclass_builtins_object__.__setattr__(self,'link',link)\n  __dataclass_builtins_object__.__setattr__(self,'available',available)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_observed, _type_why, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,observed:_type_observed,why:_type_why)->_return_type:
@@ -2300,6 +2360,22 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('job_id','state','submit_time','exit_code','name','reason',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'job_id\',\'state\',\'submit_time\',\'exit_code\',\'name\',\'reason\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('job_id','submit_time',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'job_id\',\'submit_time\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -2364,11 +2440,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('name','path','size','sha256','type','link',):
+  if type(self) is cls or name in ('name','path','size','sha256','type','link','available','reason_code',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'path\',\'size\',\'sha256\',\'type\',\'link\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'path\',\'size\',\'sha256\',\'type\',\'link\',\'available\',\'reason_code\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -2828,6 +2904,22 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
+  if type(self) is cls or name in ('job_id','state','submit_time','exit_code','name','reason',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'job_id\',\'state\',\'submit_time\',\'exit_code\',\'name\',\'reason\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('job_id','submit_time',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'job_id\',\'submit_time\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
   if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
@@ -2892,11 +2984,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('name','path','size','sha256','type','link',):
+  if type(self) is cls or name in ('name','path','size','sha256','type','link','available','reason_code',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'path\',\'size\',\'sha256\',\'type\',\'link\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'path\',\'size\',\'sha256\',\'type\',\'link\',\'available\',\'reason_code\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -20,8 +20,9 @@ is compiled as before. Correctness never depends on the file being current, only
 finder on `sys.meta_path` that patches it right after its first import and then steps aside.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: `exec` of a text compiles it with the future flags
+# of the frame that calls it, so a text this module hands to the real `exec` would get postponed
+# (string) annotations that `dataclasses` itself never gives (tests/unit/test_dataclass_code.py).
 import builtins
 import sys
 from collections.abc import Callable, Mapping

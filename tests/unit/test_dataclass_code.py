@@ -108,3 +108,30 @@ def test_a_read_compiles_no_method_of_a_lionrun_dataclass(argv: tuple[str, ...],
     assert len(by_source.get(GENERATED, [])) > 20, by_source
     assert set(by_source) == {GENERATED}, (
         f"compiled at run time: {by_source.get('<string>')}; run `.venv/bin/python tools/gen_dataclass_code.py`")
+
+
+# A class the stored code does not know (another package's, or one added since it was generated).
+UNKNOWN_CLASS = """
+    import sys
+    if sys.argv[1] == "patched":
+        from entrypoints.dataclass_code import install
+        install()
+    import dataclasses, json
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class NotStored:
+        count: int
+        names: "list[str] | None" = None
+
+    init = NotStored.__init__
+    json.dump({"flags": init.__code__.co_flags, "file": init.__code__.co_filename,
+               "annotations": repr(init.__annotations__), "repr": repr(NotStored(count=1)),
+               "patched": getattr(dataclasses, "exec", None) is not None}, sys.stdout)
+"""
+
+
+def test_a_class_the_stored_code_does_not_know_is_compiled_as_dataclasses_compiles_it() -> None:
+    plain = json.loads(python(UNKNOWN_CLASS, "plain"))
+    patched = json.loads(python(UNKNOWN_CLASS, "patched"))
+    assert patched.pop("patched") and not plain.pop("patched"), "the hook was not in place"
+    assert patched == plain  # the same compile flags (no postponed annotations), annotations, repr
