@@ -146,3 +146,95 @@ def test_a_manifest_between_the_text_and_manifest_bounds_is_read_and_a_larger_on
     assert (too_big.available, too_big.reason_code) == (False, "too_large")
     with pytest.raises(OSError):
         store.read_text(run.run_id, "manifest.json")
+
+
+def test_a_server_that_does_not_answer_is_unavailable_and_one_that_refuses_is_not(
+        pg_dsn: str, tmp_path: Any) -> None:
+    """The runner retries only StoreUnavailable: a refusal (no such database, no privilege) must not be one."""
+    import psycopg
+
+    from adapters.pg_store import PgRunStore
+    from application.ports import StoreUnavailable
+
+    with pytest.raises(StoreUnavailable, match="cannot be reached"):
+        PgRunStore("postgresql://postgres@127.0.0.1:1/lionrun", str(tmp_path), host_id="h").read(
+            "20261203T080000-abcdef")
+    with pytest.raises(StoreRefused, match="does not exist") as no_database:
+        PgRunStore(pg_dsn + "_nothing_here", str(tmp_path), host_id="h").read("20261203T080000-abcdef")
+    assert not isinstance(no_database.value, StoreUnavailable)
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        role = "li_reader_" + admin.info.dbname  # roles are the server's: one per worker's database
+        admin.execute(f"DROP ROLE IF EXISTS {role}")
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+        try:
+            admin.execute(f"GRANT SELECT ON runs, run_files, console_chunks, artifacts, lionrun_schema TO {role}")
+            reader = PgRunStore(pg_dsn.replace("postgres@", f"{role}@"), str(tmp_path), host_id="h")
+            assert reader.read(run.run_id).run_id == run.run_id
+            with pytest.raises(StoreRefused, match="permission denied") as denied:
+                reader.update(run.run_id, lambda r: r.evolve(status="completed"))
+            assert not isinstance(denied.value, StoreUnavailable)
+            reader.close()
+        finally:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")
+
+
+def test_a_statement_timeout_is_unavailable_in_a_read_and_in_the_fenced_write(pg_dsn: str, tmp_path: Any) -> None:
+    import psycopg
+
+    from adapters.pg_store import PgRunStore
+    from application.ports import StoreUnavailable
+
+    run = created(pg_store(pg_dsn, tmp_path))
+    store = PgRunStore(pg_dsn, str(tmp_path), host_id="host-a", statement_timeout=0.3)
+    with psycopg.connect(pg_dsn) as blocker:
+        blocker.execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")
+        with pytest.raises(StoreUnavailable, match="timeout"):
+            store.read(run.run_id)
+        with pytest.raises(StoreUnavailable, match="timeout"):
+            store.update(run.run_id, lambda r: r.evolve(status="completed"), lock_timeout=5.0)
+        blocker.rollback()
+    assert store.update(run.run_id, lambda r: r.evolve(status="completed")).status == "completed"
+
+
+def test_a_terminated_connection_fails_one_call_as_unavailable_and_the_next_call_reconnects(
+        pg_dsn: str, tmp_path: Any) -> None:
+    import psycopg
+
+    from application.ports import StoreUnavailable
+
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    store.read(run.run_id)
+    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        (done,) = admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+                                "current_database() AND pid <> pg_backend_pid()").fetchone()
+        assert done
+    with pytest.raises(StoreUnavailable):
+        store.update(run.run_id, lambda r: r.evolve(status="completed"))
+    assert store.update(run.run_id, lambda r: r.evolve(status="completed")).generation == 2
+    assert store.read(run.run_id).status == "completed"
+
+
+def test_the_console_mover_goes_on_from_what_the_store_holds_and_never_stores_a_chunk_twice(
+        pg_dsn: str, tmp_path: Any) -> None:
+    import os
+
+    import psycopg
+
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    with store.console_sink(run.run_id) as fd:
+        os.write(fd, b"first\n")
+        store._move_console(run.run_id)
+        store._move_console(run.run_id)  # nothing new: nothing stored
+        os.write(fd, b"second\n")
+        store._append_console(run.run_id, 0, b"first\n")  # a retried chunk (its answer was lost)
+        store._move_console(run.run_id)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        rows = conn.execute("SELECT start_offset, body FROM console_chunks WHERE run_id = %s ORDER BY start_offset",
+                            (run.run_id,)).fetchall()
+    assert [(int(o), bytes(b)) for o, b in rows] == [(0, b"first\n"), (6, b"second\n")]
+    assert store.console_bytes(run.run_id, 0, 100) == (b"first\nsecond\n", 13)
