@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import threading
@@ -135,7 +136,7 @@ class PgRunStore:
         self.dsn = dsn
         self.spool = os.path.abspath(spool)  # local folder where a run's work writes its artifacts
         self.host_id = host_id or host_facts().host_id
-        self.connect_timeout = max(int(-(-connect_timeout // 1)), 1)  # libpq counts whole seconds
+        self.connect_timeout = _whole_seconds(connect_timeout)
         self.statement_timeout_ms = max(int(statement_timeout * 1000), 1)
         self.outage = outage  # how long the console's last move into the store waits out an outage
         self._conn: psycopg.Connection[Any] | None = None
@@ -701,22 +702,23 @@ class PgRunChanges:
     (in the writing transaction, so a notice means the record is there), one connection a watch.
     A server that cannot be reached degrades the watch to the caller's poll: never a missed end."""
 
-    def __init__(self, dsn: str) -> None:
+    def __init__(self, dsn: str, connect_timeout: float = CONNECT_TIMEOUT) -> None:
         self.dsn = dsn
+        self.connect_timeout = _whole_seconds(connect_timeout)
 
     def watch(self, run_ids: Sequence[str]) -> PgRunWatch:
-        return PgRunWatch(self.dsn, {run_id for run_id in run_ids if is_run_id(run_id)})
+        return PgRunWatch(self.dsn, {run_id for run_id in run_ids if is_run_id(run_id)}, self.connect_timeout)
 
 
 class PgRunWatch:
-    def __init__(self, dsn: str, run_ids: set[str]) -> None:
+    def __init__(self, dsn: str, run_ids: set[str], connect_timeout: int = int(CONNECT_TIMEOUT)) -> None:
         self._run_ids = run_ids
         self._conn: Any = None
         if not run_ids:
             return
         pg = _psycopg()
         try:
-            self._conn = pg.connect(dsn, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT))
+            self._conn = pg.connect(dsn, autocommit=True, connect_timeout=connect_timeout)
             self._conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
         except pg.Error:
             self.close()
@@ -763,6 +765,11 @@ def _checked(run_id: str) -> str:
 
 def _record_text(run: Run) -> str:
     return json.dumps(run.to_dict(), sort_keys=True)
+
+
+def _whole_seconds(seconds: float) -> int:
+    """libpq's connect_timeout counts whole seconds (and takes less than 2 as 2)."""
+    return max(math.ceil(seconds), 1)
 
 
 def _unavailable(exc: Exception, pg: Any) -> bool:

@@ -29,11 +29,11 @@ def shared_store(dsn: str, home: str, connect_timeout: float, statement_timeout:
                       outage=outage)
 
 
-def shared_changes(dsn: str) -> Any:
+def shared_changes(dsn: str, connect_timeout: float) -> Any:
     """LISTEN/NOTIFY wake-ups of the PostgreSQL store, imported only when configured."""
     from adapters.pg_store import PgRunChanges
 
-    return PgRunChanges(dsn)
+    return PgRunChanges(dsn, connect_timeout)
 
 
 def spool(home: str) -> str:
@@ -63,7 +63,7 @@ class Core(containers.DeclarativeContainer):
         providers.Callable(store_kind, config.fault_pause, config.store),
         plain=providers.Singleton(FsRunChanges, home=home),
         pausing=providers.Singleton(FsRunChanges, home=home),
-        postgresql=providers.Singleton(shared_changes, dsn=config.store),
+        postgresql=providers.Singleton(shared_changes, dsn=config.store, connect_timeout=config.store_connect_timeout),
     )
     prober = providers.Singleton(PsutilProber)
     signaller = providers.Singleton(GroupSignaller)

@@ -50,6 +50,7 @@ def test_the_shared_stores_timeouts_and_outage_come_from_the_environment(tmp_pat
     container.config.from_dict(settings)
     store = container.core.store()
     assert (store.connect_timeout, store.statement_timeout_ms, store.outage) == (2, 500, 0.0)
+    assert container.core.run_changes().connect_timeout == 2
     assert container.submit.work().outage.bound == 0.0
     for unusable in ("0", "-1", "nan", "inf", "soon", "1e9"):
         for name in ("LI_STORE_CONNECT_TIMEOUT", "LI_STORE_STATEMENT_TIMEOUT"):
