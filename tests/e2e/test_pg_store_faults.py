@@ -21,7 +21,7 @@ import pytest
 from tests.pg import PrivateServer
 from tests.support import machine, run_li
 
-RUN_A_B = "echo a; sleep 3; echo b"
+RETRYING = "li runner: the store is unavailable, retrying the "
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +77,15 @@ def until(condition: Any, seconds: float, what: str) -> None:
         time.sleep(0.05)
 
 
+def spooled(home: str, run_id: str) -> str:
+    """The console as the runner spools it on this host (what the store has not taken yet too)."""
+    try:
+        with open(os.path.join(home, "spool", run_id, "console.log"), encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return ""
+
+
 def console_has(home: str, env: dict[str, str], run_id: str, text: str) -> bool:
     answer = machine("job", "output", run_id, home=home, env=env).envelope
     return bool(answer["ok"] and text in (answer["data"]["console"]["value"] or ""))
@@ -99,18 +108,20 @@ def ended_by_its_runner(home: str, env: dict[str, str], run_id: str) -> str:
 
 
 def test_a_server_stopped_mid_run_and_started_again_gets_the_runners_end_and_whole_console(
-        server: PrivateServer, private: dict[str, str], li_home: str) -> None:
-    run_id = submit(li_home, private, RUN_A_B)
+        server: PrivateServer, private: dict[str, str], li_home: str, tmp_path: Any) -> None:
+    go = tmp_path / "go"
+    run_id = submit(li_home, private, f"echo a; while [ ! -e {go} ]; do sleep 0.05; done; echo b")
     until(lambda: console_has(li_home, private, run_id, "a\n"), 10, "the console never reached the store")
     server.stop()
-    time.sleep(3.5)  # the work ends meanwhile: its runner finds the store away
+    go.touch()  # the work ends while the server is stopped: its runner finds the store away
+    until(lambda: RETRYING in spooled(li_home, run_id), 10, "the runner never said it waits for the store")
     status = machine("job", "status", run_id, home=li_home, env=private).error
     assert status["kind"] == "unavailable", status
     server.start()
     console = ended_by_its_runner(li_home, private, run_id)
     lines = console.splitlines()
     assert lines[:2] == ["a", "b"] and lines.count("a") == lines.count("b") == 1, console
-    assert any(line.startswith("li runner: the store is unavailable, retrying the ") for line in lines), console
+    assert any(line.startswith(RETRYING) for line in lines), console
     assert lines[-1] == "li runner: completed", console
     manifest = machine("job", "output", run_id, home=li_home, env=private).data["manifest"]
     assert manifest["available"] is True, manifest
@@ -154,6 +165,7 @@ def test_a_statement_timeout_answers_unavailable_and_the_runner_waits_it_out(
     with psycopg.connect(shared["LI_STORE"]) as blocker:
         blocker.execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")  # every statement on runs waits
         go.touch()  # the work ends while the store cannot take its end
+        until(lambda: RETRYING in spooled(li_home, run_id), 10, "the runner never said it waits for the store")
         for argv in (("job", "status", run_id), ("job", "list"), ("job", "kill", run_id)):
             began = time.monotonic()
             error = machine(*argv, home=li_home, env=quick).error
