@@ -110,3 +110,70 @@ class ScriptedSpawner:
         if self.prober is not None:
             self.prober.start(self.next_pid)
         return self.next_pid
+
+
+class ScriptedCluster:
+    """A Slurm cluster as scripted (issue 17): `submit` hands out job ids 1, 2, …; each job's state is
+    set with `state(job_id, STATE)`; `reachable = False` makes every question unanswerable.
+
+    `submitted` keeps each BatchRequest, `cancels` each (job id, terminate) asked for.
+    """
+
+    SUBMIT_TIME = "2026-01-01T00:00:00"
+
+    def __init__(self, name: str = "testcluster") -> None:
+        from domain.slurm import SlurmJob
+
+        self._job = SlurmJob
+        self.cluster_name = name
+        self.rows: dict[str, Any] = {}
+        self.submitted: list[Any] = []
+        self.cancels: list[tuple[str, bool]] = []
+        self.refuse_submit: str | None = None
+        self.reachable = True
+        self.problems: list[str] = []
+        self.on_cancel: Any = None  # called with (job id, terminate) before the state changes
+
+    def submit(self, request: Any) -> Any:
+        from application.ports import EngineHandle
+
+        if self.refuse_submit is not None:
+            raise SpawnFailed(self.refuse_submit)
+        self.submitted.append(request)
+        job_id = str(len(self.submitted))
+        self.rows[job_id] = self._job(job_id, "PENDING", self.SUBMIT_TIME, None, request.run_id)
+        return EngineHandle("slurm", job_id=job_id, cluster=None)
+
+    def state(self, job_id: str, state: str, exit_code: str | None = None) -> None:
+        from dataclasses import replace
+
+        self.rows[job_id] = replace(self.rows[job_id], state=state, exit_code=exit_code)
+
+    def purge(self, job_id: str) -> None:
+        self.rows.pop(job_id, None)
+
+    def jobs(self, job_id: str) -> Sequence[Any] | None:
+        if not self.reachable:
+            return None
+        row = self.rows.get(job_id)
+        return () if row is None else (row,)
+
+    def cancel(self, job_id: str, terminate: bool) -> bool:
+        self.cancels.append((job_id, terminate))
+        row = self.rows.get(job_id)
+        if not self.reachable or row is None:
+            return False
+        if self.on_cancel is not None:
+            self.on_cancel(job_id, terminate)
+            return True
+        if terminate and row.state == "PENDING":
+            return False  # Slurm refuses to signal a queued job
+        if row.state in ("PENDING", "RUNNING"):
+            self.state(job_id, "FAILED" if terminate else "CANCELLED", "0:15")
+        return True
+
+    def name(self) -> str | None:
+        return self.cluster_name if self.reachable else None
+
+    def health(self) -> list[str]:
+        return list(self.problems)

@@ -11,6 +11,7 @@ from application.ports import (
     SIGKILL,
     SIGTERM,
     Clock,
+    Cluster,
     RunNotFound,
     RunRecords,
     Signaller,
@@ -19,8 +20,8 @@ from application.ports import (
 )
 from application.reads import check_run_id, not_found, observe_or_refuse, unusable
 from domain.contract import ContractError, ErrorKind
-from domain.evidence import may_request, may_signal
-from domain.run import PREPARING, Incarnation, RecordUnusable, Run, iso
+from domain.evidence import CLUSTER_UNREACHABLE, JOB_ALIVE, JOB_QUEUED, may_request, may_signal
+from domain.run import PREPARING, SLURM, Incarnation, RecordUnusable, Run, iso
 from domain.vocabulary import ALREADY_TERMINAL, NO_PROCESS, REQUESTED, SIGNALLED, KillAction
 from domain.wire import KillData
 
@@ -45,6 +46,7 @@ class Killer:
         clock: Clock,
         grace: float = KILL_GRACE_DEFAULT,
         poll: float = 0.05,
+        cluster: Callable[[], Cluster] | None = None,
     ) -> None:
         self.store = store
         self.observer = observer
@@ -52,6 +54,7 @@ class Killer:
         self.clock = clock
         self.grace = grace
         self.poll = poll
+        self.cluster = cluster  # built on first use: only a Slurm run is cancelled through it
 
     def kill(self, run_id: str) -> dict[str, Any]:
         """Record `kill_requested_at` (unless an end is recorded), signal the session, report the action."""
@@ -63,6 +66,8 @@ class Killer:
 
     def _act(self, run_id: str) -> KillAction:
         run = self._read(run_id)
+        if run.executor == SLURM and not run.end_recorded and run.job_id is not None:
+            return self._kill_job(run)
         if run.spawn_state == PREPARING and not run.end_recorded:
             run = self._request_before_process(run_id)
         if run.end_recorded:
@@ -91,6 +96,43 @@ class Killer:
         if stamp is not None:
             self._withdraw(run.run_id, stamp)  # it ended between the look and the signal: not our cancel
         return NO_PROCESS
+
+    def _kill_job(self, run: Run) -> KillAction:
+        """A Slurm run, from any host with the cluster's tools (issue 17 item 5): record the request,
+        then `scancel --signal=TERM --full` (a job still queued: a plain `scancel`, since Slurm
+        refuses to signal a PENDING job), and a plain `scancel` if the job still runs after the
+        grace. The answer is the signal request (`signalled`); the run's end is the runner's (or the
+        reap's once Slurm reports the job ended), never Slurm's state.
+        """
+        job_id = run.job_id
+        assert job_id is not None
+        finding = self.observer.finding(run)
+        if finding.code == CLUSTER_UNREACHABLE or self.cluster is None:
+            raise ContractError(ErrorKind.UNAVAILABLE, "the Slurm cluster could not be asked about the run's job",
+                                {"run_id": run.run_id, "job_id": job_id, "reason_code": "cluster_unreachable"})
+        if finding.code not in (JOB_ALIVE, JOB_QUEUED):
+            return NO_PROCESS  # ended, unknown or not provably this job: nothing to signal or record
+        current, stamp = self._record_request(run.run_id, lambda _: True)
+        if current.end_recorded:
+            return ALREADY_TERMINAL
+        cluster = self.cluster()
+        queued = finding.code == JOB_QUEUED
+        if not cluster.cancel(job_id, terminate=not queued):
+            if queued or not cluster.cancel(job_id, terminate=False):  # it may have been queued a moment ago
+                if stamp is not None:
+                    self._withdraw(run.run_id, stamp)  # it ended between the look and the cancel
+                return NO_PROCESS
+            return SIGNALLED
+        if not queued:
+            deadline = self.clock.monotonic() + self.grace
+            while self._job_lives(run) and self.clock.monotonic() < deadline:
+                self.clock.sleep(self.poll)
+            if self._job_lives(run):
+                cluster.cancel(job_id, terminate=False)
+        return SIGNALLED
+
+    def _job_lives(self, run: Run) -> bool:
+        return self.observer.finding(run).alive is True
 
     def _request_of_owner(self, run_id: str) -> KillAction:
         """Another host's run: record the request (fenced) for its runner, which watches the store.

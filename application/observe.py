@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
-from application.ports import Clock, ProcessProber, RunNotFound, RunRecords, StoreBusy, StoreRefused
+from application.ports import (
+    Clock,
+    Cluster,
+    ProcessProber,
+    RunNotFound,
+    RunRecords,
+    StoreBusy,
+    StoreRefused,
+)
 from domain.evidence import (
     Finding,
     HostFacts,
@@ -15,9 +24,19 @@ from domain.evidence import (
     worth_probing,
 )
 from domain.lifecycle import PREPARING_THRESHOLD_SECONDS, Derivation, Resolution, resolve
-from domain.run import RecordUnusable, Run
+from domain.run import SLURM, RecordUnusable, Run
+
+if TYPE_CHECKING:
+    from domain.slurm import SlurmJob
 
 ReapHook = Callable[[Run], None]
+
+
+@dataclass(frozen=True)
+class JobSeen:
+    """What the cluster said about a run's Slurm job (None: it could not be asked)."""
+
+    rows: Sequence[SlurmJob] | None
 
 
 @dataclass(frozen=True)
@@ -40,6 +59,7 @@ class Observer:
         on_reaped: ReapHook | None = None,
         preparing_threshold: float = PREPARING_THRESHOLD_SECONDS,
         reap_lock_timeout: float = 5.0,
+        cluster: Callable[[], Cluster] | None = None,
     ) -> None:
         self.store = store
         self.prober = prober
@@ -47,6 +67,7 @@ class Observer:
         self.on_reaped = on_reaped
         self.preparing_threshold = preparing_threshold
         self.reap_lock_timeout = reap_lock_timeout
+        self.cluster = cluster  # built on first use: only a Slurm run's observation asks the cluster
 
     def observe(self, run_id: str, probe_ended: bool = False) -> Observed:
         """Observe one run; raises RunNotFound or RecordUnusable when it cannot be read.
@@ -74,10 +95,31 @@ class Observer:
 
     def _probe(
         self, run: Run, here: HostFacts, probe_ended: bool,
-    ) -> tuple[Finding | None, ProcessObservation | None]:
+    ) -> tuple[Finding | None, ProcessObservation | JobSeen | None]:
         if run.end_recorded and not probe_ended:
             return None, None
+        if run.executor == SLURM:
+            return self.job_evidence(run)
         return self.evidence(run, here)
+
+    def job_evidence(self, run: Run) -> tuple[Finding, JobSeen | None]:
+        """A Slurm run: what the cluster says about its recorded job (issue 17 item 4), judged by
+        `domain.slurm.judge_job`. Any host with the cluster's tools may judge it: the cluster is the
+        boundary. No job recorded yet (a `preparing` record sbatch has not answered for) is not probed."""
+        from domain.slurm import RecordedJob, judge_job
+
+        engine = run.engine
+        if engine is None:
+            return judge_job(None, None), None
+        recorded = RecordedJob(engine.job_id, engine.submit_time)
+        rows = None if self.cluster is None else self.cluster().jobs(engine.job_id)
+        return judge_job(recorded, rows), JobSeen(rows)
+
+    def finding(self, run: Run) -> Finding:
+        """The finding kill and follow judge by: the process evidence, or the Slurm job's."""
+        if run.executor == SLURM:
+            return self.job_evidence(run)[0]
+        return self.evidence(run)[0]
 
     def evidence(self, run: Run, here: HostFacts | None = None) -> tuple[Finding, ProcessObservation | None]:
         """Probe the run's leader and, only when the leader is gone, scan its session; then judge.
@@ -95,7 +137,7 @@ class Observer:
         return finding, seen
 
     def _try_reap(
-        self, judged: Run, finding: Finding, seen: ProcessObservation | None, here: HostFacts,
+        self, judged: Run, finding: Finding, seen: ProcessObservation | JobSeen | None, here: HostFacts,
     ) -> tuple[Run | None, bool]:
         """The fenced compare-and-set: publish only over the generation that was judged.
 
@@ -104,7 +146,7 @@ class Observer:
         `on_reaped` (the terminal notice), so losers and refused writes send nothing.
         Returns the published record (or None) and whether the record had moved on.
         """
-        evidence = finding.evidence(judged.incarnation, seen, here)
+        evidence = self._evidence_of(judged, finding, seen, here)
         evidence["judged_generation"] = judged.generation
         now = self.clock.now()
 
@@ -123,6 +165,20 @@ class Observer:
             self.on_reaped(published)
             published = self._latest(published)  # the hook records its claim; report that too
         return published, moved
+
+    @staticmethod
+    def _evidence_of(judged: Run, finding: Finding, seen: ProcessObservation | JobSeen | None,
+                     here: HostFacts) -> dict[str, Any]:
+        if isinstance(seen, JobSeen) or judged.executor == SLURM:
+            from domain.slurm import RecordedJob, job_evidence
+
+            engine = judged.engine
+            recorded = None if engine is None else RecordedJob(engine.job_id, engine.submit_time)
+            facts = job_evidence(finding, recorded, seen.rows if isinstance(seen, JobSeen) else None,
+                                 None if engine is None else engine.cluster)
+            facts["observer"] = {"host_id": here.host_id, "boot_id": here.boot_id}
+            return facts
+        return finding.evidence(judged.incarnation, seen if isinstance(seen, ProcessObservation) else None, here)
 
     def _latest(self, published: Run) -> Run:
         try:

@@ -6,11 +6,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from domain.availability import Availability, ConsoleAvailability
 from domain.evidence import HostFacts, ProcessObservation, SessionMember
 from domain.run import Incarnation, Run
+
+if TYPE_CHECKING:
+    from domain.slurm import SlurmJob  # only the Slurm paths load it
 
 
 class RunNotFound(Exception):
@@ -267,6 +270,59 @@ class Spawner(Protocol):
     """Starts a fully detached child (own session, stdin closed) and returns its pid."""
 
     def spawn(self, request: SpawnRequest) -> int:
+        ...
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """A runner to start as a batch job: its argv (run without a shell), where, with what environment."""
+
+    run_id: str  # the job's name
+    argv: Sequence[str]
+    cwd: str
+    env: Mapping[str, str]
+    partition: str | None = None
+    options: Sequence[str] = ()  # the person's own scheduler options (validated: none li sets)
+
+
+@dataclass(frozen=True)
+class EngineHandle:
+    """What an executor says it started: a local pid, or a batch job (issue 17)."""
+
+    executor: str  # `local` or `slurm`
+    job_id: str | None = None
+    cluster: str | None = None
+    pid: int | None = None
+
+
+class Cluster(Protocol):
+    """A batch scheduler (Slurm): submit a runner as a job, say what it knows of a job, cancel one.
+
+    Its answers are evidence about a run, never its outcome. Every call is bounded in time; a
+    cluster whose tools are missing or do not answer is `unavailable`, never an exception a
+    reader sees (`jobs` answers None then).
+    """
+
+    def submit(self, request: BatchRequest) -> EngineHandle:
+        """Submit the job (never requeued); raises SpawnFailed when the scheduler did not accept it."""
+        ...
+
+    def jobs(self, job_id: str) -> Sequence[SlurmJob] | None:
+        """Every row the scheduler has for this job id (none when it does not know it); None when it
+        could not be asked."""
+        ...
+
+    def cancel(self, job_id: str, terminate: bool) -> bool:
+        """`terminate`: SIGTERM to the job's every process (`scancel --signal=TERM --full`); else end the
+        job (plain `scancel`, which also removes a queued job). Whether the scheduler accepted it."""
+        ...
+
+    def name(self) -> str | None:
+        """The cluster's name (`ClusterName`), None when it cannot be read."""
+        ...
+
+    def health(self) -> list[str]:
+        """What stops runs being submitted to this cluster (empty when nothing does); never raises."""
         ...
 
 

@@ -8,7 +8,9 @@ from typing import Any
 
 from application.ports import (
     SIGKILL,
+    BatchRequest,
     Clock,
+    Cluster,
     ProcessProber,
     Provider,
     RunFiles,
@@ -27,7 +29,9 @@ from domain.run import (
     FAILED,
     PREPARING,
     RUN_TAG,
+    SLURM,
     STARTED,
+    Engine,
     Incarnation,
     Run,
     command_summary,
@@ -49,7 +53,8 @@ class SubmitService:
 
     def __init__(self, store: RunRecords, files: RunFiles, spawner: Spawner, prober: ProcessProber,
                  signaller: Signaller, clock: Clock, providers: Mapping[str, Provider],
-                 runner_command: Sequence[str], env: Mapping[str, str]) -> None:
+                 runner_command: Sequence[str], env: Mapping[str, str],
+                 cluster: Callable[[], Cluster] | None = None) -> None:
         self.store = store
         self.files = files
         self.spawner = spawner
@@ -59,12 +64,18 @@ class SubmitService:
         self.providers = providers
         self.runner_command = list(runner_command)
         self.env = dict(env)
+        self.cluster = cluster  # built on first use: only a Slurm submit needs it
 
     def validate(self, request: RunRequest) -> None:
         """Everything that can be refused is refused here, before anything touches disk."""
         check_prompt(request.instruction, "instruction")
         if not request.legs:
             raise invalid("the run has no work to do")
+        if request.executor == SLURM:
+            problems = ["no Slurm adapter is configured"] if self.cluster is None else self.cluster().health()
+            if problems:
+                raise ContractError(ErrorKind.UNAVAILABLE, f"the Slurm executor cannot be used: {problems[0]}",
+                                    {"executor": SLURM, "reason_code": "executor_unavailable"})
         for name in sorted(request.providers):
             provider = self.providers.get(name)
             if provider is None:
@@ -107,6 +118,7 @@ class SubmitService:
             spawn_state=PREPARING, notify=list(request.notify) if request.notify is not None else None,
             notify_source=request.notify_source, model=request.model_text, cwd=request.cwd,
             timeout=request.timeout, extra=self._extra(request), host_id=self._host_id(),
+            executor=SLURM if request.executor == SLURM else None,
         )
 
     def _host_id(self) -> str | None:
@@ -126,6 +138,8 @@ class SubmitService:
         return extra
 
     def _launch(self, run_id: str, request: RunRequest) -> Handle:
+        if request.executor == SLURM:
+            return self._launch_batch(run_id, request)
         try:
             pid = self._spawn(run_id, request)
         except (SpawnFailed, StoreRefused) as exc:
@@ -144,6 +158,42 @@ class SubmitService:
                 raise error from exc
             raise
         return SubmitData.handle(run_id, pid, self.log_path(run_id))
+
+    def _launch_batch(self, run_id: str, request: RunRequest) -> Handle:
+        """Submit the runner as a Slurm job and record the job on the `preparing` record.
+
+        The job id (with Slurm's submit time, when it can be read) is the attempt's durable
+        identity; the runner attaches its own incarnation when Slurm starts it. `sbatch` failing
+        is a spawn failure this producer records; a job whose id cannot be recorded is cancelled.
+        """
+        assert self.cluster is not None  # validate() refused a submit without one
+        cluster = self.cluster()
+        batch = BatchRequest(run_id=run_id, argv=[*self.runner_command, run_id], cwd=request.cwd,
+                             env={**self.env, RUN_TAG: run_id}, partition=request.partition,
+                             options=tuple(request.slurm_args))
+        try:
+            handle = cluster.submit(batch)
+        except (SpawnFailed, StoreRefused) as exc:
+            raise self._refuse(run_id, SPAWN_FAILED, f"the run could not be submitted to Slurm: {exc}") from exc
+        except BaseException as exc:
+            error = self._refuse(run_id, SPAWN_ERROR, f"the submit raised {type(exc).__name__}: {exc}")
+            if isinstance(exc, Exception):
+                raise error from exc
+            raise
+        job_id = handle.job_id or ""
+        accepted = iso(self.clock.now())
+        rows = cluster.jobs(job_id) or ()
+        submit_time = next((row.submit_time for row in rows if row.job_id == job_id and row.submit_time), None)
+        engine = Engine(SLURM, job_id, cluster=handle.cluster, submit_time=submit_time, submitted_at=accepted)
+        try:
+            self._update(run_id, lambda current: _with_engine(current, engine))
+        except BaseException as exc:
+            cluster.cancel(job_id, terminate=False)  # a job no record names would run unrecorded
+            error = self._refuse(run_id, ATTACH_FAILED, f"the submitted job could not be recorded: {exc}")
+            if isinstance(exc, Exception):
+                raise error from exc
+            raise
+        return SubmitData.handle(run_id, None, self.log_path(run_id))
 
     def _spawn(self, run_id: str, request: RunRequest) -> int:
         """Start the runner with its output on the console the store opened (never through a link)."""
@@ -197,3 +247,16 @@ class SubmitService:
             except StoreBusy:
                 if attempt == attempts - 1:
                     raise
+
+
+def _with_engine(current: Run, engine: Engine) -> Run | None:
+    """The record naming the job: merged with what the runner wrote if it attached first; nothing
+    over a record that names another job."""
+    known = current.engine
+    if known is None:
+        return current.evolve(engine=engine)
+    if known.job_id != engine.job_id:
+        return None
+    return current.evolve(engine=Engine(
+        known.executor, known.job_id, cluster=known.cluster or engine.cluster,
+        submit_time=known.submit_time or engine.submit_time, submitted_at=known.submitted_at or engine.submitted_at))

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from domain.evidence import CONCLUSIVE, Finding
-from domain.run import Run, iso, parse_iso
+from domain.evidence import CONCLUSIVE, JOB_ENDED, Finding
+from domain.run import SLURM, Run, iso, parse_iso
 from domain.vocabulary import OUTCOMES, PREPARING, STARTED, Outcome
 
 PREPARING_THRESHOLD_SECONDS: Final = 600.0
@@ -27,7 +27,9 @@ REAP_REASONS: Final = {
     "pid_recycled": "process_gone_pid_recycled",
     "host_rebooted": "process_gone_host_rebooted",
     "process_zombie": "process_gone_zombie",
+    "job_ended": "job_ended_without_outcome",  # Slurm says the very job recorded has ended
 }
+JOB_ENDED_BEFORE_START: Final = "job_ended_before_start"  # ... before its runner attached
 
 
 # Human-mode exit codes of an ended run (design §3, like the reference); anything else ended is 1.
@@ -80,10 +82,14 @@ def derive(
                           reason_code=run.reason_code, alive=alive, possibly_orphaned=False, stopped=False,
                           aged_preparing=False, age_seconds=age)
     if run.spawn_state == PREPARING:
-        aged = age >= preparing_threshold
+        # A batch job the scheduler accepted may wait in its queue for hours: only a record that
+        # names no job yet can be an unresolved spawn (issue 17).
+        aged = age >= preparing_threshold and run.job_id is None
         return Derivation(status=run.status, terminal=False, outcome=None, reason_code=None, alive=alive,
                           possibly_orphaned=aged, stopped=False, aged_preparing=aged, age_seconds=age)
     stopped = finding is not None and finding.local and finding.alive is not True
+    if run.executor == SLURM and (finding is None or finding.code != JOB_ENDED):
+        stopped = False  # a job queued, unknown or unreachable is no evidence its runner stopped
     # "exited" only where the process is established not alive; denied or unreadable stays verbatim.
     status = "exited" if stopped and alive is False else run.status
     return Derivation(status=status, terminal=False, outcome=None, reason_code=None, alive=alive,
@@ -103,11 +109,16 @@ def recorded_outcome(run: Run) -> Outcome | None:
 def reapable(run: Run, finding: Finding) -> bool:
     """The per-phase eligibility predicate: a started run, no end, a conclusive local finding.
 
-    A `preparing` record has no child whose absence could be proven, so it is never eligible;
-    a record of another host is never judged conclusive here (`Finding.conclusive`).
+    A `preparing` record has no child whose absence could be proven, so it is never eligible —
+    unless it names a batch job, the attempt's durable identity (issue 17): a job Slurm reports
+    ended (same job id and submit time) will never start its runner. A record of another host
+    is never judged conclusive here (`Finding.conclusive`).
     """
-    return (not run.end_recorded and run.spawn_state == STARTED
-            and finding.local and finding.code in CONCLUSIVE)
+    if run.end_recorded or not finding.local or finding.code not in CONCLUSIVE:
+        return False
+    if run.spawn_state == PREPARING:
+        return finding.code == JOB_ENDED and run.job_id is not None
+    return run.spawn_state == STARTED
 
 
 def reap(run: Run, finding: Finding, now: datetime, evidence: dict[str, object]) -> Run | None:
@@ -118,7 +129,7 @@ def reap(run: Run, finding: Finding, now: datetime, evidence: dict[str, object])
     return run.evolve(
         status="cancelled" if cancelled else "exited",
         outcome="cancelled" if cancelled else "indeterminate",
-        reason_code=REAP_REASONS[finding.code],
+        reason_code=JOB_ENDED_BEFORE_START if run.spawn_state == PREPARING else REAP_REASONS[finding.code],
         finished_at=iso(now),
         finished_at_precision="upper_bound",
         terminal_source="reaper",

@@ -122,6 +122,53 @@ def parse_provider_args(values: object, where: str = "--provider-arg") -> tuple[
     return tuple(values)
 
 
+# --- the executor (issue 17) ---------------------------------------------------------------------
+
+EXECUTOR_NAMES = ("local", "slurm")
+MAX_SLURM_ARGS = 64
+_PARTITION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.,-]{0,127}$")
+# sbatch options li sets itself (the job's identity, its output, no requeue) or that would make the
+# runner run more than once or somewhere else: refused in --slurm-arg.
+_SLURM_OWN = ("--requeue", "--no-requeue", "--wrap", "--job-name", "-J", "--parsable", "--array", "-a",
+              "--output", "-o", "--error", "-e", "--chdir", "-D", "--export", "--open-mode", "--wait",
+              "-W", "--test-only", "--hold", "-H", "--clusters", "-M", "--partition", "-p")
+
+
+def parse_executor(value: object, where: str = "--executor") -> str:
+    """`local` (the default: a detached child here) or `slurm` (a batch job)."""
+    if value is None:
+        return "local"
+    if not isinstance(value, str) or value not in EXECUTOR_NAMES:
+        raise invalid(f"{where} must be one of {', '.join(EXECUTOR_NAMES)}, not {value!r}", executor=str(value)[:64])
+    return value
+
+
+def parse_partition(value: object, where: str = "--partition") -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _PARTITION.fullmatch(value):
+        raise invalid(f"{where} must be a Slurm partition name, not {str(value)[:64]!r}")
+    return value
+
+
+def parse_slurm_args(values: object, where: str = "--slurm-arg") -> tuple[str, ...]:
+    """sbatch options passed as they are (never through a shell): options only, at most 64, none li sets."""
+    if values is None:
+        return ()
+    if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
+        raise invalid(f"{where} must be a list of strings")
+    if len(values) > MAX_SLURM_ARGS:
+        raise invalid(f"{where} is given more than {MAX_SLURM_ARGS} times")
+    for value in values:
+        if "\0" in value or "\n" in value or not value.startswith("-"):
+            raise invalid(f"{where} takes sbatch options (write --slurm-arg=--time=10), not {value[:64]!r}")
+        name = value.split("=", 1)[0]
+        if name in _SLURM_OWN or (len(name) > 2 and not name.startswith("--") and name[:2] in _SLURM_OWN):
+            raise invalid(f"{where} {value[:64]!r}: li sets {name} itself (or it would run the runner "
+                          "more than once)", option=name)
+    return tuple(values)
+
+
 def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[str, ...] | None,
                   defaults: Mapping[str, AgentOptions]) -> dict[str, AgentOptions]:
     """Each agent CLI's options for a run: the command line's, else the provider's configured default.
@@ -324,6 +371,10 @@ class RunRequest:
     notify_source: str | None = None
     agents: dict[str, AgentOptions] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    # Where the runner runs (issue 17): `local`, or `slurm` with an optional partition and sbatch options.
+    executor: str = "local"
+    partition: str | None = None
+    slurm_args: tuple[str, ...] = ()
 
     def arguments_for(self, provider: str) -> list[str]:
         """The argv a leg of `provider` adds to its command: permission flag and provider args."""
@@ -368,6 +419,9 @@ class RunRequest:
                 notify=tuple(notify) if notify is not None else None,
                 notify_source=data.get("notify_source"), extra=dict(data.get("extra") or {}),
                 agents={str(k): AgentOptions.from_dict(v) for k, v in dict(data.get("agents") or {}).items()},
+                executor=parse_executor(data.get("executor"), "request.json executor"),
+                partition=parse_partition(data.get("partition"), "request.json partition"),
+                slurm_args=parse_slurm_args(data.get("slurm_args"), "request.json slurm_args"),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise invalid(f"request.json is malformed: {exc}") from exc

@@ -72,6 +72,33 @@ class Incarnation:
     pid: int
     create_time: float | None
     pgid: int | None
+    # A runner a batch scheduler started (issue 17): its job id there and the scheduler's restart
+    # count when it attached (Slurm's SLURM_RESTART_COUNT); None for a local runner.
+    job_id: str | None = None
+    restart_count: int | None = None
+
+
+# The executors a run may be submitted to (issue 17): `local` (a detached child of the submitter,
+# the default) or `slurm` (a batch job the runner is started in).
+LOCAL = "local"
+SLURM = "slurm"
+EXECUTORS = (LOCAL, SLURM)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The batch job a run was submitted as: the durable identity of its attempt (issue 17).
+
+    Written by the submitter on the `preparing` record once the scheduler accepted the job (or by
+    the runner when it attaches first). `submit_time` is the scheduler's own (Slurm's SubmitTime,
+    read with TZ=UTC), so that a job id reused after a state reset is never taken for this one.
+    """
+
+    executor: str
+    job_id: str
+    cluster: str | None = None
+    submit_time: str | None = None
+    submitted_at: str | None = None  # when the scheduler's answer came (this host's clock, ISO)
 
 
 @dataclass(frozen=True)
@@ -119,6 +146,13 @@ class Run:
     host_id: str | None = None  # the submitting host (its machine id): whose processes the run's are
     timeout: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    executor: str | None = None  # `slurm` for a batch job; None (local) for a detached child
+    engine: Engine | None = None  # the batch job, once the scheduler accepted it
+
+    @property
+    def job_id(self) -> str | None:
+        """The batch job this run's attempt is (None for a local run, or before the scheduler answered)."""
+        return None if self.engine is None else self.engine.job_id
 
     @property
     def host(self) -> str | None:
@@ -160,6 +194,8 @@ class Run:
                 values["incarnation"] = Incarnation(**values["incarnation"])
             if values.get("delivery") is not None:
                 values["delivery"] = DeliveryValue(**values["delivery"])
+            if values.get("engine") is not None:
+                values["engine"] = Engine(**values["engine"])
             run = cls(**values)
         except TypeError as exc:
             raise RecordUnusable("malformed", f"record fields are malformed: {exc}") from exc
@@ -208,6 +244,19 @@ def _check_types(run: Run) -> None:
             raise RecordUnusable("malformed", f"bad timestamp {stamp!r}: {exc}") from exc
         if moment is not None and moment.tzinfo is None:
             raise RecordUnusable("malformed", f"timestamp {stamp!r} has no UTC offset")
+    if run.executor is not None and run.executor not in EXECUTORS:
+        raise RecordUnusable("malformed", f"executor {run.executor!r} is not one li knows")
+    engine = run.engine
+    if engine is not None and not (
+            isinstance(engine.executor, str) and isinstance(engine.job_id, str)
+            and all(v is None or isinstance(v, str)
+                    for v in (engine.cluster, engine.submit_time, engine.submitted_at))):
+        raise RecordUnusable("malformed", "engine fields must be strings")
+    incarnation = run.incarnation
+    if incarnation is not None and not (
+            (incarnation.job_id is None or isinstance(incarnation.job_id, str))
+            and (incarnation.restart_count is None or _is_int(incarnation.restart_count))):
+        raise RecordUnusable("malformed", "the incarnation's job_id and restart_count are malformed")
 
 
 # --- what a person sees of a run's work in a listing ------------------------------------------------

@@ -221,7 +221,7 @@ class SubmitData(Wire):
     log: str
 
     @classmethod
-    def handle(cls, run_id: str, pid: int, log: str) -> SubmitData:
+    def handle(cls, run_id: str, pid: int | None, log: str) -> SubmitData:
         """What submit returns: a handle to resolve through status reads, never a result (D5)."""
         return cls(run_id=run_id, pid=pid, status="running", terminal=False, outcome=None, log=log)
 

@@ -61,6 +61,14 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.batch,self.refused,)==(other.batch,other.refused,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.batch,self.refused,)==(other.batch,other.refused,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.bucket,self.attempts,self.abandoned,)==(other.bucket,other.attempts,other.abandoned,)
   return NotImplemented
  return __eq__
@@ -157,6 +165,22 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.executor,self.job_id,self.cluster,self.pid,)==(other.executor,other.job_id,other.cluster,other.pid,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.executor,self.job_id,self.cluster,self.pid,)==(other.executor,other.job_id,other.cluster,other.pid,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.executor,self.job_id,self.cluster,self.submit_time,self.submitted_at,)==(other.executor,other.job_id,other.cluster,other.submit_time,other.submitted_at,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.executor,self.job_id,self.cluster,self.submit_time,self.submitted_at,)==(other.executor,other.job_id,other.cluster,other.submit_time,other.submitted_at,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.exit_code,self.answer,self.is_error,self.timed_out,self.usage,)==(other.exit_code,other.answer,other.is_error,other.timed_out,other.usage,)
   return NotImplemented
  return __eq__
@@ -189,10 +213,10 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.host_id,self.boot_id,self.pid,self.create_time,self.pgid,)==(other.host_id,other.boot_id,other.pid,other.create_time,other.pgid,)
+   return (self.host_id,self.boot_id,self.pid,self.create_time,self.pgid,self.job_id,self.restart_count,)==(other.host_id,other.boot_id,other.pid,other.create_time,other.pgid,other.job_id,other.restart_count,)
   return NotImplemented
  return __eq__
-CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.host_id,self.boot_id,self.pid,self.create_time,self.pgid,)==(other.host_id,other.boot_id,other.pid,other.create_time,other.pgid,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.host_id,self.boot_id,self.pid,self.create_time,self.pgid,self.job_id,self.restart_count,)==(other.host_id,other.boot_id,other.pid,other.create_time,other.pgid,other.job_id,other.restart_count,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -221,10 +245,10 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,)==(other.kind,other.instruction,other.legs,other.cwd,other.label,other.timeout,other.synthesize,other.notify,other.notify_source,other.agents,other.extra,)
+   return (self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,)==(other.kind,other.instruction,other.legs,other.cwd,other.label,other.timeout,other.synthesize,other.notify,other.notify_source,other.agents,other.extra,other.executor,other.partition,other.slurm_args,)
   return NotImplemented
  return __eq__
-CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,)==(other.kind,other.instruction,other.legs,other.cwd,other.label,other.timeout,other.synthesize,other.notify,other.notify_source,other.agents,other.extra,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,)==(other.kind,other.instruction,other.legs,other.cwd,other.label,other.timeout,other.synthesize,other.notify,other.notify_source,other.agents,other.extra,other.executor,other.partition,other.slurm_args,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -397,6 +421,14 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.rows,)==(other.rows,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.rows,)==(other.rows,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.run,self.finding,self.derivation,)==(other.run,other.finding,other.derivation,)
   return NotImplemented
  return __eq__
@@ -409,6 +441,14 @@ def __create_fn__():
   return NotImplemented
  return __eq__
 CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.action,self.status,self.terminal,self.outcome,)==(other.run_id,other.action,other.status,other.terminal,other.outcome,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.run_id,self.argv,self.cwd,self.env,self.partition,self.options,)==(other.run_id,other.argv,other.cwd,other.env,other.partition,other.options,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.argv,self.cwd,self.env,self.partition,self.options,)==(other.run_id,other.argv,other.cwd,other.env,other.partition,other.options,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -453,10 +493,10 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.run_id,self.kind,self.status,self.submitted_at,self.spawn_state,self.label,self.started_at,self.finished_at,self.finished_at_precision,self.pid,self.incarnation,self.outcome,self.reason_code,self.exit_code,self.generation,self.kill_requested_at,self.notify,self.notify_source,self.delivery,self.terminal_source,self.terminal_evidence,self.model,self.cwd,self.host_id,self.timeout,self.extra,)==(other.run_id,other.kind,other.status,other.submitted_at,other.spawn_state,other.label,other.started_at,other.finished_at,other.finished_at_precision,other.pid,other.incarnation,other.outcome,other.reason_code,other.exit_code,other.generation,other.kill_requested_at,other.notify,other.notify_source,other.delivery,other.terminal_source,other.terminal_evidence,other.model,other.cwd,other.host_id,other.timeout,other.extra,)
+   return (self.run_id,self.kind,self.status,self.submitted_at,self.spawn_state,self.label,self.started_at,self.finished_at,self.finished_at_precision,self.pid,self.incarnation,self.outcome,self.reason_code,self.exit_code,self.generation,self.kill_requested_at,self.notify,self.notify_source,self.delivery,self.terminal_source,self.terminal_evidence,self.model,self.cwd,self.host_id,self.timeout,self.extra,self.executor,self.engine,)==(other.run_id,other.kind,other.status,other.submitted_at,other.spawn_state,other.label,other.started_at,other.finished_at,other.finished_at_precision,other.pid,other.incarnation,other.outcome,other.reason_code,other.exit_code,other.generation,other.kill_requested_at,other.notify,other.notify_source,other.delivery,other.terminal_source,other.terminal_evidence,other.model,other.cwd,other.host_id,other.timeout,other.extra,other.executor,other.engine,)
   return NotImplemented
  return __eq__
-CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.kind,self.status,self.submitted_at,self.spawn_state,self.label,self.started_at,self.finished_at,self.finished_at_precision,self.pid,self.incarnation,self.outcome,self.reason_code,self.exit_code,self.generation,self.kill_requested_at,self.notify,self.notify_source,self.delivery,self.terminal_source,self.terminal_evidence,self.model,self.cwd,self.host_id,self.timeout,self.extra,)==(other.run_id,other.kind,other.status,other.submitted_at,other.spawn_state,other.label,other.started_at,other.finished_at,other.finished_at_precision,other.pid,other.incarnation,other.outcome,other.reason_code,other.exit_code,other.generation,other.kill_requested_at,other.notify,other.notify_source,other.delivery,other.terminal_source,other.terminal_evidence,other.model,other.cwd,other.host_id,other.timeout,other.extra,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.kind,self.status,self.submitted_at,self.spawn_state,self.label,self.started_at,self.finished_at,self.finished_at_precision,self.pid,self.incarnation,self.outcome,self.reason_code,self.exit_code,self.generation,self.kill_requested_at,self.notify,self.notify_source,self.delivery,self.terminal_source,self.terminal_evidence,self.model,self.cwd,self.host_id,self.timeout,self.extra,self.executor,self.engine,)==(other.run_id,other.kind,other.status,other.submitted_at,other.spawn_state,other.label,other.started_at,other.finished_at,other.finished_at_precision,other.pid,other.incarnation,other.outcome,other.reason_code,other.exit_code,other.generation,other.kill_requested_at,other.notify,other.notify_source,other.delivery,other.terminal_source,other.terminal_evidence,other.model,other.cwd,other.host_id,other.timeout,other.extra,other.executor,other.engine,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -634,6 +674,12 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.available,
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.batch,self.refused,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.batch,self.refused,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.bucket,self.attempts,self.abandoned,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.bucket,self.attempts,self.abandoned,))\n return __hash__'] = __create_fn__.__code__
@@ -688,6 +734,18 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.examined,s
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.executor,self.job_id,self.cluster,self.pid,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.executor,self.job_id,self.cluster,self.pid,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.executor,self.job_id,self.cluster,self.submit_time,self.submitted_at,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.executor,self.job_id,self.cluster,self.submit_time,self.submitted_at,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.exit_code,self.stdout,self.stderr,self.launch_error,self.timed_out,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.exit_code,self.stdout,self.stderr,self.launch_error,self.timed_out,))\n return __hash__'] = __create_fn__.__code__
@@ -706,9 +764,9 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.host_id,se
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.host_id,self.boot_id,self.pid,self.create_time,self.pgid,))
+  return hash((self.host_id,self.boot_id,self.pid,self.create_time,self.pgid,self.job_id,self.restart_count,))
  return __hash__
-CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.host_id,self.boot_id,self.pid,self.create_time,self.pgid,))\n return __hash__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.host_id,self.boot_id,self.pid,self.create_time,self.pgid,self.job_id,self.restart_count,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -730,9 +788,9 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.job_id,sel
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,))
+  return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,))
  return __hash__
-CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,))\n return __hash__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -862,6 +920,12 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.requested_
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.rows,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.rows,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.run,self.finding,self.derivation,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run,self.finding,self.derivation,))\n return __hash__'] = __create_fn__.__code__
@@ -871,6 +935,12 @@ def __create_fn__():
   return hash((self.run_id,self.action,self.status,self.terminal,self.outcome,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.action,self.status,self.terminal,self.outcome,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.run_id,self.argv,self.cwd,self.env,self.partition,self.options,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.argv,self.cwd,self.env,self.partition,self.options,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -904,9 +974,9 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,sel
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.run_id,self.kind,self.status,self.submitted_at,self.spawn_state,self.label,self.started_at,self.finished_at,self.finished_at_precision,self.pid,self.incarnation,self.outcome,self.reason_code,self.exit_code,self.generation,self.kill_requested_at,self.notify,self.notify_source,self.delivery,self.terminal_source,self.terminal_evidence,self.model,self.cwd,self.host_id,self.timeout,self.extra,))
+  return hash((self.run_id,self.kind,self.status,self.submitted_at,self.spawn_state,self.label,self.started_at,self.finished_at,self.finished_at_precision,self.pid,self.incarnation,self.outcome,self.reason_code,self.exit_code,self.generation,self.kill_requested_at,self.notify,self.notify_source,self.delivery,self.terminal_source,self.terminal_evidence,self.model,self.cwd,self.host_id,self.timeout,self.extra,self.executor,self.engine,))
  return __hash__
-CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.kind,self.status,self.submitted_at,self.spawn_state,self.label,self.started_at,self.finished_at,self.finished_at_precision,self.pid,self.incarnation,self.outcome,self.reason_code,self.exit_code,self.generation,self.kill_requested_at,self.notify,self.notify_source,self.delivery,self.terminal_source,self.terminal_evidence,self.model,self.cwd,self.host_id,self.timeout,self.extra,))\n return __hash__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.kind,self.status,self.submitted_at,self.spawn_state,self.label,self.started_at,self.finished_at,self.finished_at_precision,self.pid,self.incarnation,self.outcome,self.reason_code,self.exit_code,self.generation,self.kill_requested_at,self.notify,self.notify_source,self.delivery,self.terminal_source,self.terminal_evidence,self.model,self.cwd,self.host_id,self.timeout,self.extra,self.executor,self.engine,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -1048,6 +1118,12 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(batch={self.batch!r}, refused={self.refused!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(batch={self.batch!r}, refused={self.refused!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(bucket={self.bucket!r}, attempts={self.attempts!r}, abandoned={self.abandoned!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(bucket={self.bucket!r}, attempts={self.attempts!r}, abandoned={self.abandoned!r})"\n return __repr__'] = __create_fn__.__code__
@@ -1120,6 +1196,18 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(executor={self.executor!r}, job_id={self.job_id!r}, cluster={self.cluster!r}, pid={self.pid!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(executor={self.executor!r}, job_id={self.job_id!r}, cluster={self.cluster!r}, pid={self.pid!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(executor={self.executor!r}, job_id={self.job_id!r}, cluster={self.cluster!r}, submit_time={self.submit_time!r}, submitted_at={self.submitted_at!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(executor={self.executor!r}, job_id={self.job_id!r}, cluster={self.cluster!r}, submit_time={self.submit_time!r}, submitted_at={self.submitted_at!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(exit_code={self.exit_code!r}, answer={self.answer!r}, is_error={self.is_error!r}, timed_out={self.timed_out!r}, usage={self.usage!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(exit_code={self.exit_code!r}, answer={self.answer!r}, is_error={self.is_error!r}, timed_out={self.timed_out!r}, usage={self.usage!r})"\n return __repr__'] = __create_fn__.__code__
@@ -1144,9 +1232,9 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(host_id={self.host_id!r}, boot_id={self.boot_id!r}, pid={self.pid!r}, create_time={self.create_time!r}, pgid={self.pgid!r})"
+  return self.__class__.__qualname__ + f"(host_id={self.host_id!r}, boot_id={self.boot_id!r}, pid={self.pid!r}, create_time={self.create_time!r}, pgid={self.pgid!r}, job_id={self.job_id!r}, restart_count={self.restart_count!r})"
  return __repr__
-CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(host_id={self.host_id!r}, boot_id={self.boot_id!r}, pid={self.pid!r}, create_time={self.create_time!r}, pgid={self.pgid!r})"\n return __repr__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(host_id={self.host_id!r}, boot_id={self.boot_id!r}, pid={self.pid!r}, create_time={self.create_time!r}, pgid={self.pgid!r}, job_id={self.job_id!r}, restart_count={self.restart_count!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1168,9 +1256,9 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r})"
+  return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r}, executor={self.executor!r}, partition={self.partition!r}, slurm_args={self.slurm_args!r})"
  return __repr__
-CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r})"\n return __repr__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r}, executor={self.executor!r}, partition={self.partition!r}, slurm_args={self.slurm_args!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1300,6 +1388,12 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(rows={self.rows!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(rows={self.rows!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(run={self.run!r}, finding={self.finding!r}, derivation={self.derivation!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run={self.run!r}, finding={self.finding!r}, derivation={self.derivation!r})"\n return __repr__'] = __create_fn__.__code__
@@ -1309,6 +1403,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, action={self.action!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, action={self.action!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, argv={self.argv!r}, cwd={self.cwd!r}, env={self.env!r}, partition={self.partition!r}, options={self.options!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, argv={self.argv!r}, cwd={self.cwd!r}, env={self.env!r}, partition={self.partition!r}, options={self.options!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1342,9 +1442,9 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, status={self.status!r}, submitted_at={self.submitted_at!r}, spawn_state={self.spawn_state!r}, label={self.label!r}, started_at={self.started_at!r}, finished_at={self.finished_at!r}, finished_at_precision={self.finished_at_precision!r}, pid={self.pid!r}, incarnation={self.incarnation!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, exit_code={self.exit_code!r}, generation={self.generation!r}, kill_requested_at={self.kill_requested_at!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, delivery={self.delivery!r}, terminal_source={self.terminal_source!r}, terminal_evidence={self.terminal_evidence!r}, model={self.model!r}, cwd={self.cwd!r}, host_id={self.host_id!r}, timeout={self.timeout!r}, extra={self.extra!r})"
+  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, status={self.status!r}, submitted_at={self.submitted_at!r}, spawn_state={self.spawn_state!r}, label={self.label!r}, started_at={self.started_at!r}, finished_at={self.finished_at!r}, finished_at_precision={self.finished_at_precision!r}, pid={self.pid!r}, incarnation={self.incarnation!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, exit_code={self.exit_code!r}, generation={self.generation!r}, kill_requested_at={self.kill_requested_at!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, delivery={self.delivery!r}, terminal_source={self.terminal_source!r}, terminal_evidence={self.terminal_evidence!r}, model={self.model!r}, cwd={self.cwd!r}, host_id={self.host_id!r}, timeout={self.timeout!r}, extra={self.extra!r}, executor={self.executor!r}, engine={self.engine!r})"
  return __repr__
-CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, status={self.status!r}, submitted_at={self.submitted_at!r}, spawn_state={self.spawn_state!r}, label={self.label!r}, started_at={self.started_at!r}, finished_at={self.finished_at!r}, finished_at_precision={self.finished_at_precision!r}, pid={self.pid!r}, incarnation={self.incarnation!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, exit_code={self.exit_code!r}, generation={self.generation!r}, kill_requested_at={self.kill_requested_at!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, delivery={self.delivery!r}, terminal_source={self.terminal_source!r}, terminal_evidence={self.terminal_evidence!r}, model={self.model!r}, cwd={self.cwd!r}, host_id={self.host_id!r}, timeout={self.timeout!r}, extra={self.extra!r})"\n return __repr__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, status={self.status!r}, submitted_at={self.submitted_at!r}, spawn_state={self.spawn_state!r}, label={self.label!r}, started_at={self.started_at!r}, finished_at={self.finished_at!r}, finished_at_precision={self.finished_at_precision!r}, pid={self.pid!r}, incarnation={self.incarnation!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, exit_code={self.exit_code!r}, generation={self.generation!r}, kill_requested_at={self.kill_requested_at!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, delivery={self.delivery!r}, terminal_source={self.terminal_source!r}, terminal_evidence={self.terminal_evidence!r}, model={self.model!r}, cwd={self.cwd!r}, host_id={self.host_id!r}, timeout={self.timeout!r}, extra={self.extra!r}, executor={self.executor!r}, engine={self.engine!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1508,6 +1608,13 @@ def __create_fn__(_type_available, _type_value, _type_reason_code, _type_detail,
  return __init__
 CODE["def __create_fn__(_type_available, _type_value, _type_reason_code, _type_detail, _type_truncated, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,available:_type_available,value:_type_value,reason_code:_type_reason_code,detail:_type_detail,truncated:_type_truncated)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'available',available)\n  __dataclass_builtins_object__.__setattr__(self,'value',value)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'detail',detail)\n  __dataclass_builtins_object__.__setattr__(self,'truncated',truncated)\n return __init__"] = __create_fn__.__code__
 
+def __create_fn__(_type_batch, _type_refused, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_refused, _return_type):
+ def __init__(self,batch:_type_batch,refused:_type_refused=_dflt_refused)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'batch',batch)
+  __dataclass_builtins_object__.__setattr__(self,'refused',refused)
+ return __init__
+CODE["def __create_fn__(_type_batch, _type_refused, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_refused, _return_type):\n def __init__(self,batch:_type_batch,refused:_type_refused=_dflt_refused)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'batch',batch)\n  __dataclass_builtins_object__.__setattr__(self,'refused',refused)\n return __init__"] = __create_fn__.__code__
+
 def __create_fn__(_type_bucket, _type_attempts, _type_abandoned, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,bucket:_type_bucket,attempts:_type_attempts,abandoned:_type_abandoned)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'bucket',bucket)
@@ -1613,6 +1720,25 @@ def __create_fn__(_type_examined, _type_loose, _type_example, _type_tightened, _
  return __init__
 CODE["def __create_fn__(_type_examined, _type_loose, _type_example, _type_tightened, _type_failed, _type_failure, _type_truncated, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_examined, _dflt_loose, _dflt_example, _dflt_tightened, _dflt_failed, _dflt_failure, _dflt_truncated, _dflt_error, _return_type):\n def __init__(self,examined:_type_examined=_dflt_examined,loose:_type_loose=_dflt_loose,example:_type_example=_dflt_example,tightened:_type_tightened=_dflt_tightened,failed:_type_failed=_dflt_failed,failure:_type_failure=_dflt_failure,truncated:_type_truncated=_dflt_truncated,error:_type_error=_dflt_error)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'examined',examined)\n  __dataclass_builtins_object__.__setattr__(self,'loose',loose)\n  __dataclass_builtins_object__.__setattr__(self,'example',example)\n  __dataclass_builtins_object__.__setattr__(self,'tightened',tightened)\n  __dataclass_builtins_object__.__setattr__(self,'failed',failed)\n  __dataclass_builtins_object__.__setattr__(self,'failure',failure)\n  __dataclass_builtins_object__.__setattr__(self,'truncated',truncated)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n return __init__"] = __create_fn__.__code__
 
+def __create_fn__(_type_executor, _type_job_id, _type_cluster, _type_pid, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_job_id, _dflt_cluster, _dflt_pid, _return_type):
+ def __init__(self,executor:_type_executor,job_id:_type_job_id=_dflt_job_id,cluster:_type_cluster=_dflt_cluster,pid:_type_pid=_dflt_pid)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'executor',executor)
+  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)
+  __dataclass_builtins_object__.__setattr__(self,'cluster',cluster)
+  __dataclass_builtins_object__.__setattr__(self,'pid',pid)
+ return __init__
+CODE["def __create_fn__(_type_executor, _type_job_id, _type_cluster, _type_pid, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_job_id, _dflt_cluster, _dflt_pid, _return_type):\n def __init__(self,executor:_type_executor,job_id:_type_job_id=_dflt_job_id,cluster:_type_cluster=_dflt_cluster,pid:_type_pid=_dflt_pid)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'executor',executor)\n  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)\n  __dataclass_builtins_object__.__setattr__(self,'cluster',cluster)\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_executor, _type_job_id, _type_cluster, _type_submit_time, _type_submitted_at, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cluster, _dflt_submit_time, _dflt_submitted_at, _return_type):
+ def __init__(self,executor:_type_executor,job_id:_type_job_id,cluster:_type_cluster=_dflt_cluster,submit_time:_type_submit_time=_dflt_submit_time,submitted_at:_type_submitted_at=_dflt_submitted_at)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'executor',executor)
+  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)
+  __dataclass_builtins_object__.__setattr__(self,'cluster',cluster)
+  __dataclass_builtins_object__.__setattr__(self,'submit_time',submit_time)
+  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)
+ return __init__
+CODE["def __create_fn__(_type_executor, _type_job_id, _type_cluster, _type_submit_time, _type_submitted_at, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_cluster, _dflt_submit_time, _dflt_submitted_at, _return_type):\n def __init__(self,executor:_type_executor,job_id:_type_job_id,cluster:_type_cluster=_dflt_cluster,submit_time:_type_submit_time=_dflt_submit_time,submitted_at:_type_submitted_at=_dflt_submitted_at)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'executor',executor)\n  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)\n  __dataclass_builtins_object__.__setattr__(self,'cluster',cluster)\n  __dataclass_builtins_object__.__setattr__(self,'submit_time',submit_time)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n return __init__"] = __create_fn__.__code__
+
 def __create_fn__(_type_exit_code, _type_answer, _type_is_error, _type_timed_out, _type_usage, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_answer, _dflt_is_error, _dflt_timed_out, _dflt_usage, _return_type):
  def __init__(self,exit_code:_type_exit_code,answer:_type_answer=_dflt_answer,is_error:_type_is_error=_dflt_is_error,timed_out:_type_timed_out=_dflt_timed_out,usage:_type_usage=_HAS_DEFAULT_FACTORY)->_return_type:
   self.exit_code=exit_code
@@ -1646,15 +1772,17 @@ def __create_fn__(_type_host_id, _type_boot_id, MISSING, _HAS_DEFAULT_FACTORY, _
  return __init__
 CODE["def __create_fn__(_type_host_id, _type_boot_id, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,host_id:_type_host_id,boot_id:_type_boot_id)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'host_id',host_id)\n  __dataclass_builtins_object__.__setattr__(self,'boot_id',boot_id)\n return __init__"] = __create_fn__.__code__
 
-def __create_fn__(_type_host_id, _type_boot_id, _type_pid, _type_create_time, _type_pgid, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
- def __init__(self,host_id:_type_host_id,boot_id:_type_boot_id,pid:_type_pid,create_time:_type_create_time,pgid:_type_pgid)->_return_type:
+def __create_fn__(_type_host_id, _type_boot_id, _type_pid, _type_create_time, _type_pgid, _type_job_id, _type_restart_count, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_job_id, _dflt_restart_count, _return_type):
+ def __init__(self,host_id:_type_host_id,boot_id:_type_boot_id,pid:_type_pid,create_time:_type_create_time,pgid:_type_pgid,job_id:_type_job_id=_dflt_job_id,restart_count:_type_restart_count=_dflt_restart_count)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'host_id',host_id)
   __dataclass_builtins_object__.__setattr__(self,'boot_id',boot_id)
   __dataclass_builtins_object__.__setattr__(self,'pid',pid)
   __dataclass_builtins_object__.__setattr__(self,'create_time',create_time)
   __dataclass_builtins_object__.__setattr__(self,'pgid',pgid)
+  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)
+  __dataclass_builtins_object__.__setattr__(self,'restart_count',restart_count)
  return __init__
-CODE["def __create_fn__(_type_host_id, _type_boot_id, _type_pid, _type_create_time, _type_pgid, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,host_id:_type_host_id,boot_id:_type_boot_id,pid:_type_pid,create_time:_type_create_time,pgid:_type_pgid)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'host_id',host_id)\n  __dataclass_builtins_object__.__setattr__(self,'boot_id',boot_id)\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'create_time',create_time)\n  __dataclass_builtins_object__.__setattr__(self,'pgid',pgid)\n return __init__"] = __create_fn__.__code__
+CODE["def __create_fn__(_type_host_id, _type_boot_id, _type_pid, _type_create_time, _type_pgid, _type_job_id, _type_restart_count, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_job_id, _dflt_restart_count, _return_type):\n def __init__(self,host_id:_type_host_id,boot_id:_type_boot_id,pid:_type_pid,create_time:_type_create_time,pgid:_type_pgid,job_id:_type_job_id=_dflt_job_id,restart_count:_type_restart_count=_dflt_restart_count)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'host_id',host_id)\n  __dataclass_builtins_object__.__setattr__(self,'boot_id',boot_id)\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'create_time',create_time)\n  __dataclass_builtins_object__.__setattr__(self,'pgid',pgid)\n  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)\n  __dataclass_builtins_object__.__setattr__(self,'restart_count',restart_count)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_id, _type_model, _type_prompt, _type_depends_on, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_prompt, _dflt_depends_on, _return_type):
  def __init__(self,id:_type_id,model:_type_model,prompt:_type_prompt=_dflt_prompt,depends_on:_type_depends_on=_dflt_depends_on)->_return_type:
@@ -1683,8 +1811,8 @@ def __create_fn__(_type_job_id, _type_submit_time, MISSING, _HAS_DEFAULT_FACTORY
  return __init__
 CODE["def __create_fn__(_type_job_id, _type_submit_time, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_submit_time, _return_type):\n def __init__(self,job_id:_type_job_id,submit_time:_type_submit_time=_dflt_submit_time)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)\n  __dataclass_builtins_object__.__setattr__(self,'submit_time',submit_time)\n return __init__"] = __create_fn__.__code__
 
-def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_label, _type_timeout, _type_synthesize, _type_notify, _type_notify_source, _type_agents, _type_extra, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_timeout, _dflt_synthesize, _dflt_notify, _dflt_notify_source, _dflt_agents, _dflt_extra, _return_type):
- def __init__(self,kind:_type_kind,instruction:_type_instruction,legs:_type_legs,cwd:_type_cwd,label:_type_label=_dflt_label,timeout:_type_timeout=_dflt_timeout,synthesize:_type_synthesize=_dflt_synthesize,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,agents:_type_agents=_HAS_DEFAULT_FACTORY,extra:_type_extra=_HAS_DEFAULT_FACTORY)->_return_type:
+def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_label, _type_timeout, _type_synthesize, _type_notify, _type_notify_source, _type_agents, _type_extra, _type_executor, _type_partition, _type_slurm_args, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_timeout, _dflt_synthesize, _dflt_notify, _dflt_notify_source, _dflt_agents, _dflt_extra, _dflt_executor, _dflt_partition, _dflt_slurm_args, _return_type):
+ def __init__(self,kind:_type_kind,instruction:_type_instruction,legs:_type_legs,cwd:_type_cwd,label:_type_label=_dflt_label,timeout:_type_timeout=_dflt_timeout,synthesize:_type_synthesize=_dflt_synthesize,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,agents:_type_agents=_HAS_DEFAULT_FACTORY,extra:_type_extra=_HAS_DEFAULT_FACTORY,executor:_type_executor=_dflt_executor,partition:_type_partition=_dflt_partition,slurm_args:_type_slurm_args=_dflt_slurm_args)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'instruction',instruction)
   __dataclass_builtins_object__.__setattr__(self,'legs',legs)
@@ -1696,8 +1824,11 @@ def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_la
   __dataclass_builtins_object__.__setattr__(self,'notify_source',notify_source)
   __dataclass_builtins_object__.__setattr__(self,'agents',_dflt_agents() if agents is _HAS_DEFAULT_FACTORY else agents)
   __dataclass_builtins_object__.__setattr__(self,'extra',_dflt_extra() if extra is _HAS_DEFAULT_FACTORY else extra)
+  __dataclass_builtins_object__.__setattr__(self,'executor',executor)
+  __dataclass_builtins_object__.__setattr__(self,'partition',partition)
+  __dataclass_builtins_object__.__setattr__(self,'slurm_args',slurm_args)
  return __init__
-CODE["def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_label, _type_timeout, _type_synthesize, _type_notify, _type_notify_source, _type_agents, _type_extra, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_timeout, _dflt_synthesize, _dflt_notify, _dflt_notify_source, _dflt_agents, _dflt_extra, _return_type):\n def __init__(self,kind:_type_kind,instruction:_type_instruction,legs:_type_legs,cwd:_type_cwd,label:_type_label=_dflt_label,timeout:_type_timeout=_dflt_timeout,synthesize:_type_synthesize=_dflt_synthesize,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,agents:_type_agents=_HAS_DEFAULT_FACTORY,extra:_type_extra=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'instruction',instruction)\n  __dataclass_builtins_object__.__setattr__(self,'legs',legs)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'synthesize',synthesize)\n  __dataclass_builtins_object__.__setattr__(self,'notify',notify)\n  __dataclass_builtins_object__.__setattr__(self,'notify_source',notify_source)\n  __dataclass_builtins_object__.__setattr__(self,'agents',_dflt_agents() if agents is _HAS_DEFAULT_FACTORY else agents)\n  __dataclass_builtins_object__.__setattr__(self,'extra',_dflt_extra() if extra is _HAS_DEFAULT_FACTORY else extra)\n return __init__"] = __create_fn__.__code__
+CODE["def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_label, _type_timeout, _type_synthesize, _type_notify, _type_notify_source, _type_agents, _type_extra, _type_executor, _type_partition, _type_slurm_args, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_timeout, _dflt_synthesize, _dflt_notify, _dflt_notify_source, _dflt_agents, _dflt_extra, _dflt_executor, _dflt_partition, _dflt_slurm_args, _return_type):\n def __init__(self,kind:_type_kind,instruction:_type_instruction,legs:_type_legs,cwd:_type_cwd,label:_type_label=_dflt_label,timeout:_type_timeout=_dflt_timeout,synthesize:_type_synthesize=_dflt_synthesize,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,agents:_type_agents=_HAS_DEFAULT_FACTORY,extra:_type_extra=_HAS_DEFAULT_FACTORY,executor:_type_executor=_dflt_executor,partition:_type_partition=_dflt_partition,slurm_args:_type_slurm_args=_dflt_slurm_args)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'instruction',instruction)\n  __dataclass_builtins_object__.__setattr__(self,'legs',legs)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'synthesize',synthesize)\n  __dataclass_builtins_object__.__setattr__(self,'notify',notify)\n  __dataclass_builtins_object__.__setattr__(self,'notify_source',notify_source)\n  __dataclass_builtins_object__.__setattr__(self,'agents',_dflt_agents() if agents is _HAS_DEFAULT_FACTORY else agents)\n  __dataclass_builtins_object__.__setattr__(self,'extra',_dflt_extra() if extra is _HAS_DEFAULT_FACTORY else extra)\n  __dataclass_builtins_object__.__setattr__(self,'executor',executor)\n  __dataclass_builtins_object__.__setattr__(self,'partition',partition)\n  __dataclass_builtins_object__.__setattr__(self,'slurm_args',slurm_args)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_kind, _type_message, _type_detail, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_detail, _return_type):
  def __init__(self,*,kind:_type_kind,message:_type_message,detail:_type_detail=_dflt_detail)->_return_type:
@@ -1895,6 +2026,12 @@ def __create_fn__(_type_requested_ids, _type_seen, _type_partition, _type_max_wa
  return __init__
 CODE["def __create_fn__(_type_requested_ids, _type_seen, _type_partition, _type_max_wait, _type_poll_interval, _type_unresolved_spawn_after, _type_waited, _type_interrupted, _type_passes, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_waited, _dflt_interrupted, _dflt_passes, _return_type):\n def __init__(self,requested_ids:_type_requested_ids,seen:_type_seen,partition:_type_partition,max_wait:_type_max_wait,poll_interval:_type_poll_interval,unresolved_spawn_after:_type_unresolved_spawn_after,waited:_type_waited=_dflt_waited,interrupted:_type_interrupted=_dflt_interrupted,passes:_type_passes=_dflt_passes)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'requested_ids',requested_ids)\n  __dataclass_builtins_object__.__setattr__(self,'seen',seen)\n  __dataclass_builtins_object__.__setattr__(self,'partition',partition)\n  __dataclass_builtins_object__.__setattr__(self,'max_wait',max_wait)\n  __dataclass_builtins_object__.__setattr__(self,'poll_interval',poll_interval)\n  __dataclass_builtins_object__.__setattr__(self,'unresolved_spawn_after',unresolved_spawn_after)\n  __dataclass_builtins_object__.__setattr__(self,'waited',waited)\n  __dataclass_builtins_object__.__setattr__(self,'interrupted',interrupted)\n  __dataclass_builtins_object__.__setattr__(self,'passes',passes)\n return __init__"] = __create_fn__.__code__
 
+def __create_fn__(_type_rows, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,rows:_type_rows)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'rows',rows)
+ return __init__
+CODE["def __create_fn__(_type_rows, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,rows:_type_rows)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'rows',rows)\n return __init__"] = __create_fn__.__code__
+
 def __create_fn__(_type_run, _type_finding, _type_derivation, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,run:_type_run,finding:_type_finding,derivation:_type_derivation)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'run',run)
@@ -1912,6 +2049,17 @@ def __create_fn__(_type_run_id, _type_action, _type_status, _type_terminal, _typ
   __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)
  return __init__
 CODE["def __create_fn__(_type_run_id, _type_action, _type_status, _type_terminal, _type_outcome, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,run_id:_type_run_id,action:_type_action,status:_type_status,terminal:_type_terminal,outcome:_type_outcome)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'action',action)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'terminal',terminal)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_run_id, _type_argv, _type_cwd, _type_env, _type_partition, _type_options, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_partition, _dflt_options, _return_type):
+ def __init__(self,run_id:_type_run_id,argv:_type_argv,cwd:_type_cwd,env:_type_env,partition:_type_partition=_dflt_partition,options:_type_options=_dflt_options)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)
+  __dataclass_builtins_object__.__setattr__(self,'argv',argv)
+  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)
+  __dataclass_builtins_object__.__setattr__(self,'env',env)
+  __dataclass_builtins_object__.__setattr__(self,'partition',partition)
+  __dataclass_builtins_object__.__setattr__(self,'options',options)
+ return __init__
+CODE["def __create_fn__(_type_run_id, _type_argv, _type_cwd, _type_env, _type_partition, _type_options, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_partition, _dflt_options, _return_type):\n def __init__(self,run_id:_type_run_id,argv:_type_argv,cwd:_type_cwd,env:_type_env,partition:_type_partition=_dflt_partition,options:_type_options=_dflt_options)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'argv',argv)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'env',env)\n  __dataclass_builtins_object__.__setattr__(self,'partition',partition)\n  __dataclass_builtins_object__.__setattr__(self,'options',options)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_run_id, _type_console, _type_artifacts, _type_manifest, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,*,run_id:_type_run_id,console:_type_console,artifacts:_type_artifacts,manifest:_type_manifest)->_return_type:
@@ -2005,8 +2153,8 @@ def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_ter
  return __init__
 CODE["def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_error, _type_model, _type_exit_code, _type_started_at, _type_finished_at, _type_command, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_finished_at, _dflt_command, _return_type):\n def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,error:_type_error,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,finished_at:_type_finished_at=_dflt_finished_at,command:_type_command=_dflt_command)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'terminal',terminal)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'possibly_orphaned',possibly_orphaned)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'host',host)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at',finished_at)\n  __dataclass_builtins_object__.__setattr__(self,'command',command)\n return __init__"] = __create_fn__.__code__
 
-def __create_fn__(_type_run_id, _type_kind, _type_status, _type_submitted_at, _type_spawn_state, _type_label, _type_started_at, _type_finished_at, _type_finished_at_precision, _type_pid, _type_incarnation, _type_outcome, _type_reason_code, _type_exit_code, _type_generation, _type_kill_requested_at, _type_notify, _type_notify_source, _type_delivery, _type_terminal_source, _type_terminal_evidence, _type_model, _type_cwd, _type_host_id, _type_timeout, _type_extra, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_started_at, _dflt_finished_at, _dflt_finished_at_precision, _dflt_pid, _dflt_incarnation, _dflt_outcome, _dflt_reason_code, _dflt_exit_code, _dflt_generation, _dflt_kill_requested_at, _dflt_notify, _dflt_notify_source, _dflt_delivery, _dflt_terminal_source, _dflt_terminal_evidence, _dflt_model, _dflt_cwd, _dflt_host_id, _dflt_timeout, _dflt_extra, _return_type):
- def __init__(self,run_id:_type_run_id,kind:_type_kind,status:_type_status,submitted_at:_type_submitted_at,spawn_state:_type_spawn_state,label:_type_label=_dflt_label,started_at:_type_started_at=_dflt_started_at,finished_at:_type_finished_at=_dflt_finished_at,finished_at_precision:_type_finished_at_precision=_dflt_finished_at_precision,pid:_type_pid=_dflt_pid,incarnation:_type_incarnation=_dflt_incarnation,outcome:_type_outcome=_dflt_outcome,reason_code:_type_reason_code=_dflt_reason_code,exit_code:_type_exit_code=_dflt_exit_code,generation:_type_generation=_dflt_generation,kill_requested_at:_type_kill_requested_at=_dflt_kill_requested_at,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,delivery:_type_delivery=_dflt_delivery,terminal_source:_type_terminal_source=_dflt_terminal_source,terminal_evidence:_type_terminal_evidence=_dflt_terminal_evidence,model:_type_model=_dflt_model,cwd:_type_cwd=_dflt_cwd,host_id:_type_host_id=_dflt_host_id,timeout:_type_timeout=_dflt_timeout,extra:_type_extra=_HAS_DEFAULT_FACTORY)->_return_type:
+def __create_fn__(_type_run_id, _type_kind, _type_status, _type_submitted_at, _type_spawn_state, _type_label, _type_started_at, _type_finished_at, _type_finished_at_precision, _type_pid, _type_incarnation, _type_outcome, _type_reason_code, _type_exit_code, _type_generation, _type_kill_requested_at, _type_notify, _type_notify_source, _type_delivery, _type_terminal_source, _type_terminal_evidence, _type_model, _type_cwd, _type_host_id, _type_timeout, _type_extra, _type_executor, _type_engine, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_started_at, _dflt_finished_at, _dflt_finished_at_precision, _dflt_pid, _dflt_incarnation, _dflt_outcome, _dflt_reason_code, _dflt_exit_code, _dflt_generation, _dflt_kill_requested_at, _dflt_notify, _dflt_notify_source, _dflt_delivery, _dflt_terminal_source, _dflt_terminal_evidence, _dflt_model, _dflt_cwd, _dflt_host_id, _dflt_timeout, _dflt_extra, _dflt_executor, _dflt_engine, _return_type):
+ def __init__(self,run_id:_type_run_id,kind:_type_kind,status:_type_status,submitted_at:_type_submitted_at,spawn_state:_type_spawn_state,label:_type_label=_dflt_label,started_at:_type_started_at=_dflt_started_at,finished_at:_type_finished_at=_dflt_finished_at,finished_at_precision:_type_finished_at_precision=_dflt_finished_at_precision,pid:_type_pid=_dflt_pid,incarnation:_type_incarnation=_dflt_incarnation,outcome:_type_outcome=_dflt_outcome,reason_code:_type_reason_code=_dflt_reason_code,exit_code:_type_exit_code=_dflt_exit_code,generation:_type_generation=_dflt_generation,kill_requested_at:_type_kill_requested_at=_dflt_kill_requested_at,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,delivery:_type_delivery=_dflt_delivery,terminal_source:_type_terminal_source=_dflt_terminal_source,terminal_evidence:_type_terminal_evidence=_dflt_terminal_evidence,model:_type_model=_dflt_model,cwd:_type_cwd=_dflt_cwd,host_id:_type_host_id=_dflt_host_id,timeout:_type_timeout=_dflt_timeout,extra:_type_extra=_HAS_DEFAULT_FACTORY,executor:_type_executor=_dflt_executor,engine:_type_engine=_dflt_engine)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'status',status)
@@ -2033,8 +2181,10 @@ def __create_fn__(_type_run_id, _type_kind, _type_status, _type_submitted_at, _t
   __dataclass_builtins_object__.__setattr__(self,'host_id',host_id)
   __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)
   __dataclass_builtins_object__.__setattr__(self,'extra',_dflt_extra() if extra is _HAS_DEFAULT_FACTORY else extra)
+  __dataclass_builtins_object__.__setattr__(self,'executor',executor)
+  __dataclass_builtins_object__.__setattr__(self,'engine',engine)
  return __init__
-CODE["def __create_fn__(_type_run_id, _type_kind, _type_status, _type_submitted_at, _type_spawn_state, _type_label, _type_started_at, _type_finished_at, _type_finished_at_precision, _type_pid, _type_incarnation, _type_outcome, _type_reason_code, _type_exit_code, _type_generation, _type_kill_requested_at, _type_notify, _type_notify_source, _type_delivery, _type_terminal_source, _type_terminal_evidence, _type_model, _type_cwd, _type_host_id, _type_timeout, _type_extra, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_started_at, _dflt_finished_at, _dflt_finished_at_precision, _dflt_pid, _dflt_incarnation, _dflt_outcome, _dflt_reason_code, _dflt_exit_code, _dflt_generation, _dflt_kill_requested_at, _dflt_notify, _dflt_notify_source, _dflt_delivery, _dflt_terminal_source, _dflt_terminal_evidence, _dflt_model, _dflt_cwd, _dflt_host_id, _dflt_timeout, _dflt_extra, _return_type):\n def __init__(self,run_id:_type_run_id,kind:_type_kind,status:_type_status,submitted_at:_type_submitted_at,spawn_state:_type_spawn_state,label:_type_label=_dflt_label,started_at:_type_started_at=_dflt_started_at,finished_at:_type_finished_at=_dflt_finished_at,finished_at_precision:_type_finished_at_precision=_dflt_finished_at_precision,pid:_type_pid=_dflt_pid,incarnation:_type_incarnation=_dflt_incarnation,outcome:_type_outcome=_dflt_outcome,reason_code:_type_reason_code=_dflt_reason_code,exit_code:_type_exit_code=_dflt_exit_code,generation:_type_generation=_dflt_generation,kill_requested_at:_type_kill_requested_at=_dflt_kill_requested_at,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,delivery:_type_delivery=_dflt_delivery,terminal_source:_type_terminal_source=_dflt_terminal_source,terminal_evidence:_type_terminal_evidence=_dflt_terminal_evidence,model:_type_model=_dflt_model,cwd:_type_cwd=_dflt_cwd,host_id:_type_host_id=_dflt_host_id,timeout:_type_timeout=_dflt_timeout,extra:_type_extra=_HAS_DEFAULT_FACTORY)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at',finished_at)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at_precision',finished_at_precision)\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'incarnation',incarnation)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'generation',generation)\n  __dataclass_builtins_object__.__setattr__(self,'kill_requested_at',kill_requested_at)\n  __dataclass_builtins_object__.__setattr__(self,'notify',notify)\n  __dataclass_builtins_object__.__setattr__(self,'notify_source',notify_source)\n  __dataclass_builtins_object__.__setattr__(self,'delivery',delivery)\n  __dataclass_builtins_object__.__setattr__(self,'terminal_source',terminal_source)\n  __dataclass_builtins_object__.__setattr__(self,'terminal_evidence',terminal_evidence)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'host_id',host_id)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'extra',_dflt_extra() if extra is _HAS_DEFAULT_FACTORY else extra)\n return __init__"] = __create_fn__.__code__
+CODE["def __create_fn__(_type_run_id, _type_kind, _type_status, _type_submitted_at, _type_spawn_state, _type_label, _type_started_at, _type_finished_at, _type_finished_at_precision, _type_pid, _type_incarnation, _type_outcome, _type_reason_code, _type_exit_code, _type_generation, _type_kill_requested_at, _type_notify, _type_notify_source, _type_delivery, _type_terminal_source, _type_terminal_evidence, _type_model, _type_cwd, _type_host_id, _type_timeout, _type_extra, _type_executor, _type_engine, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_started_at, _dflt_finished_at, _dflt_finished_at_precision, _dflt_pid, _dflt_incarnation, _dflt_outcome, _dflt_reason_code, _dflt_exit_code, _dflt_generation, _dflt_kill_requested_at, _dflt_notify, _dflt_notify_source, _dflt_delivery, _dflt_terminal_source, _dflt_terminal_evidence, _dflt_model, _dflt_cwd, _dflt_host_id, _dflt_timeout, _dflt_extra, _dflt_executor, _dflt_engine, _return_type):\n def __init__(self,run_id:_type_run_id,kind:_type_kind,status:_type_status,submitted_at:_type_submitted_at,spawn_state:_type_spawn_state,label:_type_label=_dflt_label,started_at:_type_started_at=_dflt_started_at,finished_at:_type_finished_at=_dflt_finished_at,finished_at_precision:_type_finished_at_precision=_dflt_finished_at_precision,pid:_type_pid=_dflt_pid,incarnation:_type_incarnation=_dflt_incarnation,outcome:_type_outcome=_dflt_outcome,reason_code:_type_reason_code=_dflt_reason_code,exit_code:_type_exit_code=_dflt_exit_code,generation:_type_generation=_dflt_generation,kill_requested_at:_type_kill_requested_at=_dflt_kill_requested_at,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,delivery:_type_delivery=_dflt_delivery,terminal_source:_type_terminal_source=_dflt_terminal_source,terminal_evidence:_type_terminal_evidence=_dflt_terminal_evidence,model:_type_model=_dflt_model,cwd:_type_cwd=_dflt_cwd,host_id:_type_host_id=_dflt_host_id,timeout:_type_timeout=_dflt_timeout,extra:_type_extra=_HAS_DEFAULT_FACTORY,executor:_type_executor=_dflt_executor,engine:_type_engine=_dflt_engine)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at',finished_at)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at_precision',finished_at_precision)\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'incarnation',incarnation)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'generation',generation)\n  __dataclass_builtins_object__.__setattr__(self,'kill_requested_at',kill_requested_at)\n  __dataclass_builtins_object__.__setattr__(self,'notify',notify)\n  __dataclass_builtins_object__.__setattr__(self,'notify_source',notify_source)\n  __dataclass_builtins_object__.__setattr__(self,'delivery',delivery)\n  __dataclass_builtins_object__.__setattr__(self,'terminal_source',terminal_source)\n  __dataclass_builtins_object__.__setattr__(self,'terminal_evidence',terminal_evidence)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'host_id',host_id)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'extra',_dflt_extra() if extra is _HAS_DEFAULT_FACTORY else extra)\n  __dataclass_builtins_object__.__setattr__(self,'executor',executor)\n  __dataclass_builtins_object__.__setattr__(self,'engine',engine)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_run_id, _type_observed, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_observed, _dflt_error, _return_type):
  def __init__(self,run_id:_type_run_id,observed:_type_observed=_dflt_observed,error:_type_error=_dflt_error)->_return_type:
@@ -2248,6 +2398,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('batch','refused',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'batch\',\'refused\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('bucket','attempts','abandoned',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -2320,6 +2478,22 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('executor','job_id','cluster','pid',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'executor\',\'job_id\',\'cluster\',\'pid\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('executor','job_id','cluster','submit_time','submitted_at',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'executor\',\'job_id\',\'cluster\',\'submit_time\',\'submitted_at\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('exit_code','stdout','stderr','launch_error','timed_out',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -2336,11 +2510,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('host_id','boot_id','pid','create_time','pgid',):
+  if type(self) is cls or name in ('host_id','boot_id','pid','create_time','pgid','job_id','restart_count',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'host_id\',\'boot_id\',\'pid\',\'create_time\',\'pgid\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'host_id\',\'boot_id\',\'pid\',\'create_time\',\'pgid\',\'job_id\',\'restart_count\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -2376,11 +2550,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra',):
+  if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra','executor','partition','slurm_args',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'kind\',\'instruction\',\'legs\',\'cwd\',\'label\',\'timeout\',\'synthesize\',\'notify\',\'notify_source\',\'agents\',\'extra\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'kind\',\'instruction\',\'legs\',\'cwd\',\'label\',\'timeout\',\'synthesize\',\'notify\',\'notify_source\',\'agents\',\'extra\',\'executor\',\'partition\',\'slurm_args\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -2552,6 +2726,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('rows',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'rows\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('run','finding','derivation',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -2565,6 +2747,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'action\',\'status\',\'terminal\',\'outcome\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('run_id','argv','cwd','env','partition','options',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'argv\',\'cwd\',\'env\',\'partition\',\'options\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -2608,11 +2798,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('run_id','kind','status','submitted_at','spawn_state','label','started_at','finished_at','finished_at_precision','pid','incarnation','outcome','reason_code','exit_code','generation','kill_requested_at','notify','notify_source','delivery','terminal_source','terminal_evidence','model','cwd','host_id','timeout','extra',):
+  if type(self) is cls or name in ('run_id','kind','status','submitted_at','spawn_state','label','started_at','finished_at','finished_at_precision','pid','incarnation','outcome','reason_code','exit_code','generation','kill_requested_at','notify','notify_source','delivery','terminal_source','terminal_evidence','model','cwd','host_id','timeout','extra','executor','engine',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'status\',\'submitted_at\',\'spawn_state\',\'label\',\'started_at\',\'finished_at\',\'finished_at_precision\',\'pid\',\'incarnation\',\'outcome\',\'reason_code\',\'exit_code\',\'generation\',\'kill_requested_at\',\'notify\',\'notify_source\',\'delivery\',\'terminal_source\',\'terminal_evidence\',\'model\',\'cwd\',\'host_id\',\'timeout\',\'extra\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'status\',\'submitted_at\',\'spawn_state\',\'label\',\'started_at\',\'finished_at\',\'finished_at_precision\',\'pid\',\'incarnation\',\'outcome\',\'reason_code\',\'exit_code\',\'generation\',\'kill_requested_at\',\'notify\',\'notify_source\',\'delivery\',\'terminal_source\',\'terminal_evidence\',\'model\',\'cwd\',\'host_id\',\'timeout\',\'extra\',\'executor\',\'engine\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -2792,6 +2982,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
+  if type(self) is cls or name in ('batch','refused',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'batch\',\'refused\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
   if type(self) is cls or name in ('bucket','attempts','abandoned',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
@@ -2864,6 +3062,22 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
+  if type(self) is cls or name in ('executor','job_id','cluster','pid',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'executor\',\'job_id\',\'cluster\',\'pid\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('executor','job_id','cluster','submit_time','submitted_at',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'executor\',\'job_id\',\'cluster\',\'submit_time\',\'submitted_at\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
   if type(self) is cls or name in ('exit_code','stdout','stderr','launch_error','timed_out',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
@@ -2880,11 +3094,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('host_id','boot_id','pid','create_time','pgid',):
+  if type(self) is cls or name in ('host_id','boot_id','pid','create_time','pgid','job_id','restart_count',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'host_id\',\'boot_id\',\'pid\',\'create_time\',\'pgid\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'host_id\',\'boot_id\',\'pid\',\'create_time\',\'pgid\',\'job_id\',\'restart_count\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -2920,11 +3134,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra',):
+  if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra','executor','partition','slurm_args',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'kind\',\'instruction\',\'legs\',\'cwd\',\'label\',\'timeout\',\'synthesize\',\'notify\',\'notify_source\',\'agents\',\'extra\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'kind\',\'instruction\',\'legs\',\'cwd\',\'label\',\'timeout\',\'synthesize\',\'notify\',\'notify_source\',\'agents\',\'extra\',\'executor\',\'partition\',\'slurm_args\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -3096,6 +3310,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
+  if type(self) is cls or name in ('rows',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'rows\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
   if type(self) is cls or name in ('run','finding','derivation',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
@@ -3109,6 +3331,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'action\',\'status\',\'terminal\',\'outcome\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('run_id','argv','cwd','env','partition','options',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'argv\',\'cwd\',\'env\',\'partition\',\'options\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -3152,11 +3382,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('run_id','kind','status','submitted_at','spawn_state','label','started_at','finished_at','finished_at_precision','pid','incarnation','outcome','reason_code','exit_code','generation','kill_requested_at','notify','notify_source','delivery','terminal_source','terminal_evidence','model','cwd','host_id','timeout','extra',):
+  if type(self) is cls or name in ('run_id','kind','status','submitted_at','spawn_state','label','started_at','finished_at','finished_at_precision','pid','incarnation','outcome','reason_code','exit_code','generation','kill_requested_at','notify','notify_source','delivery','terminal_source','terminal_evidence','model','cwd','host_id','timeout','extra','executor','engine',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'status\',\'submitted_at\',\'spawn_state\',\'label\',\'started_at\',\'finished_at\',\'finished_at_precision\',\'pid\',\'incarnation\',\'outcome\',\'reason_code\',\'exit_code\',\'generation\',\'kill_requested_at\',\'notify\',\'notify_source\',\'delivery\',\'terminal_source\',\'terminal_evidence\',\'model\',\'cwd\',\'host_id\',\'timeout\',\'extra\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'status\',\'submitted_at\',\'spawn_state\',\'label\',\'started_at\',\'finished_at\',\'finished_at_precision\',\'pid\',\'incarnation\',\'outcome\',\'reason_code\',\'exit_code\',\'generation\',\'kill_requested_at\',\'notify\',\'notify_source\',\'delivery\',\'terminal_source\',\'terminal_evidence\',\'model\',\'cwd\',\'host_id\',\'timeout\',\'extra\',\'executor\',\'engine\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

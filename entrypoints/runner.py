@@ -69,15 +69,40 @@ def perform(run_id: str) -> int:
     from entrypoints.container import get_container
 
     container = get_container()
+    store = container.core.store()
+    if os.environ.get("SLURM_JOB_ID"):  # Slurm started this runner (or li was run inside a Slurm job)
+        refused = _attach_batch(container, store, run_id)
+        if refused is not None:
+            return refused
     work = container.submit.work(after_end=container.notices.notices().send)
     _cancel_on_sigterm(work)
-    store = container.core.store()
     artifacts = _work_artifacts_dir(store, run_id)
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     with store.forward_console(run_id):  # a shared store takes the console in as it comes
         ended = work.perform(run_id, Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts)))
     return exit_code_of(ended.status) if ended is not None else 70
+
+
+def _attach_batch(container: Any, store: Any, run_id: str) -> int | None:
+    """A run submitted to Slurm: take the console over (the job's own output goes nowhere), then
+    attach this runner's incarnation by the fenced `preparing` → `started` write. Returns the exit
+    status when the work must not run here (another attempt's, restarted, no longer preparing)."""
+    from application.batch import BatchAttach
+
+    attach = BatchAttach(store, container.core.prober(), container.core.clock())
+    if not attach.is_batch(run_id):
+        return None
+    with store.console_sink(run_id) as console:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(console, 1)
+        os.dup2(console, 2)
+    result = attach.attach(run_id, os.environ, os.getpid(), os.getpgid(0))
+    if result.refused is not None:
+        print(f"li runner: not running the work: {result.refused}", flush=True)
+        return 75
+    return None
 
 
 def _work_artifacts_dir(files: Any, run_id: str) -> str:

@@ -103,6 +103,16 @@ def configured_store(home: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def config_mentions(home: str, words: tuple[bytes, ...]) -> bool:
+    """Whether config.toml exists and holds one of `words` (so only then is it parsed); a file that
+    cannot be read says yes, so the reader that parses it reports why."""
+    try:
+        raw = _config_bytes(os.path.join(home, "config.toml"))
+    except OSError:
+        return True
+    return raw is not None and any(word in raw for word in words)
+
+
 def _config_bytes(path: str) -> bytes | None:
     try:
         with open(path, "rb") as handle:

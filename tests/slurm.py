@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import pytest
 
@@ -31,11 +31,18 @@ def cluster_conf() -> str:
 
 
 @pytest.fixture
-def slurm_conf(monkeypatch: pytest.MonkeyPatch) -> str:
-    """The slurm.conf of the test cluster; `SLURM_CONF` names it for this test and its children."""
+def slurm_conf(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The slurm.conf of the test cluster; `SLURM_CONF` names it for this test and its children.
+
+    One test at a time uses the cluster (a lock file beside the conf, held for the whole test): it
+    has one small node, and a test that fills it would queue another worker's jobs.
+    """
+    from filelock import FileLock
+
     conf = cluster_conf()
     monkeypatch.setenv("SLURM_CONF", conf)
-    return conf
+    with FileLock(os.path.join(os.path.dirname(conf), "tests.lock"), timeout=600):
+        yield conf
 
 
 def slurm(conf: str, *argv: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:

@@ -27,6 +27,11 @@ def add_submit_options(parser: Any) -> None:
                         help="what agent CLIs may do: read-only, edits or full (default: each CLI's own)")
     parser.add_argument("--provider-arg", action="append", metavar="ARG",
                         help="an argument passed verbatim to the agent CLI (repeatable; write --provider-arg=--flag)")
+    parser.add_argument("--executor", choices=None, metavar="local|slurm",
+                        help="where the runner runs: local (default; `executor` in config.toml) or slurm")
+    parser.add_argument("--partition", help="the Slurm partition (with --executor slurm)")
+    parser.add_argument("--slurm-arg", action="append", metavar="ARG",
+                        help="an sbatch option passed as is (repeatable; write --slurm-arg=--time=10)")
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -169,7 +174,40 @@ def common_options(args: Namespace) -> dict[str, Any]:
 
     notify, source = resolve_notify(args.notify)
     return {"cwd": resolve_cwd(args.cwd), "label": args.label, "timeout": parse_timeout(args.timeout),
-            "notify": notify, "notify_source": source}
+            "notify": notify, "notify_source": source, **executor_options(args)}
+
+
+def executor_options(args: Namespace) -> dict[str, Any]:
+    """`--executor`, `--partition`, `--slurm-arg`, else config.toml's `executor` and `[slurm]` table
+    (`partition`, `args`); `local` when nothing says otherwise (issue 17)."""
+    from domain.request import invalid, parse_executor, parse_partition, parse_slurm_args
+
+    flag = getattr(args, "executor", None)
+    partition_flag = getattr(args, "partition", None)
+    args_flag = getattr(args, "slurm_arg", None)
+    table: dict[str, Any] = {}
+    if flag is None or (flag == "slurm" and (partition_flag is None or args_flag is None)):
+        table = config_table() if config_may_name_executor() else {}
+    executor = parse_executor(flag) if flag is not None else parse_executor(table.get("executor"), "config.toml executor")
+    slurm = table.get("slurm", {})
+    if not isinstance(slurm, dict):
+        raise invalid("config.toml: `slurm` must be a table ([slurm] partition, args)")
+    partition = (parse_partition(partition_flag) if partition_flag is not None
+                 else parse_partition(slurm.get("partition"), "config.toml [slurm] partition"))
+    extra = (parse_slurm_args(args_flag) if args_flag is not None
+             else parse_slurm_args(slurm.get("args"), "config.toml [slurm] args"))
+    if executor != "slurm":
+        if partition_flag is not None or args_flag is not None:
+            raise invalid("--partition and --slurm-arg apply to --executor slurm")
+        return {}
+    return {"executor": executor, "partition": partition, "slurm_args": extra}
+
+
+def config_may_name_executor() -> bool:
+    """Parse config.toml only when it may say something about the executor (start-up cost)."""
+    from entrypoints.settings import config_mentions, default_home
+
+    return config_mentions(default_home(), (b"executor", b"slurm"))
 
 
 def check_executable(request: RunRequest) -> None:

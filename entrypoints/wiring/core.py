@@ -36,6 +36,13 @@ def shared_changes(dsn: str, connect_timeout: float) -> Any:
     return PgRunChanges(dsn, connect_timeout)
 
 
+def slurm_cluster() -> Any:
+    """The Slurm client tools as a cluster (issue 17), imported only when a Slurm run is met."""
+    from adapters.slurm import SlurmCluster
+
+    return SlurmCluster()
+
+
 def spool(home: str) -> str:
     """Where a shared store's runs keep their work's files on this host until the end is recorded."""
     return f"{home}/spool"
@@ -68,3 +75,6 @@ class Core(containers.DeclarativeContainer):
     prober = providers.Singleton(PsutilProber)
     signaller = providers.Singleton(GroupSignaller)
     spawner = providers.Singleton(DetachedSpawner)
+    # The Slurm executor's cluster: built on first use (readers get the provider, and call it only
+    # for a run that names a Slurm job).
+    cluster = providers.Singleton(slurm_cluster)

@@ -19,12 +19,12 @@ class Reads(containers.DeclarativeContainer):
 
     observer = providers.Factory(
         Observer, store=core.store, prober=core.prober, clock=core.clock, on_reaped=on_reaped,
-        preparing_threshold=config.preparing_threshold,
+        preparing_threshold=config.preparing_threshold, cluster=core.cluster.provider,
     )
     reads = providers.Factory(RunReads, store=core.store, observer=observer, files=core.store)
     killer = providers.Factory(
         Killer, store=core.store, observer=observer, signaller=core.signaller, clock=core.clock,
-        grace=config.kill_grace,
+        grace=config.kill_grace, cluster=core.cluster.provider,
     )
     # The one follow loop (`li agent` in the foreground, `li job output --follow`), over the same Observer.
     follower = providers.Factory(Follower, files=core.store, observer=observer, clock=core.clock)

@@ -18,7 +18,7 @@ class SubmitSide(containers.DeclarativeContainer):
     submitter = providers.Factory(
         SubmitService, store=core.store, files=core.store, spawner=core.spawner, prober=core.prober, signaller=core.signaller,
         clock=core.clock, providers=provider_registry, runner_command=providers.Callable(runner_command),
-        env=providers.Callable(runner_environment, core.home),
+        env=providers.Callable(runner_environment, core.home), cluster=core.cluster.provider,
     )
     # The runner adds the notices side's `send` as its after-end hook.
     work = providers.Factory(
