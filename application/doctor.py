@@ -10,7 +10,7 @@ from domain.vocabulary import Severity
 from domain.wire import DoctorCheck, DoctorData
 
 if TYPE_CHECKING:
-    from application.ports import StoreAdmin
+    from application.ports import Cluster, StoreAdmin
 
 PROVIDER_CLIS = ("claude", "codex", "gemini")
 
@@ -199,16 +199,32 @@ def check_shared_store(admin: StoreAdmin) -> DoctorCheck | None:
     return finding("store.shared", False, "error", f"{location}: {'; '.join(problems)}", fix)
 
 
-def diagnose(diag: Diagnostics, fix: bool = False, admin: StoreAdmin | None = None) -> dict[str, Any]:
+def check_slurm(cluster: Cluster) -> DoctorCheck:
+    """`executor.slurm`: the Slurm tools are on PATH and the controller answers; names the cluster."""
+    problems = cluster.health()
+    if problems:
+        return finding("executor.slurm", False, "error", f"Slurm is the executor, but {'; '.join(problems)}",
+                       "install the Slurm client tools (sbatch, squeue, scontrol, scancel), set SLURM_CONF, "
+                       "and check that slurmctld is up (`scontrol ping`); or set `executor = \"local\"`")
+    name = cluster.name()
+    return finding("executor.slurm", True, "error",
+                   f"sbatch, squeue and scancel reach cluster {name or '(name unreadable)'}")
+
+
+def diagnose(diag: Diagnostics, fix: bool = False, admin: StoreAdmin | None = None,
+             cluster: Cluster | None = None) -> dict[str, Any]:
     """`{ok, checks}`: ok is false when any check of severity `error` failed.
 
     With `fix`, what doctor can repair itself (the store's modes) is repaired before it is judged.
-    A shared store (`admin` says which) adds its own check.
+    A shared store (`admin` says which) adds its own check; so does the Slurm executor (`cluster`,
+    given when config.toml makes Slurm the executor).
     """
     checks = [check_store(diag), check_private(diag, fix)]
     shared = None if admin is None else check_shared_store(admin)
     if shared is not None:
         checks.append(shared)
+    if cluster is not None:
+        checks.append(check_slurm(cluster))
     checks += [check(diag) for check in HOST_CHECKS]
     checks += [check_provider(diag, name) for name in PROVIDER_CLIS]
     checks.append(check_notify(diag))

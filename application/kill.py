@@ -102,14 +102,20 @@ class Killer:
         then `scancel --signal=TERM --full` (a job still queued: a plain `scancel`, since Slurm
         refuses to signal a PENDING job), and a plain `scancel` if the job still runs after the
         grace. The answer is the signal request (`signalled`); the run's end is the runner's (or the
-        reap's once Slurm reports the job ended), never Slurm's state.
+        reap's once Slurm reports the job ended), never Slurm's state. Where the cluster cannot be
+        asked, the request is recorded for the runner to honour (`requested`), as for another host's
+        run on a shared store.
         """
         job_id = run.job_id
         assert job_id is not None
         finding = self.observer.finding(run)
         if finding.code == CLUSTER_UNREACHABLE or self.cluster is None:
-            raise ContractError(ErrorKind.UNAVAILABLE, "the Slurm cluster could not be asked about the run's job",
-                                {"run_id": run.run_id, "job_id": job_id, "reason_code": "cluster_unreachable"})
+            # No Slurm tools here (or the controller does not answer): the request is recorded for
+            # the runner, which watches its record (or honours it when it starts); nothing signalled.
+            current, _ = self._record_request(run.run_id, lambda _: True)
+            if current.end_recorded:
+                return ALREADY_TERMINAL
+            return NO_PROCESS if current.spawn_state == PREPARING else REQUESTED
         if finding.code not in (JOB_ALIVE, JOB_QUEUED):
             return NO_PROCESS  # ended, unknown or not provably this job: nothing to signal or record
         current, stamp = self._record_request(run.run_id, lambda _: True)

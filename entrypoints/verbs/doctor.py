@@ -26,7 +26,23 @@ def run(args: Namespace) -> dict[str, Any]:
     from entrypoints.container import get_container
 
     container = get_container()
-    return diagnose(container.upkeep.diagnostics(), fix=bool(getattr(args, "fix", False)), admin=container.core.store())
+    cluster = container.core.cluster() if slurm_configured() else None
+    return diagnose(container.upkeep.diagnostics(), fix=bool(getattr(args, "fix", False)), admin=container.core.store(),
+                    cluster=cluster)
+
+
+def slurm_configured() -> bool:
+    """Whether config.toml makes Slurm the default executor (a file that cannot be read: no; the
+    notify check reports it)."""
+    from entrypoints.settings import config_mentions, config_table, default_home
+
+    home = default_home()
+    if not config_mentions(home, (b"executor",)):
+        return False
+    try:
+        return config_table(home).get("executor") == "slurm"
+    except (OSError, ValueError):
+        return False
 
 
 def human(args: Namespace) -> int:

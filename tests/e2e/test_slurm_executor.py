@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shutil
 import signal
 import time
 from typing import Any
@@ -180,3 +181,23 @@ def test_an_unknown_executor_and_slurm_options_without_slurm_are_refused(home: s
         envelope = json.loads(result.stdout)
         assert envelope["error"]["kind"] == "invalid_input", (argv, envelope)
     assert not pathlib.Path(home, "runs").exists() or not any(pathlib.Path(home, "runs").iterdir())
+
+
+def test_doctor_checks_the_slurm_tools_when_slurm_is_the_executor(home: str, tmp_path: pathlib.Path) -> None:
+    def slurm_check(env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        checks = machine("doctor", home=home, env=env).data["checks"]
+        return [c for c in checks if c["name"] == "executor.slurm"]
+
+    assert slurm_check() == []  # local, the default: no Slurm check
+    pathlib.Path(home, "config.toml").write_text('executor = "slurm"\n')
+    [check] = slurm_check()
+    assert check["ok"] and "lionrun" in check["detail"], check
+    # Without the tools on PATH the check fails, with what to do.
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("sh", "python3"):
+        found = shutil.which(tool)
+        if found:
+            (bare / tool).symlink_to(found)
+    [check] = slurm_check({"PATH": str(bare)})
+    assert not check["ok"] and check["severity"] == "error" and "sbatch" in check["detail"], check

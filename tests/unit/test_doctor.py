@@ -271,3 +271,18 @@ def test_the_verb_passes_fix_through_to_the_diagnostics(tmp_path) -> None:
     set_container(container)
     assert check(answer(["doctor"])["data"], "store.private")["ok"] is False and diag.tighten_calls == 0
     assert check(answer(["doctor", "--fix"])["data"], "store.private")["ok"] is True and diag.tighten_calls == 1
+
+
+def test_the_slurm_executor_adds_a_check_naming_the_cluster() -> None:
+    from adapters.fakes import ScriptedCluster
+
+    cluster = ScriptedCluster("lionrun")
+    data = diagnose(FakeDiagnostics(), cluster=cluster)
+    [check] = [c for c in data["checks"] if c["name"] == "executor.slurm"]
+    assert check["ok"] and "lionrun" in check["detail"] and data["ok"]
+    cluster.problems = ["the Slurm tools sbatch, scancel are not on PATH"]
+    data = diagnose(FakeDiagnostics(), cluster=cluster)
+    [check] = [c for c in data["checks"] if c["name"] == "executor.slurm"]
+    assert not check["ok"] and check["severity"] == "error" and "sbatch, scancel" in check["detail"]
+    assert check["fix"] and data["ok"] is False
+    assert not [c for c in diagnose(FakeDiagnostics())["checks"] if c["name"] == "executor.slurm"]

@@ -263,13 +263,20 @@ def test_kill_of_an_ended_job_signals_nothing_and_records_nothing(world, cluster
     assert world.store.read(run_id).kill_requested_at is None
 
 
-def test_kill_with_the_cluster_unreachable_is_unavailable(world, cluster) -> None:
+def test_kill_with_the_cluster_unreachable_records_the_request_for_the_runner(world, cluster) -> None:
     run_id = started(world, cluster)
     cluster.reachable = False
-    with pytest.raises(ContractError) as caught:
-        kill(world, run_id)
-    assert caught.value.kind == ErrorKind.UNAVAILABLE
-    assert world.store.read(run_id).kill_requested_at is None
+    answer = kill(world, run_id)
+    assert answer["action"] == "requested" and answer["terminal"] is False
+    assert world.store.read(run_id).kill_requested_at is not None
+    assert world.signaller.signals == []
+
+
+def test_kill_of_a_queued_run_with_the_cluster_unreachable_is_honoured_when_the_runner_starts(world, cluster) -> None:
+    run_id = slurm_submit(world).run_id
+    cluster.reachable = False
+    assert kill(world, run_id)["action"] == "no_process"
+    assert world.store.read(run_id).kill_requested_at is not None
 
 
 # --- the request ---------------------------------------------------------------------------------
