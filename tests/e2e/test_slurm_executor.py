@@ -201,3 +201,55 @@ def test_doctor_checks_the_slurm_tools_when_slurm_is_the_executor(home: str, tmp
             (bare / tool).symlink_to(found)
     [check] = slurm_check({"PATH": str(bare)})
     assert not check["ok"] and check["severity"] == "error" and "sbatch" in check["detail"], check
+
+
+def restart_slurmd(slurm_conf: str, timeout: float = 60.0) -> None:
+    """Start slurmd again as tools/slurm_local.sh does, and wait until the node is back in service."""
+    import subprocess
+
+    subprocess.run(["slurmd", "-f", slurm_conf, "-N", "localhost"], env={**os.environ, "SLURM_CONF": slurm_conf},
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=30, check=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = slurm(slurm_conf, "sinfo", "-h", "-N", "-o", "%T", check=False).stdout.strip()
+        if state.rstrip("*") in ("idle", "mixed", "allocated"):
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"the node did not return to service after slurmd restarted: {state}")
+
+
+def test_slurmd_killed_and_restarted_never_runs_the_work_twice_nor_ends_the_run_falsely(
+        home: str, slurm_conf: str) -> None:
+    run_id = submit(home, "echo once-$LI_RUN_ID; sleep 120; echo after")
+    rec = started(home, run_id)
+    job_id, runner = rec["engine"]["job_id"], rec["incarnation"]["pid"]
+    wait_state(slurm_conf, job_id, {"RUNNING"})
+    pid_file = pathlib.Path(slurm_conf).parent / "run" / "slurmd.pid"
+    os.kill(int(pid_file.read_text().split()[0]), signal.SIGKILL)
+    seen_states = set()
+    try:
+        # After SlurmdTimeout (and a ping round: about 30 s here) the controller calls the node down
+        # and the job NODE_FAIL while its runner still runs. By default Slurm would requeue it and run
+        # it a second time; here it is not requeued, and li ends nothing on what Slurm says.
+        deadline = time.monotonic() + 90
+        while "NODE_FAIL" not in seen_states and time.monotonic() < deadline:
+            seen_states.add(job_fields(slurm_conf, job_id).get("JobState"))
+            data = status_data(home, run_id)
+            assert not data["terminal"] and data["status"] == "running", data
+            time.sleep(1)
+        assert "NODE_FAIL" in seen_states, seen_states
+        assert pathlib.Path(f"/proc/{runner}").exists()  # the runner still runs: NODE_FAIL is no end
+        data = status_data(home, run_id)
+        assert not data["terminal"] and not data["possibly_orphaned"], data
+    finally:
+        restart_slurmd(slurm_conf)
+    end = wait_terminal(home, run_id, timeout=30)
+    rec = record(home, run_id)
+    console = machine("job", "output", run_id, home=home).data["console"].get("value") or ""
+    assert console.count(f"once-{run_id}") == 1, console  # the work ran once
+    assert rec["incarnation"]["restart_count"] == 0 and job_fields(slurm_conf, job_id)["Restarts"] == "0"
+    assert not seen_states & {"PENDING", "REQUEUED"}, seen_states
+    if end["terminal"]:  # only the runner's own end, never one read off NODE_FAIL
+        assert rec["terminal_source"] == "runner", rec
+    print(f"\nslurmd killed: Slurm said {sorted(s for s in seen_states if s)}; li then: {end['status']} "
+          f"({end['outcome']}), written by {rec['terminal_source']}")
