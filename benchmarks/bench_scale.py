@@ -2,7 +2,7 @@
 
     python benchmarks/bench_scale.py [--list-sizes 100,10000,100000] [--wait-sizes 1,1000,10000]
                                      [--submitters 8] [--submits 96] [--repeat 5]
-                                     [--rev REV | --li /abs/li] [--quick]
+                                     [--store postgresql://…] [--rev REV | --li /abs/li] [--quick]
 
 One synthetic store (finished runs written directly) grows to each list size in turn;
 `li job list --machine` (its default limit) is timed at each size, `li job wait <ids>
@@ -10,8 +10,16 @@ One synthetic store (finished runs written directly) grows to each list size in 
 the command line; when they do not fit this system's exec limit the ids are given on stdin
 (`-`) instead and the output says so. Throughput: `--submitters` threads each submitting
 `li agent --detach --machine sh true` until `--submits` in all; runs/s over the wall time
-(their runners run meanwhile, as they would). CPU and wall per call, min/median/max.
-JSON: build/bench/scale.json.
+(their runners run meanwhile, as they would). `job status <newest id> --machine` is timed at
+each list size too. CPU and wall per call, min/median/max.
+
+`--store postgresql://…/db` measures a PostgreSQL store beside the filesystem one, in the same
+run: a scratch database `lionrun_bench_<pid>` is made on that server (the URL's own database is
+only connected to), `li store init` makes its schema, it holds the very same runs (each record's
+text inserted as `li store copy` keeps it), every call is timed on both stores in turn, and the
+scratch database is dropped at the end. A regular install (`--rev`) then includes the
+`[postgresql]` extra.
+JSON: build/bench/scale.json (the PostgreSQL figures under `postgresql`).
 """
 
 from __future__ import annotations
@@ -46,6 +54,53 @@ def grow(home: str, have: int, want: int) -> list[str]:
     return ids
 
 
+class SharedStore:
+    """A scratch database on the server `--store` names: made, seeded with the filesystem store's
+    runs, dropped at the end."""
+
+    def __init__(self, server: str, li: str, root: str) -> None:
+        from urllib.parse import urlsplit
+
+        import psycopg
+
+        if not server.startswith(("postgresql://", "postgres://")):
+            raise SystemExit(f"--store must be a postgresql:// URL: {server}")
+        self.server = server
+        self.name = f"lionrun_bench_{os.getpid()}"
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.name}"')
+            conn.execute(f'CREATE DATABASE "{self.name}"')
+        self.dsn = urlsplit(server)._replace(path=f"/{self.name}").geturl()
+        self.home = os.path.join(root, "pg-home")
+        os.makedirs(self.home, mode=0o700)
+        self.env = {**common.clean_env(self.home), "LI_STORE": self.dsn}
+        problem = common.envelope_problem(common.spawn([li, "store", "init", "--machine"], self.env), "schema_version")
+        if problem:
+            self.drop()
+            raise SystemExit(f"li store init on the scratch database failed: {problem}")
+        self.conn = psycopg.connect(self.dsn, autocommit=True)
+
+    def seed(self, home: str, ids: list[str]) -> None:
+        """The same runs in the database: each record's text as is (its generation kept)."""
+        import json
+
+        started = time.perf_counter()
+        with self.conn.cursor() as cur, cur.copy("COPY runs (run_id, host_id, generation, record) FROM STDIN") as copy:
+            for run_id in ids:
+                with open(os.path.join(home, "runs", run_id, "record.json"), encoding="utf-8") as handle:
+                    text = handle.read()
+                copy.write_row((run_id, "bench", json.loads(text)["generation"], text))
+        print(f"  {len(ids):,} runs copied into {self.name} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+    def drop(self) -> None:
+        import psycopg
+
+        if getattr(self, "conn", None) is not None:
+            self.conn.close()
+        with psycopg.connect(self.server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+
 def timed(argv: list[str], env: dict[str, str], repeat: int, stdin: str | None = None) -> dict[str, Any]:
     samples = []
     warm_up = repeat > 1  # --quick (1): no warm-up, it only checks the answer
@@ -77,8 +132,8 @@ def wait_argv(li: str, ids: list[str], env: dict[str, str]) -> tuple[list[str], 
             f"ARGV LIMIT: {len(ids):,} ids need {size:,} bytes > {limit:,}; ids given on stdin (`-`)")
 
 
-def throughput(li: str, home: str, submitters: int, submits: int) -> dict[str, Any]:
-    env = common.clean_env(home)
+def throughput(li: str, home: str, submitters: int, submits: int, store: str = "") -> dict[str, Any]:
+    env = {**common.clean_env(home), **({"LI_STORE": store} if store else {})}
     problems: list[str] = []
     pids: list[int] = []
 
@@ -104,28 +159,39 @@ def throughput(li: str, home: str, submitters: int, submits: int) -> dict[str, A
 
 
 def measure(li: str, list_sizes: list[int], wait_sizes: list[int], repeat: int,
-            submitters: int, submits: int, root: str) -> dict[str, Any]:
+            submitters: int, submits: int, root: str, shared: SharedStore | None = None) -> dict[str, Any]:
+    """The filesystem store's figures; with `shared`, the same calls on it under `postgresql`."""
     home = os.path.join(root, "store")
     os.makedirs(home, mode=0o700)
-    env = common.clean_env(home)
+    stores = {"filesystem": common.clean_env(home), **({"postgresql": shared.env} if shared else {})}
+    figures: dict[str, dict[str, dict[str, Any]]] = {
+        name: {"list": {}, "status": {}, "wait": {}} for name in stores}
     ids: list[str] = []
-    lists: dict[str, Any] = {}
-    waits: dict[str, Any] = {}
     pending_waits = list(wait_sizes)
     for size in sorted(set(list_sizes) | ({max(wait_sizes)} if wait_sizes else set())):
-        ids += grow(home, len(ids), size)
-        if size in list_sizes:
-            lists[str(size)] = timed([li, "job", "list", "--machine"], env, repeat)
-            print(f"  list at {size:,}: {lists[str(size)]}", file=sys.stderr)
+        new = grow(home, len(ids), size)
+        ids += new
+        if shared is not None:
+            shared.seed(home, new)
+        for name, env in stores.items():
+            if size in list_sizes:
+                got = figures[name]
+                got["list"][str(size)] = timed([li, "job", "list", "--machine"], env, repeat)
+                got["status"][str(size)] = timed([li, "job", "status", ids[-1], "--machine"], env, repeat)
+                print(f"  {name}: list at {size:,}: {got['list'][str(size)]}\n"
+                      f"  {name}: status at {size:,}: {got['status'][str(size)]}", file=sys.stderr)
         for count in [n for n in pending_waits if n <= len(ids)]:
             pending_waits.remove(count)
-            argv, stdin, how = wait_argv(li, ids[-count:], env)
-            waits[str(count)] = {**timed(argv, env, repeat, stdin), "ids": how}
-            print(f"  wait over {count:,}: {waits[str(count)]}", file=sys.stderr)
-    submit_home = os.path.join(root, "submits")
-    os.makedirs(submit_home, mode=0o700)
-    return {"list": lists, "wait": waits,
-            "throughput": throughput(li, submit_home, submitters, submits) if submits else None}
+            for name, env in stores.items():
+                argv, stdin, how = wait_argv(li, ids[-count:], env)
+                figures[name]["wait"][str(count)] = {**timed(argv, env, repeat, stdin), "ids": how}
+                print(f"  {name}: wait over {count:,}: {figures[name]['wait'][str(count)]}", file=sys.stderr)
+    for name in stores:
+        submit_home = os.path.join(root, f"submits-{name}")
+        os.makedirs(submit_home, mode=0o700)
+        store = shared.dsn if shared is not None and name == "postgresql" else ""
+        figures[name]["throughput"] = throughput(li, submit_home, submitters, submits, store) if submits else None
+    return {**figures["filesystem"], "postgresql": figures.get("postgresql")}
 
 
 def cells(figures: dict[str, Any]) -> list[str]:
@@ -137,18 +203,25 @@ def cells(figures: dict[str, Any]) -> list[str]:
 
 
 def tables(result: dict[str, Any]) -> str:
-    header = ["call", "CPU ms median (min–max)", "wall ms median (min–max)", "max RSS MB"]
-    rows = [[f"`job list --machine` over {int(n):,} runs", *cells(f)] for n, f in result["list"].items()]
-    rows += [[f"`job wait --max-wait 0 --machine` over {int(n):,} id{'s' if int(n) != 1 else ''} ({f.get('ids')})", *cells(f)]
-             for n, f in result["wait"].items()]
+    """One table, a row per call and store (the PostgreSQL row beside the filesystem one)."""
+    stores = {"filesystem": result, **({"postgresql": result["postgresql"]} if result.get("postgresql") else {})}
+    header = ["call", "store", "CPU ms median (min–max)", "wall ms median (min–max)", "max RSS MB"]
+    calls = [("list", lambda n, f: f"`job list --machine` over {int(n):,} runs"),
+             ("status", lambda n, f: f"`job status <newest> --machine` at {int(n):,} runs"),
+             ("wait", lambda n, f: f"`job wait --max-wait 0 --machine` over {int(n):,} id{'s' if int(n) != 1 else ''}"
+                                   f" ({f.get('ids')})")]
+    rows = [[name(n, f), store, *cells(figures[part][n])]
+            for part, name in calls for n, f in result[part].items()
+            for store, figures in stores.items() if n in figures[part]]
     out = common.md_table(header, rows)
-    put = result.get("throughput")
-    if put:
-        out += (f"\n\nsubmit throughput: {put['answered_ok']}/{put['submits']} `agent --detach --machine sh true` "
-                f"from {put['submitters']} concurrent submitters in {put['wall_s']} s = "
-                f"**{put['runs_per_s']} runs/s**")
-        if put["problems"]:
-            out += f" (not ok: {'; '.join(put['problems'])})"
+    for store, figures in stores.items():
+        put = figures.get("throughput")
+        if put:
+            out += (f"\n\nsubmit throughput ({store}): {put['answered_ok']}/{put['submits']} "
+                    f"`agent --detach --machine sh true` from {put['submitters']} concurrent submitters in "
+                    f"{put['wall_s']} s = **{put['runs_per_s']} runs/s**")
+            if put["problems"]:
+                out += f" (not ok: {'; '.join(put['problems'])})"
     return out
 
 
@@ -159,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="counted calls per figure (default 5)")
     parser.add_argument("--submitters", type=int, default=8, help="concurrent submitters (default 8)")
     parser.add_argument("--submits", type=int, default=96, help="submits in all (default 96; 0: skip)")
+    parser.add_argument("--store", help="also measure a PostgreSQL store on this server (a postgresql:// URL; "
+                                        "a scratch database is made there and dropped)")
     common.add_target_arguments(parser)
     args = parser.parse_args(argv)
     if args.quick:
@@ -171,8 +246,14 @@ def main(argv: list[str] | None = None) -> int:
         target = common.resolve_target(args, root)
         facts = common.machine_facts()
         started = time.perf_counter()
-        result = measure(target.li, list_sizes, wait_sizes, repeat, args.submitters, submits,
-                         os.path.join(root, "homes"))
+        homes = os.path.join(root, "homes")
+        os.makedirs(homes)
+        shared = SharedStore(args.store, target.li, homes) if args.store else None
+        try:
+            result = measure(target.li, list_sizes, wait_sizes, repeat, args.submitters, submits, homes, shared)
+        finally:
+            if shared is not None:
+                shared.drop()
         elapsed = time.perf_counter() - started
         payload = {"benchmark": "scale", "li": target.li, "measured": target.label, "commit": target.commit,
                    "repeat": repeat, "quick": args.quick, "machine": facts, "load_after": os.getloadavg(),
@@ -185,11 +266,14 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         print("  removing the synthetic stores ...", file=sys.stderr)
         common.remove(root)
-    bad = [k for part in ("list", "wait") for k, f in result[part].items() if not f.get("ok")]
-    put = result.get("throughput")
-    if args.quick and (bad or (put and not put["ok"])):
-        print(f"quick check: not every call answered ok ({bad or put})", file=sys.stderr)
-        return 1
+    for store, figures in (("filesystem", result), ("postgresql", result.get("postgresql"))):
+        if not figures:
+            continue
+        bad = [k for part in ("list", "status", "wait") for k, f in figures[part].items() if not f.get("ok")]
+        put = figures.get("throughput")
+        if args.quick and (bad or (put and not put["ok"])):
+            print(f"quick check: not every call answered ok on the {store} store ({bad or put})", file=sys.stderr)
+            return 1
     return 0
 
 

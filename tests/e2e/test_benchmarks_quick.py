@@ -63,6 +63,23 @@ def test_bench_scale_quick_times_every_size(tmp_path: object) -> None:
     assert result["throughput"]["answered_ok"] == result["throughput"]["submits"] == 8
 
 
+def test_bench_scale_quick_times_every_call_on_a_postgresql_store_beside_the_filesystem_one(tmp_path: object) -> None:
+    import psycopg
+
+    from tests.pg import server_dsn
+
+    server = server_dsn()
+    result = quick("bench_scale.py", os.path.join(str(tmp_path), "scale.json"), "--li", li_bin(), "--store", server)
+    for figures in (result, result["postgresql"]):
+        assert set(figures["list"]) == set(figures["status"]) == {"10", "50"} and set(figures["wait"]) == {"1", "20"}
+        for part in ("list", "status", "wait"):
+            assert all(f["ok"] and f["samples"] == 1 for f in figures[part].values()), figures[part]
+        assert figures["throughput"]["answered_ok"] == figures["throughput"]["submits"] == 8
+    with psycopg.connect(server, autocommit=True) as conn:  # the scratch database is dropped
+        left = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'lionrun_bench_%'").fetchall()
+    assert left == []
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the wake-up is inotify's")
 def test_bench_wakeup_quick_sees_every_end_through_a_watch(tmp_path: object) -> None:
     result = quick("bench_wakeup.py", os.path.join(str(tmp_path), "wakeup.json"), "--li", li_bin())

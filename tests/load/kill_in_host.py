@@ -1,0 +1,66 @@
+"""SIGKILL a run from the host it runs on: `python -m tests.load.kill_in_host session|runner RUN_ID
+INCARNATION_JSON`, started inside that host's namespaces (its pids are the record's pids there).
+
+`session` kills the runner and every member of its session (the work's process groups too) and
+returns once none is left alive; `runner` kills the recorded runner alone (verified to be that
+run's runner) and leaves its work running. Kept light (no psutil, no test builders): a load test
+starts it many times on two cores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+
+from adapters.processes import GroupSignaller, carries_run, scan_session
+from domain.run import Incarnation
+
+WITHIN = 30.0
+
+
+def alive(pid: int) -> bool:
+    """Present and not a zombie (a zombie nobody collects is gone as far as the run is concerned)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def session_alive(leader: int) -> list[int]:
+    return [m.pid for m in scan_session(leader) or () if m.session == leader and not m.zombie]
+
+
+def kill_session(run_id: str, incarnation: Incarnation) -> None:
+    deadline = time.monotonic() + WITHIN
+    while True:
+        GroupSignaller().signal_session(run_id, incarnation, signal.SIGKILL)
+        if not session_alive(incarnation.pid) and not alive(incarnation.pid):
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"run {run_id}: its session survived SIGKILL")
+        time.sleep(0.02)
+
+
+def kill_runner(run_id: str, incarnation: Incarnation) -> None:
+    if not carries_run(incarnation.pid, run_id):
+        raise SystemExit(f"run {run_id}: pid {incarnation.pid} is not its runner")
+    os.kill(incarnation.pid, signal.SIGKILL)
+    deadline = time.monotonic() + WITHIN
+    while alive(incarnation.pid):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"run {run_id}: its runner survived SIGKILL")
+        time.sleep(0.01)
+
+
+def main(argv: list[str]) -> None:
+    what, run_id, raw = argv
+    incarnation = Incarnation(**json.loads(raw))
+    {"session": kill_session, "runner": kill_runner}[what](run_id, incarnation)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
