@@ -38,6 +38,7 @@ from domain.wire import (
     AgentOptions,
     AgentsAvailability,
     ArtifactsAvailability,
+    BatchJob,
     DeliveryAvailability,
     ListData,
     ListRow,
@@ -153,7 +154,7 @@ class RunReads:
             delivery=delivery_of(run, d.terminal), manifest=manifest, usage=usage_of(manifest),
             agents=agents_of(self.files, run_id),
             **{k: v for k, v in person_fields(run).items() if k in ("model", "exit_code", "started_at")},
-            retry_of=retry_of(run),
+            retry_of=retry_of(run), job=BatchJob.of(run),
         ).to_wire()
 
     def recorded_request(self, run_id: str) -> RunRequest:

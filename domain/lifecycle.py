@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from domain.evidence import CONCLUSIVE, JOB_ENDED, Finding
+from domain.evidence import CONCLUSIVE, JOB_ENDED, JOB_UNKNOWN, Finding
 from domain.run import SLURM, Run, iso, parse_iso
 from domain.vocabulary import OUTCOMES, PREPARING, STARTED, Outcome
 
@@ -83,8 +83,10 @@ def derive(
                           aged_preparing=False, age_seconds=age)
     if run.spawn_state == PREPARING:
         # A batch job the scheduler accepted may wait in its queue for hours: only a record that
-        # names no job yet can be an unresolved spawn (issue 17).
-        aged = age >= preparing_threshold and run.job_id is None
+        # names no job yet — or a job the scheduler no longer knows at all — can be an unresolved
+        # spawn (issue 17). Flagged, never terminal.
+        aged = age >= preparing_threshold and (
+            run.job_id is None or (finding is not None and finding.code == JOB_UNKNOWN))
         return Derivation(status=run.status, terminal=False, outcome=None, reason_code=None, alive=alive,
                           possibly_orphaned=aged, stopped=False, aged_preparing=aged, age_seconds=age)
     stopped = finding is not None and finding.local and finding.alive is not True

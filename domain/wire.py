@@ -227,6 +227,21 @@ class SubmitData(Wire):
 
 
 @dataclass(frozen=True, kw_only=True)
+class BatchJob(Wire):
+    """The batch job a run was submitted as (issue 17): where to look it up in the scheduler."""
+
+    executor: str  # `slurm`
+    cluster: str | None
+    job_id: str
+
+    @staticmethod
+    def of(run: Run) -> BatchJob | None:
+        engine = run.engine
+        return None if engine is None else BatchJob(executor=engine.executor, cluster=engine.cluster,
+                                                    job_id=engine.job_id)
+
+
+@dataclass(frozen=True, kw_only=True)
 class StatusData(Lifecycle):
     """`li job status RUN_ID` (D4, D6, D7, D9): derivations, advisory liveness, read-derived fields."""
 
@@ -243,6 +258,7 @@ class StatusData(Lifecycle):
     exit_code: int | None = None
     started_at: str | None = None
     retry_of: str | None = None  # the run this one was retried from (`li job retry`)
+    job: BatchJob | None = None  # additive (D2): the Slurm job of a run submitted with --executor slurm
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -165,6 +165,14 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.executor,self.cluster,self.job_id,)==(other.executor,other.cluster,other.job_id,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.executor,self.cluster,self.job_id,)==(other.executor,other.cluster,other.job_id,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.executor,self.job_id,self.cluster,self.pid,)==(other.executor,other.job_id,other.cluster,other.pid,)
   return NotImplemented
  return __eq__
@@ -469,10 +477,10 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.alive,other.pid,other.finished_at,other.age_seconds,other.delivery,other.manifest,other.usage,other.agents,other.model,other.exit_code,other.started_at,other.retry_of,)
+   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.alive,other.pid,other.finished_at,other.age_seconds,other.delivery,other.manifest,other.usage,other.agents,other.model,other.exit_code,other.started_at,other.retry_of,other.job,)
   return NotImplemented
  return __eq__
-CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.alive,other.pid,other.finished_at,other.age_seconds,other.delivery,other.manifest,other.usage,other.agents,other.model,other.exit_code,other.started_at,other.retry_of,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.alive,other.pid,other.finished_at,other.age_seconds,other.delivery,other.manifest,other.usage,other.agents,other.model,other.exit_code,other.started_at,other.retry_of,other.job,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -734,6 +742,12 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.examined,s
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.executor,self.cluster,self.job_id,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.executor,self.cluster,self.job_id,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.executor,self.job_id,self.cluster,self.pid,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.executor,self.job_id,self.cluster,self.pid,))\n return __hash__'] = __create_fn__.__code__
@@ -956,9 +970,9 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,sel
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,))
+  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,))
  return __hash__
-CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,))\n return __hash__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -1196,6 +1210,12 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(executor={self.executor!r}, cluster={self.cluster!r}, job_id={self.job_id!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(executor={self.executor!r}, cluster={self.cluster!r}, job_id={self.job_id!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(executor={self.executor!r}, job_id={self.job_id!r}, cluster={self.cluster!r}, pid={self.pid!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(executor={self.executor!r}, job_id={self.job_id!r}, cluster={self.cluster!r}, pid={self.pid!r})"\n return __repr__'] = __create_fn__.__code__
@@ -1424,9 +1444,9 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, alive={self.alive!r}, pid={self.pid!r}, finished_at={self.finished_at!r}, age_seconds={self.age_seconds!r}, delivery={self.delivery!r}, manifest={self.manifest!r}, usage={self.usage!r}, agents={self.agents!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, retry_of={self.retry_of!r})"
+  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, alive={self.alive!r}, pid={self.pid!r}, finished_at={self.finished_at!r}, age_seconds={self.age_seconds!r}, delivery={self.delivery!r}, manifest={self.manifest!r}, usage={self.usage!r}, agents={self.agents!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, retry_of={self.retry_of!r}, job={self.job!r})"
  return __repr__
-CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, alive={self.alive!r}, pid={self.pid!r}, finished_at={self.finished_at!r}, age_seconds={self.age_seconds!r}, delivery={self.delivery!r}, manifest={self.manifest!r}, usage={self.usage!r}, agents={self.agents!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, retry_of={self.retry_of!r})"\n return __repr__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, alive={self.alive!r}, pid={self.pid!r}, finished_at={self.finished_at!r}, age_seconds={self.age_seconds!r}, delivery={self.delivery!r}, manifest={self.manifest!r}, usage={self.usage!r}, agents={self.agents!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, retry_of={self.retry_of!r}, job={self.job!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1719,6 +1739,14 @@ def __create_fn__(_type_examined, _type_loose, _type_example, _type_tightened, _
   __dataclass_builtins_object__.__setattr__(self,'error',error)
  return __init__
 CODE["def __create_fn__(_type_examined, _type_loose, _type_example, _type_tightened, _type_failed, _type_failure, _type_truncated, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_examined, _dflt_loose, _dflt_example, _dflt_tightened, _dflt_failed, _dflt_failure, _dflt_truncated, _dflt_error, _return_type):\n def __init__(self,examined:_type_examined=_dflt_examined,loose:_type_loose=_dflt_loose,example:_type_example=_dflt_example,tightened:_type_tightened=_dflt_tightened,failed:_type_failed=_dflt_failed,failure:_type_failure=_dflt_failure,truncated:_type_truncated=_dflt_truncated,error:_type_error=_dflt_error)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'examined',examined)\n  __dataclass_builtins_object__.__setattr__(self,'loose',loose)\n  __dataclass_builtins_object__.__setattr__(self,'example',example)\n  __dataclass_builtins_object__.__setattr__(self,'tightened',tightened)\n  __dataclass_builtins_object__.__setattr__(self,'failed',failed)\n  __dataclass_builtins_object__.__setattr__(self,'failure',failure)\n  __dataclass_builtins_object__.__setattr__(self,'truncated',truncated)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_executor, _type_cluster, _type_job_id, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,*,executor:_type_executor,cluster:_type_cluster,job_id:_type_job_id)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'executor',executor)
+  __dataclass_builtins_object__.__setattr__(self,'cluster',cluster)
+  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)
+ return __init__
+CODE["def __create_fn__(_type_executor, _type_cluster, _type_job_id, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,executor:_type_executor,cluster:_type_cluster,job_id:_type_job_id)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'executor',executor)\n  __dataclass_builtins_object__.__setattr__(self,'cluster',cluster)\n  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_executor, _type_job_id, _type_cluster, _type_pid, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_job_id, _dflt_cluster, _dflt_pid, _return_type):
  def __init__(self,executor:_type_executor,job_id:_type_job_id=_dflt_job_id,cluster:_type_cluster=_dflt_cluster,pid:_type_pid=_dflt_pid)->_return_type:
@@ -2086,8 +2114,8 @@ def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_ter
  return __init__
 CODE["def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _return_type):\n def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'terminal',terminal)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'possibly_orphaned',possibly_orphaned)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'host',host)\n return __init__"] = __create_fn__.__code__
 
-def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_alive, _type_pid, _type_finished_at, _type_age_seconds, _type_delivery, _type_manifest, _type_usage, _type_agents, _type_model, _type_exit_code, _type_started_at, _type_retry_of, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_agents, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_retry_of, _return_type):
- def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,alive:_type_alive,pid:_type_pid,finished_at:_type_finished_at,age_seconds:_type_age_seconds,delivery:_type_delivery,manifest:_type_manifest,usage:_type_usage,agents:_type_agents=_dflt_agents,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,retry_of:_type_retry_of=_dflt_retry_of)->_return_type:
+def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_alive, _type_pid, _type_finished_at, _type_age_seconds, _type_delivery, _type_manifest, _type_usage, _type_agents, _type_model, _type_exit_code, _type_started_at, _type_retry_of, _type_job, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_agents, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_retry_of, _dflt_job, _return_type):
+ def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,alive:_type_alive,pid:_type_pid,finished_at:_type_finished_at,age_seconds:_type_age_seconds,delivery:_type_delivery,manifest:_type_manifest,usage:_type_usage,agents:_type_agents=_dflt_agents,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,retry_of:_type_retry_of=_dflt_retry_of,job:_type_job=_dflt_job)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'label',label)
@@ -2111,8 +2139,9 @@ def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_ter
   __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)
   __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)
   __dataclass_builtins_object__.__setattr__(self,'retry_of',retry_of)
+  __dataclass_builtins_object__.__setattr__(self,'job',job)
  return __init__
-CODE["def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_alive, _type_pid, _type_finished_at, _type_age_seconds, _type_delivery, _type_manifest, _type_usage, _type_agents, _type_model, _type_exit_code, _type_started_at, _type_retry_of, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_agents, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_retry_of, _return_type):\n def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,alive:_type_alive,pid:_type_pid,finished_at:_type_finished_at,age_seconds:_type_age_seconds,delivery:_type_delivery,manifest:_type_manifest,usage:_type_usage,agents:_type_agents=_dflt_agents,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,retry_of:_type_retry_of=_dflt_retry_of)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'terminal',terminal)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'possibly_orphaned',possibly_orphaned)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'host',host)\n  __dataclass_builtins_object__.__setattr__(self,'alive',alive)\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at',finished_at)\n  __dataclass_builtins_object__.__setattr__(self,'age_seconds',age_seconds)\n  __dataclass_builtins_object__.__setattr__(self,'delivery',delivery)\n  __dataclass_builtins_object__.__setattr__(self,'manifest',manifest)\n  __dataclass_builtins_object__.__setattr__(self,'usage',usage)\n  __dataclass_builtins_object__.__setattr__(self,'agents',agents)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)\n  __dataclass_builtins_object__.__setattr__(self,'retry_of',retry_of)\n return __init__"] = __create_fn__.__code__
+CODE["def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_alive, _type_pid, _type_finished_at, _type_age_seconds, _type_delivery, _type_manifest, _type_usage, _type_agents, _type_model, _type_exit_code, _type_started_at, _type_retry_of, _type_job, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_agents, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_retry_of, _dflt_job, _return_type):\n def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,alive:_type_alive,pid:_type_pid,finished_at:_type_finished_at,age_seconds:_type_age_seconds,delivery:_type_delivery,manifest:_type_manifest,usage:_type_usage,agents:_type_agents=_dflt_agents,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,retry_of:_type_retry_of=_dflt_retry_of,job:_type_job=_dflt_job)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'terminal',terminal)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'possibly_orphaned',possibly_orphaned)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'host',host)\n  __dataclass_builtins_object__.__setattr__(self,'alive',alive)\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at',finished_at)\n  __dataclass_builtins_object__.__setattr__(self,'age_seconds',age_seconds)\n  __dataclass_builtins_object__.__setattr__(self,'delivery',delivery)\n  __dataclass_builtins_object__.__setattr__(self,'manifest',manifest)\n  __dataclass_builtins_object__.__setattr__(self,'usage',usage)\n  __dataclass_builtins_object__.__setattr__(self,'agents',agents)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)\n  __dataclass_builtins_object__.__setattr__(self,'retry_of',retry_of)\n  __dataclass_builtins_object__.__setattr__(self,'job',job)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _return_type):
  def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,error:_type_error)->_return_type:
@@ -2478,6 +2507,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('executor','cluster','job_id',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'executor\',\'cluster\',\'job_id\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('executor','job_id','cluster','pid',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -2766,11 +2803,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','alive','pid','finished_at','age_seconds','delivery','manifest','usage','agents','model','exit_code','started_at','retry_of',):
+  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','alive','pid','finished_at','age_seconds','delivery','manifest','usage','agents','model','exit_code','started_at','retry_of','job',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'alive\',\'pid\',\'finished_at\',\'age_seconds\',\'delivery\',\'manifest\',\'usage\',\'agents\',\'model\',\'exit_code\',\'started_at\',\'retry_of\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'alive\',\'pid\',\'finished_at\',\'age_seconds\',\'delivery\',\'manifest\',\'usage\',\'agents\',\'model\',\'exit_code\',\'started_at\',\'retry_of\',\'job\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -3062,6 +3099,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
+  if type(self) is cls or name in ('executor','cluster','job_id',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'executor\',\'cluster\',\'job_id\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
   if type(self) is cls or name in ('executor','job_id','cluster','pid',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
@@ -3350,11 +3395,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','alive','pid','finished_at','age_seconds','delivery','manifest','usage','agents','model','exit_code','started_at','retry_of',):
+  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','alive','pid','finished_at','age_seconds','delivery','manifest','usage','agents','model','exit_code','started_at','retry_of','job',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'alive\',\'pid\',\'finished_at\',\'age_seconds\',\'delivery\',\'manifest\',\'usage\',\'agents\',\'model\',\'exit_code\',\'started_at\',\'retry_of\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'alive\',\'pid\',\'finished_at\',\'age_seconds\',\'delivery\',\'manifest\',\'usage\',\'agents\',\'model\',\'exit_code\',\'started_at\',\'retry_of\',\'job\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -44,6 +44,10 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     lines.extend(leg_lines(data["manifest"], data["kind"]))
     lines.append(f"  process    pid {data['pid'] if data['pid'] is not None else '-'}, alive: {_yes(data['alive'])}"
                  f"{'  (possibly orphaned)' if data['possibly_orphaned'] else ''}")
+    job = data.get("job")
+    if isinstance(job, dict):
+        where = f" on {job['cluster']}" if job.get("cluster") else ""
+        lines.append(f"  job        {job.get('executor')} job {job.get('job_id')}{where}")
     lines.append(f"  submitted  {data['submitted_at']}  ({human_age(data['age_seconds'])} ago)")
     if data["finished_at"]:
         lines.append(f"  finished   {data['finished_at']}")

@@ -71,9 +71,24 @@ def test_a_run_submitted_to_slurm_runs_once_and_its_output_and_end_are_li_s(home
     assert rec["engine"]["cluster"] == "lionrun" and rec["terminal_source"] == "runner"
     fields = job_fields(slurm_conf, job_id)
     assert fields["JobName"] == run_id and fields["Requeue"] == "0" and fields["Restarts"] == "0"
+    assert end["job"] == {"executor": "slurm", "cluster": "lionrun", "job_id": job_id}
+    shown = run_li("job", "status", run_id, home=home)
+    assert f"slurm job {job_id} on lionrun" in shown.stdout, shown.stdout
     output = machine("job", "output", run_id, home=home).data
     assert f"out-{run_id}" in output["console"]["value"] and "to-stderr" in output["console"]["value"]
     print(f"\nslurm: submit -> handle {handle_seconds:.2f} s, submit -> started {started_seconds:.2f} s")
+
+
+def test_a_fanout_s_legs_run_inside_one_job(home: str, slurm_conf: str) -> None:
+    data = machine("orchestrate", "fanout", "sh", "echo leg-$LI_LEG_ID-$SLURM_JOB_ID", "--legs", "3",
+                   "--executor", "slurm", "--detach", home=home).data
+    run_id = data["run_id"]
+    end = wait_terminal(home, run_id, timeout=60)
+    assert (end["status"], end["outcome"]) == ("completed", "succeeded"), end
+    job_id = record(home, run_id)["engine"]["job_id"]
+    console = machine("job", "output", run_id, home=home).data["console"]["value"]
+    for leg in ("leg-1", "leg-2", "leg-3"):
+        assert f"{leg}-{job_id}" in console, console
 
 
 def test_li_job_kill_cancels_a_running_slurm_run(home: str, slurm_conf: str) -> None:

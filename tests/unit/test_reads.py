@@ -21,7 +21,8 @@ from tests.builders import (
 
 STATUS_KEYS = {"run_id", "kind", "label", "status", "terminal", "outcome", "reason_code", "alive", "pid",
                "spawn_state", "submitted_at", "finished_at", "possibly_orphaned", "age_seconds", "delivery",
-               "manifest", "usage", "agents", "model", "exit_code", "started_at", "retry_of", "host"}
+               "manifest", "usage", "agents", "model", "exit_code", "started_at", "retry_of", "host",
+               "job"}
 AV_KEYS = {"available", "value", "reason_code", "detail"}
 
 

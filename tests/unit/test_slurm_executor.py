@@ -306,6 +306,25 @@ def test_the_request_keeps_its_executor_through_request_json() -> None:
     assert RunRequest.from_dict(old, "x").executor == "local"
 
 
+def test_an_old_preparing_record_whose_job_the_cluster_no_longer_knows_is_flagged_never_ended(world, cluster) -> None:
+    run_id = slurm_submit(world).run_id
+    cluster.purge("1")
+    assert observe(world, run_id).derivation.aged_preparing is False  # young: just not known yet
+    world.clock.advance(PREPARING_THRESHOLD_SECONDS + 1)
+    d = observe(world, run_id).derivation
+    assert (d.aged_preparing, d.possibly_orphaned, d.terminal, d.status) == (True, True, False, "running")
+    assert world.store.read(run_id).end_recorded is False
+
+
+def test_status_names_the_slurm_job(world, cluster) -> None:
+    run_id = started(world, cluster)
+    data = world.container.reads.reads().status(run_id)
+    assert data["job"] == {"executor": "slurm", "cluster": "testcluster", "job_id": "1"}
+    assert data["pid"] == 52000 and data["alive"] is True
+    local = submitter(world).submit(request()).run_id
+    assert world.container.reads.reads().status(local)["job"] is None
+
+
 def test_a_preparing_record_without_a_job_still_ages(world, cluster) -> None:
     run_id = slurm_submit(world).run_id
     world.store.update(run_id, lambda r: r.evolve(engine=None))
