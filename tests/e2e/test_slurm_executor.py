@@ -268,3 +268,20 @@ def test_slurmd_killed_and_restarted_never_runs_the_work_twice_nor_ends_the_run_
         assert rec["terminal_source"] == "runner", rec
     print(f"\nslurmd killed: Slurm said {sorted(s for s in seen_states if s)}; li then: {end['status']} "
           f"({end['outcome']}), written by {rec['terminal_source']}")
+
+
+def test_a_slurm_run_on_the_postgresql_store_reports_its_console_artifacts_and_end(
+        home: str, slurm_conf: str, pg_dsn: str) -> None:
+    env = {"LI_STORE": pg_dsn}
+    machine("store", "init", home=home, env=env)
+    run_id = machine("agent", "sh", "echo pg-out; echo kept > $LI_ARTIFACTS_DIR/a.txt", "--executor", "slurm",
+                     "--detach", home=home, env=env).data["run_id"]
+    deadline = time.monotonic() + 60
+    while not (data := machine("job", "status", run_id, home=home, env=env).data)["terminal"]:
+        assert time.monotonic() < deadline, data
+        time.sleep(0.2)
+    assert (data["status"], data["outcome"], data["job"]["executor"]) == ("completed", "succeeded", "slurm"), data
+    output = machine("job", "output", run_id, home=home, env=env).data
+    assert "pg-out" in output["console"]["value"]
+    assert "a.txt" in {entry["name"] for entry in output["artifacts"]["value"]}, output["artifacts"]
+    assert not pathlib.Path(home, "runs").exists()  # nothing of the run in the filesystem store
