@@ -39,9 +39,11 @@ def register_table(sub: Any, table: Sequence[tuple[str, str]], words: list[str] 
 
     Given the request's words (after the parent's name), only the verb they name is imported and
     registered in full; every other one is a bare name, which is all a parse of that request can
-    see of it (the choices an unknown word is told about, in the same order). Without words, or
-    when they name no verb of the table, a verb in `whole`, or start with an option (`--help`, its
-    abbreviations, `--`; the options in `skip` are passed over), every verb is registered in full.
+    see of it (the choices an unknown word is told about, in the same order); words that name no
+    verb at all (none, or only options in `skip`, which are passed over) need none in full.
+    Without words (a parser for any request), or when they name a word that is no verb of the
+    table, a verb in `whole`, or an option first (`--help`, its abbreviations, `--`), every verb
+    is registered in full.
     Registering every verb cost a read about 10-20 ms (issue 18); tests/unit/test_cli_parser.py
     holds the parses to those of the whole tree.
     """
@@ -57,14 +59,15 @@ def register_table(sub: Any, table: Sequence[tuple[str, str]], words: list[str] 
 
 def called_verb(words: list[str], table: Sequence[tuple[str, str]], whole: Collection[str] = (),
                 skip: Collection[str] = ()) -> tuple[str | None, list[str] | None]:
-    """The verb of the table the words name and the words after it, when no other verb is needed."""
+    """The verb of the table the words name and the words after it, when no other verb is needed;
+    ("", []) when they name none; (None, None) when the parse may need every verb."""
     for index, word in enumerate(words):
         if word in skip:
             continue
         if word.startswith("-") or word in whole or all(word != name for name, _ in table):
             return None, None
         return word, words[index + 1:]
-    return None, None
+    return "", []  # no verb named, no option that shows help: the parse sees none in full
 
 
 def this(name: str) -> Verb:

@@ -82,6 +82,12 @@ NOT_ON_A_READ = {
     "asyncio", "ssl", "concurrent.futures", "pydantic", "pydantic_core", "psutil", "subprocess", "socket",
     # Issue 16: the PostgreSQL store (and its driver) only when one is configured.
     "adapters.pg_store", "psycopg",
+    # Issue 18: argparse's stock help formatter imports shutil (bz2, lzma) for every argument it
+    # checks; entrypoints/cli.py's Formatter measures the terminal only when it formats help.
+    # The parser holds only the called verb in full, so the other verbs' modules are not loaded.
+    "shutil", "entrypoints.verbs.agent", "entrypoints.verbs.orchestrate", "entrypoints.verbs.store",
+    "entrypoints.verbs.job_output", "entrypoints.verbs.job_kill", "entrypoints.verbs.job_prune",
+    "entrypoints.verbs.job_retry",
 }
 READS = [("job", "status", "{run_id}"), ("job", "wait", "{run_id}", "--max-wait", "0"), ("job", "list")]
 WAIT_SIDE = {"entrypoints.wiring.waits", "application.wait"}  # only `li job wait` loads it
@@ -123,6 +129,13 @@ def test_a_submit_does_load_the_submit_side_so_the_check_can_see_it(tmp_path: ob
     os.mkdir(home, 0o700)
     loaded = _modules_after(["agent", "sh", "true", "--detach"], home, os.path.join(str(tmp_path), "modules.json"))
     assert {"entrypoints.wiring.submit", "application.submit"} <= loaded
+
+
+@pytest.mark.parametrize("argv", [("handshake",), ("--version",)], ids=["handshake", "--version"])
+def test_handshake_and_version_load_no_other_verb_and_no_shutil(argv: tuple[str, ...], tmp_path: object) -> None:
+    loaded = _modules_after(list(argv), str(tmp_path), os.path.join(str(tmp_path), "modules.json"))
+    assert "entrypoints.cli" in loaded, "the parser was not built; the check would prove nothing"
+    assert loaded & {"shutil", "entrypoints.verbs.job", "entrypoints.verbs.agent"} == set()
 
 
 @pytest.mark.parametrize("argv", [("handshake",), ("--version",)], ids=["handshake", "--version"])

@@ -69,7 +69,8 @@ def test_a_read_registers_only_its_verb_and_its_subcommand() -> None:
     assert set(registered(registered(root)["job"])) == {"status"}
     assert set(registered(build_parser(["handshake"]))) == {"handshake"}
     assert len(registered(registered(build_parser(["job", "--help", "status"]))["job"])) == 7
-    for whole in (["--help", "job"], ["completion", "bash"], ["nosuch"], [], ["--", "job"]):
+    assert registered(build_parser([])) == registered(build_parser(["--version"])) == {}
+    for whole in (["--help", "job"], ["completion", "bash"], ["nosuch"], ["--", "job"]):
         levels = registered(build_parser(whole))
         assert len(levels) == len(registered(build_parser())), whole
         assert len(registered(levels["job"])) == 7, whole
@@ -78,3 +79,26 @@ def test_a_read_registers_only_its_verb_and_its_subcommand() -> None:
 def test_completion_walks_the_whole_tree() -> None:
     namespace = build_parser(["completion", "bash"]).parse_args(["completion", "bash"])
     assert command_paths(namespace.tree) == PATHS
+
+
+def every_parser(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                found.extend(every_parser(child))
+    return found
+
+
+@pytest.mark.parametrize("columns", ["30", "80", "133", None])
+def test_every_help_and_usage_is_the_stock_formatters(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    parsers = every_parser(build_parser())
+    assert len(parsers) == len(PATHS)
+    for parser in parsers:
+        ours = (parser.format_help(), parser.format_usage())
+        parser.formatter_class = argparse.HelpFormatter
+        assert (parser.format_help(), parser.format_usage()) == ours, parser.prog
