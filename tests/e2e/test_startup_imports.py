@@ -88,6 +88,9 @@ NOT_ON_A_READ = {
     "shutil", "entrypoints.verbs.agent", "entrypoints.verbs.orchestrate", "entrypoints.verbs.store",
     "entrypoints.verbs.job_output", "entrypoints.verbs.job_kill", "entrypoints.verbs.job_prune",
     "entrypoints.verbs.job_retry",
+    # datetime.strptime's first call imports _strptime and calendar and builds its regexes; a run
+    # id's second is read by position (domain/run.py submitted_second).
+    "_strptime", "calendar",
 }
 READS = [("job", "status", "{run_id}"), ("job", "wait", "{run_id}", "--max-wait", "0"), ("job", "list")]
 WAIT_SIDE = {"entrypoints.wiring.waits", "application.wait"}  # only `li job wait` loads it

@@ -122,3 +122,34 @@ def test_a_spawn_state_outside_its_closed_vocabulary_is_read_as_none_recorded_ne
     data = {"run_id": "20261203T080000-abcdef", "kind": "agent", "status": "running", "generation": 2,
             "submitted_at": "2026-12-03T08:00:00+00:00", "spawn_state": "bogus"}
     assert parse_record(json.dumps(data).encode(), "20261203T080000-abcdef").spawn_state is None
+
+
+def _by_strptime(run_id: str) -> datetime | None:
+    try:
+        return datetime.strptime(run_id[:15], "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+_ID_CHARS = st.sampled_from("0123456789T-abf ")
+
+
+@given(st.one_of(
+    st.builds(lambda d, t, rest: f"{d}T{t}{rest}", st.text("0123456789", min_size=8, max_size=8),
+              st.text("0123456789", min_size=6, max_size=6), st.text(max_size=8)),
+    st.text(_ID_CHARS, max_size=24),
+    st.text(max_size=24),
+))
+def test_submitted_second_reads_a_run_id_as_strptime_does(run_id: str) -> None:
+    from domain.run import submitted_second
+
+    assert submitted_second(run_id) == _by_strptime(run_id)
+
+
+@pytest.mark.parametrize("run_id", ["20260101T000019-000013", "20240229T235959-abcdef", "20230229T000000-0",
+                                    "20261301T000000", "20260100T000000", "20260101T240000", "20260101T000060",
+                                    "20260101T000061", "2026 101T000000", "20260101t000000", "2026010"])
+def test_submitted_second_on_edges(run_id: str) -> None:
+    from domain.run import submitted_second
+
+    assert submitted_second(run_id) == _by_strptime(run_id)
