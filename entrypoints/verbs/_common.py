@@ -48,13 +48,16 @@ def register_table(sub: Any, table: Sequence[tuple[str, str]], words: list[str] 
     holds the parses to those of the whole tree.
     """
     called, rest = called_verb(words, table, whole, skip) if words is not None else (None, None)
+    bare: Any = None  # one parser with no argument answers to every bare name (a parser costs ~0.3 ms)
     for name, module in table:
         if called is None:
             verb_module(module).register(sub)
         elif name == called:
             verb_module(module).register(sub, rest)
+        elif bare is None:
+            bare = sub.add_parser(name, add_help=False)
         else:
-            sub.add_parser(name, add_help=False)
+            sub.choices[name] = bare  # the action's name -> parser map, in the table's order
 
 
 def called_verb(words: list[str], table: Sequence[tuple[str, str]], whole: Collection[str] = (),
