@@ -142,9 +142,11 @@ def test_artifacts_are_listed_with_name_path_size_and_digest(fs) -> None:
     listing = reads.output(run_id)["artifacts"]["value"]
     assert listing == [
         {"name": "legs/a.txt", "path": path(store, run_id, "artifacts", "legs", "a.txt"), "size": 0,
-         "sha256": hashlib.sha256(b"").hexdigest(), "type": "file", "link": None},
+         "sha256": hashlib.sha256(b"").hexdigest(), "type": "file", "link": None,
+         "available": True, "reason_code": None},
         {"name": "response.md", "path": path(store, run_id, "artifacts", "response.md"), "size": 9,
-         "sha256": hashlib.sha256(b"# answer\n").hexdigest(), "type": "file", "link": None},
+         "sha256": hashlib.sha256(b"# answer\n").hexdigest(), "type": "file", "link": None,
+         "available": True, "reason_code": None},
     ]
 
 
