@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from application.ports import (
@@ -140,15 +141,8 @@ class SubmitService:
     def _launch(self, run_id: str, request: RunRequest) -> Handle:
         if request.executor == SLURM:
             return self._launch_batch(run_id, request)
-        try:
+        with self._spawn_refusals(run_id, "the run could not be started", "the spawn"):
             pid = self._spawn(run_id, request)
-        except (SpawnFailed, StoreRefused) as exc:
-            raise self._refuse(run_id, SPAWN_FAILED, f"the run could not be started: {exc}") from exc
-        except BaseException as exc:
-            error = self._refuse(run_id, SPAWN_ERROR, f"the spawn raised {type(exc).__name__}: {exc}")
-            if isinstance(exc, Exception):
-                raise error from exc
-            raise
         try:
             self._attach(run_id, pid)
         except BaseException as exc:
@@ -158,6 +152,20 @@ class SubmitService:
                 raise error from exc
             raise
         return SubmitData.handle(run_id, pid, self.log_path(run_id))
+
+    @contextmanager
+    def _spawn_refusals(self, run_id: str, failed: str, attempt: str) -> Iterator[None]:
+        """The one way a start that did not happen is recorded: a refusal of the engine is a
+        `spawn_failed`, anything else it raises a `spawn_error` (a BaseException is re-raised)."""
+        try:
+            yield
+        except (SpawnFailed, StoreRefused) as exc:
+            raise self._refuse(run_id, SPAWN_FAILED, f"{failed}: {exc}") from exc
+        except BaseException as exc:
+            error = self._refuse(run_id, SPAWN_ERROR, f"{attempt} raised {type(exc).__name__}: {exc}")
+            if isinstance(exc, Exception):
+                raise error from exc
+            raise
 
     def _launch_batch(self, run_id: str, request: RunRequest) -> Handle:
         """Submit the runner as a Slurm job and record the job on the `preparing` record.
@@ -171,15 +179,8 @@ class SubmitService:
         batch = BatchRequest(run_id=run_id, argv=[*self.runner_command, run_id], cwd=request.cwd,
                              env={**self.env, RUN_TAG: run_id}, partition=request.partition,
                              options=tuple(request.slurm_args))
-        try:
+        with self._spawn_refusals(run_id, "the run could not be submitted to Slurm", "the submit"):
             handle = cluster.submit(batch)
-        except (SpawnFailed, StoreRefused) as exc:
-            raise self._refuse(run_id, SPAWN_FAILED, f"the run could not be submitted to Slurm: {exc}") from exc
-        except BaseException as exc:
-            error = self._refuse(run_id, SPAWN_ERROR, f"the submit raised {type(exc).__name__}: {exc}")
-            if isinstance(exc, Exception):
-                raise error from exc
-            raise
         job_id = handle.job_id or ""
         accepted = iso(self.clock.now())
         rows = cluster.jobs(job_id) or ()
