@@ -2,8 +2,10 @@
 INCARNATION_JSON`, started inside that host's namespaces (its pids are the record's pids there).
 
 `session` kills the runner and every member of its session (the work's process groups too) and
-returns once none is left alive; `runner` kills the recorded runner alone (verified to be that
-run's runner) and leaves its work running. Kept light (no psutil, no test builders): a load test
+returns once none is left alive; `runner` waits until the runner has started its work (a live
+member of its session besides itself: on a loaded machine a runner may take seconds to get there,
+and killed before, it leaves nothing alive to outlive it), then kills the recorded runner alone
+(verified to be that run's runner) and leaves its work running. Kept light (no psutil, no test builders): a load test
 starts it many times on two cores.
 """
 
@@ -48,6 +50,11 @@ def kill_session(run_id: str, incarnation: Incarnation) -> None:
 def kill_runner(run_id: str, incarnation: Incarnation) -> None:
     if not carries_run(incarnation.pid, run_id):
         raise SystemExit(f"run {run_id}: pid {incarnation.pid} is not its runner")
+    deadline = time.monotonic() + WITHIN
+    while not [pid for pid in session_alive(incarnation.pid) if pid != incarnation.pid]:
+        if not alive(incarnation.pid) or time.monotonic() > deadline:
+            raise SystemExit(f"run {run_id}: its runner never started its work")
+        time.sleep(0.02)
     os.kill(incarnation.pid, signal.SIGKILL)
     deadline = time.monotonic() + WITHIN
     while alive(incarnation.pid):

@@ -317,7 +317,7 @@ def test_two_hundred_runs_from_two_hosts_with_random_sigkills_lose_nothing_and_r
         with open(gate, "w", encoding="ascii"):
             pass  # the gated runs left alone end now, by their own runner
         ids = ledger.ids()
-        assert len(ids) == RUNS == len(set(ids)), f"seed {seed}: {len(ids)} handles"
+        assert len(ids) == RUNS == len(set(ids)), f"seed {seed}: {len(ids)} handles; {ledger.errors[:5]}"
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not ledger.errors:
             open_runs = records.query("SELECT count(*) FROM runs WHERE record IS NULL OR "
