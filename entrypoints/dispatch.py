@@ -17,7 +17,7 @@ from domain.contract import (
     success,
 )
 from entrypoints.cli import HelpRequested, UsageError, build_parser
-from entrypoints.environment import EnvironmentFault, import_required, transport_fault
+from entrypoints.environment import PRE_IMPORTS, EnvironmentFault, import_required, transport_fault
 from entrypoints.verbs._common import Verb, silence
 from entrypoints.version import version
 
@@ -27,7 +27,7 @@ UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EBADF, errno.EIO})
 HUMAN_EXIT = {"invalid_input": 2, "not_found": 3, "conflict": 4, "unavailable": 5, "internal": 70}
 # Commands that may allocate a run: their dependencies are imported before they start, so an
 # import failure inside them is never reported as exit 78 once a run might exist (D8).
-ALLOCATING_COMMANDS = frozenset({"agent", "orchestrate"})
+ALLOCATING_COMMANDS = frozenset(PRE_IMPORTS)
 
 
 # Unicode line breaks JSON leaves raw inside strings; only strings can hold them, so escaping is exact.
@@ -65,12 +65,13 @@ def emit(envelope: dict[str, Any], out: IO[str]) -> None:
 
 def invoke(namespace: Namespace, method: Callable[[Namespace], Any]) -> Any:
     """Call a verb; an ImportError is an environment fault only while nothing can have run."""
-    if getattr(namespace, "command", None) not in ALLOCATING_COMMANDS:
+    command = getattr(namespace, "command", None)
+    if command not in ALLOCATING_COMMANDS:
         try:
             return method(namespace)
         except ImportError as error:
             raise EnvironmentFault(str(error)) from error
-    import_required()  # may raise EnvironmentFault: nothing has been executed yet
+    import_required(PRE_IMPORTS[command])  # may raise EnvironmentFault: nothing has been executed yet
     try:
         return method(namespace)
     except ImportError as error:

@@ -68,6 +68,18 @@ def test_human_mode_over_a_broken_dependency_also_exits_78(
     assert_environment_fault(result, "psutil")
 
 
+def test_an_agent_submit_does_not_need_yaml_but_orchestrate_does(tmp_path: object, li_home: str) -> None:
+    # yaml reads only orchestrate's plan: an agent submit (and its runner) never imports it, so a
+    # broken yaml does not stop one (issue 18: 10-20 ms of every submit); orchestrate still exits 78.
+    env = broken(tmp_path, "yaml", "raises")
+    submitted = run_li("agent", "sh", "true", "--detach", "--machine", home=li_home, env=env)
+    assert submitted.returncode == 0 and json.loads(submitted.stdout)["ok"] is True, submitted.stdout
+    assert len(runs_in(li_home)) == 1
+    refused = run_li("orchestrate", "flow", "-", "--machine", home=li_home, env=env)
+    assert_environment_fault(refused, "yaml")
+    assert len(runs_in(li_home)) == 1
+
+
 def test_a_read_verb_over_a_dependency_that_raises_exits_78(tmp_path: object, li_home: str) -> None:
     result = run_li("job", "list", "--machine", home=li_home, env=broken(tmp_path, "dependency_injector", "raises"))
     assert_environment_fault(result, "dependency_injector")

@@ -113,7 +113,8 @@ def test_a_submit_whose_dependencies_do_not_import_is_an_environment_fault_befor
 
     calls: list[str] = []
 
-    def guard() -> None:
+    def guard(names: tuple[str, ...]) -> None:
+        assert "psutil" in names
         raise EnvironmentFault("psutil: ImportError")
 
     monkeypatch.setattr(dispatcher, "import_required", guard)
