@@ -1,13 +1,14 @@
 """dependency-injector, imported without what it probes for and this container never uses (start-up cost).
 
 `li` may be called on every poll, so what dependency-injector drags in at import time is paid by
-every read. Three things are kept out while it loads (everything is importable again as soon as
+every read. Four things are kept out while it loads (everything is importable again as soon as
 this returns; nothing already imported is touched):
 
-* Its optional integrations: starlette (wiring), yaml and pydantic-settings (Configuration
-  loaders). Without pydantic-settings its providers module falls back to `import pydantic` (for
-  the pydantic v1 `BaseSettings`) inside a try/except ImportError, so pydantic is kept out as
-  well (a stand-in whose VERSION is not 1.x: a plain `import` in Cython does not refuse a None
+* Its optional integrations: starlette, fastapi, fast-depends and werkzeug (wiring), yaml and
+  pydantic-settings (Configuration loaders); hidden, each is refused at once instead of being
+  searched for along `sys.path`. Without pydantic-settings its providers module falls back to
+  `import pydantic` (for the pydantic v1 `BaseSettings`) inside a try/except ImportError, so
+  pydantic is kept out as well (a stand-in whose VERSION is not 1.x: a plain `import` in Cython does not refuse a None
   in sys.modules): about 35 ms of pydantic on every read otherwise.
 * asyncio (with ssl, logging, concurrent.futures: about 40 ms). providers, containers and
   _cwiring do `from asyncio import Future, ensure_future, gather` at import time but call them
@@ -20,6 +21,10 @@ this returns; nothing already imported is touched):
   takes its own documented fallbacks (`_COROUTINE_TYPES` = (CoroutineType, Coroutine), the
   `_is_coroutine` marker of Coroutine providers = True, which only `asyncio.iscoroutinefunction`
   of a Coroutine provider would look at).
+* configparser (about 3 ms: its regexes are compiled at import). providers imports its
+  `ConfigParser` for `Configuration.from_ini` alone, which this container never calls; while it
+  loads, `configparser` is a stand-in whose `ConfigParser` imports the real module when first
+  called, so `from_ini` still works (tests/unit/test_di_import.py).
 
 The stand-ins are only in `sys.modules` during that one import, on the main thread at start-up.
 """
@@ -31,24 +36,27 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-HIDDEN = ("starlette", "yaml", "pydantic_settings", "asyncio.coroutines")
-DEFERRED_ASYNCIO = ("Future", "ensure_future", "gather", "iscoroutinefunction")
+HIDDEN = ("starlette", "fastapi", "fast_depends", "werkzeug", "yaml", "pydantic_settings", "asyncio.coroutines")
+DEFERRED = {
+    "asyncio": ("Future", "ensure_future", "gather", "iscoroutinefunction"),
+    "configparser": ("ConfigParser",),
+}
 
 
-def _deferred(name: str) -> Callable[..., Any]:
+def _deferred(module: str, name: str) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
-        import asyncio  # the real one: only an async provider ever gets here
+        import importlib  # the real module: only an async provider or `from_ini` ever gets here
 
-        return getattr(asyncio, name)(*args, **kwargs)
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = name
     return call
 
 
-def _asyncio_stand_in() -> ModuleType:
-    stand_in = ModuleType("asyncio", "lionrun's stand-in while dependency-injector loads (entrypoints/_di.py)")
-    for name in DEFERRED_ASYNCIO:
-        setattr(stand_in, name, _deferred(name))
+def _stand_in(module: str) -> ModuleType:
+    stand_in = ModuleType(module, "lionrun's stand-in while dependency-injector loads (entrypoints/_di.py)")
+    for name in DEFERRED[module]:
+        setattr(stand_in, name, _deferred(module, name))
     return stand_in
 
 
@@ -61,7 +69,7 @@ def _pydantic_stand_in() -> ModuleType:
 
 
 def _import_dependency_injector() -> tuple[ModuleType, ModuleType]:
-    """Import dependency-injector's containers and providers with HIDDEN hidden and asyncio deferred."""
+    """Import dependency-injector's containers and providers with HIDDEN hidden, asyncio and configparser deferred."""
     if "dependency_injector.providers" in sys.modules:
         from dependency_injector import containers, providers
 
@@ -69,8 +77,9 @@ def _import_dependency_injector() -> tuple[ModuleType, ModuleType]:
     placed: dict[str, ModuleType | None] = {name: None for name in HIDDEN if name not in sys.modules}
     if "pydantic" not in sys.modules:
         placed["pydantic"] = _pydantic_stand_in()
-    if "asyncio" not in sys.modules:
-        placed["asyncio"] = _asyncio_stand_in()
+    for module in DEFERRED:
+        if module not in sys.modules:
+            placed[module] = _stand_in(module)
     for name, module in placed.items():
         sys.modules[name] = module  # type: ignore[assignment]
     try:

@@ -55,8 +55,16 @@ def test_the_check_sees_an_async_provider() -> None:
 PROBE = textwrap.dedent("""
     import json, sys
     import entrypoints._di as di
-    after_import = sorted(n for n in ("asyncio", "pydantic", "pydantic_core", "ssl") if n in sys.modules)
-    import asyncio, pydantic
+    after_import = sorted(n for n in ("asyncio", "pydantic", "pydantic_core", "ssl", "configparser",
+                                      "fastapi", "werkzeug", "fast_depends") if n in sys.modules)
+    import asyncio, pydantic, tempfile, os
+    with tempfile.TemporaryDirectory() as folder:
+        ini = os.path.join(folder, "settings.ini")
+        with open(ini, "w") as handle:
+            handle.write("[section]\\nkey = value\\n")
+        config = di.providers.Configuration()
+        config.from_ini(ini, required=True)
+        from_ini = config()
     real = asyncio.__file__ is not None and hasattr(asyncio, "run") and pydantic.VERSION.startswith("2")
 
     async def add(x):
@@ -67,16 +75,17 @@ PROBE = textwrap.dedent("""
     async def main():
         return await combined()
 
-    print(json.dumps({"after_import": after_import, "real": real,
+    print(json.dumps({"after_import": after_import, "real": real, "from_ini": from_ini,
                       "coroutine": asyncio.run(di.providers.Coroutine(add, 41)()),
                       "injected": asyncio.run(main())}))
 """)
 
 
-def test_dependency_injector_loads_without_asyncio_or_pydantic_and_async_providers_still_work() -> None:
+def test_dependency_injector_loads_without_asyncio_pydantic_or_configparser_and_they_still_work() -> None:
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, capture_output=True, text=True, timeout=60,
                          check=True).stdout
     import json
 
     answer = json.loads(out)
-    assert answer == {"after_import": [], "real": True, "coroutine": 42, "injected": {"x": 2}}
+    assert answer == {"after_import": [], "real": True, "from_ini": {"section": {"key": "value"}},
+                      "coroutine": 42, "injected": {"x": 2}}
