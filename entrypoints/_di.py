@@ -77,9 +77,9 @@ def _import_dependency_injector() -> tuple[ModuleType, ModuleType]:
     placed: dict[str, ModuleType | None] = {name: None for name in HIDDEN if name not in sys.modules}
     if "pydantic" not in sys.modules:
         placed["pydantic"] = _pydantic_stand_in()
-    for module in DEFERRED:
-        if module not in sys.modules:
-            placed[module] = _stand_in(module)
+    for deferred in DEFERRED:
+        if deferred not in sys.modules:
+            placed[deferred] = _stand_in(deferred)
     for name, module in placed.items():
         sys.modules[name] = module  # type: ignore[assignment]
     try:
