@@ -9,7 +9,10 @@ The names load on first use (PEP 562), so `li` pays at start-up only for the mod
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
+if TYPE_CHECKING:
+    from typing import Any
 
 _HOMES: dict[str, str] = {
     # the run record and its identity

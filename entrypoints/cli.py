@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, NoReturn
 
 from entrypoints.verbs import VERB_TABLE
 from entrypoints.verbs._common import register_table
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 # Verbs that need every verb registered whatever the request: completion walks the whole tree.
 WHOLE_TREE = frozenset({"completion"})

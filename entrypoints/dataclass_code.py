@@ -25,15 +25,20 @@ finder on `sys.meta_path` that patches it right after its first import and then 
 # (string) annotations that `dataclasses` itself never gives (tests/unit/test_dataclass_code.py).
 import builtins
 import sys
-from collections.abc import Callable, Mapping
 from types import CodeType, FunctionType, ModuleType
-from typing import Any
+
+# typing.TYPE_CHECKING without importing typing: a handshake never loads it (the annotations that
+# name these are strings, as the module has no postponed annotations).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 _real_exec = builtins.exec
 
 
-def _cached_exec(code: Mapping[str, CodeType]) -> Callable[..., None]:
-    def cached_exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
+def _cached_exec(code: "Mapping[str, CodeType]") -> "Callable[..., None]":
+    def cached_exec(source: "Any", globals: "Any" = None, locals: "Any" = None, /) -> None:
         compiled = code.get(source) if type(source) is str and type(locals) is dict else None
         if compiled is None or type(globals) is not dict or "__builtins__" not in globals:
             _real_exec(source, globals, locals)
@@ -63,7 +68,7 @@ class _PatchOnImport:
     """A `sys.meta_path` finder for `dataclasses` alone: the real finder loads it, then it is patched."""
 
     @classmethod
-    def find_spec(cls, name: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(cls, name: str, path: "Any" = None, target: "Any" = None) -> "Any":
         if name != "dataclasses":
             return None
         cls.remove()
@@ -87,17 +92,17 @@ class _PatchOnImport:
 class _PatchAfter:
     """The loader of `dataclasses`, which patches the module once it has run."""
 
-    def __init__(self, loader: Any) -> None:
+    def __init__(self, loader: "Any") -> None:
         self._loader = loader
 
-    def create_module(self, spec: Any) -> Any:
+    def create_module(self, spec: "Any") -> "Any":
         return self._loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
         self._loader.exec_module(module)
         patch(module)
 
-    def __getattr__(self, name: str) -> Any:  # get_source, get_filename, ... as the real loader
+    def __getattr__(self, name: str) -> "Any":  # get_source, get_filename, ... as the real loader
         return getattr(self._loader, name)
 
 

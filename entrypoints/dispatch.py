@@ -7,7 +7,6 @@ import json
 import sys
 from argparse import Namespace
 from collections.abc import Callable
-from typing import IO, Any
 
 from domain.contract import (
     IMPLEMENTATION,
@@ -18,8 +17,14 @@ from domain.contract import (
 )
 from entrypoints.cli import HelpRequested, UsageError, build_parser
 from entrypoints.environment import PRE_IMPORTS, EnvironmentFault, import_required, transport_fault
-from entrypoints.verbs._common import Verb, silence
+from entrypoints.verbs._common import silence
 from entrypoints.version import version
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
+if TYPE_CHECKING:
+    from typing import IO, Any
+
+    from entrypoints.verbs._common import Verb
 
 # Errors of a write that did not reach stdout: a full device, a closed or failing descriptor.
 UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EBADF, errno.EIO})

@@ -7,7 +7,10 @@ imports the other's names.
 from __future__ import annotations
 
 import sys
-from typing import Final
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
+if TYPE_CHECKING:
+    from typing import Final
 
 # Modules a run needs. A broken installation is diagnosed by exit 78 before any run exists.
 # pydantic is not one: the wire model is stdlib dataclasses, and only tools/gen_schema.py (the

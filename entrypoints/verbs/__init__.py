@@ -6,9 +6,7 @@ it names and no other (entrypoints/cli.py, start-up time).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from entrypoints.verbs._common import Verb
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
 
 # (command, module), in the order `li --help` lists them.
 VERB_TABLE: tuple[tuple[str, str], ...] = (
@@ -25,5 +23,6 @@ VERB_TABLE: tuple[tuple[str, str], ...] = (
 
 if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
     from entrypoints.verbs import agent, completion, doctor, handshake, job, mcp, orchestrate, store
+    from entrypoints.verbs._common import Verb
 
     _CHECKED: tuple[Verb, ...] = (handshake, agent, orchestrate, job, store, doctor, completion, mcp)

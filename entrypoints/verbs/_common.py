@@ -6,31 +6,36 @@ import os
 import sys
 from argparse import Namespace
 from collections.abc import Collection, Sequence
-from typing import Any, Protocol, cast
 
 from domain.contract import ContractError, ErrorKind
 
+# typing.TYPE_CHECKING without importing typing: `li handshake` never loads it (about 6 ms); the
+# protocol is for mypy, which holds every verb module of a table to it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
-class Verb(Protocol):
-    """A verb module, as the parser and the dispatcher see it (`VERBS` is checked against it by mypy)."""
+    class Verb(Protocol):
+        """A verb module, as the parser and the dispatcher see it (`VERBS` is checked against it by mypy)."""
 
-    def register(self, sub: Any, words: list[str] | None = None) -> None:
-        """Add this verb's parser(s) to the `add_subparsers()` action and `parser.set_defaults(verb=this(__name__))`.
+        def register(self, sub: Any, words: list[str] | None = None) -> None:
+            """Add this verb's parser(s) to the `add_subparsers()` action and `parser.set_defaults(verb=this(__name__))`.
 
-        `words` are the request's words after this verb's name (None: build for any request); a
-        verb with subcommands registers them with `register_table`."""
+            `words` are the request's words after this verb's name (None: build for any request); a
+            verb with subcommands registers them with `register_table`."""
 
-    def run(self, args: Namespace) -> dict[str, Any]:
-        """The answer as plain data: the envelope's `data` under --machine."""
+        def run(self, args: Namespace) -> dict[str, Any]:
+            """The answer as plain data: the envelope's `data` under --machine."""
 
-    def human(self, args: Namespace) -> int:
-        """The answer for a person: text on stdout, one line on stderr for a refusal; the exit status."""
+        def human(self, args: Namespace) -> int:
+            """The answer for a person: text on stdout, one line on stderr for a refusal; the exit status."""
 
 
 def verb_module(module: str) -> Verb:
     """A verb module of a table, imported now if it was not."""
     __import__(module)
-    return cast(Verb, sys.modules[module])
+    found: Verb = sys.modules[module]  # a module: mypy holds the tables' modules to Verb
+    return found
 
 
 def register_table(sub: Any, table: Sequence[tuple[str, str]], words: list[str] | None,
@@ -75,7 +80,8 @@ def called_verb(words: list[str], table: Sequence[tuple[str, str]], whole: Colle
 
 def this(name: str) -> Verb:
     """The registration idiom, in `register`: `parser.set_defaults(verb=this(__name__))`."""
-    return cast(Verb, sys.modules[name])
+    found: Verb = sys.modules[name]  # a module: mypy holds the tables' modules to Verb
+    return found
 
 
 def require_run_id(value: str) -> str:

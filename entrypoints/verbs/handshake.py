@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from argparse import Namespace
-from typing import Any
 
 from domain.contract import CONTRACT_VERSION, IMPLEMENTATION, MIN_SUPPORTED_VERSION
 from entrypoints.verbs._common import this
 from entrypoints.version import version
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:

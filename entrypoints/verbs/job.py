@@ -6,7 +6,7 @@ from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
 from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs._common import Verb, register_table, this
+from entrypoints.verbs._common import register_table, this
 
 # (subcommand, module), in the order `li job --help` lists them; imported when named (start-up).
 SUB_TABLE: tuple[tuple[str, str], ...] = (
@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
         job_status,
         job_wait,
     )
+    from entrypoints.verbs._common import Verb
 
     _CHECKED: tuple[Verb, ...] = (job_status, job_output, job_list, job_kill, job_wait, job_prune, job_retry)
 

@@ -144,6 +144,15 @@ def test_handshake_and_version_load_no_other_verb_and_no_shutil(argv: tuple[str,
 
 
 @pytest.mark.parametrize("argv", [("handshake",), ("--version",)], ids=["handshake", "--version"])
+def test_handshake_and_version_do_not_import_typing(argv: tuple[str, ...], tmp_path: object) -> None:
+    # typing costs a handshake about 6 ms (issue 18): what the handshake path names from it is for
+    # mypy only (`TYPE_CHECKING = False` blocks), and domain.contract spells ERROR_KINDS by its enum.
+    loaded = _modules_after(list(argv), str(tmp_path), os.path.join(str(tmp_path), "modules.json"))
+    assert "domain.contract" in loaded and "entrypoints.cli" in loaded, "nothing ran; the check would prove nothing"
+    assert "typing" not in loaded
+
+
+@pytest.mark.parametrize("argv", [("handshake",), ("--version",)], ids=["handshake", "--version"])
 def test_the_version_is_read_without_importing_importlib_metadata(argv: tuple[str, ...], tmp_path: object) -> None:
     # importlib.metadata (email, csv, zipfile) would cost a handshake about as much as the rest of it.
     loaded = _modules_after(list(argv), str(tmp_path), os.path.join(str(tmp_path), "modules.json"))

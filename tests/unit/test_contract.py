@@ -36,6 +36,15 @@ def test_the_error_kinds_are_exactly_the_closed_set_of_the_adr() -> None:
     assert {k.value for k in ErrorKind} == ERROR_KINDS
 
 
+def test_the_error_kind_enum_and_the_vocabulary_literal_never_drift() -> None:
+    # domain.contract no longer checks this at import (it would import typing into every handshake).
+    from typing import get_args
+
+    from domain.vocabulary import ErrorKindName
+
+    assert [k.value for k in ErrorKind] == list(get_args(ErrorKindName))
+
+
 @given(st.dictionaries(st.text(max_size=8), json_values, max_size=4))
 def test_a_success_carries_data_no_error_and_the_version(data: dict[str, object]) -> None:
     envelope = success(data)
