@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -156,6 +155,8 @@ def _signal_verified(incarnation: Incarnation, pid: int, signum: int, needs_tag:
             return False
         if needs_tag is not None and not carries_run(pid, needs_tag):
             return False  # in the named session, but nothing shows it is this run's
+        import signal  # only a kill signals: the module's enums cost every read about 1 ms
+
         signal.pidfd_send_signal(pidfd, signum)
         return True
     except OSError:

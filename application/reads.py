@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from application.observe import Observed, Observer
 from application.ports import RunFiles, RunNotFound, RunRecords, StoreRefused
@@ -20,7 +20,6 @@ from domain.availability import (
     UsageAvailability,
 )
 from domain.contract import ContractError, ErrorKind
-from domain.request import RunRequest, agents_in
 from domain.run import (
     DeliveryValue,
     RecordUnusable,
@@ -46,6 +45,9 @@ from domain.wire import (
     RowError,
     StatusData,
 )
+
+if TYPE_CHECKING:
+    from domain.request import RunRequest
 
 TAIL_CHARS_DEFAULT: Final = 20_000
 TAIL_CHARS_MAX: Final = 1_000_000
@@ -113,6 +115,9 @@ def usage_of(manifest: Availability[dict[str, Any]]) -> UsageAvailability:
 
 def agents_of(files: RunFiles, run_id: str) -> AgentsAvailability:
     """Each agent CLI's permission mode and provider args as the run's request.json records them (D7)."""
+    # Only a status reads a request: list and wait do not load its parsers (start-up, issue 18).
+    from domain.request import agents_in
+
     try:
         agents = agents_in(files.read_text(run_id, "request.json").encode("utf-8", "surrogateescape"))
     except FileNotFoundError:
@@ -163,6 +168,8 @@ class RunReads:
         A missing run is `not_found`; a request that cannot be read or parsed (the folder is
         hostile input) is `unavailable`, never a crash and never a guess.
         """
+        from domain.request import RunRequest
+
         self.observe(run_id, probe_ended=False)
         try:
             instruction = self.files.read_text(run_id, "instruction.txt")

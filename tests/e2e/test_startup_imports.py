@@ -127,6 +127,10 @@ def test_a_read_loads_the_read_side_and_no_submit_notice_or_upkeep_module(
         assert loaded >= WAIT_SIDE
     else:
         assert loaded & WAIT_SIDE == set(), sorted(loaded & WAIT_SIDE)
+        # signal's enums (about 1 ms): only a kill signals, and a wait sets its handlers.
+        assert "signal" not in loaded
+    if argv[1] != "status":  # only a status reads the run's request (its agents); its parsers cost ~2 ms
+        assert "domain.request" not in loaded
 
 
 def test_a_submit_does_load_the_submit_side_so_the_check_can_see_it(tmp_path: object) -> None:
