@@ -265,6 +265,15 @@ class FsRunStore:
     def seal_artifacts(self, run_id: str) -> None:
         """Nothing to do: the work's artifacts folder is already the store's."""
 
+    def watch_folder(self, run_id: str) -> int:
+        """A descriptor of the run's folder (opened never through a link) for the lean supervisor,
+        which looks at record.json through it for a kill request; the caller closes it."""
+        try:
+            with self._run(run_id) as (_, folder):
+                return os.dup(folder)
+        except (OSError, RunNotFound, RecordUnusable) as exc:
+            raise StoreRefused(f"the run folder cannot be opened: {_why(exc)}") from exc
+
     def forward_console(self, run_id: str) -> AbstractContextManager[None]:
         """Nothing to move: the console sink writes the store's own console."""
         return nullcontext()

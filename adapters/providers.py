@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
-from application.ports import Provider, ProviderResult
+from application.ports import LegLaunch, Provider, ProviderResult
 from domain.transcript import outcome
 
 KILL_GRACE = 2.0
@@ -173,25 +173,40 @@ class ShProvider:
             console.write(line)
 
         try:
-            script = script_descriptor(instruction)
+            launch = self.launch(instruction, model, env, extra)
         except OSError as exc:
             console.write(f"li: could not hand the instruction to {self.shell}: {exc}\n")
             return ProviderResult(exit_code=127)
         try:
-            code, timed_out = self.child(self.command(model, env, script), cwd, env, console, timeout, tee,
-                                         pass_fds=(script,))
+            code, timed_out = self.child(launch.argv, cwd, env, console, timeout, tee, pass_fds=launch.pass_fds)
         finally:
-            os.close(script)
-        return ProviderResult(exit_code=code, answer="".join(lines) or None, timed_out=timed_out)
+            close_all(launch.pass_fds)
+        return self.conclude(lines, code, timed_out)
+
+    def launch(self, instruction: str, model: str | None, env: Mapping[str, str],
+               extra: Sequence[str] = ()) -> LegLaunch:
+        """The argv and the script's descriptor (the caller closes it: `close_all`)."""
+        script = script_descriptor(instruction)
+        return LegLaunch(argv=tuple(self.command(model, env, script)), pass_fds=(script,))
+
+    def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool) -> ProviderResult:
+        """Its stdout is the answer."""
+        return ProviderResult(exit_code=exit_code, answer="".join(lines) or None, timed_out=timed_out)
 
 
-def script_descriptor(text: str) -> int:
+def close_all(fds: Sequence[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def script_descriptor(text: str, name: str = "li-instruction") -> int:
     """A non-inheritable descriptor of an anonymous file holding `text`, positioned at its start."""
     data = text.encode("utf-8", "surrogateescape")
     if hasattr(os, "memfd_create"):
-        fd = os.memfd_create("li-instruction", os.MFD_CLOEXEC)
+        fd = os.memfd_create(name, os.MFD_CLOEXEC)
     else:  # no memfd: an unlinked file only this user can open
-        fd, path = tempfile.mkstemp(prefix="li-instruction-")
+        fd, path = tempfile.mkstemp(prefix=f"{name}-")
         os.unlink(path)
     try:
         view = memoryview(data)
@@ -233,10 +248,20 @@ class _JsonCli:
             lines.append(line)
             console.write(line)
 
-        code, timed_out = self.child(self.command(model, env, extra), cwd, env, console, timeout, keep, instruction)
-        result = self.parse(lines)
-        result.exit_code, result.timed_out = code, timed_out
-        result.is_error = result.is_error or code != 0
+        launch = self.launch(instruction, model, env, extra)
+        code, timed_out = self.child(launch.argv, cwd, env, console, timeout, keep, launch.stdin_text)
+        return self.conclude(lines, code, timed_out)
+
+    def launch(self, instruction: str, model: str | None, env: Mapping[str, str],
+               extra: Sequence[str] = ()) -> LegLaunch:
+        """The argv (never the prompt) and the prompt for its stdin."""
+        return LegLaunch(argv=tuple(self.command(model, env, extra)), stdin_text=instruction)
+
+    def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool) -> ProviderResult:
+        """The stream parsed; an exit other than 0 is an error whatever the stream said."""
+        result = self.parse(list(lines))
+        result.exit_code, result.timed_out = exit_code, timed_out
+        result.is_error = result.is_error or exit_code != 0
         return result
 
     @classmethod

@@ -391,6 +391,30 @@ class ProviderResult:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class LegLaunch:
+    """What starting one leg's process takes: its argv, the text for its stdin (else /dev/null)
+    and descriptors it inherits at the same numbers (the launcher's to close once it started)."""
+
+    argv: tuple[str, ...]
+    stdin_text: str | None = None
+    pass_fds: tuple[int, ...] = ()
+
+
+class LaunchableProvider(Protocol):
+    """A provider whose leg another process can start and whose result it can conclude from the
+    leg's stdout lines afterwards (the lean supervisor's path; `run` does both in-process)."""
+
+    name: str
+
+    def launch(self, instruction: str, model: str | None, env: Mapping[str, str],
+               extra: Sequence[str] = ()) -> LegLaunch:
+        ...
+
+    def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool) -> ProviderResult:
+        ...
+
+
 class Provider(Protocol):
     """Does the work of one agent leg: runs a CLI (or shell) and returns its answer."""
 

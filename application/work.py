@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from application.orchestrate import LegConsole, LegOutcome, artifact_name, plan, prompt_for, run_dag
 from application.outage import OUTAGE_SECONDS_DEFAULT, Outage
 from application.ports import (
     Clock,
+    LaunchableProvider,
+    LegLaunch,
     Provider,
     RunFiles,
     RunNotFound,
@@ -40,6 +42,37 @@ UNWRITABLE = "unwritable"  # an answer a leg gave could not be written under art
 
 def _no_hook(run: Run) -> None:
     """The default after-end hook: nothing to deliver."""
+
+
+@dataclass(frozen=True)
+class Supervision:
+    """A one-leg run handed to a lean supervisor: the leg's process to start (in `cwd`, with
+    `env`), how long it may take, and how often to look for a recorded kill request."""
+
+    run_id: str
+    launch: LegLaunch
+    cwd: str
+    env: Mapping[str, str]
+    timeout: float | None
+    began: float  # the clock's monotonic reading when the runner began (the manifest's wall)
+    kill_watch: float | None
+
+
+@dataclass(frozen=True)
+class SupervisedEnd:
+    """What the lean supervisor saw of the leg: its stdout lines, its exit (None when it was
+    stopped before it started), whether its timeout or a cancel stopped it, and when it began."""
+
+    lines: Sequence[str]
+    exit_code: int | None
+    timed_out: bool
+    cancelled: bool
+    began: float
+    leg_began: float
+
+
+def _launchable(provider: object) -> TypeGuard[LaunchableProvider]:
+    return callable(getattr(provider, "launch", None)) and callable(getattr(provider, "conclude", None))
 
 
 @dataclass(frozen=True)
@@ -106,6 +139,73 @@ class WorkService:
         except Exception as exc:  # noqa: BLE001 - every exception still leaves a recorded end
             error = "runner_error"
             self._say(workspace, f"li runner: internal error: {type(exc).__name__}: {exc}\n")
+        return self._conclude(run_id, request, outcomes, error, began, workspace)
+
+    def supervise(self, run_id: str, workspace: Workspace) -> Supervision | None:
+        """The one leg of a run that a lean supervisor can watch in this process's place, or None
+        when the run needs this process (several legs, a provider that runs only in-process, a
+        kill already requested, a request that cannot be read, a timeout already spent): then
+        `perform` does the whole run, and says what went wrong."""
+        began = self.clock.monotonic()
+        self._workspace = workspace
+        try:
+            request = self._load(run_id)
+        except ContractError:
+            return None
+        legs = plan(request)
+        if len(legs) != 1 or self._kill_requested(run_id):
+            return None
+        leg = legs[0]
+        provider = self.providers.get(leg.model.provider)
+        if not _launchable(provider):
+            return None
+        remaining = None if request.timeout is None else began + request.timeout - self.clock.monotonic()
+        if remaining is not None and remaining <= 0:
+            return None
+        env = {**workspace.env, "LI_LEG_ID": leg.id}
+        try:
+            launch = provider.launch(prompt_for(request, leg, {}), leg.model.model, env,
+                                     extra=request.arguments_for(leg.model.provider))
+        except OSError:
+            return None  # `perform` meets the same refusal and says it on the console
+        return Supervision(run_id=run_id, launch=launch, cwd=request.cwd, env=env, timeout=remaining,
+                           began=began, kill_watch=self.kill_watch)
+
+    def finish_supervised(self, run_id: str, workspace: Workspace, ended: SupervisedEnd) -> Run | None:
+        """Record the end of a run whose one leg a lean supervisor watched: its answer and
+        artifacts, the manifest and the end, exactly as `perform` would after the leg."""
+        self._workspace = workspace
+        if ended.cancelled:
+            self._cancelled.set()
+        outcomes: list[LegOutcome] = []
+        error: str | None = None
+        request: RunRequest | None = None
+        try:
+            request = self._load(run_id)
+            legs = plan(request)
+            provider = self.providers.get(legs[0].model.provider) if len(legs) == 1 else None
+            if not _launchable(provider):
+                raise invalid("the run's request changed while its work ran")
+            leg = legs[0]
+            if ended.exit_code is None:  # stopped before its process was started
+                outcomes = [LegOutcome(leg, "cancelled", "cancelled")]
+            else:
+                result = provider.conclude(ended.lines, ended.exit_code, ended.timed_out)
+                status, reason = leg_status(result, self.cancelled)
+                artifact, lost = self._keep_answer(run_id, request, leg, result.answer)
+                outcomes = [LegOutcome(leg, status, reason, result, artifact,
+                                       self.clock.monotonic() - ended.leg_began, lost)]
+        except ContractError as exc:
+            error = "request_unreadable"
+            self._say(workspace, f"li runner: {exc.message}\n")
+        except Exception as exc:  # noqa: BLE001 - every exception still leaves a recorded end
+            error = "runner_error"
+            self._say(workspace, f"li runner: internal error: {type(exc).__name__}: {exc}\n")
+        return self._conclude(run_id, request, outcomes, error, ended.began, workspace)
+
+    def _conclude(self, run_id: str, request: RunRequest | None, outcomes: list[LegOutcome], error: str | None,
+                  began: float, workspace: Workspace) -> Run | None:
+        """After the legs: the artifacts collected, the manifest written, the end recorded."""
         artifacts = self._collect(run_id, outcomes, workspace)
         end = decide(outcomes, self.cancelled, produced(artifacts, outcomes), error)
         self._write_manifest(run_id, request, outcomes, artifacts, self.clock.monotonic() - began, workspace)

@@ -37,6 +37,14 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.argv,self.stdin_text,self.pass_fds,)==(other.argv,other.stdin_text,other.pass_fds,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.argv,self.stdin_text,self.pass_fds,)==(other.argv,other.stdin_text,other.pass_fds,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.attempted,self.ok,self.exit_code,self.error,self.failure_class,)==(other.attempted,other.ok,other.exit_code,other.error,other.failure_class,)
   return NotImplemented
  return __eq__
@@ -293,6 +301,14 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.lines,self.exit_code,self.timed_out,self.cancelled,self.began,self.leg_began,)==(other.lines,other.exit_code,other.timed_out,other.cancelled,other.began,other.leg_began,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.lines,self.exit_code,self.timed_out,self.cancelled,self.began,self.leg_began,)==(other.lines,other.exit_code,other.timed_out,other.cancelled,other.began,other.leg_began,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.max_attempts,self.backoff_initial,self.backoff_factor,self.backoff_max,)==(other.max_attempts,other.backoff_initial,other.backoff_factor,other.backoff_max,)
   return NotImplemented
  return __eq__
@@ -509,6 +525,14 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.run_id,self.launch,self.cwd,self.env,self.timeout,self.began,self.kill_watch,)==(other.run_id,other.launch,other.cwd,other.env,other.timeout,other.began,other.kill_watch,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.launch,self.cwd,self.env,self.timeout,self.began,self.kill_watch,)==(other.run_id,other.launch,other.cwd,other.env,other.timeout,other.began,other.kill_watch,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.run_id,self.observed,self.error,)==(other.run_id,other.observed,other.error,)
   return NotImplemented
  return __eq__
@@ -661,6 +685,12 @@ def __create_fn__():
   return hash((self.argv,self.cwd,self.env,self.log_path,self.stdout,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.argv,self.cwd,self.env,self.log_path,self.stdout,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.argv,self.stdin_text,self.pass_fds,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.argv,self.stdin_text,self.pass_fds,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -832,6 +862,12 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.leg,self.s
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.lines,self.exit_code,self.timed_out,self.cancelled,self.began,self.leg_began,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.lines,self.exit_code,self.timed_out,self.cancelled,self.began,self.leg_began,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.max_attempts,self.backoff_initial,self.backoff_factor,self.backoff_max,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.max_attempts,self.backoff_initial,self.backoff_factor,self.backoff_max,))\n return __hash__'] = __create_fn__.__code__
@@ -994,6 +1030,12 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,sel
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.run_id,self.launch,self.cwd,self.env,self.timeout,self.began,self.kill_watch,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.launch,self.cwd,self.env,self.timeout,self.began,self.kill_watch,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.run_id,self.observed,self.error,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.observed,self.error,))\n return __hash__'] = __create_fn__.__code__
@@ -1111,6 +1153,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(argv={self.argv!r}, cwd={self.cwd!r}, env={self.env!r}, log_path={self.log_path!r}, stdout={self.stdout!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(argv={self.argv!r}, cwd={self.cwd!r}, env={self.env!r}, log_path={self.log_path!r}, stdout={self.stdout!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(argv={self.argv!r}, stdin_text={self.stdin_text!r}, pass_fds={self.pass_fds!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(argv={self.argv!r}, stdin_text={self.stdin_text!r}, pass_fds={self.pass_fds!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1306,6 +1354,12 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(lines={self.lines!r}, exit_code={self.exit_code!r}, timed_out={self.timed_out!r}, cancelled={self.cancelled!r}, began={self.began!r}, leg_began={self.leg_began!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(lines={self.lines!r}, exit_code={self.exit_code!r}, timed_out={self.timed_out!r}, cancelled={self.cancelled!r}, began={self.began!r}, leg_began={self.leg_began!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(max_attempts={self.max_attempts!r}, backoff_initial={self.backoff_initial!r}, backoff_factor={self.backoff_factor!r}, backoff_max={self.backoff_max!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(max_attempts={self.max_attempts!r}, backoff_initial={self.backoff_initial!r}, backoff_factor={self.backoff_factor!r}, backoff_max={self.backoff_max!r})"\n return __repr__'] = __create_fn__.__code__
@@ -1468,6 +1522,12 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, launch={self.launch!r}, cwd={self.cwd!r}, env={self.env!r}, timeout={self.timeout!r}, began={self.began!r}, kill_watch={self.kill_watch!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, launch={self.launch!r}, cwd={self.cwd!r}, env={self.env!r}, timeout={self.timeout!r}, began={self.began!r}, kill_watch={self.kill_watch!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, observed={self.observed!r}, error={self.error!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, observed={self.observed!r}, error={self.error!r})"\n return __repr__'] = __create_fn__.__code__
@@ -1598,6 +1658,14 @@ def __create_fn__(_type_argv, _type_cwd, _type_env, _type_log_path, _type_stdout
   __dataclass_builtins_object__.__setattr__(self,'stdout',stdout)
  return __init__
 CODE["def __create_fn__(_type_argv, _type_cwd, _type_env, _type_log_path, _type_stdout, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_stdout, _return_type):\n def __init__(self,argv:_type_argv,cwd:_type_cwd,env:_type_env,log_path:_type_log_path,stdout:_type_stdout=_dflt_stdout)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'argv',argv)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'env',env)\n  __dataclass_builtins_object__.__setattr__(self,'log_path',log_path)\n  __dataclass_builtins_object__.__setattr__(self,'stdout',stdout)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_argv, _type_stdin_text, _type_pass_fds, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_stdin_text, _dflt_pass_fds, _return_type):
+ def __init__(self,argv:_type_argv,stdin_text:_type_stdin_text=_dflt_stdin_text,pass_fds:_type_pass_fds=_dflt_pass_fds)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'argv',argv)
+  __dataclass_builtins_object__.__setattr__(self,'stdin_text',stdin_text)
+  __dataclass_builtins_object__.__setattr__(self,'pass_fds',pass_fds)
+ return __init__
+CODE["def __create_fn__(_type_argv, _type_stdin_text, _type_pass_fds, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_stdin_text, _dflt_pass_fds, _return_type):\n def __init__(self,argv:_type_argv,stdin_text:_type_stdin_text=_dflt_stdin_text,pass_fds:_type_pass_fds=_dflt_pass_fds)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'argv',argv)\n  __dataclass_builtins_object__.__setattr__(self,'stdin_text',stdin_text)\n  __dataclass_builtins_object__.__setattr__(self,'pass_fds',pass_fds)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_attempted, _type_ok, _type_exit_code, _type_error, _type_failure_class, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_ok, _dflt_exit_code, _dflt_error, _dflt_failure_class, _return_type):
  def __init__(self,attempted:_type_attempted,ok:_type_ok=_dflt_ok,exit_code:_type_exit_code=_dflt_exit_code,error:_type_error=_dflt_error,failure_class:_type_failure_class=_dflt_failure_class)->_return_type:
@@ -1893,6 +1961,17 @@ def __create_fn__(_type_leg, _type_status, _type_reason_code, _type_result, _typ
   __dataclass_builtins_object__.__setattr__(self,'artifact_error',artifact_error)
  return __init__
 CODE["def __create_fn__(_type_leg, _type_status, _type_reason_code, _type_result, _type_artifact, _type_wall_seconds, _type_artifact_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_reason_code, _dflt_result, _dflt_artifact, _dflt_wall_seconds, _dflt_artifact_error, _return_type):\n def __init__(self,leg:_type_leg,status:_type_status,reason_code:_type_reason_code=_dflt_reason_code,result:_type_result=_dflt_result,artifact:_type_artifact=_dflt_artifact,wall_seconds:_type_wall_seconds=_dflt_wall_seconds,artifact_error:_type_artifact_error=_dflt_artifact_error)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'leg',leg)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'result',result)\n  __dataclass_builtins_object__.__setattr__(self,'artifact',artifact)\n  __dataclass_builtins_object__.__setattr__(self,'wall_seconds',wall_seconds)\n  __dataclass_builtins_object__.__setattr__(self,'artifact_error',artifact_error)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_lines, _type_exit_code, _type_timed_out, _type_cancelled, _type_began, _type_leg_began, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,lines:_type_lines,exit_code:_type_exit_code,timed_out:_type_timed_out,cancelled:_type_cancelled,began:_type_began,leg_began:_type_leg_began)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'lines',lines)
+  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)
+  __dataclass_builtins_object__.__setattr__(self,'timed_out',timed_out)
+  __dataclass_builtins_object__.__setattr__(self,'cancelled',cancelled)
+  __dataclass_builtins_object__.__setattr__(self,'began',began)
+  __dataclass_builtins_object__.__setattr__(self,'leg_began',leg_began)
+ return __init__
+CODE["def __create_fn__(_type_lines, _type_exit_code, _type_timed_out, _type_cancelled, _type_began, _type_leg_began, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,lines:_type_lines,exit_code:_type_exit_code,timed_out:_type_timed_out,cancelled:_type_cancelled,began:_type_began,leg_began:_type_leg_began)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'lines',lines)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'timed_out',timed_out)\n  __dataclass_builtins_object__.__setattr__(self,'cancelled',cancelled)\n  __dataclass_builtins_object__.__setattr__(self,'began',began)\n  __dataclass_builtins_object__.__setattr__(self,'leg_began',leg_began)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_max_attempts, _type_backoff_initial, _type_backoff_factor, _type_backoff_max, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_max_attempts, _dflt_backoff_initial, _dflt_backoff_factor, _dflt_backoff_max, _return_type):
  def __init__(self,max_attempts:_type_max_attempts=_dflt_max_attempts,backoff_initial:_type_backoff_initial=_dflt_backoff_initial,backoff_factor:_type_backoff_factor=_dflt_backoff_factor,backoff_max:_type_backoff_max=_dflt_backoff_max)->_return_type:
@@ -2215,6 +2294,18 @@ def __create_fn__(_type_run_id, _type_kind, _type_status, _type_submitted_at, _t
  return __init__
 CODE["def __create_fn__(_type_run_id, _type_kind, _type_status, _type_submitted_at, _type_spawn_state, _type_label, _type_started_at, _type_finished_at, _type_finished_at_precision, _type_pid, _type_incarnation, _type_outcome, _type_reason_code, _type_exit_code, _type_generation, _type_kill_requested_at, _type_notify, _type_notify_source, _type_delivery, _type_terminal_source, _type_terminal_evidence, _type_model, _type_cwd, _type_host_id, _type_timeout, _type_extra, _type_executor, _type_engine, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_started_at, _dflt_finished_at, _dflt_finished_at_precision, _dflt_pid, _dflt_incarnation, _dflt_outcome, _dflt_reason_code, _dflt_exit_code, _dflt_generation, _dflt_kill_requested_at, _dflt_notify, _dflt_notify_source, _dflt_delivery, _dflt_terminal_source, _dflt_terminal_evidence, _dflt_model, _dflt_cwd, _dflt_host_id, _dflt_timeout, _dflt_extra, _dflt_executor, _dflt_engine, _return_type):\n def __init__(self,run_id:_type_run_id,kind:_type_kind,status:_type_status,submitted_at:_type_submitted_at,spawn_state:_type_spawn_state,label:_type_label=_dflt_label,started_at:_type_started_at=_dflt_started_at,finished_at:_type_finished_at=_dflt_finished_at,finished_at_precision:_type_finished_at_precision=_dflt_finished_at_precision,pid:_type_pid=_dflt_pid,incarnation:_type_incarnation=_dflt_incarnation,outcome:_type_outcome=_dflt_outcome,reason_code:_type_reason_code=_dflt_reason_code,exit_code:_type_exit_code=_dflt_exit_code,generation:_type_generation=_dflt_generation,kill_requested_at:_type_kill_requested_at=_dflt_kill_requested_at,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,delivery:_type_delivery=_dflt_delivery,terminal_source:_type_terminal_source=_dflt_terminal_source,terminal_evidence:_type_terminal_evidence=_dflt_terminal_evidence,model:_type_model=_dflt_model,cwd:_type_cwd=_dflt_cwd,host_id:_type_host_id=_dflt_host_id,timeout:_type_timeout=_dflt_timeout,extra:_type_extra=_HAS_DEFAULT_FACTORY,executor:_type_executor=_dflt_executor,engine:_type_engine=_dflt_engine)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at',finished_at)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at_precision',finished_at_precision)\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'incarnation',incarnation)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'generation',generation)\n  __dataclass_builtins_object__.__setattr__(self,'kill_requested_at',kill_requested_at)\n  __dataclass_builtins_object__.__setattr__(self,'notify',notify)\n  __dataclass_builtins_object__.__setattr__(self,'notify_source',notify_source)\n  __dataclass_builtins_object__.__setattr__(self,'delivery',delivery)\n  __dataclass_builtins_object__.__setattr__(self,'terminal_source',terminal_source)\n  __dataclass_builtins_object__.__setattr__(self,'terminal_evidence',terminal_evidence)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'host_id',host_id)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'extra',_dflt_extra() if extra is _HAS_DEFAULT_FACTORY else extra)\n  __dataclass_builtins_object__.__setattr__(self,'executor',executor)\n  __dataclass_builtins_object__.__setattr__(self,'engine',engine)\n return __init__"] = __create_fn__.__code__
 
+def __create_fn__(_type_run_id, _type_launch, _type_cwd, _type_env, _type_timeout, _type_began, _type_kill_watch, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,run_id:_type_run_id,launch:_type_launch,cwd:_type_cwd,env:_type_env,timeout:_type_timeout,began:_type_began,kill_watch:_type_kill_watch)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)
+  __dataclass_builtins_object__.__setattr__(self,'launch',launch)
+  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)
+  __dataclass_builtins_object__.__setattr__(self,'env',env)
+  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)
+  __dataclass_builtins_object__.__setattr__(self,'began',began)
+  __dataclass_builtins_object__.__setattr__(self,'kill_watch',kill_watch)
+ return __init__
+CODE["def __create_fn__(_type_run_id, _type_launch, _type_cwd, _type_env, _type_timeout, _type_began, _type_kill_watch, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,run_id:_type_run_id,launch:_type_launch,cwd:_type_cwd,env:_type_env,timeout:_type_timeout,began:_type_began,kill_watch:_type_kill_watch)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'launch',launch)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'env',env)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'began',began)\n  __dataclass_builtins_object__.__setattr__(self,'kill_watch',kill_watch)\n return __init__"] = __create_fn__.__code__
+
 def __create_fn__(_type_run_id, _type_observed, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_observed, _dflt_error, _return_type):
  def __init__(self,run_id:_type_run_id,observed:_type_observed=_dflt_observed,error:_type_error=_dflt_error)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)
@@ -2400,6 +2491,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'argv\',\'cwd\',\'env\',\'log_path\',\'stdout\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('argv','stdin_text','pass_fds',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'argv\',\'stdin_text\',\'pass_fds\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -2627,6 +2726,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('lines','exit_code','timed_out','cancelled','began','leg_began',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'lines\',\'exit_code\',\'timed_out\',\'cancelled\',\'began\',\'leg_began\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('max_attempts','backoff_initial','backoff_factor','backoff_max',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -2843,6 +2950,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('run_id','launch','cwd','env','timeout','began','kill_watch',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'launch\',\'cwd\',\'env\',\'timeout\',\'began\',\'kill_watch\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('run_id','observed','error',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -2992,6 +3107,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'argv\',\'cwd\',\'env\',\'log_path\',\'stdout\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('argv','stdin_text','pass_fds',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'argv\',\'stdin_text\',\'pass_fds\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -3219,6 +3342,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
+  if type(self) is cls or name in ('lines','exit_code','timed_out','cancelled','began','leg_began',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'lines\',\'exit_code\',\'timed_out\',\'cancelled\',\'began\',\'leg_began\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
   if type(self) is cls or name in ('max_attempts','backoff_initial','backoff_factor','backoff_max',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
@@ -3432,6 +3563,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'status\',\'submitted_at\',\'spawn_state\',\'label\',\'started_at\',\'finished_at\',\'finished_at_precision\',\'pid\',\'incarnation\',\'outcome\',\'reason_code\',\'exit_code\',\'generation\',\'kill_requested_at\',\'notify\',\'notify_source\',\'delivery\',\'terminal_source\',\'terminal_evidence\',\'model\',\'cwd\',\'host_id\',\'timeout\',\'extra\',\'executor\',\'engine\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('run_id','launch','cwd','env','timeout','began','kill_watch',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'launch\',\'cwd\',\'env\',\'timeout\',\'began\',\'kill_watch\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

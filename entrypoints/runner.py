@@ -36,10 +36,39 @@ def main(argv: list[str] | None = None) -> int:
     install()  # its dataclasses reuse compiled methods, as `li`'s do (issue 18)
     from domain.run import is_run_id
 
+    if args[:1] == ["--finish"]:
+        finishing = _finishing(args[1:])
+        if finishing is None:
+            print("usage: python -m entrypoints.runner --finish RUN_ID CAPTURE_FD EXIT TIMED_OUT CANCELLED "
+                  "BEGAN LEG_BEGAN", file=sys.stderr)
+            return 2
+        return perform(args[1], finishing)
     if len(args) != 1 or not is_run_id(args[0]):
         print("usage: python -m entrypoints.runner RUN_ID", file=sys.stderr)
         return 2
     return perform(args[0])
+
+
+def _finishing(args: list[str]) -> Any:
+    """What the lean supervisor hands the finisher (`adapters/supervisor.py` writes this argv):
+    the run, the descriptor of the leg's captured stdout, its exit code (`-` when it never
+    started), 0/1 timed out, 0/1 cancelled, and the runner's and the leg's monotonic start."""
+    from adapters.supervision import captured_lines
+    from application.work import SupervisedEnd
+    from domain.run import is_run_id
+
+    try:
+        run_id, capture, code, timed_out, cancelled, began, leg_began = args
+        ended = SupervisedEnd(lines=(), exit_code=None if code == "-" else int(code),
+                              timed_out=timed_out == "1", cancelled=cancelled == "1",
+                              began=float(began), leg_began=float(leg_began))
+        if not is_run_id(run_id):
+            return None
+        lines = captured_lines(int(capture))
+    except (ValueError, OSError):
+        return None
+    return SupervisedEnd(lines=lines, exit_code=ended.exit_code, timed_out=ended.timed_out,
+                         cancelled=ended.cancelled, began=ended.began, leg_began=ended.leg_began)
 
 
 def _cancel_on_sigterm(work: Any) -> None:
@@ -62,26 +91,68 @@ def _cancel_on_sigterm(work: Any) -> None:
         on_term(signal.SIGTERM, None)
 
 
-def perform(run_id: str) -> int:
-    """Everything from the container: the work service, its hook, the store's run folder."""
+def perform(run_id: str, finishing: Any = None) -> int:
+    """Everything from the container: the work service, its hook, the store's run folder.
+
+    A one-leg run on a store whose run folder this host holds is handed to the lean supervisor
+    while its leg runs (`_hand_over`: this process exec's it), which exec's this module again
+    with `--finish` to record the end (`finishing`)."""
     from application.work import Workspace
     from domain.lifecycle import exit_code_of
     from entrypoints.container import get_container
 
     container = get_container()
     store = container.core.store()
-    if os.environ.get("SLURM_JOB_ID"):  # Slurm started this runner (or li was run inside a Slurm job)
+    if finishing is None and os.environ.get("SLURM_JOB_ID"):  # Slurm started this runner (or li ran in a job)
         refused = _attach_batch(container, store, run_id)
         if refused is not None:
             return refused
     work = container.submit.work(after_end=container.notices.notices().send)
-    _cancel_on_sigterm(work)
-    artifacts = _work_artifacts_dir(store, run_id)
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
+    if finishing is not None:
+        ended = work.finish_supervised(run_id, Workspace(console=sys.stdout, env={}), finishing)
+        return exit_code_of(ended.status) if ended is not None else 70
+    artifacts = _work_artifacts_dir(store, run_id)
+    workspace = Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts))
+    _hand_over(work, store, run_id, workspace)
+    _cancel_on_sigterm(work)
     with store.forward_console(run_id):  # a shared store takes the console in as it comes
-        ended = work.perform(run_id, Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts)))
+        ended = work.perform(run_id, workspace)
     return exit_code_of(ended.status) if ended is not None else 70
+
+
+def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:
+    """Become the lean supervisor when the run allows it (returns only when it does not).
+
+    SIGTERM is held back from the first look on: one that comes while the leg is prepared
+    stays pending across the exec and reaches the supervisor, which then starts nothing; one
+    that came before makes this process keep the run. `LI_SUPERVISOR=full` keeps every run in
+    the full runner; a store that takes the console in (PostgreSQL) always does.
+    """
+    watch = getattr(store, "watch_folder", None)
+    if watch is None or os.environ.get("LI_SUPERVISOR", "lean") != "lean":
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        if _early_term:
+            return
+        supervision = work.supervise(run_id, workspace)
+        if supervision is None:
+            return
+        from adapters.supervision import hand_over
+        from application.ports import StoreRefused
+        from entrypoints.settings import runner_command
+
+        try:
+            folder = watch(run_id) if supervision.kill_watch else None
+        except StoreRefused:
+            folder = None  # no look at the record: a SIGTERM still stops the work
+        hand_over(supervision, folder, runner_command())
+        if folder is not None:
+            os.close(folder)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 def _attach_batch(container: Any, store: Any, run_id: str) -> int | None:

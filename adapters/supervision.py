@@ -1,0 +1,70 @@
+"""Handing a one-leg run over to the lean supervisor (`adapters/supervisor.py`) by exec.
+
+The runner has read the request and prepared the leg (`WorkService.supervise`); here the leg's
+stdin text and the spec become anonymous files, and the runner's process becomes
+`python -I -S adapters/supervisor.py SPEC_FD`: the same pid, session and incarnation, a tenth of
+the imports. Only descriptors made for it cross the exec; the run folder's descriptor is opened
+by the store, never by path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from adapters.providers import close_all, script_descriptor
+from application.work import Supervision
+
+SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor.py")
+
+
+def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str]) -> None:
+    """Exec the lean supervisor in this process's place. Returns only when the exec failed, with
+    everything it opened closed (the leg's own descriptors too): the caller then runs the leg
+    in-process instead."""
+    launch = supervision.launch
+    made: list[int] = []
+    try:
+        stdin = None
+        if launch.stdin_text is not None:
+            stdin = script_descriptor(launch.stdin_text, "li-leg-stdin")
+            made.append(stdin)
+        capture = script_descriptor("", "li-leg-stdout")
+        made.append(capture)
+        spec = {
+            "run_id": supervision.run_id, "argv": list(launch.argv), "cwd": supervision.cwd,
+            "env": dict(supervision.env), "stdin_fd": stdin, "pass_fds": list(launch.pass_fds),
+            "timeout": supervision.timeout, "began": supervision.began, "kill_watch": supervision.kill_watch,
+            "folder_fd": folder, "capture_fd": capture, "finish": list(finish),
+        }
+        spec_fd = script_descriptor(json.dumps(spec), "li-supervision")
+        made.append(spec_fd)
+        for fd in (*made, *launch.pass_fds, *(() if folder is None else (folder,))):
+            os.set_inheritable(fd, True)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os.execv(sys.executable, [sys.executable, "-I", "-S", SUPERVISOR, str(spec_fd)])
+    except OSError:
+        close_all(made)
+        close_all(launch.pass_fds)
+
+
+def captured_lines(fd: int) -> list[str]:
+    """The leg's stdout as the supervisor captured it, in lines as the in-process runner reads
+    them (split after each newline, each decoded alone, undecodable bytes replaced)."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    parts: list[bytes] = []
+    while chunk := os.read(fd, 1 << 20):
+        parts.append(chunk)
+    os.close(fd)
+    data = b"".join(parts)
+    lines, start = [], 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end + 1
+        lines.append(data[start:end].decode("utf-8", errors="replace"))
+        start = end
+    return lines
+

@@ -1,0 +1,324 @@
+"""The lean supervisor: what a one-leg run's runner becomes while its work runs (issue 18).
+
+    python -I -S <this file> SPEC_FD
+
+The runner reads the request, plans the leg and prepares its process (`adapters.supervision`),
+then exec's this file in its own place: the same pid, so the same session leader and the same
+incarnation. This file imports the standard library only (nothing of lionrun, no site), so the
+process that waits on the work holds about 10 MB instead of the full runner's 20–30 MB.
+
+While the work runs it:
+- starts the leg's process in its own process group, stdin from the prepared text (else
+  /dev/null), stdout and stderr through pipes;
+- copies both to the run's console (fd 1) in whole lines, and stdout to the capture descriptor
+  (the answer and the agent's event stream, parsed after the end);
+- on SIGTERM (li job kill, scancel) or a kill request recorded in the run's record.json (li job
+  kill from another host), SIGTERMs the leg's group, and SIGKILLs it after a grace;
+- at the timeout does the same and notes it timed out;
+- after the leg's process ended (and its pipes closed, or a few seconds passed), exec's the full
+  runner in finishing mode (`entrypoints.runner --finish`), which writes the answer, collects the
+  artifacts, writes the manifest and records the end, as the runner always did.
+
+The spec (JSON in an anonymous file, SPEC_FD) is written by `adapters.supervision`; the record is
+read through the run folder's descriptor, never through a link, never blocking, bounded in size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import stat
+import sys
+import time
+
+TYPE_CHECKING = False  # typing is not imported at run time: every import here is memory held
+if TYPE_CHECKING:
+    from typing import Any
+
+    Spec = dict[str, Any]
+
+KILL_GRACE = 2.0  # seconds between the SIGTERM and the SIGKILL of the leg's group
+PUMP_JOIN = 5.0  # how long after the leg's process ended its pipes are still read (grandchildren)
+CHUNK = 1 << 16
+LINE_MAX = 1 << 20  # a partial line held longer than this goes to the console as it is
+RECORD = "record.json"
+RECORD_MAX_BYTES = 1 << 20
+KILL_SEEN = "li runner: a kill request is recorded; stopping the work\n"
+
+_terms: list[int] = []
+
+
+def _on_term(signum: int, frame: object) -> None:
+    _terms.append(signum)
+
+
+def _on_child(signum: int, frame: object) -> None:
+    """Nothing: the wake-up descriptor already woke the loop."""
+
+
+def _write_all(fd: int, data: bytes) -> bool:
+    """Best effort: a console that cannot be written (a full disk) never stops the supervision."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        return False
+    return True
+
+
+def _read_all(fd: int, limit: int) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    while size <= limit:
+        part = os.read(fd, CHUNK)
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
+
+
+class Lines:
+    """One stream to the console in whole lines (a longer partial line goes as it is)."""
+
+    def __init__(self, console: int) -> None:
+        self.console = console
+        self.held = b""
+
+    def feed(self, data: bytes) -> None:
+        data = self.held + data
+        cut = data.rfind(b"\n") + 1
+        if cut == 0 and len(data) <= LINE_MAX:
+            self.held = data
+            return
+        if cut == 0:
+            cut = len(data)
+        self.held = data[cut:]
+        _write_all(self.console, data[:cut])
+
+    def close(self) -> None:
+        if self.held:
+            _write_all(self.console, self.held)
+            self.held = b""
+
+
+class KillWatch:
+    """A kill request recorded in the run's record.json, read through the folder's descriptor
+    (never a link, never a FIFO, at most RECORD_MAX_BYTES), only when the file changed."""
+
+    def __init__(self, folder: int | None, interval: float | None) -> None:
+        self.folder = folder
+        self.interval = interval if folder is not None and interval and interval > 0 else None
+        self.seen: tuple[int, int, int] | None = None
+
+    def requested(self) -> bool:
+        if self.interval is None or self.folder is None:
+            return False
+        try:
+            info = os.stat(RECORD, dir_fd=self.folder, follow_symlinks=False)
+        except OSError:
+            return False
+        key = (info.st_ino, info.st_mtime_ns, info.st_size)
+        if key == self.seen or not stat.S_ISREG(info.st_mode) or info.st_size > RECORD_MAX_BYTES:
+            return False
+        self.seen = key
+        try:
+            fd = os.open(RECORD, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=self.folder)
+        except OSError:
+            return False
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return False
+            record = json.loads(_read_all(fd, RECORD_MAX_BYTES))
+        except Exception:  # noqa: BLE001 - whatever the record holds, not seeing a request is the answer
+            return False
+        finally:
+            os.close(fd)
+        return isinstance(record, dict) and bool(record.get("kill_requested_at"))
+
+
+def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
+    """Fork the leg's process: own group, default signals, its cwd, stdin, pipes, only its own
+    descriptors; exec its argv (searched on its env's PATH). A failure before the exec is written
+    to `report` as "<errno> <what>" and the child exits 127."""
+    argv, env, keep = spec["argv"], spec["env"], set(spec["pass_fds"])
+    pid = os.fork()
+    if pid:
+        return pid
+    what = "cwd"
+    try:
+        os.setpgid(0, 0)
+        signal.pthread_sigmask(signal.SIG_SETMASK, ())
+        for signum in (signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(signum, signal.SIG_DFL)  # Python ignores these; the work must not
+        os.chdir(spec["cwd"])
+        what = "exec"
+        stdin = spec["stdin_fd"]
+        if stdin is None:
+            stdin = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(stdin, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        top = 3  # every other descriptor closed: the run folder's, the capture's, the spec's
+        for fd in sorted(keep | {report}):
+            os.closerange(top, fd)
+            top = fd + 1
+        os.closerange(top, max(top, os.sysconf("SC_OPEN_MAX")))
+        for fd in keep:
+            os.set_inheritable(fd, True)
+        os.execvpe(argv[0], argv, env)
+    except BaseException as exc:  # noqa: BLE001 - the child only reports and leaves
+        number = getattr(exc, "errno", None) or 0
+        try:
+            os.write(report, f"{number} {what}".encode())
+        finally:
+            os._exit(127)
+    raise AssertionError("unreachable")
+
+
+def _failed_start(spec: Spec, report: bytes) -> str:
+    """The console line of a leg that could not be started, as the in-process runner says it."""
+    number, _, what = report.decode("ascii", "replace").partition(" ")
+    code = int(number) if number.isdigit() else 0
+    name = spec["cwd"] if what == "cwd" else spec["argv"][0]
+    return f"li: could not start {spec['argv'][0]}: [Errno {code}] {os.strerror(code)}: {name!r}\n"
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    try:  # noqa: SIM105 - contextlib is memory this process does not need
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
+    """Start and watch the leg; (exit code or None when never started, timed out, cancelled,
+    when the leg began on the monotonic clock)."""
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGTERM, _on_term)
+    signal.signal(signal.SIGCHLD, _on_child)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGTERM,))  # a SIGTERM kept pending arrives now
+    began = time.monotonic()
+    if _terms:
+        return None, False, True, began
+    watch = KillWatch(spec["folder_fd"], spec["kill_watch"])
+    capture = spec["capture_fd"]
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    report_r, report_w = os.pipe()
+    pid = _start(spec, out_w, err_w, report_w)
+    for fd in (out_w, err_w, report_w, *spec["pass_fds"]):
+        os.close(fd)
+    if spec["stdin_fd"] is not None:
+        os.close(spec["stdin_fd"])
+    report = _read_all(report_r, 4096)
+    os.close(report_r)
+    if report:
+        os.waitpid(pid, 0)
+        os.close(out_r)
+        os.close(err_r)
+        _write_all(1, _failed_start(spec, report).encode())
+        return 127, False, False, began
+    streams = {out_r: Lines(1), err_r: Lines(1)}
+    timeout = spec["timeout"]
+    deadline = None if timeout is None else began + timeout
+    status: int | None = None
+    timed_out = cancelled = False
+    kill_at: float | None = None
+    drain_until = 0.0
+    next_look = began + (watch.interval or 0.0)
+
+    def stop(now: float) -> float:
+        _signal_group(pid, signal.SIGTERM)
+        return now + KILL_GRACE
+
+    while True:
+        now = time.monotonic()
+        if status is None:
+            done, raw = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status, drain_until = raw, now + PUMP_JOIN
+        if status is not None and (not streams or now >= drain_until):
+            break
+        if _terms and not cancelled:  # li job kill signals the work too: it may have ended first
+            cancelled = True
+            if status is None:
+                kill_at = stop(now)
+        if status is None and not cancelled and watch.interval is not None and now >= next_look:
+            next_look = now + watch.interval
+            if watch.requested():
+                _write_all(1, KILL_SEEN.encode())
+                cancelled, kill_at = True, stop(now)
+        if status is None and deadline is not None and not timed_out and not cancelled and now >= deadline:
+            timed_out, kill_at = True, stop(now)
+        if status is None and kill_at is not None and now >= kill_at:
+            _signal_group(pid, signal.SIGKILL)
+            kill_at = None
+        waits = [1.0]
+        if status is not None:
+            waits.append(drain_until - now)
+        else:
+            if kill_at is not None:
+                waits.append(kill_at - now)
+            if deadline is not None and not timed_out and not cancelled:
+                waits.append(deadline - now)
+            if watch.interval is not None and not cancelled:
+                waits.append(next_look - now)
+        poller = select.poll()  # not select(): a descriptor above 1023 is fine here
+        for fd in (*streams, wake_r):
+            poller.register(fd, select.POLLIN)
+        ready = [fd for fd, _ in poller.poll(max(0.0, min(waits)) * 1000)]
+        for fd in ready:
+            if fd == wake_r:
+                try:
+                    while os.read(wake_r, 512):
+                        pass
+                except (BlockingIOError, InterruptedError):
+                    pass
+                continue
+            data = os.read(fd, CHUNK)
+            if not data:
+                streams.pop(fd).close()
+                os.close(fd)
+                continue
+            streams[fd].feed(data)
+            if fd == out_r:
+                _write_all(capture, data)
+    for fd, lines in streams.items():
+        lines.close()
+        os.close(fd)
+    return os.waitstatus_to_exitcode(status), timed_out, cancelled, began
+
+
+def main(argv: list[str]) -> int:
+    spec_fd = int(argv[1])
+    os.lseek(spec_fd, 0, os.SEEK_SET)
+    spec = json.loads(_read_all(spec_fd, 1 << 26))
+    os.close(spec_fd)
+    try:
+        code, timed_out, cancelled, leg_began = supervise(spec)
+    except Exception as exc:  # noqa: BLE001 - a fault here still ends in a recorded end, never a lost run
+        _write_all(1, f"li runner: the supervision failed: {type(exc).__name__}: {exc}\n".encode())
+        code, timed_out, cancelled, leg_began = 70, False, False, time.monotonic()
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGTERM,))  # from here on the finisher records the end
+    cancelled = cancelled or bool(_terms)  # a SIGTERM before the end is recorded cancels, as in the runner
+    if spec["folder_fd"] is not None:
+        os.close(spec["folder_fd"])
+    finish = [*spec["finish"], "--finish", spec["run_id"], str(spec["capture_fd"]),
+              "-" if code is None else str(code), str(int(timed_out)), str(int(cancelled)),
+              repr(spec["began"]), repr(leg_began)]
+    try:
+        os.execv(finish[0], finish)
+    except OSError as exc:
+        _write_all(1, f"li runner: the end could not be recorded: the finisher did not start: {exc}\n".encode())
+    return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
