@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from adapters.providers import close_all, script_descriptor
 from application.work import Supervision
@@ -20,10 +20,11 @@ from application.work import Supervision
 SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor.py")
 
 
-def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str]) -> None:
-    """Exec the lean supervisor in this process's place. Returns only when the exec failed, with
-    everything it opened closed (the leg's own descriptors too): the caller then runs the leg
-    in-process instead."""
+def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str],
+              stopped: Callable[[], bool]) -> None:
+    """Exec the lean supervisor in this process's place. Returns only when the exec failed or
+    `stopped()` says a SIGTERM came (its handler has run by the time this asks), with everything
+    it opened closed (the leg's own descriptors too): the caller then keeps the run in-process."""
     launch = supervision.launch
     made: list[int] = []
     try:
@@ -45,6 +46,8 @@ def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str
             os.set_inheritable(fd, True)
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+        if stopped():
+            raise InterruptedError("a SIGTERM came before the hand-over")
         os.execv(sys.executable, [sys.executable, "-I", "-S", SUPERVISOR, str(spec_fd)])
     except OSError:
         close_all(made)

@@ -59,16 +59,15 @@ def _finishing(args: list[str]) -> Any:
 
     try:
         run_id, capture, code, timed_out, cancelled, began, leg_began = args
-        ended = SupervisedEnd(lines=(), exit_code=None if code == "-" else int(code),
-                              timed_out=timed_out == "1", cancelled=cancelled == "1",
-                              began=float(began), leg_began=float(leg_began))
+        exit_code = None if code == "-" else int(code)
+        times = float(began), float(leg_began)
         if not is_run_id(run_id):
             return None
         lines = captured_lines(int(capture))
     except (ValueError, OSError):
         return None
-    return SupervisedEnd(lines=lines, exit_code=ended.exit_code, timed_out=ended.timed_out,
-                         cancelled=ended.cancelled, began=ended.began, leg_began=ended.leg_began)
+    return SupervisedEnd(lines=lines, exit_code=exit_code, timed_out=timed_out == "1",
+                         cancelled=cancelled == "1", began=times[0], leg_began=times[1])
 
 
 def _cancel_on_sigterm(work: Any) -> None:
@@ -127,7 +126,8 @@ def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:
 
     SIGTERM is held back from the first look on: one that comes while the leg is prepared
     stays pending across the exec and reaches the supervisor, which then starts nothing; one
-    that came before makes this process keep the run. `LI_SUPERVISOR=full` keeps every run in
+    that came before (its handler may run only a few calls later: `hand_over` asks again just
+    before the exec) makes this process keep the run and cancel it. `LI_SUPERVISOR=full` keeps every run in
     the full runner; a store that takes the console in (PostgreSQL) always does.
     """
     watch = getattr(store, "watch_folder", None)
@@ -148,7 +148,7 @@ def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:
             folder = watch(run_id) if supervision.kill_watch else None
         except StoreRefused:
             folder = None  # no look at the record: a SIGTERM still stops the work
-        hand_over(supervision, folder, runner_command())
+        hand_over(supervision, folder, runner_command(), lambda: _early_term)
         if folder is not None:
             os.close(folder)
     finally:

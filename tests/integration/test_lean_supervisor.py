@@ -226,3 +226,19 @@ def test_a_record_planted_as_a_link_a_fifo_or_a_huge_file_neither_hangs_nor_stop
 def test_captured_lines_split_as_the_in_process_runner_reads_them() -> None:
     fd = script_descriptor("a\r\nb\rc\n\xffd")
     assert captured_lines(fd) == ["a\r\n", "b\rc\n", "\xffd"]
+
+
+def test_a_hand_over_told_a_sigterm_came_execs_nothing_and_closes_what_it_opened() -> None:
+    from adapters.supervision import hand_over
+    from application.ports import LegLaunch
+    from application.work import Supervision
+
+    script = script_descriptor("echo never")
+    launch = LegLaunch(argv=("/bin/sh", f"/dev/fd/{script}"), stdin_text="the prompt", pass_fds=(script,))
+    supervision = Supervision(run_id="20261203T000000-abcdef", launch=launch, cwd="/", env={}, timeout=None,
+                              began=0.0, kill_watch=None)
+    before = len(os.listdir("/proc/self/fd"))
+    hand_over(supervision, None, ["/bin/false"], lambda: True)  # an exec here would end this test process
+    with pytest.raises(OSError):
+        os.fstat(script)  # the leg's own descriptor is closed too
+    assert len(os.listdir("/proc/self/fd")) == before - 1  # and nothing it made is left open
