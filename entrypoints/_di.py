@@ -1,7 +1,7 @@
 """dependency-injector, imported without what it probes for and this container never uses (start-up cost).
 
 `li` may be called on every poll, so what dependency-injector drags in at import time is paid by
-every read. Four things are kept out while it loads (everything is importable again as soon as
+every read. Five things are kept out while it loads (everything is importable again as soon as
 this returns; nothing already imported is touched):
 
 * Its optional integrations: starlette, fastapi, fast-depends and werkzeug (wiring), yaml and
@@ -25,6 +25,11 @@ this returns; nothing already imported is touched):
   `ConfigParser` for `Configuration.from_ini` alone, which this container never calls; while it
   loads, `configparser` is a stand-in whose `ConfigParser` imports the real module when first
   called, so `from_ini` still works (tests/unit/test_di_import.py).
+* Its wiring module (with pkgutil, _cwiring and the typing introspection of `@inject`: about
+  3-4 ms). containers imports `wire` and `unwire` from it, and calls them only when a container
+  is wired to modules or packages; this one never is (no `@inject` anywhere in lionrun). While
+  it loads, `dependency_injector.wiring` is a stand-in whose two functions import the real
+  module when first called; `from dependency_injector.wiring import inject` imports the real one.
 
 The stand-ins are only in `sys.modules` during that one import, on the main thread at start-up.
 """
@@ -40,12 +45,13 @@ HIDDEN = ("starlette", "fastapi", "fast_depends", "werkzeug", "yaml", "pydantic_
 DEFERRED = {
     "asyncio": ("Future", "ensure_future", "gather", "iscoroutinefunction"),
     "configparser": ("ConfigParser",),
+    "dependency_injector.wiring": ("wire", "unwire"),
 }
 
 
 def _deferred(module: str, name: str) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
-        import importlib  # the real module: only an async provider or `from_ini` ever gets here
+        import importlib  # the real module: only an async provider, `from_ini` or a wiring gets here
 
         return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
@@ -69,7 +75,7 @@ def _pydantic_stand_in() -> ModuleType:
 
 
 def _import_dependency_injector() -> tuple[ModuleType, ModuleType]:
-    """Import dependency-injector's containers and providers with HIDDEN hidden, asyncio and configparser deferred."""
+    """Import dependency-injector's containers and providers with HIDDEN hidden and DEFERRED deferred."""
     if "dependency_injector.providers" in sys.modules:
         from dependency_injector import containers, providers
 

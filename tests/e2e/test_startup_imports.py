@@ -80,8 +80,9 @@ NOT_ON_A_READ = {
     # Issue 18: dependency-injector is loaded without asyncio and pydantic (entrypoints/_di.py), and
     # liveness is read from /proc, so a read pays for none of them.
     "asyncio", "ssl", "concurrent.futures", "pydantic", "pydantic_core", "psutil", "subprocess", "socket",
-    # nor configparser, which dependency-injector imports for `Configuration.from_ini` alone.
-    "configparser",
+    # nor configparser, which dependency-injector imports for `Configuration.from_ini` alone, nor its
+    # wiring module (with pkgutil), which only a container wired to modules calls.
+    "configparser", "dependency_injector.wiring", "dependency_injector._cwiring", "pkgutil",
     # Issue 16: the PostgreSQL store (and its driver) only when one is configured.
     "adapters.pg_store", "psycopg",
     # Issue 18: argparse's stock help formatter imports shutil (bz2, lzma) for every argument it

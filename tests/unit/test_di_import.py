@@ -56,7 +56,8 @@ PROBE = textwrap.dedent("""
     import json, sys
     import entrypoints._di as di
     after_import = sorted(n for n in ("asyncio", "pydantic", "pydantic_core", "ssl", "configparser",
-                                      "fastapi", "werkzeug", "fast_depends") if n in sys.modules)
+                                      "fastapi", "werkzeug", "fast_depends", "dependency_injector.wiring",
+                                      "dependency_injector._cwiring") if n in sys.modules)
     import asyncio, pydantic, tempfile, os
     with tempfile.TemporaryDirectory() as folder:
         ini = os.path.join(folder, "settings.ini")
@@ -65,6 +66,18 @@ PROBE = textwrap.dedent("""
         config = di.providers.Configuration()
         config.from_ini(ini, required=True)
         from_ini = config()
+    import types
+    class Wired(di.containers.DeclarativeContainer):
+        value = di.providers.Object(7)
+    module = types.ModuleType("probe_wired")
+    module.Wired = Wired
+    sys.modules["probe_wired"] = module
+    exec("from dependency_injector.wiring import Provide, inject\\n"
+         "@inject\\ndef read(value=Provide[Wired.value]):\\n    return value\\n", module.__dict__)
+    container = Wired()
+    container.wire(modules=[module])
+    wired = module.read()
+    container.unwire()
     real = asyncio.__file__ is not None and hasattr(asyncio, "run") and pydantic.VERSION.startswith("2")
 
     async def add(x):
@@ -75,17 +88,17 @@ PROBE = textwrap.dedent("""
     async def main():
         return await combined()
 
-    print(json.dumps({"after_import": after_import, "real": real, "from_ini": from_ini,
+    print(json.dumps({"after_import": after_import, "real": real, "from_ini": from_ini, "wired": wired,
                       "coroutine": asyncio.run(di.providers.Coroutine(add, 41)()),
                       "injected": asyncio.run(main())}))
 """)
 
 
-def test_dependency_injector_loads_without_asyncio_pydantic_or_configparser_and_they_still_work() -> None:
+def test_dependency_injector_loads_without_asyncio_pydantic_configparser_or_wiring_and_they_still_work() -> None:
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, capture_output=True, text=True, timeout=60,
                          check=True).stdout
     import json
 
     answer = json.loads(out)
-    assert answer == {"after_import": [], "real": True, "from_ini": {"section": {"key": "value"}},
+    assert answer == {"after_import": [], "real": True, "from_ini": {"section": {"key": "value"}}, "wired": 7,
                       "coroutine": 42, "injected": {"x": 2}}
