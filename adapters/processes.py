@@ -26,10 +26,14 @@ BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
 def first_line(path: str) -> str | None:
     """The first line of a small system file, or None when it is missing, empty or unreadable."""
     try:
-        with open(path, encoding="ascii", errors="replace") as handle:
-            return handle.readline().strip() or None
+        with open(path, "rb") as handle:
+            raw = handle.readline()
     except OSError:
         return None
+    # What a text-mode `readline()` (ascii, errors="replace", universal newlines) gives, without the
+    # ascii codec's module, which a text-mode open imports on every read (issue 18): the line ends at
+    # the first \r or \n, and bytes.decode("ascii") needs no codec look-up.
+    return raw.split(b"\r", 1)[0].decode("ascii", "replace").strip() or None
 
 
 @cache

@@ -83,6 +83,8 @@ NOT_ON_A_READ = {
     # nor configparser, which dependency-injector imports for `Configuration.from_ini` alone, nor its
     # wiring module (with pkgutil), which only a container wired to modules calls.
     "configparser", "dependency_injector.wiring", "dependency_injector._cwiring", "pkgutil",
+    # The host's machine and boot ids are read in binary: a text-mode ascii open loads the codec's module.
+    "encodings.ascii",
     # Issue 16: the PostgreSQL store (and its driver) only when one is configured.
     "adapters.pg_store", "psycopg",
     # Issue 18: argparse's stock help formatter imports shutil (bz2, lzma) for every argument it
