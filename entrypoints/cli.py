@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from entrypoints.usage import HelpRequested, UsageError
 from entrypoints.verbs import VERB_TABLE
 from entrypoints.verbs._common import register_table
 
@@ -13,23 +14,6 @@ if TYPE_CHECKING:
 
 # Verbs that need every verb registered whatever the request: completion walks the whole tree.
 WHOLE_TREE = frozenset({"completion"})
-
-
-class UsageError(Exception):
-    """Bad arguments: `invalid_input` under --machine, exit 2 for a person."""
-
-    def __init__(self, message: str, usage: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.usage = usage
-
-
-class HelpRequested(Exception):
-    """`--help` was asked for; the text is the answer."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
 
 
 class Formatter(argparse.HelpFormatter):

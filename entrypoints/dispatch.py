@@ -5,8 +5,8 @@ from __future__ import annotations
 import errno
 import json
 import sys
-from argparse import Namespace
 from collections.abc import Callable
+from types import SimpleNamespace
 
 from domain.contract import (
     IMPLEMENTATION,
@@ -15,15 +15,17 @@ from domain.contract import (
     failure,
     success,
 )
-from entrypoints.cli import HelpRequested, UsageError, build_parser
 from entrypoints.environment import PRE_IMPORTS, EnvironmentFault, import_required, transport_fault
-from entrypoints.verbs._common import silence
+from entrypoints.usage import HelpRequested, UsageError
+from entrypoints.verbs._common import silence, verb_module
 from entrypoints.version import version
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
 if TYPE_CHECKING:
+    from argparse import Namespace
     from typing import IO, Any
 
+    from entrypoints.cli import Parser
     from entrypoints.verbs._common import Verb
 
 # Errors of a write that did not reach stdout: a full device, a closed or failing descriptor.
@@ -33,6 +35,13 @@ HUMAN_EXIT = {"invalid_input": 2, "not_found": 3, "conflict": 4, "unavailable": 
 # Commands that may allocate a run: their dependencies are imported before they start, so an
 # import failure inside them is never reported as exit 78 once a run might exist (D8).
 ALLOCATING_COMMANDS = frozenset(PRE_IMPORTS)
+
+
+# Requests whose exact words name a verb that takes no argument: they get the namespace the parser
+# would give them (tests/unit/test_dispatch.py holds the two equal) without a parser. `li handshake`
+# may be called on every poll, and argparse with its gettext and locale look-ups is about a third
+# of it (issue 18). Anything else (`li handshake --help`, a typo) goes through the parser.
+WITHOUT_PARSER: dict[tuple[str, ...], str] = {("handshake",): "entrypoints.verbs.handshake"}
 
 
 # Unicode line breaks JSON leaves raw inside strings; only strings can hold them, so escaping is exact.
@@ -68,6 +77,21 @@ def emit(envelope: dict[str, Any], out: IO[str]) -> None:
         raise EnvelopeNotWritten(f"the envelope could not be written to stdout: {error}") from error
 
 
+def parser(args: list[str] | None = None) -> Parser:
+    """The argument parser for these words (entrypoints/cli.py), imported when first needed."""
+    from entrypoints.cli import build_parser
+
+    return build_parser(args)
+
+
+def parse(args: list[str]) -> Namespace:
+    """The request's namespace: the parser's, or for WITHOUT_PARSER words the one it would give."""
+    module = WITHOUT_PARSER.get(tuple(args))
+    if module is not None:
+        return SimpleNamespace(version=False, command=args[0], verb=verb_module(module))  # type: ignore[return-value]
+    return parser(args).parse_args(args)
+
+
 def invoke(namespace: Namespace, method: Callable[[Namespace], Any]) -> Any:
     """Call a verb; an ImportError is an environment fault only while nothing can have run."""
     command = getattr(namespace, "command", None)
@@ -86,12 +110,12 @@ def invoke(namespace: Namespace, method: Callable[[Namespace], Any]) -> Any:
 def answer(args: list[str]) -> dict[str, Any]:
     """Parse and run one request, returning its envelope; only an EnvironmentFault escapes."""
     try:
-        namespace = build_parser(args).parse_args(args)
+        namespace = parse(args)
         if namespace.version:
             return success({"version": version(), "implementation": IMPLEMENTATION})
         verb: Verb | None = getattr(namespace, "verb", None)
         if verb is None:
-            raise UsageError("no command given; try `li --help`", build_parser().format_usage())
+            raise UsageError("no command given; try `li --help`", parser().format_usage())
         data = invoke(namespace, verb.run)
         if not isinstance(data, dict):
             raise TypeError(f"{namespace.command} answered {type(data).__name__}, not an object")
@@ -160,7 +184,7 @@ def human(args: list[str], out: IO[str]) -> int:
 def _human(args: list[str], out: IO[str]) -> int:
     """Human mode: readable text on stdout, one line on stderr and a non-zero exit for refusals."""
     try:
-        namespace = build_parser(args).parse_args(args)
+        namespace = parse(args)
     except HelpRequested as request:
         out.write(request.text)
         return 0

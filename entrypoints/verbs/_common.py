@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from argparse import Namespace
 from collections.abc import Collection, Sequence
 
 from domain.contract import ContractError, ErrorKind
@@ -13,6 +12,7 @@ from domain.contract import ContractError, ErrorKind
 # protocol is for mypy, which holds every verb module of a table to it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from argparse import Namespace
     from typing import Any, Protocol
 
     class Verb(Protocol):

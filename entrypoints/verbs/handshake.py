@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from argparse import Namespace
 
 from domain.contract import CONTRACT_VERSION, IMPLEMENTATION, MIN_SUPPORTED_VERSION
 from entrypoints.verbs._common import this
@@ -11,6 +10,7 @@ from entrypoints.version import version
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
 if TYPE_CHECKING:
+    from argparse import Namespace
     from typing import Any
 
 

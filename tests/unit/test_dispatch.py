@@ -167,3 +167,20 @@ def test_an_envelope_is_one_line_even_for_characters_line_readers_split_on(
     text = out.buffer.getvalue().decode("utf-8")
     assert len(text.splitlines()) == 1
     assert json.loads(text)["data"]["text"] == f"a{breaker}b"
+
+
+@pytest.mark.parametrize("words", sorted(dispatcher.WITHOUT_PARSER), ids=" ".join)
+def test_words_answered_without_a_parser_get_the_namespace_the_parser_gives(words: tuple[str, ...]) -> None:
+    from entrypoints.cli import build_parser
+
+    fast = vars(dispatcher.parse(list(words)))
+    for built in (build_parser(list(words)), build_parser()):  # the request's parser and the whole tree
+        parsed = vars(built.parse_args(list(words)))
+        parsed.pop("tree")  # the parser itself, for `li completion` alone
+        assert fast == parsed
+
+
+def test_a_handshake_without_a_parser_answers_what_the_parser_path_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = machine("handshake")
+    monkeypatch.setattr(dispatcher, "WITHOUT_PARSER", {})
+    assert fast["ok"] is True and fast == machine("handshake")
