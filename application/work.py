@@ -124,22 +124,29 @@ class WorkService:
         """Do the work and record its end; returns the ended record (None if it could not be written)."""
         began = self.clock.monotonic()
         outcomes: list[LegOutcome] = []
-        error: str | None = None
         request: RunRequest | None = None
         self._workspace = workspace
-        try:
+        with self._failures(workspace) as errors:
             request = self._load(run_id)
             if self._kill_requested(run_id):
                 self._cancelled.set()  # a kill recorded before there was a process to signal
             with self._watching_kill(run_id, workspace):
                 outcomes = self._execute(run_id, request, workspace, began)
+        return self._conclude(run_id, request, outcomes, next(iter(errors), None), began, workspace)
+
+    @contextmanager
+    def _failures(self, workspace: Workspace) -> Iterator[list[str]]:
+        """The runner's own failure while it works, said on the console and kept (in the list it
+        yields) as the end's error: an unreadable request, or anything else raised."""
+        errors: list[str] = []
+        try:
+            yield errors
         except ContractError as exc:
-            error = "request_unreadable"
+            errors.append("request_unreadable")
             self._say(workspace, f"li runner: {exc.message}\n")
         except Exception as exc:  # noqa: BLE001 - every exception still leaves a recorded end
-            error = "runner_error"
+            errors.append("runner_error")
             self._say(workspace, f"li runner: internal error: {type(exc).__name__}: {exc}\n")
-        return self._conclude(run_id, request, outcomes, error, began, workspace)
 
     def supervise(self, run_id: str, workspace: Workspace) -> Supervision | None:
         """The one leg of a run that a lean supervisor can watch in this process's place, or None
@@ -178,9 +185,8 @@ class WorkService:
         if ended.cancelled:
             self._cancelled.set()
         outcomes: list[LegOutcome] = []
-        error: str | None = None
         request: RunRequest | None = None
-        try:
+        with self._failures(workspace) as errors:
             request = self._load(run_id)
             legs = plan(request)
             provider = self.providers.get(legs[0].model.provider) if len(legs) == 1 else None
@@ -195,13 +201,7 @@ class WorkService:
                 artifact, lost = self._keep_answer(run_id, request, leg, result.answer)
                 outcomes = [LegOutcome(leg, status, reason, result, artifact,
                                        self.clock.monotonic() - ended.leg_began, lost)]
-        except ContractError as exc:
-            error = "request_unreadable"
-            self._say(workspace, f"li runner: {exc.message}\n")
-        except Exception as exc:  # noqa: BLE001 - every exception still leaves a recorded end
-            error = "runner_error"
-            self._say(workspace, f"li runner: internal error: {type(exc).__name__}: {exc}\n")
-        return self._conclude(run_id, request, outcomes, error, ended.began, workspace)
+        return self._conclude(run_id, request, outcomes, next(iter(errors), None), ended.began, workspace)
 
     def _conclude(self, run_id: str, request: RunRequest | None, outcomes: list[LegOutcome], error: str | None,
                   began: float, workspace: Workspace) -> Run | None:
