@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -37,6 +36,8 @@ class NotifyChoice:
 
 def split_template(text: str) -> list[str]:
     """Split a `--notify` / `LI_NOTIFY_COMMAND` string into an argv with shlex; never a shell."""
+    import shlex  # only a notify command is split: every read loads this module for its default timeout
+
     try:
         argv = shlex.split(text)
     except ValueError as exc:

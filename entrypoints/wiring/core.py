@@ -6,7 +6,6 @@ from typing import Any
 
 from adapters.clocks import SystemClock
 from adapters.faults import PHASES, PausingStore
-from adapters.fs_changes import FsRunChanges
 from adapters.fs_store import FsRunStore
 from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
 from entrypoints._di import containers, providers
@@ -34,6 +33,14 @@ def shared_changes(dsn: str, connect_timeout: float) -> Any:
     from adapters.pg_store import PgRunChanges
 
     return PgRunChanges(dsn, connect_timeout)
+
+
+def local_changes(home: str) -> Any:
+    """inotify on the filesystem store's run folders, imported when first used: only `li job wait`
+    watches, so a status or a list loads neither it nor select and struct (start-up, issue 18)."""
+    from adapters.fs_changes import FsRunChanges
+
+    return FsRunChanges(home=home)
 
 
 def slurm_cluster() -> Any:
@@ -68,8 +75,8 @@ class Core(containers.DeclarativeContainer):
     # the run folders; another store brings its own, e.g. LISTEN/NOTIFY). None: the poll alone.
     run_changes = providers.Selector(
         providers.Callable(store_kind, config.fault_pause, config.store),
-        plain=providers.Singleton(FsRunChanges, home=home),
-        pausing=providers.Singleton(FsRunChanges, home=home),
+        plain=providers.Singleton(local_changes, home=home),
+        pausing=providers.Singleton(local_changes, home=home),
         postgresql=providers.Singleton(shared_changes, dsn=config.store, connect_timeout=config.store_connect_timeout),
     )
     prober = providers.Singleton(PsutilProber)

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from application.follow import Follower
 from application.kill import Killer
 from application.observe import Observer
 from application.reads import RunReads
 from entrypoints._di import containers, providers
+
+
+def follow_loop(**kwargs: Any) -> Any:
+    """The follow loop (application.follow), imported when first used: `li agent` in the
+    foreground and `li job output --follow` follow, no other read does (start-up, issue 18)."""
+    from application.follow import Follower
+
+    return Follower(**kwargs)
 
 
 class Reads(containers.DeclarativeContainer):
@@ -27,4 +34,4 @@ class Reads(containers.DeclarativeContainer):
         grace=config.kill_grace, cluster=core.cluster.provider,
     )
     # The one follow loop (`li agent` in the foreground, `li job output --follow`), over the same Observer.
-    follower = providers.Factory(Follower, files=core.store, observer=observer, clock=core.clock)
+    follower = providers.Factory(follow_loop, files=core.store, observer=observer, clock=core.clock)

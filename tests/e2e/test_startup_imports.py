@@ -85,6 +85,8 @@ NOT_ON_A_READ = {
     "configparser", "dependency_injector.wiring", "dependency_injector._cwiring", "pkgutil",
     # The host's machine and boot ids are read in binary: a text-mode ascii open loads the codec's module.
     "encodings.ascii",
+    # The follow loop (foreground agent, output --follow) and shlex (a notify command) are imported where used.
+    "application.follow", "shlex",
     # Issue 16: the PostgreSQL store (and its driver) only when one is configured.
     "adapters.pg_store", "psycopg",
     # Issue 18: argparse's stock help formatter imports shutil (bz2, lzma) for every argument it
@@ -132,6 +134,8 @@ def test_a_read_loads_the_read_side_and_no_submit_notice_or_upkeep_module(
         assert loaded & WAIT_SIDE == set(), sorted(loaded & WAIT_SIDE)
         # signal's enums (about 1 ms): only a kill signals, and a wait sets its handlers.
         assert "signal" not in loaded
+        # Only a wait watches the run folders (inotify, with select and struct).
+        assert loaded & {"adapters.fs_changes", "select"} == set(), sorted(loaded & {"adapters.fs_changes", "select"})
     if argv[1] != "status":  # only a status reads the run's request (its agents); its parsers cost ~2 ms
         assert "domain.request" not in loaded
 
