@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from adapters.providers import ChildGroups, default_providers
 from application.submit import SubmitService
-from application.work import WorkService
 from entrypoints._di import containers, providers
 from entrypoints.settings import runner_command, runner_environment
+
+
+def work_service(**kwargs: Any) -> Any:
+    """The work a runner performs (application.work, with the orchestration and its thread pool),
+    imported when first used: a runner performs it, a submit only starts one (start-up, issue 18)."""
+    from application.work import WorkService
+
+    return WorkService(**kwargs)
 
 
 class SubmitSide(containers.DeclarativeContainer):
@@ -22,6 +31,6 @@ class SubmitSide(containers.DeclarativeContainer):
     )
     # The runner adds the notices side's `send` as its after-end hook.
     work = providers.Factory(
-        WorkService, store=core.store, files=core.store, clock=core.clock, providers=provider_registry,
+        work_service, store=core.store, files=core.store, clock=core.clock, providers=provider_registry,
         stop_children=child_groups.provided.terminate_all, outage=config.store_outage,
     )

@@ -193,3 +193,14 @@ def test_a_submit_loads_no_pydantic_and_no_asyncio(tmp_path: object) -> None:
     loaded = _modules_after(["agent", "sh", "true", "--detach"], home, os.path.join(str(tmp_path), "modules.json"))
     assert "application.submit" in loaded, "the submit did not run; the check would prove nothing"
     assert loaded & {"pydantic", "pydantic_core", "asyncio"} == set(), sorted(loaded & {"pydantic", "asyncio"})
+
+
+def test_a_submit_loads_neither_the_work_a_runner_performs_nor_yaml(tmp_path: object) -> None:
+    # Issue 18: a submit starts a runner; the work (application.work, the orchestration and its
+    # thread pool) is the runner's, and yaml reads only orchestrate's plans.
+    home = os.path.join(str(tmp_path), "li-home")
+    os.mkdir(home, 0o700)
+    loaded = _modules_after(["agent", "sh", "true", "--detach"], home, os.path.join(str(tmp_path), "modules.json"))
+    assert "application.submit" in loaded, "the submit did not run; the check would prove nothing"
+    heavy = {"application.work", "application.orchestrate", "concurrent.futures", "yaml"}
+    assert loaded & heavy == set(), sorted(loaded & heavy)
