@@ -1,7 +1,7 @@
 """dependency-injector, imported without what it probes for and this container never uses (start-up cost).
 
 `li` may be called on every poll, so what dependency-injector drags in at import time is paid by
-every read. Five things are kept out while it loads (everything is importable again as soon as
+every read. These are kept out while it loads (everything is importable again as soon as
 this returns; nothing already imported is touched):
 
 * Its optional integrations: starlette, fastapi, fast-depends and werkzeug (wiring), yaml and
@@ -21,10 +21,11 @@ this returns; nothing already imported is touched):
   takes its own documented fallbacks (`_COROUTINE_TYPES` = (CoroutineType, Coroutine), the
   `_is_coroutine` marker of Coroutine providers = True, which only `asyncio.iscoroutinefunction`
   of a Coroutine provider would look at).
-* configparser (about 3 ms: its regexes are compiled at import). providers imports its
-  `ConfigParser` for `Configuration.from_ini` alone, which this container never calls; while it
-  loads, `configparser` is a stand-in whose `ConfigParser` imports the real module when first
-  called, so `from_ini` still works (tests/unit/test_di_import.py).
+* configparser (about 3 ms: its regexes are compiled at import) and contextvars. providers
+  imports `ConfigParser` for `Configuration.from_ini` alone and `ContextVar` for the
+  context-local providers alone, none of which this container uses; while it loads, each is a
+  stand-in that imports the real module when first called, so they still work
+  (tests/unit/test_di_import.py).
 * Its wiring module (with pkgutil, _cwiring and the typing introspection of `@inject`: about
   3-4 ms). containers imports `wire` and `unwire` from it, and calls them only when a container
   is wired to modules or packages; this one never is (no `@inject` anywhere in lionrun). While
@@ -46,6 +47,7 @@ DEFERRED = {
     "asyncio": ("Future", "ensure_future", "gather", "iscoroutinefunction"),
     "configparser": ("ConfigParser",),
     "dependency_injector.wiring": ("wire", "unwire"),
+    "contextvars": ("ContextVar",),
 }
 
 

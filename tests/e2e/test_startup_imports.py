@@ -82,7 +82,7 @@ NOT_ON_A_READ = {
     "asyncio", "ssl", "concurrent.futures", "pydantic", "pydantic_core", "psutil", "subprocess", "socket",
     # nor configparser, which dependency-injector imports for `Configuration.from_ini` alone, nor its
     # wiring module (with pkgutil), which only a container wired to modules calls.
-    "configparser", "dependency_injector.wiring", "dependency_injector._cwiring", "pkgutil",
+    "configparser", "contextvars", "dependency_injector.wiring", "dependency_injector._cwiring", "pkgutil",
     # The host's machine and boot ids are read in binary: a text-mode ascii open loads the codec's module.
     "encodings.ascii",
     # The follow loop (foreground agent, output --follow) and shlex (a notify command) are imported where used.

@@ -57,7 +57,7 @@ PROBE = textwrap.dedent("""
     import entrypoints._di as di
     after_import = sorted(n for n in ("asyncio", "pydantic", "pydantic_core", "ssl", "configparser",
                                       "fastapi", "werkzeug", "fast_depends", "dependency_injector.wiring",
-                                      "dependency_injector._cwiring") if n in sys.modules)
+                                      "dependency_injector._cwiring", "contextvars") if n in sys.modules)
     import asyncio, pydantic, tempfile, os
     with tempfile.TemporaryDirectory() as folder:
         ini = os.path.join(folder, "settings.ini")
@@ -78,6 +78,8 @@ PROBE = textwrap.dedent("""
     container.wire(modules=[module])
     wired = module.read()
     container.unwire()
+    local = di.providers.ContextLocalSingleton(dict, x=1)
+    context_local = local() is local() and local() == {"x": 1}
     real = asyncio.__file__ is not None and hasattr(asyncio, "run") and pydantic.VERSION.startswith("2")
 
     async def add(x):
@@ -89,6 +91,7 @@ PROBE = textwrap.dedent("""
         return await combined()
 
     print(json.dumps({"after_import": after_import, "real": real, "from_ini": from_ini, "wired": wired,
+                      "context_local": context_local,
                       "coroutine": asyncio.run(di.providers.Coroutine(add, 41)()),
                       "injected": asyncio.run(main())}))
 """)
@@ -101,4 +104,5 @@ def test_dependency_injector_loads_without_asyncio_pydantic_configparser_or_wiri
 
     answer = json.loads(out)
     assert answer == {"after_import": [], "real": True, "from_ini": {"section": {"key": "value"}}, "wired": 7,
+                      "context_local": True,
                       "coroutine": 42, "injected": {"x": 2}}
