@@ -82,10 +82,12 @@ class RecordingSignaller:
         self.signals.append((pgid, signum))
         return self.prober is None or pgid in self.prober.processes
 
-    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int,
+                       spare_leader: bool = False) -> tuple[int, ...]:
         if self.prober is None:
             return ()
-        reached = tuple(m.pid for m in members(incarnation, self.prober.session(incarnation.pid) or ()))
+        reached = tuple(m.pid for m in members(incarnation, self.prober.session(incarnation.pid) or ())
+                        if not (spare_leader and m.pid == incarnation.pid))
         for pid in reached:
             self.signals.append((pid, signum))
             if signum in self.fatal:

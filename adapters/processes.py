@@ -100,7 +100,8 @@ class GroupSignaller:
             delivered = _killpg(group, signum) or delivered
         return delivered
 
-    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int,
+                       spare_leader: bool = False) -> tuple[int, ...]:
         # A live leader that is the run's own runner vouches for its whole session; without one,
         # each member must carry the run's tag itself (a rewritten record may name any session).
         needs_tag = None if _vouches(run_id, incarnation) else run_id
@@ -108,7 +109,8 @@ class GroupSignaller:
         signalled: list[int] = []
         for _sweep in range(self.sweeps):
             fresh = [m for m in members(incarnation, scan_session(incarnation.pid) or ())
-                     if (m.pid, m.create_time) not in tried and m.pid != os.getpid()]  # never li itself
+                     if (m.pid, m.create_time) not in tried and m.pid != os.getpid()  # never li itself
+                     and not (spare_leader and m.pid == incarnation.pid)]
             if not fresh:
                 break
             for member in fresh:

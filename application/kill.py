@@ -26,6 +26,9 @@ from domain.vocabulary import ALREADY_TERMINAL, NO_PROCESS, REQUESTED, SIGNALLED
 from domain.wire import KillData
 
 KILL_GRACE_DEFAULT: Final = 3.0
+# After the grace and the work's SIGKILL, how long the run's own runner may still take to record
+# the end before it is SIGKILLed too (a lean run's finisher starts an interpreter for it).
+RUNNER_END_SECONDS: Final = 5.0
 
 
 class Killer:
@@ -47,6 +50,7 @@ class Killer:
         grace: float = KILL_GRACE_DEFAULT,
         poll: float = 0.05,
         cluster: Callable[[], Cluster] | None = None,
+        runner_end: float = RUNNER_END_SECONDS,
     ) -> None:
         self.store = store
         self.observer = observer
@@ -54,6 +58,7 @@ class Killer:
         self.clock = clock
         self.grace = grace
         self.poll = poll
+        self.runner_end = runner_end
         self.cluster = cluster  # built on first use: only a Slurm run is cancelled through it
 
     def kill(self, run_id: str) -> dict[str, Any]:
@@ -197,15 +202,27 @@ class Killer:
             raise ContractError(ErrorKind.UNAVAILABLE, f"{failure}: {exc}", {"run_id": run_id}) from exc
 
     def _signal(self, run: Run, incarnation: Incarnation) -> bool:
-        """SIGTERM every member, SIGKILL after the grace whatever members still live; False if none was there."""
+        """SIGTERM every member; after the grace, SIGKILL whatever of the work still lives, and
+        the runner (the session's leader) too if it has not ended `runner_end` seconds later;
+        False if no member was there.
+
+        The runner is spared the first SIGKILL because it is what records the end the kill asked
+        for: a lean run's runner starts a fresh interpreter for that once its work has stopped.
+        """
         if not self.signaller.signal_session(run.run_id, incarnation, SIGTERM):
             return False
-        deadline = self.clock.monotonic() + self.grace
+        self._wait_while_alive(run, self.grace)
+        if self._lives(run):  # re-scanned, re-verified
+            self.signaller.signal_session(run.run_id, incarnation, SIGKILL, spare_leader=True)
+            self._wait_while_alive(run, self.runner_end)
+            if self._lives(run):
+                self.signaller.signal_session(run.run_id, incarnation, SIGKILL)
+        return True
+
+    def _wait_while_alive(self, run: Run, seconds: float) -> None:
+        deadline = self.clock.monotonic() + seconds
         while self._lives(run) and self.clock.monotonic() < deadline:
             self.clock.sleep(self.poll)
-        if self._lives(run):
-            self.signaller.signal_session(run.run_id, incarnation, SIGKILL)  # re-scanned, re-verified
-        return True
 
     def _lives(self, run: Run) -> bool:
         return self.observer.evidence(run)[0].alive is True

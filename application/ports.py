@@ -241,8 +241,10 @@ class Signaller(Protocol):
         """Signal a group this process just started; whether anything was there to signal."""
         ...
 
-    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
-        """Signal every live member of run `run_id`'s session; the pids signalled.
+    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int,
+                       spare_leader: bool = False) -> tuple[int, ...]:
+        """Signal every live member of run `run_id`'s session (but its leader, the runner, when
+        `spare_leader`); the pids signalled.
 
         Each process is pinned first and re-verified as a member (`domain.evidence.is_member`)
         before the signal, so a pid reused meanwhile is never signalled; members forked during

@@ -242,6 +242,56 @@ def test_members_that_outlive_the_grace_get_sigkill_after_a_rescan(world) -> Non
     assert sum(world.clock.naps) >= 2.0
 
 
+class RunnerRecordsItsEnd(RecordingSignaller):
+    """The work ignores SIGTERM and dies of SIGKILL; the runner (the leader) ends `after` seconds
+    after its SIGTERM, as a lean run's finisher does once it has recorded the end."""
+
+    def __init__(self, world, after: float) -> None:
+        super().__init__(world.prober, fatal=(signal.SIGKILL,))
+        self.world, self.after, self.ends_at = world, after, None
+
+    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int,
+                       spare_leader: bool = False) -> tuple[int, ...]:
+        if signum == signal.SIGTERM and self.ends_at is None:
+            self.ends_at = self.world.clock.monotonic() + self.after
+        return super().signal_session(run_id, incarnation, signum, spare_leader)
+
+    def tick(self) -> None:
+        if self.ends_at is not None and self.world.clock.monotonic() >= self.ends_at:
+            self.world.prober.kill(RUNNER)
+
+
+def runner_and_stubborn_work(world, after: float) -> tuple[object, RunnerRecordsItsEnd]:
+    run = live_run(world, RUNNER)
+    world.prober.start(LEG, create_time=1000.5, session=RUNNER)
+    signaller = RunnerRecordsItsEnd(world, after)
+    sleep = world.clock.sleep
+
+    def nap(seconds: float) -> None:
+        sleep(seconds)
+        signaller.tick()
+
+    world.clock.sleep = nap
+    return run, signaller
+
+
+def test_after_the_grace_the_work_is_sigkilled_and_the_runner_spared_while_it_records_the_end(world) -> None:
+    run, signaller = runner_and_stubborn_work(world, after=3.5)  # past the 2 s grace, within the runner's time
+    killer(world, signaller, grace=2.0).kill(run.run_id)
+    assert sent(signaller) == [(RUNNER, signal.SIGTERM), (LEG, signal.SIGTERM), (LEG, signal.SIGKILL)]
+    assert RUNNER not in world.prober.processes
+
+
+def test_a_runner_that_never_ends_is_sigkilled_after_its_own_time(world) -> None:
+    from application.kill import RUNNER_END_SECONDS
+
+    run, signaller = runner_and_stubborn_work(world, after=1e9)
+    killer(world, signaller, grace=2.0).kill(run.run_id)
+    assert sent(signaller) == [(RUNNER, signal.SIGTERM), (LEG, signal.SIGTERM), (LEG, signal.SIGKILL),
+                               (RUNNER, signal.SIGKILL)]
+    assert sum(world.clock.naps) >= 2.0 + RUNNER_END_SECONDS
+
+
 def test_a_kill_with_nothing_of_the_session_alive_writes_nothing(world) -> None:
     run = orphaned_work(world)
     world.prober.kill(LEG)
@@ -263,12 +313,13 @@ class Vanishing(RecordingSignaller):
         super().__init__(prober)
         self.then = then
 
-    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int) -> tuple[int, ...]:
+    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int,
+                       spare_leader: bool = False) -> tuple[int, ...]:
         for pid in list(self.prober.processes):
             self.prober.kill(pid)
         if self.then is not None:
             self.then()
-        return super().signal_session(run_id, incarnation, signum)
+        return super().signal_session(run_id, incarnation, signum, spare_leader)
 
 
 def test_a_kill_whose_members_end_before_the_signal_withdraws_its_request(world) -> None:
