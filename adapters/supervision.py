@@ -14,8 +14,10 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from adapters.providers import close_all, script_descriptor
-from application.work import Supervision
+from adapters.fs_store import RECORD
+from adapters.providers import KILL_GRACE, PUMP_JOIN, close_all, script_descriptor
+from application.work import KILL_SEEN, Supervision
+from domain.untrusted import RECORD_MAX_BYTES
 
 SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor.py")
 
@@ -39,6 +41,9 @@ def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str
             "env": dict(supervision.env), "stdin_fd": stdin, "pass_fds": list(launch.pass_fds),
             "timeout": supervision.timeout, "began": supervision.began, "kill_watch": supervision.kill_watch,
             "folder_fd": folder, "capture_fd": capture, "finish": list(finish),
+            # the supervisor imports nothing of lionrun: what it shares with it comes from here
+            "kill_grace": KILL_GRACE, "pump_join": PUMP_JOIN, "record": RECORD,
+            "record_max_bytes": RECORD_MAX_BYTES, "kill_seen": KILL_SEEN,
         }
         spec_fd = script_descriptor(json.dumps(spec), "li-supervision")
         made.append(spec_fd)
@@ -58,16 +63,5 @@ def captured_lines(fd: int) -> list[str]:
     """The leg's stdout as the supervisor captured it, in lines as the in-process runner reads
     them (split after each newline, each decoded alone, undecodable bytes replaced)."""
     os.lseek(fd, 0, os.SEEK_SET)
-    parts: list[bytes] = []
-    while chunk := os.read(fd, 1 << 20):
-        parts.append(chunk)
-    os.close(fd)
-    data = b"".join(parts)
-    lines, start = [], 0
-    while start < len(data):
-        end = data.find(b"\n", start)
-        end = len(data) if end < 0 else end + 1
-        lines.append(data[start:end].decode("utf-8", errors="replace"))
-        start = end
-    return lines
-
+    with open(fd, "rb") as capture:  # closes fd; readlines splits after each newline, as readline does
+        return [line.decode("utf-8", errors="replace") for line in capture.readlines()]

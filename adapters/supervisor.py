@@ -39,13 +39,8 @@ if TYPE_CHECKING:
 
     Spec = dict[str, Any]
 
-KILL_GRACE = 2.0  # seconds between the SIGTERM and the SIGKILL of the leg's group
-PUMP_JOIN = 5.0  # how long after the leg's process ended its pipes are still read (grandchildren)
 CHUNK = 1 << 16
 LINE_MAX = 1 << 20  # a partial line held longer than this goes to the console as it is
-RECORD = "record.json"
-RECORD_MAX_BYTES = 1 << 20
-KILL_SEEN = "li runner: a kill request is recorded; stopping the work\n"
 
 _terms: list[int] = []
 
@@ -106,33 +101,34 @@ class Lines:
 
 
 class KillWatch:
-    """A kill request recorded in the run's record.json, read through the folder's descriptor
-    (never a link, never a FIFO, at most RECORD_MAX_BYTES), only when the file changed."""
+    """A kill request recorded in the run's record (`name` in the run folder), read through the
+    folder's descriptor (never a link, never a FIFO, at most `limit` bytes), only when it changed."""
 
-    def __init__(self, folder: int | None, interval: float | None) -> None:
+    def __init__(self, folder: int | None, interval: float | None, name: str, limit: int) -> None:
         self.folder = folder
         self.interval = interval if folder is not None and interval and interval > 0 else None
+        self.name, self.limit = name, limit
         self.seen: tuple[int, int, int] | None = None
 
     def requested(self) -> bool:
         if self.interval is None or self.folder is None:
             return False
         try:
-            info = os.stat(RECORD, dir_fd=self.folder, follow_symlinks=False)
+            info = os.stat(self.name, dir_fd=self.folder, follow_symlinks=False)
         except OSError:
             return False
         key = (info.st_ino, info.st_mtime_ns, info.st_size)
-        if key == self.seen or not stat.S_ISREG(info.st_mode) or info.st_size > RECORD_MAX_BYTES:
+        if key == self.seen or not stat.S_ISREG(info.st_mode) or info.st_size > self.limit:
             return False
         self.seen = key
         try:
-            fd = os.open(RECORD, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=self.folder)
+            fd = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=self.folder)
         except OSError:
             return False
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return False
-            record = json.loads(_read_all(fd, RECORD_MAX_BYTES))
+            record = json.loads(_read_all(fd, self.limit))
         except Exception:  # noqa: BLE001 - whatever the record holds, not seeing a request is the answer
             return False
         finally:
@@ -207,7 +203,7 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
     began = time.monotonic()
     if _terms:
         return None, False, True, began
-    watch = KillWatch(spec["folder_fd"], spec["kill_watch"])
+    watch = KillWatch(spec["folder_fd"], spec["kill_watch"], spec["record"], spec["record_max_bytes"])
     capture = spec["capture_fd"]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -236,14 +232,14 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
 
     def stop(now: float) -> float:
         _signal_group(pid, signal.SIGTERM)
-        return now + KILL_GRACE
+        return now + float(spec["kill_grace"])
 
     while True:
         now = time.monotonic()
         if status is None:
             done, raw = os.waitpid(pid, os.WNOHANG)
             if done:
-                status, drain_until = raw, now + PUMP_JOIN
+                status, drain_until = raw, now + spec["pump_join"]
         if status is not None and (not streams or now >= drain_until):
             break
         if _terms and not cancelled:  # li job kill signals the work too: it may have ended first
@@ -253,7 +249,7 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
         if status is None and not cancelled and watch.interval is not None and now >= next_look:
             next_look = now + watch.interval
             if watch.requested():
-                _write_all(1, KILL_SEEN.encode())
+                _write_all(1, spec["kill_seen"].encode())
                 cancelled, kill_at = True, stop(now)
         if status is None and deadline is not None and not timed_out and not cancelled and now >= deadline:
             timed_out, kill_at = True, stop(now)

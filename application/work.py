@@ -34,6 +34,7 @@ AfterEnd = Callable[[Run], None]
 # How often a runner looks at its record for a kill request while the work runs (seconds); the
 # request reaches the work within this plus the legs' stop.
 KILL_WATCH_SECONDS = 0.5
+KILL_SEEN = "li runner: a kill request is recorded; stopping the work\n"  # said by the lean supervisor too
 ArtifactNames = Availability[list[str]]
 
 # Why the artifacts of a run could not be collected, beside the D7 reason codes of a listing.
@@ -233,7 +234,7 @@ class WorkService:
                 if self.cancelled:
                     return
                 if self._kill_requested(run_id):
-                    self._say(workspace, "li runner: a kill request is recorded; stopping the work\n")
+                    self._say(workspace, KILL_SEEN)
                     self.cancel()
                     return
 

@@ -20,8 +20,11 @@ from typing import Any
 
 import pytest
 
-from adapters.providers import script_descriptor
+from adapters.fs_store import RECORD
+from adapters.providers import KILL_GRACE, PUMP_JOIN, script_descriptor
 from adapters.supervision import SUPERVISOR, captured_lines
+from application.work import KILL_SEEN
+from domain.untrusted import RECORD_MAX_BYTES
 
 FINISHER = textwrap.dedent("""
     import json, os, sys
@@ -51,7 +54,9 @@ class Supervised:
         spec = {"run_id": "20261203T000000-abcdef", "argv": argv, "cwd": cwd or str(tmp_path),
                 "env": {"PATH": os.environ["PATH"], "MARK": "leg"}, "stdin_fd": stdin_fd, "pass_fds": list(pass_fds),
                 "timeout": timeout, "began": 12.5, "kill_watch": kill_watch, "folder_fd": folder,
-                "capture_fd": self.capture, "finish": [sys.executable, "-c", FINISHER]}
+                "capture_fd": self.capture, "finish": [sys.executable, "-c", FINISHER],
+                "kill_grace": KILL_GRACE, "pump_join": PUMP_JOIN, "record": RECORD,
+                "record_max_bytes": RECORD_MAX_BYTES, "kill_seen": KILL_SEEN}
         spec_fd = script_descriptor(json.dumps(spec), "li-supervision")
         inherited = (spec_fd, self.capture, *pass_fds, *(fd for fd in (stdin_fd, folder) if fd is not None))
 
