@@ -148,6 +148,7 @@ class Run:
     extra: dict[str, Any] = field(default_factory=dict)
     executor: str | None = None  # `slurm` for a batch job; None (local) for a detached child
     engine: Engine | None = None  # the batch job, once the scheduler accepted it
+    queue: str | None = None  # the queue the run waits in for a slot (issue 29); None: no limited queue
 
     @property
     def job_id(self) -> str | None:
@@ -234,9 +235,9 @@ def _check_types(run: Run) -> None:
     if not _is_int(run.generation) or (run.pid is not None and not _is_int(run.pid)):
         raise RecordUnusable("malformed", "generation and pid must be integers")
     texts = (run.label, run.spawn_state, run.outcome, run.reason_code, run.finished_at, run.started_at,
-             run.host_id)
+             run.host_id, run.queue)
     if not all(v is None or isinstance(v, str) for v in texts):
-        raise RecordUnusable("malformed", "label, spawn_state, outcome, reason_code and times must be strings")
+        raise RecordUnusable("malformed", "label, spawn_state, outcome, reason_code, queue and times must be strings")
     for stamp in (run.submitted_at, run.started_at, run.finished_at, run.kill_requested_at):
         try:
             moment = parse_iso(stamp)

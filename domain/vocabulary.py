@@ -18,6 +18,7 @@ OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 Status = Literal[
     "running", "completed", "completed_empty", "failed", "timed_out",
     "aborted", "cancelled", "killed", "exited", "unknown",
+    "queued",  # issue 29: the runner is alive and waits for its queue's slot (non-terminal)
 ]
 STATUSES_AT_V1: Final[tuple[Status, ...]] = get_args(Status)
 

@@ -189,6 +189,9 @@ class Lifecycle(Wire):
     # Added in v1 without a version bump (D2): the host the run belongs to (its machine id); only
     # that host probes, reaps or signals it. Null for a record that names no host.
     host: str | None = None
+    # Added in v1 without a version bump (D2, issue 29): the queue the run was submitted to; null
+    # for a run of no limited queue (and for a record from before queues).
+    queue: str | None = None
 
     @staticmethod
     def of(run: Run, d: Derivation) -> Lifecycle:
@@ -196,7 +199,7 @@ class Lifecycle(Wire):
         return Lifecycle(
             run_id=run.run_id, kind=run.kind, label=run.label, status=d.status, terminal=d.terminal,
             outcome=d.outcome, reason_code=d.reason_code, possibly_orphaned=d.possibly_orphaned,
-            spawn_state=run.spawn_state, submitted_at=run.submitted_at, host=run.host,
+            spawn_state=run.spawn_state, submitted_at=run.submitted_at, host=run.host, queue=run.queue,
         )
 
     @staticmethod
@@ -259,6 +262,9 @@ class StatusData(Lifecycle):
     started_at: str | None = None
     retry_of: str | None = None  # the run this one was retried from (`li job retry`)
     job: BatchJob | None = None  # additive (D2): the Slurm job of a run submitted with --executor slurm
+    # additive (D2, issue 29): 1 for the next of its queue to start, while the run is `queued`;
+    # null otherwise, and when the store could not tell
+    queue_position: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -303,6 +309,7 @@ class Row(Wire):
     spawn_state: SpawnState | None
     submitted_at: str | None
     host: str | None = None  # added in v1 without a version bump (D2), as on Lifecycle
+    queue: str | None = None  # added in v1 without a version bump (D2), as on Lifecycle
     error: RowError | None
 
     @classmethod

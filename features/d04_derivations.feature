@@ -46,6 +46,14 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
         | running                             |
         | gone, identity unrecorded           |
         | preparing, submitted 30 seconds ago |
+        | queued, waiting for a slot          |
+
+    @D4.3
+    Scenario: A run waiting for its queue's slot is queued, not terminal and carries no outcome
+      Given a run "r" that is queued, waiting for a slot
+      When the status answer for "r" is read
+      Then the status answer says status "queued", terminal false, outcome null
+      And the status answer says alive true and possibly orphaned false
 
   Rule: D4.4 — both are needed: completed_empty is terminal and failed
 

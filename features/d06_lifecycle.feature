@@ -37,6 +37,12 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
       And the status answer says alive true and possibly orphaned false
       And the stored record of "r" is exactly as it was written
 
+    @D6.3
+    Scenario: A queued run whose runner is gone is reaped like any other orphan, never as a success
+      Given a run "r" that is queued, its runner gone
+      When the status answer for "r" is read
+      Then the status answer says status "exited", terminal true, outcome "indeterminate"
+
     @D6.3 @cli
     Scenario: A real run whose process group is SIGKILLed reads exited until something reaps it
       Given a real detached process recorded as a started run without its identity

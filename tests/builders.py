@@ -64,6 +64,8 @@ class RunState(Enum):
     ELSEWHERE = "started on another host"
     WORK_OUTLIVES_RUNNER = "gone, its work still running"
     KILL_REQUESTED_GONE = "gone after a kill request"
+    QUEUED = "queued, waiting for a slot"
+    QUEUED_GONE = "queued, its runner gone"
     PREPARING = "preparing"
     AGED_PREPARING = "aged preparing"
     SPAWN_FAILED = "spawn failed"
@@ -83,7 +85,7 @@ NO_IDENTITY = {RunState.GONE_NO_IDENTITY, RunState.ALIVE_NO_IDENTITY, RunState.P
                RunState.PRE_PHASE_GONE}
 # States whose recorded process the prober shows alive (pid, created at CREATED); an ended run's is gone.
 ALIVE = {RunState.RUNNING, RunState.NOTED_DONE_ELSEWHERE, RunState.ALIVE_NO_IDENTITY, RunState.PRE_PHASE_ALIVE, RunState.ZOMBIE,
-         RunState.BEFORE_REBOOT}
+         RunState.BEFORE_REBOOT, RunState.QUEUED}
 
 
 # A regular expression matching exactly the state names, longest first (for step patterns).
@@ -143,6 +145,8 @@ def _record(state: RunState, run_id: str, submitted: datetime, overrides: dict[s
             values.update(extra={"submitted_via": "mcp", "mcp_job": {"status": "completed"}})
         if state is RunState.KILL_REQUESTED_GONE:
             values.update(kill_requested_at=iso(submitted))
+        if state in (RunState.QUEUED, RunState.QUEUED_GONE):  # its runner waits for a slot of queue "q"
+            values.update(status="queued", queue="q", started_at=None)
     values.update(overrides)
     return Run(run_id=run_id, **values)
 

@@ -99,6 +99,7 @@ def test_the_producer_classifies_every_v1_status_it_knows() -> None:
         "running": "indeterminate", "completed": "succeeded", "completed_empty": "failed",
         "failed": "failed", "timed_out": "failed", "aborted": "cancelled", "cancelled": "cancelled",
         "killed": "failed", "exited": "indeterminate", "unknown": "indeterminate",
+        "queued": "indeterminate",  # never a success: a queued run has no end to classify
     }
 
 

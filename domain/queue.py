@@ -1,0 +1,212 @@
+"""Queues (issue 29): a queue's settings, who may take a slot next, and when a paused queue opens.
+
+A run submitted to a queue the store knows waits, `queued`, until it is the first of the queue's
+live waiters (first come, first served by the ticket submit took) and a slot is free; a queue
+the store does not know has no limit and runs behave as they always did. Everything here is pure:
+the stores keep the settings and hold the slots (a kernel lock, a database session lock), the
+runner asks these functions what to do.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, Final, NoReturn
+
+QUEUED: Final = "queued"  # the status of a run whose runner waits for a slot (non-terminal)
+DEFAULT_QUEUE: Final = "default"
+PARALLEL_MAX: Final = 10_000
+QUEUE_NAME_PATTERN: Final = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
+TICKET_DIGITS: Final = 12
+ENTRY_PATTERN: Final = re.compile(r"^([0-9]{12})-(\d{8}T\d{6}-[0-9a-f]{6})$")
+
+# Why a queue is paused: by a person (`li queue pause`), or by itself after a run ended rate
+# limited by its vendor (the reason code i24b's runs carry), until the vendor's reset time.
+PAUSED_BY_PERSON: Final = "paused"
+RATE_LIMITED: Final = "provider_rate_limited"
+BACKOFF_SECONDS: Final = 60.0  # a rate limit that named no reset time pauses the queue this long
+BACKOFF_MAX_SECONDS: Final = 6 * 3600.0  # a reset time further out than this is not believed
+
+
+class QueueRefused(ValueError):
+    """A queue name, limit or setting li does not accept; `argument` names what was wrong."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(message)
+        self.argument = argument
+        self.message = message
+
+
+def check_queue_name(value: object, argument: str = "--queue") -> str:
+    """The name when it is one a queue can have (lowercase letters, digits, `_ . -`, at most 63);
+    else an `invalid_input` refusal naming `argument`."""
+    if not isinstance(value, str) or QUEUE_NAME_PATTERN.fullmatch(value) is None:
+        _refuse(argument, value, f"{str(value)[:80]!r} is not a queue name (lowercase letters, digits, '_', '.', "
+                                 f"'-'; at most 63, starting with a letter or digit)")
+    return value
+
+
+def check_parallel(value: object) -> int:
+    """A limit of 1 to PARALLEL_MAX works at once; else an `invalid_input` refusal."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= PARALLEL_MAX:
+        _refuse("--parallel", value, f"--parallel must be an integer from 1 to {PARALLEL_MAX}, not {str(value)[:80]!r}")
+    return value
+
+
+def _refuse(argument: str, value: object, message: str) -> NoReturn:
+    from domain.contract import ContractError, ErrorKind
+
+    raise ContractError(ErrorKind.INVALID_INPUT, message, {"argument": argument, "value": str(value)[:200]})
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueSettings:
+    """What the store keeps of one queue: its limit (None: no limit) and whether it is paused.
+
+    `paused` is a person's pause (until they resume); `paused_until` a pause that ends by itself
+    (a vendor's rate-limit reset), `paused_reason` why, `paused_by` the run that caused it.
+    """
+
+    name: str
+    parallel: int | None = None
+    paused: bool = False
+    paused_until: str | None = None
+    paused_reason: str | None = None
+    paused_by: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": 1, "name": self.name, "parallel": self.parallel, "paused": self.paused,
+                "paused_until": self.paused_until, "paused_reason": self.paused_reason, "paused_by": self.paused_by}
+
+    @classmethod
+    def from_dict(cls, data: object) -> QueueSettings:
+        """Settings read back from a store; anything malformed is QueueRefused (never half-believed)."""
+        if not isinstance(data, dict) or data.get("schema_version", 1) != 1:
+            raise QueueRefused("settings", "the queue's settings are not an object of a known schema")
+        name, parallel = data.get("name"), data.get("parallel")
+        texts = [data.get(k) for k in ("paused_until", "paused_reason", "paused_by")]
+        if not isinstance(name, str) or QUEUE_NAME_PATTERN.fullmatch(name) is None:
+            raise QueueRefused("settings", f"the queue's settings name {str(name)[:80]!r}, not a queue")
+        if parallel is not None and (isinstance(parallel, bool) or not isinstance(parallel, int)
+                                     or not 1 <= parallel <= PARALLEL_MAX):
+            raise QueueRefused("settings", f"the queue's parallel {str(parallel)[:80]!r} is not a limit")
+        if not isinstance(data.get("paused", False), bool) or not all(v is None or isinstance(v, str) for v in texts):
+            raise QueueRefused("settings", "the queue's pause fields are malformed")
+        until = texts[0]
+        if until is not None and _moment(until) is None:
+            raise QueueRefused("settings", f"the queue's paused_until {until!r} is not an ISO 8601 UTC time")
+        return cls(name=name, parallel=parallel, paused=bool(data.get("paused", False)), paused_until=until,
+                   paused_reason=texts[1], paused_by=texts[2])
+
+
+def _moment(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+def pause_ends(settings: QueueSettings, now: datetime) -> datetime | None:
+    """When a pause that ends by itself ends (None: no such pause, or it has passed)."""
+    until = _moment(settings.paused_until)
+    return until if until is not None and until > now else None
+
+
+def is_paused(settings: QueueSettings | None, now: datetime) -> bool:
+    """Paused by a person, or until a moment not yet come."""
+    return settings is not None and (settings.paused or pause_ends(settings, now) is not None)
+
+
+def pause_reason(settings: QueueSettings | None, now: datetime) -> str | None:
+    """Why the queue does not start runs now (None when it is open)."""
+    if settings is None:
+        return None
+    if settings.paused:
+        return settings.paused_reason or PAUSED_BY_PERSON
+    if pause_ends(settings, now) is not None:
+        return settings.paused_reason or RATE_LIMITED
+    return None
+
+
+def may_start(settings: QueueSettings | None, now: datetime, running: int, ahead: int) -> bool:
+    """Whether a waiter may take a slot now: first among the live waiters, the queue open, a slot free."""
+    if ahead > 0 or is_paused(settings, now):
+        return False
+    limit = None if settings is None else settings.parallel
+    return limit is None or running < limit
+
+
+def set_parallel(settings: QueueSettings, parallel: int | None) -> QueueSettings:
+    """The queue with a new limit (None: no limit)."""
+    return replace(settings, parallel=None if parallel is None else check_parallel(parallel))
+
+
+def pause(settings: QueueSettings, reason: str | None = None) -> QueueSettings:
+    """A person's pause: until they resume."""
+    return replace(settings, paused=True, paused_reason=reason or PAUSED_BY_PERSON, paused_by=None)
+
+
+def resume(settings: QueueSettings) -> QueueSettings:
+    """Open the queue again: a person's pause and a pause until a reset both end now."""
+    return replace(settings, paused=False, paused_until=None, paused_reason=None, paused_by=None)
+
+
+def rate_limited(settings: QueueSettings, run_id: str, retry_at: str | None, now: datetime,
+                 backoff: float = BACKOFF_SECONDS) -> QueueSettings:
+    """The queue paused by itself after `run_id` ended rate limited: until the vendor's reset time
+    (`retry_at`, bounded by BACKOFF_MAX_SECONDS), else for `backoff` seconds; a later pause
+    already set is kept, and a person's pause stays a person's."""
+    reset = _moment(retry_at)
+    ceiling = now + timedelta(seconds=BACKOFF_MAX_SECONDS)
+    until = reset if reset is not None and now < reset <= ceiling else now + timedelta(seconds=backoff)
+    known = pause_ends(settings, now)
+    if known is not None and known >= until:
+        return settings
+    if settings.paused:
+        return replace(settings, paused_until=until.isoformat(timespec="microseconds"))
+    return replace(settings, paused_until=until.isoformat(timespec="microseconds"), paused_reason=RATE_LIMITED,
+                   paused_by=run_id)
+
+
+# --- the waiting line: one entry per waiter, named by its ticket -------------------------------
+
+
+def entry_name(ticket: int, run_id: str) -> str:
+    """The name of a waiter's entry: its ticket (zero-padded, so names sort as tickets) and run id."""
+    if ticket < 0 or ticket >= 10**TICKET_DIGITS:
+        raise ValueError(f"ticket {ticket} out of range")
+    return f"{ticket:0{TICKET_DIGITS}d}-{run_id}"
+
+
+def parse_entry(name: str) -> tuple[int, str] | None:
+    """(ticket, run id) of an entry name; None for anything else (a stray file is no waiter)."""
+    match = ENTRY_PATTERN.fullmatch(name)
+    return None if match is None else (int(match.group(1)), match.group(2))
+
+
+def line_of(names: list[str]) -> list[tuple[int, str]]:
+    """The waiters an entry listing names, first come first: by ticket, then run id."""
+    return sorted(entry for entry in map(parse_entry, names) if entry is not None)
+
+
+def ahead_of(line: list[tuple[int, str]], run_id: str) -> list[tuple[int, str]]:
+    """The waiters before `run_id`, nearest first (the one to look at first for liveness)."""
+    mine = next((entry for entry in line if entry[1] == run_id), None)
+    if mine is None:
+        return []
+    return [entry for entry in reversed(line) if entry < mine]
+
+
+def position(line: list[tuple[int, str]], run_id: str) -> int | None:
+    """1 for the next to start; None when `run_id` is not waiting."""
+    index = next((i for i, entry in enumerate(line) if entry[1] == run_id), None)
+    return None if index is None else index + 1
+
+
+def next_ticket(previous: int | None) -> int:
+    """The ticket after the last one given (0 for the first)."""
+    return 0 if previous is None else previous + 1
