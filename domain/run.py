@@ -345,6 +345,11 @@ def is_short_form(value: str) -> bool:
     return value == LAST or SHORT_ID_PATTERN.fullmatch(value) is not None
 
 
+def short_id(run_id: str) -> str:
+    """The short form a person is shown for a run: the last 6 hex digits of a run id (else the id)."""
+    return run_id[-6:] if is_run_id(run_id) else run_id
+
+
 def short_id_matches(value: str, run_ids: Iterable[str]) -> list[str]:
     """Every run id (newest first, as given) that `value` names: `@last` the first, a suffix each it ends."""
     if value == LAST:

@@ -119,3 +119,23 @@ def silence(stream: Any) -> None:
         os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def stopped_watching(run_ids: Sequence[str], again: str) -> int:
+    """A person's ^C in a foreground view: the view stops, the work goes on (issue 27). One line
+    says so, how to watch again and how to kill; the exit is 130 (128 + SIGINT), as a shell's."""
+    from domain.run import short_id
+
+    shorts = " ".join(short_id(run_id) for run_id in run_ids)
+    what = f"run {shorts} keeps" if len(run_ids) == 1 else f"runs {shorts} keep"
+    fresh = "\n" if _isatty(sys.stderr) else ""  # past the terminal's echoed ^C
+    print(f"{fresh}li: stopped watching; {what} running. Again: {again.format(shorts)} · kill: li job kill {shorts}",
+          file=sys.stderr, flush=True)
+    return 130
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (OSError, ValueError, AttributeError):
+        return False

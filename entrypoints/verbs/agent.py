@@ -322,36 +322,33 @@ def follow(handle: Handle, rendered: bool = False) -> int:
 
     The one follow loop (`application.follow`) shown through a ConsoleView: `rendered`, agent
     events as a transcript (text, tool calls, errors, the answer and usage), else the console's
-    bytes as they are; the work's on stdout, the runner's lines on stderr. A first ^C kills the
-    run and keeps following from where it was.
+    bytes as they are; the work's on stdout, the runner's lines on stderr. The terminal is only a
+    view: ^C stops watching, never the run (which runs in its own session), says how to follow
+    again and how to kill, and exits 130.
     """
     from application.follow import FollowEnd
     from entrypoints.console_view import ConsoleView
     from entrypoints.container import get_container
+    from entrypoints.verbs._common import stopped_watching
 
     container = get_container()
     follower = container.reads.follower(poll_seconds=FOLLOW_POLL)
     view = ConsoleView(sys.stdout.buffer, sys.stderr.buffer, rendered)
-    offset, stopping = 0, False
-    while True:
-        try:
-            for event in follower.follow(handle.run_id, offset):
-                if isinstance(event, FollowEnd):
-                    view.close()
-                    if event.detail:
-                        print(f"li: {handle.run_id}: {event.detail}", file=sys.stderr)
-                    elif event.exit_code != 0:
-                        say_failure(container.reads.reads().status(handle.run_id))
-                    return event.exit_code
-                view.write(event.data)
-                view.flush()
-                offset = event.end
-        except KeyboardInterrupt:
-            if stopping:
-                raise
-            stopping = True  # a second ^C leaves the run to itself
-            print(f"stopping run {handle.run_id}", file=sys.stderr)
-            container.reads.killer().kill(handle.run_id)  # recorded and verified, as `li job kill` does
+    try:
+        for event in follower.follow(handle.run_id, 0):
+            if isinstance(event, FollowEnd):
+                view.close()
+                if event.detail:
+                    print(f"li: {handle.run_id}: {event.detail}", file=sys.stderr)
+                elif event.exit_code != 0:
+                    say_failure(container.reads.reads().status(handle.run_id))
+                return event.exit_code
+            view.write(event.data)
+            view.flush()
+    except KeyboardInterrupt:
+        view.flush()
+        return stopped_watching([handle.run_id], "li job output {} --follow")
+    raise AssertionError("a follow always ends with a FollowEnd")  # pragma: no cover
 
 
 def say_failure(status: dict[str, Any]) -> None:

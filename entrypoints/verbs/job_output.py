@@ -112,7 +112,13 @@ def follow(args: Namespace) -> int:
     follower = get_container().reads.follower()
     offset = follower.tail_start(run_id, _tail_chars(args))
     view = ConsoleView(sys.stdout.buffer, rendered=rendered(args, run_id), cut_first_line=offset > 0)
-    ended: FollowEnd = follower.render(run_id, view, offset)  # refuses a missing or unusable run first
+    try:
+        ended: FollowEnd = follower.render(run_id, view, offset)  # refuses a missing or unusable run first
+    except KeyboardInterrupt:  # the terminal is only a view: the run goes on
+        from entrypoints.verbs._common import stopped_watching
+
+        view.flush()
+        return stopped_watching([run_id], "li job output {} --follow")
     if ended.detail:
         print(f"li: {run_id}: {ended.detail}", file=sys.stderr)
     return ended.exit_code

@@ -45,10 +45,19 @@ def human(args: Namespace) -> int:
     stopped_by: list[int] = []
     result = _wait(args, ids, live.update, stopped_by)
     live.close()
+    data = result.to_data()
     if result.interrupted:
         _say(sys.stderr, "wait stopped by a signal; the runs are untouched. Observed so far:")
-    code = show(result.to_data(), args, exit_codes(result))
-    return 128 + stopped_by[0] if result.interrupted and stopped_by else code
+    args._interrupted = result.interrupted
+    code = show(data, args, exit_codes(result))
+    if result.interrupted and stopped_by:
+        going = list(dict.fromkeys(data["pending"]))
+        if going:  # the terminal is only a view: say how to watch again and how to kill
+            from entrypoints.verbs._common import stopped_watching
+
+            stopped_watching(going, "li job wait {}")
+        return 128 + stopped_by[0]
+    return code
 
 
 def bound_notes(args: Namespace) -> list[str]:
@@ -92,10 +101,11 @@ def exit_codes(result: Any) -> dict[str, int]:
 
 
 def show(data: dict[str, Any], args: Namespace, codes: dict[str, int] | None = None) -> int:
-    """One line per requested id on stdout, then why the call ended on stderr."""
+    """One line per requested id on stdout, in the live frame's columns, then why the call ended
+    and the count by outcome on stderr. Exit 0 only when every run ended and succeeded."""
     lines = [_final_line(entry, (codes or {}).get(entry["run_id"])) for entry in data["runs"]]
     _say(sys.stdout, "\n".join(lines))
-    _say(sys.stderr, _summary(data))
+    _say(sys.stderr, _summary(data, interrupted=getattr(args, "_interrupted", False)))
     runs = data["runs"]
     return 0 if runs and all(e["error"] is None and e["outcome"] == "succeeded" for e in runs) else 1
 
@@ -283,7 +293,7 @@ def _live_row(seen: Any) -> tuple[str, str, str]:
 
     label = seen.observed.run.label
     shown = f"  {printable(label)}" if isinstance(label, str) and label else ""
-    return seen.run_id, state, f"{seen.run_id}  {status}  {_elapsed(seen.observed)}{shown}"
+    return seen.run_id, state, f"{seen.run_id}  {status:<{STATUS_WIDTH}}  {_elapsed(seen.observed)}{shown}"
 
 
 def _elapsed(observed: Any) -> str:
@@ -301,30 +311,51 @@ def _elapsed(observed: Any) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
 
 
+STATUS_WIDTH = 9  # `completed`, `preparing`, `cancelled`: the live and the final lines share the column
+OUTCOME_WIDTH = 9  # `succeeded`, `cancelled`
+
+
 def _final_line(entry: dict[str, Any], exit_code: int | None = None) -> str:
+    """`  RUN_ID  STATUS     OUTCOME    (reason)  exit code N`: the columns of the live frame, whose
+    mark and space the two leading spaces stand for."""
     if entry["error"] is not None:
-        return f"{entry['run_id']}  error {entry['error']['kind']}: {entry['error']['message']}"
+        return f"  {entry['run_id']}  error {entry['error']['kind']}: {entry['error']['message']}"
     outcome = entry["outcome"] or ("-" if entry["terminal"] else "not ended")
     reason = f"  ({entry['reason_code']})" if entry["reason_code"] else ""
     code = f"  exit code {exit_code}" if exit_code is not None else ""
-    return f"{entry['run_id']}  {entry['status']}  {outcome}{reason}{code}"
+    return (f"  {entry['run_id']}  {entry['status']:<{STATUS_WIDTH}}  {outcome:<{OUTCOME_WIDTH}}"
+            f"{reason}{code}").rstrip()
 
 
-def _summary(data: dict[str, Any]) -> str:
-    if data["all_terminal"]:
-        return "every run has ended"
+OUTCOME_ORDER = ("succeeded", "failed", "cancelled", "indeterminate")
+
+
+def _summary(data: dict[str, Any], interrupted: bool = False) -> str:
+    """`3 ended: 2 succeeded, 1 failed`, then what did not end and why."""
+    seen: dict[str, dict[str, Any]] = {}
+    for entry in data["runs"]:  # a run asked for twice is counted once
+        seen.setdefault(entry["run_id"], entry)
+    ended = [e for e in seen.values() if e["error"] is None and e["terminal"]]
+    counts: dict[str, int] = {}
+    for entry in ended:
+        counts[entry["outcome"] or "-"] = counts.get(entry["outcome"] or "-", 0) + 1
+    order = [o for o in OUTCOME_ORDER if o in counts] + sorted(set(counts) - set(OUTCOME_ORDER))
     parts = []
-    if data["pending"]:
-        parts.append(f"{len(data['pending'])} still pending when the window closed")
+    if ended:
+        parts.append(f"{len(ended)} ended: " + ", ".join(f"{counts[o]} {o}" for o in order))
+    pending = len(dict.fromkeys(data["pending"]))
+    if pending:
+        parts.append(f"{pending} still running" + (" when you stopped watching" if interrupted
+                                                    else " when the window closed"))
     if data["stopped_without_end"]:
         parts.append(f"{len(data['stopped_without_end'])} stopped without recording an end")
     if data["unresolved_spawn"]:
         parts.append(f"{len(data['unresolved_spawn'])} never started "
                      f"(preparing for over {data['unresolved_spawn_after']:g}s)")
-    errors = sum(1 for entry in data["runs"] if entry["error"] is not None)
+    errors = sum(1 for entry in seen.values() if entry["error"] is not None)
     if errors:
         parts.append(f"{errors} could not be observed")
-    return "; ".join(parts) or "not every run has ended"
+    return "; ".join(parts) or "no run has ended"
 
 
 def _isatty(stream: IO[str]) -> bool:

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import envelope_of, li_bin, machine, run_li, wait_terminal
-
-FAST = {"LI_KILL_GRACE": "0.3"}
+from tests.support import envelope_of, li_bin, machine, run_li
 
 FAKES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fakes", "bin")
 
@@ -241,26 +239,6 @@ def test_a_flow_spec_holding_an_impossible_date_is_invalid_input(li_home: str, t
     error = machine("orchestrate", "flow", "--detach", str(spec), home=li_home).error
     assert error["kind"] == "invalid_input"
     assert not os.path.isdir(os.path.join(li_home, "runs")) or os.listdir(os.path.join(li_home, "runs")) == []
-
-
-
-def test_ctrl_c_in_a_foreground_agent_kills_the_run_through_the_kill_use_case(li_home: str) -> None:
-    import signal
-
-    env = dict(os.environ, LI_HOME=li_home, **FAST)
-    person = subprocess.Popen([li_bin(), "agent", "sh", "echo started; sleep 60"], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert person.stdout.readline().strip() == "started"  # type: ignore[union-attr]
-        person.send_signal(signal.SIGINT)
-        out, err = person.communicate(timeout=60)
-    finally:
-        if person.poll() is None:
-            person.kill()
-    [run_id] = os.listdir(os.path.join(li_home, "runs"))
-    data = wait_terminal(li_home, run_id)
-    assert (data["status"], data["outcome"], data["reason_code"]) == ("cancelled", "cancelled", "kill_requested")
-    assert person.returncode == 143, err
 
 
 
