@@ -1,5 +1,10 @@
 """dependency-injector, imported without what it probes for and this container never uses (start-up cost).
 
+Only on the exact releases in SHIMMED, the ones tests/unit/test_di_import.py and `.ci/run` ran it
+on; any other release (pyproject.toml allows the range CI installs, oldest and newest) is imported
+plainly: correct, only slower. Nothing else in lionrun touches `sys.modules`; docs/performance.md
+says what this saves and how it was measured.
+
 `li` may be called on every poll, so what dependency-injector drags in at import time is paid by
 every read. These are kept out while it loads (everything is importable again as soon as
 this returns; nothing already imported is touched):
@@ -9,8 +14,8 @@ this returns; nothing already imported is touched):
   searched for along `sys.path`. Without pydantic-settings its providers module falls back to
   `import pydantic` (for the pydantic v1 `BaseSettings`) inside a try/except ImportError, so
   pydantic is kept out as well (a stand-in whose VERSION is not 1.x: a plain `import` in Cython does not refuse a None
-  in sys.modules): about 35 ms of pydantic on every read otherwise.
-* asyncio (with ssl, logging, concurrent.futures: about 40 ms). providers, containers and
+  in sys.modules): pydantic on every read otherwise.
+* asyncio (with ssl, logging, concurrent.futures). providers, containers and
   _cwiring do `from asyncio import Future, ensure_future, gather` at import time but call them
   only on the async paths: when a provider is a Coroutine/async Resource or an injected value is
   a future or a coroutine (told by duck typing and by `types.CoroutineType`/`collections.abc.
@@ -21,13 +26,12 @@ this returns; nothing already imported is touched):
   takes its own documented fallbacks (`_COROUTINE_TYPES` = (CoroutineType, Coroutine), the
   `_is_coroutine` marker of Coroutine providers = True, which only `asyncio.iscoroutinefunction`
   of a Coroutine provider would look at).
-* configparser (about 3 ms: its regexes are compiled at import) and contextvars. providers
+* configparser (its regexes are compiled at import) and contextvars. providers
   imports `ConfigParser` for `Configuration.from_ini` alone and `ContextVar` for the
   context-local providers alone, none of which this container uses; while it loads, each is a
   stand-in that imports the real module when first called, so they still work
   (tests/unit/test_di_import.py).
-* Its wiring module (with pkgutil, _cwiring and the typing introspection of `@inject`: about
-  3-4 ms). containers imports `wire` and `unwire` from it, and calls them only when a container
+* Its wiring module (with pkgutil, _cwiring and the typing introspection of `@inject`). containers imports `wire` and `unwire` from it, and calls them only when a container
   is wired to modules or packages; this one never is (no `@inject` anywhere in lionrun). While
   it loads, `dependency_injector.wiring` is a stand-in whose two functions import the real
   module when first called; `from dependency_injector.wiring import inject` imports the real one.
@@ -42,6 +46,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+SHIMMED = frozenset({"4.49.1"})
 HIDDEN = ("starlette", "fastapi", "fast_depends", "werkzeug", "yaml", "pydantic_settings", "asyncio.coroutines")
 DEFERRED = {
     "asyncio": ("Future", "ensure_future", "gather", "iscoroutinefunction"),
@@ -77,8 +82,11 @@ def _pydantic_stand_in() -> ModuleType:
 
 
 def _import_dependency_injector() -> tuple[ModuleType, ModuleType]:
-    """Import dependency-injector's containers and providers with HIDDEN hidden and DEFERRED deferred."""
-    if "dependency_injector.providers" in sys.modules:
+    """Import dependency-injector's containers and providers, with HIDDEN hidden and DEFERRED deferred
+    on a release in SHIMMED; plainly on any other."""
+    from dependency_injector import __version__
+
+    if __version__ not in SHIMMED or "dependency_injector.providers" in sys.modules:
         from dependency_injector import containers, providers
 
         return containers, providers

@@ -1,9 +1,9 @@
 """The one composition root: the sides' containers composed, configured from the environment.
 
-Each side is a container in its own module under `entrypoints/wiring/`, importing its classes
-normally (dependency-injector's multiple-containers layout). `core` and `reads` are composed with
-`providers.Container`; the waits, submit, notices and upkeep sides with `Deferred`, the same composition
-whose module is imported on first use, so `li job status` loads the read side and nothing else.
+Each side is a container in its own module under `entrypoints/wiring/` (dependency-injector's
+multiple-containers layout), all composed with `providers.Container`. The waits, submit, notices and
+upkeep sides build their services through typed functions that import the service's module when
+first called, so `li job status` loads the read side's classes and nothing else.
 
 An outside test swaps one adapter in one line, e.g.
 `container.core.store.override(providers.Object(MemoryRunStore()))`.
@@ -11,88 +11,29 @@ An outside test swaps one adapter in one line, e.g.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from copy import deepcopy
-from typing import Any
-
 from entrypoints._di import containers, providers
 from entrypoints.settings import DEFAULTS, from_environment
 from entrypoints.wiring.core import Core
+from entrypoints.wiring.notices import NoticesSide
 from entrypoints.wiring.reads import Reads
+from entrypoints.wiring.submit import SubmitSide
+from entrypoints.wiring.upkeep import Upkeep
+from entrypoints.wiring.waits import Waits
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from domain.run import Run
 
 
-class Deferred(providers.Provider[Any]):
-    """`providers.Container` of a container class imported on first use (start-up cost).
-
-    `load` returns the class (it does the import); `dependencies` are handed to the container
-    as `providers.Container` hands them. Attribute access reaches the container's providers.
-    """
-
-    __slots__ = ("_load", "_dependencies", "_composed")
-
-    def __init__(self, load: Callable[[], type[containers.DeclarativeContainer]], **dependencies: Any) -> None:
-        self._load = load
-        self._dependencies = dependencies
-        self._composed: Any = None
-        super().__init__()
-
-    def _container_provider(self) -> Any:
-        if self._composed is None:
-            self._composed = providers.Container(self._load(), **self._dependencies)
-        return self._composed
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._container_provider(), name)
-
-    def __deepcopy__(self, memo: dict[Any, Any] | None = None) -> Deferred:
-        memo = {} if memo is None else memo
-        copied: Deferred | None = memo.get(id(self))
-        if copied is not None:
-            return copied
-        copied = type(self)(self._load, **deepcopy(self._dependencies, memo))
-        memo[id(self)] = copied
-        if self._composed is not None:
-            copied._composed = deepcopy(self._composed, memo)
-        self._copy_overridings(copied, memo)
-        return copied
-
-    def _provide(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return self._container_provider()()
-
-
-def submit_side() -> type[containers.DeclarativeContainer]:
-    from entrypoints.wiring.submit import SubmitSide
-
-    return SubmitSide
-
-
-def notices_side() -> type[containers.DeclarativeContainer]:
-    from entrypoints.wiring.notices import NoticesSide
-
-    return NoticesSide
-
-
-def waits_side() -> type[containers.DeclarativeContainer]:
-    from entrypoints.wiring.waits import Waits
-
-    return Waits
-
-
-def upkeep_side() -> type[containers.DeclarativeContainer]:
-    from entrypoints.wiring.upkeep import Upkeep
-
-    return Upkeep
-
-
-def on_first_use(notices: Any) -> Callable[[Any], None]:
-    """The reap hook: the notices side is loaded only when a reap actually publishes.
+def on_first_use(notices: Callable[[], NoticesSide]) -> Callable[[Run], None]:
+    """The reap hook: the notices are built only when a reap actually publishes.
 
     Every status, list and wait composes an Observer; almost none of them reap.
     """
 
-    def send(run: Any) -> None:
+    def send(run: Run) -> None:
         notices().reap_notices().send(run)
 
     return send
@@ -102,13 +43,13 @@ class Container(containers.DeclarativeContainer):
     config = providers.Configuration(default=dict(DEFAULTS))
 
     core = providers.Container(Core, config=config)
-    notices = Deferred(notices_side, config=config, core=core)
+    notices = providers.Container(NoticesSide, config=config, core=core)
     reads = providers.Container(
         Reads, config=config, core=core, on_reaped=providers.Callable(on_first_use, notices.provider),
     )
-    waits = Deferred(waits_side, core=core, reads=reads)
-    submit = Deferred(submit_side, config=config, core=core)
-    upkeep = Deferred(upkeep_side, core=core, reads=reads)
+    waits = providers.Container(Waits, core=core, reads=reads)
+    submit = providers.Container(SubmitSide, config=config, core=core)
+    upkeep = providers.Container(Upkeep, core=core, reads=reads)
 
 
 _container: Container | None = None

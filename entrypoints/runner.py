@@ -98,15 +98,14 @@ def perform(run_id: str, finishing: Any = None) -> int:
     with `--finish` to record the end (`finishing`)."""
     from application.work import Workspace
     from domain.lifecycle import exit_code_of
-    from entrypoints.container import get_container
+    from entrypoints import services
 
-    container = get_container()
-    store = container.core.store()
+    store = services.store()
     if finishing is None and os.environ.get("SLURM_JOB_ID"):  # Slurm started this runner (or li ran in a job)
-        refused = _attach_batch(container, store, run_id)
+        refused = _attach_batch(store, run_id)
         if refused is not None:
             return refused
-    work = container.submit.work(after_end=container.notices.notices().send)
+    work = services.work(after_end=services.notices().send)
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     if finishing is not None:
@@ -155,13 +154,14 @@ def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
-def _attach_batch(container: Any, store: Any, run_id: str) -> int | None:
+def _attach_batch(store: Any, run_id: str) -> int | None:
     """A run submitted to Slurm: take the console over (the job's own output goes nowhere), then
     attach this runner's incarnation by the fenced `preparing` → `started` write. Returns the exit
     status when the work must not run here (another attempt's, restarted, no longer preparing)."""
     from application.batch import BatchAttach
+    from entrypoints import services
 
-    attach = BatchAttach(store, container.core.prober(), container.core.clock())
+    attach = BatchAttach(store, services.prober(), services.clock())
     if not attach.is_batch(run_id):
         return None
     with store.console_sink(run_id) as console:

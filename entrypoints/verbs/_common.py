@@ -106,9 +106,9 @@ def run_id_arg(args: Any, value: str) -> str:
     if not is_short_form(value):
         raise ContractError(ErrorKind.INVALID_INPUT, f"{value!r} names no run: give a run id "
                             "(YYYYMMDDTHHMMSS-xxxxxx), its last 4-6 hex digits, or @last", {"run_id": value})
-    from entrypoints.container import get_container
+    from entrypoints import services
 
-    return resolve_short_id(value, get_container().core.store().run_ids())
+    return resolve_short_id(value, services.store().run_ids())
 
 
 def silence(stream: Any) -> None:

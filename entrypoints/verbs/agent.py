@@ -296,10 +296,10 @@ def config_table() -> dict[str, Any]:
 def submit(request: RunRequest) -> Handle:
     """Refuse what could not be exec'd, then hand the request to the submit service (which checks
     providers, then writes and spawns)."""
-    from entrypoints.container import get_container
+    from entrypoints import services
 
     check_executable(request)
-    handle: Handle = get_container().submit.submitter().submit(request)
+    handle: Handle = services.submitter().submit(request)
     return handle
 
 
@@ -327,12 +327,11 @@ def follow(handle: Handle, rendered: bool = False) -> int:
     again and how to kill, and exits 130.
     """
     from application.follow import FollowEnd
+    from entrypoints import services
     from entrypoints.console_view import ConsoleView
-    from entrypoints.container import get_container
     from entrypoints.verbs._common import stopped_watching
 
-    container = get_container()
-    follower = container.reads.follower(poll_seconds=FOLLOW_POLL)
+    follower = services.follower(poll_seconds=FOLLOW_POLL)
     view = ConsoleView(sys.stdout.buffer, sys.stderr.buffer, rendered)
     try:
         for event in follower.follow(handle.run_id, 0):
@@ -341,7 +340,7 @@ def follow(handle: Handle, rendered: bool = False) -> int:
                 if event.detail:
                     print(f"li: {handle.run_id}: {event.detail}", file=sys.stderr)
                 elif event.exit_code != 0:
-                    say_failure(container.reads.reads().status(handle.run_id))
+                    say_failure(services.reads().status(handle.run_id))
                 return event.exit_code
             view.write(event.data)
             view.flush()

@@ -45,10 +45,10 @@ def words(kind: str) -> list[str]:
 
     run_ids: list[str] = []
     if kind == "runs":
-        from entrypoints.container import get_container
+        from entrypoints import services
 
         try:
-            run_ids = list(islice(get_container().core.store().run_ids(), RUNS_LISTED))
+            run_ids = list(islice(services.store().run_ids(), RUNS_LISTED))
         except Exception:  # noqa: BLE001 - a store that cannot be listed completes nothing
             run_ids = []
     return listing(kind, run_ids)

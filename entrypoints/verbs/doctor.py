@@ -23,11 +23,10 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 def run(args: Namespace) -> dict[str, Any]:
     from application.doctor import diagnose
-    from entrypoints.container import get_container
+    from entrypoints import services
 
-    container = get_container()
-    cluster = container.core.cluster() if slurm_configured() else None
-    return diagnose(container.upkeep.diagnostics(), fix=bool(getattr(args, "fix", False)), admin=container.core.store(),
+    cluster = services.cluster() if slurm_configured() else None
+    return diagnose(services.diagnostics(), fix=bool(getattr(args, "fix", False)), admin=services.store(),
                     cluster=cluster)
 
 

@@ -26,15 +26,15 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 def run(args: Namespace) -> dict[str, Any]:
     from application.reads import LIMIT_DEFAULT, LIMIT_MAX, bounded_count
-    from entrypoints.container import get_container
+    from entrypoints import services
 
     limit = bounded_count(args.limit, "--limit", LIMIT_DEFAULT, LIMIT_MAX, minimum=1)
     since = None
     if args.since is not None:
         from domain.run import parse_since
 
-        since = parse_since(args.since, get_container().core.clock().now())
-    result: dict[str, Any] = get_container().reads.reads().listing(limit, args.status, args.label, args.model, since)
+        since = parse_since(args.since, services.clock().now())
+    result: dict[str, Any] = services.reads().listing(limit, args.status, args.label, args.model, since)
     return result
 
 
@@ -80,14 +80,13 @@ def short_host(host: str | None) -> str:
 
 def show(data: dict[str, Any], args: Namespace) -> int:
     """A table that fits the terminal; colour only on a terminal and only when NO_COLOR is unset or empty."""
-    from entrypoints.container import get_container
+    from entrypoints import services
     from entrypoints.settings import is_shared_store
     from entrypoints.style import paint
     from entrypoints.table import GAP, fit, lines, stdout_width
 
-    container = get_container()
-    now = container.core.clock().now()
-    with_host = show_host(data["runs"], is_shared_store(container.config.store() or ""))
+    now = services.clock().now()
+    with_host = show_host(data["runs"], is_shared_store(services.store_setting()))
     heads = columns(with_host)
     width = None if args.wide else stdout_width()
     cells = [_cells(row, now, with_host) for row in data["runs"]]

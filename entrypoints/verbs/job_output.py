@@ -29,13 +29,13 @@ def _tail_chars(args: Namespace) -> int:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from entrypoints.container import get_container
+    from entrypoints import services
 
     if args.follow:
         raise ContractError(ErrorKind.INVALID_INPUT, "--follow streams text for people and is not available "
                             "under --machine; read `li job output` again or use `li job wait`")
     run_id = run_id_arg(args, args.run_id)
-    result: dict[str, Any] = get_container().reads.reads().output(run_id, _tail_chars(args))
+    result: dict[str, Any] = services.reads().output(run_id, _tail_chars(args))
     return result
 
 
@@ -105,11 +105,11 @@ def _size(size: object) -> str:
 def follow(args: Namespace) -> int:
     """Stream the console as it grows (from about its last --tail-chars); exit when the run records
     an end, with the run's exit code — the one follow loop `li agent` uses too."""
+    from entrypoints import services
     from entrypoints.console_view import ConsoleView
-    from entrypoints.container import get_container
 
     run_id = run_id_arg(args, args.run_id)
-    follower = get_container().reads.follower()
+    follower = services.follower()
     offset = follower.tail_start(run_id, _tail_chars(args))
     view = ConsoleView(sys.stdout.buffer, rendered=rendered(args, run_id), cut_first_line=offset > 0)
     try:
@@ -130,13 +130,13 @@ def rendered(args: Namespace, run_id: str) -> bool:
     A request that cannot be read still renders: a line that is no agent event is shown as it is.
     """
     from domain.untrusted import parse_json
+    from entrypoints import services
     from entrypoints.console_view import rendered_for
-    from entrypoints.container import get_container
 
     if args.raw:
         return False
     try:
-        raw = get_container().core.store().read_text(run_id, "request.json")
+        raw = services.store().read_text(run_id, "request.json")
         request = parse_json(raw.encode("utf-8", "surrogateescape"), "request.json")
         legs = request.get("legs") if isinstance(request, dict) else None
         models = [leg.get("model") for leg in legs if isinstance(leg, dict)] if isinstance(legs, list) else []

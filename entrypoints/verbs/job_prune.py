@@ -36,9 +36,9 @@ def older_than(value: str | None) -> float:
 
 def run(args: Namespace) -> dict[str, Any]:
     days = older_than(args.older_than)
-    from entrypoints.container import get_container
+    from entrypoints import services
 
-    data: dict[str, Any] = get_container().upkeep.pruner().prune(days, dry_run=args.dry_run).to_wire()
+    data: dict[str, Any] = services.pruner().prune(days, dry_run=args.dry_run).to_wire()
     return data
 
 

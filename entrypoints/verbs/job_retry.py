@@ -21,10 +21,10 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 def retried_request(args: Namespace) -> Any:
     from domain.request import invalid
-    from entrypoints.container import get_container
+    from entrypoints import services
 
     run_id = run_id_arg(args, args.run_id)
-    request = get_container().reads.reads().recorded_request(run_id)
+    request = services.reads().recorded_request(run_id)
     if not os.path.isdir(request.cwd):
         raise invalid(f"the working directory of {run_id} ({request.cwd}) is not a directory any more",
                       run_id=run_id, cwd=request.cwd)

@@ -15,9 +15,9 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from entrypoints.container import get_container
+    from entrypoints import services
 
-    reads = get_container().reads.reads()
+    reads = services.reads()
     result: dict[str, Any] = reads.status(run_id_arg(args, args.run_id))
     return result
 

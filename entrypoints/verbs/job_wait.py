@@ -138,9 +138,9 @@ def selected_ids(args: Namespace) -> list[str] | None:
     label, status = getattr(args, "label", None), getattr(args, "status", None)
     if label is None and status is None:
         return None
-    from entrypoints.container import get_container
+    from entrypoints import services
 
-    ids: list[str] = get_container().reads.reads().select(status, label)
+    ids: list[str] = services.reads().select(status, label)
     return ids
 
 
@@ -164,9 +164,9 @@ def _read_stdin(stdin: IO[bytes] | None) -> list[str]:
 def _wait(args: Namespace, ids: list[str], on_pass: Callable[[Any], None] | None = None,
           stopped_by: list[int] | None = None) -> Any:
     from application.wait import StopFlag
-    from entrypoints.container import get_container
+    from entrypoints import services
 
-    waiter = get_container().waits.waiter()
+    waiter = services.waiter()
     flag = StopFlag()
     with _stopping_on_signals(flag, [] if stopped_by is None else stopped_by):
         return waiter.wait(ids, args.max_wait, args.poll_interval, stop=flag, on_pass=on_pass)

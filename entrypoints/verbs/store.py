@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from argparse import Namespace
-from typing import Any
+from typing import Any, Literal
 
 from domain.contract import ContractError, ErrorKind
 from entrypoints.verbs._common import this
@@ -35,16 +35,17 @@ def run(args: Namespace) -> dict[str, Any]:
         raise ContractError(ErrorKind.INVALID_INPUT, "li store needs a subcommand: init or copy")
     from application.ports import StoreRefused
     from domain.wire import StoreData
-    from entrypoints.container import get_container
+    from entrypoints import services
 
-    store = get_container().core.store()
+    store = services.store()
     kind, location = store.describe()
     try:
         version = store.init_schema()
     except StoreRefused as exc:
         raise ContractError(ErrorKind.UNAVAILABLE, f"the store {location} could not be made ready: {exc}",
                             {"reason_code": "store_refused", "store": kind}) from None
-    return StoreData(store=kind, location=location, schema_version=version).to_wire()
+    shown: Literal["filesystem", "postgresql"] = "postgresql" if kind == "postgresql" else "filesystem"
+    return StoreData(store=shown, location=location, schema_version=version).to_wire()
 
 
 def _copy(args: Namespace) -> dict[str, Any]:

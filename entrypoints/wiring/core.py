@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from adapters.clocks import SystemClock
 from adapters.faults import PHASES, PausingStore
 from adapters.fs_store import FsRunStore
 from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
 from entrypoints._di import containers, providers
 from entrypoints.settings import home_or_default, is_shared_store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from adapters.fs_changes import FsRunChanges
+    from adapters.pg_store import PgRunChanges, PgRunStore
+    from adapters.slurm import SlurmCluster
 
 
 def store_kind(fault_pause: str, store: str = "") -> str:
@@ -20,7 +24,7 @@ def store_kind(fault_pause: str, store: str = "") -> str:
     return "postgresql" if is_shared_store(store or "") else "plain"
 
 
-def shared_store(dsn: str, home: str, connect_timeout: float, statement_timeout: float, outage: float) -> Any:
+def shared_store(dsn: str, home: str, connect_timeout: float, statement_timeout: float, outage: float) -> PgRunStore:
     """The PostgreSQL store, imported only when configured (every filesystem read skips the module)."""
     from adapters.pg_store import PgRunStore
 
@@ -28,22 +32,22 @@ def shared_store(dsn: str, home: str, connect_timeout: float, statement_timeout:
                       outage=outage)
 
 
-def shared_changes(dsn: str, connect_timeout: float) -> Any:
+def shared_changes(dsn: str, connect_timeout: float) -> PgRunChanges:
     """LISTEN/NOTIFY wake-ups of the PostgreSQL store, imported only when configured."""
     from adapters.pg_store import PgRunChanges
 
     return PgRunChanges(dsn, connect_timeout)
 
 
-def local_changes(home: str) -> Any:
+def local_changes(home: str) -> FsRunChanges:
     """inotify on the filesystem store's run folders, imported when first used: only `li job wait`
-    watches, so a status or a list loads neither it nor select and struct (start-up, issue 18)."""
+    watches, so a status or a list loads neither it nor select and struct."""
     from adapters.fs_changes import FsRunChanges
 
     return FsRunChanges(home=home)
 
 
-def slurm_cluster() -> Any:
+def slurm_cluster() -> SlurmCluster:
     """The Slurm client tools as a cluster (issue 17), imported only when a Slurm run is met."""
     from adapters.slurm import SlurmCluster
 

@@ -2,27 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from application.kill import Killer
 from application.observe import Observer
 from application.reads import RunReads
 from entrypoints._di import containers, providers
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def follow_loop(**kwargs: Any) -> Any:
+    from application.follow import Follower
+    from application.ports import Clock, RunFiles
+    from domain.run import Run
+
+
+def follow_loop(files: RunFiles, observer: Observer, clock: Clock, poll_seconds: float | None = None) -> Follower:
     """The follow loop (application.follow), imported when first used: `li agent` in the
-    foreground and `li job output --follow` follow, no other read does (start-up, issue 18)."""
+    foreground and `li job output --follow` follow, no other read does."""
     from application.follow import Follower
 
-    return Follower(**kwargs)
+    if poll_seconds is None:
+        return Follower(files=files, observer=observer, clock=clock)
+    return Follower(files=files, observer=observer, clock=clock, poll_seconds=poll_seconds)
 
 
 class Reads(containers.DeclarativeContainer):
     config = providers.Configuration()
     core = providers.DependenciesContainer()
     # What a reap winner calls (D9); the top container hands in the notices side, built on first use.
-    on_reaped: providers.Dependency[Any] = providers.Dependency(default=None)
+    on_reaped: providers.Dependency[Callable[[Run], None] | None] = providers.Dependency(default=None)
 
     observer = providers.Factory(
         Observer, store=core.store, prober=core.prober, clock=core.clock, on_reaped=on_reaped,

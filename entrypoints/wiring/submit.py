@@ -1,33 +1,76 @@
-"""The submit side: the provider registry, the submit service and the work a runner performs."""
+"""The submit side: the provider registry, the submit service and the work a runner performs.
+
+Each class is imported when first built: a submit loads the registry and the submit service, not
+the work a runner performs (application.work, with the orchestration and its thread pool)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from adapters.providers import ChildGroups, default_providers
-from application.submit import SubmitService
 from entrypoints._di import containers, providers
 from entrypoints.settings import runner_command, runner_environment
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Literal
 
-def work_service(**kwargs: Any) -> Any:
-    """The work a runner performs (application.work, with the orchestration and its thread pool),
-    imported when first used: a runner performs it, a submit only starts one (start-up, issue 18)."""
-    from application.work import WorkService
+    from adapters.providers import ChildGroups
+    from application.ports import (
+        Clock,
+        Cluster,
+        ProcessProber,
+        Provider,
+        RunFiles,
+        RunRecords,
+        Signaller,
+        Spawner,
+    )
+    from application.submit import SubmitService
+    from application.work import AfterEnd, WorkService
 
-    return WorkService(**kwargs)
+
+def child_groups() -> ChildGroups:
+    from adapters.providers import ChildGroups
+
+    return ChildGroups()
+
+
+def provider_registry(groups: ChildGroups) -> dict[str, Provider]:
+    from adapters.providers import default_providers
+
+    return default_providers(groups)
+
+
+def submitter(store: RunRecords, files: RunFiles, spawner: Spawner, prober: ProcessProber, signaller: Signaller,
+              clock: Clock, providers: Mapping[str, Provider], runner_command: Sequence[str],
+              env: Mapping[str, str], cluster: Callable[[], Cluster] | None = None) -> SubmitService:
+    from application.submit import SubmitService
+
+    return SubmitService(store=store, files=files, spawner=spawner, prober=prober, signaller=signaller, clock=clock,
+                         providers=providers, runner_command=runner_command, env=env, cluster=cluster)
+
+
+def work_service(store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],
+                 stop_children: Callable[[], None], outage: float, after_end: AfterEnd | None = None,
+                 kill_watch: float | None | Literal["default"] = "default") -> WorkService:
+    """`kill_watch` None: no kill watch; "default": the work's own period."""
+    from application.work import KILL_WATCH_SECONDS, WorkService
+
+    return WorkService(store=store, files=files, clock=clock, providers=providers, after_end=after_end,
+                       stop_children=stop_children, outage=outage,
+                       kill_watch=KILL_WATCH_SECONDS if kill_watch == "default" else kill_watch)
 
 
 class SubmitSide(containers.DeclarativeContainer):
     config = providers.Configuration()
     core = providers.DependenciesContainer()
 
-    child_groups = providers.Singleton(ChildGroups)
-    provider_registry = providers.Singleton(default_providers, groups=child_groups)
+    child_groups = providers.Singleton(child_groups)
+    provider_registry = providers.Singleton(provider_registry, groups=child_groups)
     submitter = providers.Factory(
-        SubmitService, store=core.store, files=core.store, spawner=core.spawner, prober=core.prober, signaller=core.signaller,
-        clock=core.clock, providers=provider_registry, runner_command=providers.Callable(runner_command),
-        env=providers.Callable(runner_environment, core.home), cluster=core.cluster.provider,
+        submitter, store=core.store, files=core.store, spawner=core.spawner, prober=core.prober,
+        signaller=core.signaller, clock=core.clock, providers=provider_registry,
+        runner_command=providers.Callable(runner_command), env=providers.Callable(runner_environment, core.home),
+        cluster=core.cluster.provider,
     )
     # The runner adds the notices side's `send` as its after-end hook.
     work = providers.Factory(

@@ -1,14 +1,25 @@
 """Bounded observation (D10): the waiter, over the read side's Observer so wait cannot disagree
-with status. Its own side so `li job status` and `li job list` do not load it."""
+with status. `application.wait` is imported when the waiter is first built (only `li job wait`)."""
 
 from __future__ import annotations
 
-from application.wait import Waiter
 from entrypoints._di import containers, providers
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from application.observe import Observer
+    from application.ports import Clock, RunChanges
+    from application.wait import Waiter
+
+
+def waiter(observer: Observer, clock: Clock, changes: RunChanges | None) -> Waiter:
+    from application.wait import Waiter
+
+    return Waiter(observer=observer, clock=clock, changes=changes)
 
 
 class Waits(containers.DeclarativeContainer):
     core = providers.DependenciesContainer()
     reads = providers.DependenciesContainer()
 
-    waiter = providers.Factory(Waiter, observer=reads.observer, clock=core.clock, changes=core.run_changes)
+    waiter = providers.Factory(waiter, observer=reads.observer, clock=core.clock, changes=core.run_changes)

@@ -70,10 +70,10 @@ def test_sys_modules_after_a_light_call_holds_no_heavy_dependency(argv: tuple[st
     assert "entrypoints._dataclass_code" not in modules
 
 
-# The composition root is split by side (entrypoints/wiring/); a read loads the core and the read
-# side only. The submit side, the notices side and doctor/prune are imported on their first use.
+# The composition root is split by side (entrypoints/wiring/), every side composed; a read builds
+# the core and the read side's services only. The submit side's, the notices side's and doctor/
+# prune's services are imported by their typed builders on first use.
 NOT_ON_A_READ = {
-    "entrypoints.wiring.submit", "entrypoints.wiring.notices", "entrypoints.wiring.upkeep",
     "application.submit", "application.work", "adapters.providers",
     "application.notify", "adapters.notifier", "application.prune", "application.doctor", "adapters.diagnostics",
     "yaml",
@@ -100,7 +100,7 @@ NOT_ON_A_READ = {
     "_strptime", "calendar",
 }
 READS = [("job", "status", "{run_id}"), ("job", "wait", "{run_id}", "--max-wait", "0"), ("job", "list")]
-WAIT_SIDE = {"entrypoints.wiring.waits", "application.wait"}  # only `li job wait` loads it
+WAIT_SIDE = {"application.wait"}  # only `li job wait` builds the waiter
 
 
 def _modules_after(argv: list[str], home: str, report: str) -> set[str]:

@@ -1,0 +1,102 @@
+"""The one place a verb gets a service from: each function builds it from the composition root.
+
+Verbs import this module inside their handlers (never at module level), so `li handshake` and
+`--help` load no container; a test swaps a service by overriding the container's provider.
+"""
+
+from __future__ import annotations
+
+from entrypoints.container import Container, get_container
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from adapters.diagnostics import SystemDiagnostics
+    from adapters.faults import PausingStore
+    from adapters.fs_store import FsRunStore
+    from adapters.pg_store import PgRunStore
+    from application.follow import Follower
+    from application.kill import Killer
+    from application.notify import Notices
+    from application.ports import Clock, Cluster, ProcessProber
+    from application.prune import Pruner
+    from application.reads import RunReads
+    from application.submit import SubmitService
+    from application.wait import Waiter
+    from application.work import AfterEnd, WorkService
+
+    Store = FsRunStore | PausingStore | PgRunStore
+
+
+def container() -> Container:
+    built: Container = get_container()
+    return built
+
+
+def reads() -> RunReads:
+    built: RunReads = get_container().reads.reads()
+    return built
+
+
+def killer() -> Killer:
+    built: Killer = get_container().reads.killer()
+    return built
+
+
+def follower(poll_seconds: float | None = None) -> Follower:
+    built: Follower = get_container().reads.follower(poll_seconds=poll_seconds)
+    return built
+
+
+def waiter() -> Waiter:
+    built: Waiter = get_container().waits.waiter()
+    return built
+
+
+def store() -> Store:
+    built: Store = get_container().core.store()
+    return built
+
+
+def prober() -> ProcessProber:
+    built: ProcessProber = get_container().core.prober()
+    return built
+
+
+def clock() -> Clock:
+    built: Clock = get_container().core.clock()
+    return built
+
+
+def cluster() -> Cluster:
+    built: Cluster = get_container().core.cluster()
+    return built
+
+
+def store_setting() -> str:
+    """The configured store (LI_STORE or config.toml); empty for the default filesystem store."""
+    return str(get_container().config.store() or "")
+
+
+def submitter() -> SubmitService:
+    built: SubmitService = get_container().submit.submitter()
+    return built
+
+
+def work(after_end: AfterEnd | None = None) -> WorkService:
+    built: WorkService = get_container().submit.work(after_end=after_end)
+    return built
+
+
+def notices() -> Notices:
+    built: Notices = get_container().notices.notices()
+    return built
+
+
+def pruner() -> Pruner:
+    built: Pruner = get_container().upkeep.pruner()
+    return built
+
+
+def diagnostics() -> SystemDiagnostics:
+    built: SystemDiagnostics = get_container().upkeep.diagnostics()
+    return built

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The oldest and the newest dependency-injector that pyproject.toml allows, each in a scratch venv
+# beside a regular (non-editable) install of this checkout: a detached submit and then
+# `li job status --machine` of its run must each answer an ok envelope. entrypoints/_di.py's
+# import shim applies to the releases it names alone; every other release must work imported
+# plainly, and this is where that is proven. Reads the pin from pyproject.toml (">=OLDEST,<=NEWEST").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pin=$(grep -oE '"dependency-injector>=[0-9.]+,<=[0-9.]+"' pyproject.toml) || {
+    echo "tools/di_versions.sh: pyproject.toml does not pin dependency-injector as >=OLDEST,<=NEWEST" >&2
+    exit 1
+}
+oldest=$(sed -E 's/.*>=([0-9.]+),.*/\1/' <<<"${pin}")
+newest=$(sed -E 's/.*<=([0-9.]+)".*/\1/' <<<"${pin}")
+python=${PYTHON:-python3}
+scratch=$(mktemp -d /tmp/li-di-versions.XXXXXX)
+trap 'rm -rf "${scratch}"' EXIT
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+
+"${python}" -m pip wheel --quiet --no-deps --wheel-dir "${scratch}/wheel" . >/dev/null
+pids=()
+for version in "${oldest}" "${newest}"; do
+    ("${python}" -m venv "${scratch}/${version}" &&
+     "${scratch}/${version}/bin/pip" install --quiet "${scratch}"/wheel/*.whl "dependency-injector==${version}") &
+    pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "${pid}"; done
+
+for version in "${oldest}" "${newest}"; do
+    venv="${scratch}/${version}"
+    home="${scratch}/home-${version}"
+    mkdir -m 0700 "${home}"
+    installed=$("${venv}/bin/python" -c 'import dependency_injector; print(dependency_injector.__version__)')
+    if [ "${installed}" != "${version}" ]; then
+        echo "tools/di_versions.sh: asked for dependency-injector ${version}, got ${installed}" >&2
+        exit 1
+    fi
+    handle=$(cd / && LI_HOME="${home}" "${venv}/bin/li" agent --detach --machine sh true </dev/null)
+    run_id=$("${python}" -c 'import json, sys; e = json.loads(sys.argv[1]); assert e["ok"], e; print(e["data"]["run_id"])' "${handle}") || {
+        echo "tools/di_versions.sh: dependency-injector ${version}: the submit did not answer ok: ${handle}" >&2
+        exit 1
+    }
+    status=$(cd / && LI_HOME="${home}" "${venv}/bin/li" job status "${run_id}" --machine </dev/null)
+    "${python}" -c 'import json, sys; e = json.loads(sys.argv[1]); assert e["ok"] and e["data"]["run_id"] == sys.argv[2], e' "${status}" "${run_id}" || {
+        echo "tools/di_versions.sh: dependency-injector ${version}: li job status did not answer ok: ${status}" >&2
+        exit 1
+    }
+    LI_HOME="${home}" "${venv}/bin/li" job wait "${run_id}" --max-wait 30 --machine </dev/null >/dev/null
+    echo "dependency-injector ${version}: submit and li job status --machine answer ok"
+done
