@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.model_stub import model_stub  # noqa: F401  (a fixture: a model-API stub for the real agent CLIs)
 from tests.pg import pg_dsn  # noqa: F401  (a fixture: a fresh lionrun database on the test server)
 from tests.slurm import slurm_conf  # noqa: F401  (a fixture: the test Slurm cluster's slurm.conf)
 
