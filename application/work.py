@@ -24,7 +24,7 @@ from application.ports import (
 )
 from domain.availability import UNREADABLE, Availability
 from domain.contract import ContractError
-from domain.ending import End, decide, leg_status
+from domain.ending import EXIT_DECIDES, End, decide, leg_status
 from domain.lifecycle import classify
 from domain.request import Leg, RunRequest, invalid
 from domain.run import RecordUnusable, Run, iso
@@ -383,10 +383,12 @@ class WorkService:
 
 
 def produced(artifacts: ArtifactNames, outcomes: list[LegOutcome]) -> bool | None:
-    """Whether the work left output: None when its artifacts could not be collected."""
+    """Whether the work left output: None when its artifacts could not be collected. A shell leg
+    that completed (exit 0) is output enough: for shell work the exit status is the answer."""
     if not artifacts.available:
         return None
-    return bool(artifacts.value) or any(o.artifact for o in outcomes)
+    return (bool(artifacts.value) or any(o.artifact for o in outcomes)
+            or any(o.status == "completed" and o.leg.model.provider in EXIT_DECIDES for o in outcomes))
 
 
 def _why(exc: BaseException) -> str:

@@ -8,6 +8,10 @@ from typing import Final, Protocol
 
 from domain.lifecycle import exit_code_of
 
+# Providers whose work's success is its exit status: shell work that exits 0 is `completed`
+# whatever it printed (issue 27); `completed_empty` is for an agent whose answer is empty.
+EXIT_DECIDES: Final = frozenset({"sh"})
+
 # The reason on a `completed` run whose artifacts could not be collected (never `completed_empty`).
 ARTIFACTS_UNAVAILABLE: Final = "artifacts_unavailable"
 

@@ -163,12 +163,14 @@ def test_fifty_submits_from_four_processes_give_fifty_runs_that_all_end(li_home:
             assert handle.read() == f"{run_id}\n"
 
 
-@pytest.mark.parametrize("command, code", [("sleep 1; echo hi", 0), ("exit 3", 1), ("true", 1)])
-def test_a_person_in_the_foreground_sees_the_console_and_gets_the_runs_exit_code(li_home, command, code) -> None:
+# `true` prints nothing and exits 0: for sh the exit decides, so it succeeds (issue 27; it was 1).
+@pytest.mark.parametrize("command, code, printed", [("sleep 1; echo hi", 0, "hi\n"), ("exit 3", 1, ""),
+                                                     ("true", 0, "")])
+def test_a_person_in_the_foreground_sees_the_console_and_gets_the_runs_exit_code(li_home, command, code,
+                                                                                 printed) -> None:
     result = run_li("agent", "sh", command, home=li_home)
     assert result.returncode == code, result.stderr
-    if code == 0:
-        assert "hi\n" in result.stdout
+    assert result.stdout == printed
 
 
 def test_a_foreground_timeout_exits_124(li_home: str) -> None:

@@ -82,10 +82,24 @@ def test_an_answer_becomes_response_md_and_the_run_completes_succeeded(world) ->
     assert "running do it" in console and "completed" in console
 
 
-def test_work_that_produces_nothing_is_completed_empty_and_not_a_success(world) -> None:
+def test_an_agent_that_answers_nothing_is_completed_empty_and_not_a_success(world) -> None:
+    setup(world, claude=lambda p, m: ProviderResult(0, answer=None))
+    ended, _ = perform(world, submitted(world, agent("claude")))
+    assert (ended.status, ended.outcome, ended.reason_code) == ("completed_empty", "failed", "no_artifacts")
+
+
+def test_shell_work_that_exits_0_is_completed_whatever_it_printed(world) -> None:
+    """Issue 27: for `sh` the exit status is the answer (`li agent sh 'sleep 2'` succeeds)."""
     setup(world, sh=lambda p, m: ProviderResult(0, answer=None))
     ended, _ = perform(world, submitted(world, agent("sh")))
-    assert (ended.status, ended.outcome, ended.reason_code) == ("completed_empty", "failed", "no_artifacts")
+    assert (ended.status, ended.outcome, ended.reason_code, ended.exit_code) == ("completed", "succeeded", None, 0)
+
+
+def test_a_fanout_of_shell_and_an_empty_agent_leg_is_completed(world) -> None:
+    setup(world, sh=lambda p, m: ProviderResult(0, answer=None), claude=lambda p, m: ProviderResult(0, answer=None))
+    legs = (Leg("leg-1", ModelSpec("sh")), Leg("leg-2", ModelSpec("claude")))
+    ended, _ = perform(world, submitted(world, legs, kind="fanout"))
+    assert (ended.status, ended.outcome) == ("completed", "succeeded")
 
 
 def test_a_failing_provider_fails_the_run_with_its_exit_code(world) -> None:
