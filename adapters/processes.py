@@ -294,7 +294,7 @@ class DetachedSpawner:
                 child = subprocess.Popen(
                     list(request.argv), cwd=request.cwd, env=dict(request.env),
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    start_new_session=True, close_fds=True,
+                    start_new_session=True, close_fds=True, pass_fds=tuple(request.pass_fds),
                 )
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             raise SpawnFailed(f"{type(exc).__name__}: {exc}") from exc

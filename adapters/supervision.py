@@ -23,7 +23,7 @@ SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "superviso
 
 
 def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str],
-              stopped: Callable[[], bool]) -> None:
+              stopped: Callable[[], bool], die_with_runner: bool = False) -> None:
     """Exec the lean supervisor in this process's place. Returns only when the exec failed or
     `stopped()` says a SIGTERM came (its handler has run by the time this asks), with everything
     it opened closed (the leg's own descriptors too): the caller then keeps the run in-process."""
@@ -44,6 +44,8 @@ def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str
             # the supervisor imports nothing of lionrun: what it shares with it comes from here
             "kill_grace": KILL_GRACE, "pump_join": PUMP_JOIN, "record": RECORD,
             "record_max_bytes": RECORD_MAX_BYTES, "kill_seen": KILL_SEEN,
+            # a queued run's slot is held by this process: its leg must not outlive it (issue 29)
+            "die_with_runner": die_with_runner,
         }
         spec_fd = script_descriptor(json.dumps(spec), "li-supervision")
         made.append(spec_fd)

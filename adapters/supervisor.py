@@ -141,11 +141,14 @@ def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
     descriptors; exec its argv (searched on its env's PATH). A failure before the exec is written
     to `report` as "<errno> <what>" and the child exits 127."""
     argv, env, keep = spec["argv"], spec["env"], set(spec["pass_fds"])
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         return pid
     what = "cwd"
     try:
+        if spec.get("die_with_runner"):
+            _die_with(parent)
         os.setpgid(0, 0)
         signal.pthread_sigmask(signal.SIG_SETMASK, ())
         for signum in (signal.SIGPIPE, signal.SIGXFSZ):
@@ -173,6 +176,17 @@ def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
         finally:
             os._exit(127)
     raise AssertionError("unreachable")
+
+
+def _die_with(parent: int) -> None:
+    """In the leg's child: be SIGKILLed when this supervisor dies (PR_SET_PDEATHSIG), so that a
+    queued run's slot, which the kernel frees when the supervisor dies, frees no slot whose work
+    still runs (issue 29). ctypes is loaded in the child only, which exec's the leg next."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the supervisor died before the request took
+        os._exit(127)
 
 
 def _failed_start(spec: Spec, report: bytes) -> str:

@@ -13,6 +13,7 @@ from domain.evidence import HostFacts, ProcessObservation, SessionMember
 from domain.run import Incarnation, Run
 
 if TYPE_CHECKING:
+    from domain.queue import QueueSettings
     from domain.slurm import SlurmJob  # only the Slurm paths load it
 
 
@@ -262,6 +263,7 @@ class SpawnRequest:
     env: Mapping[str, str]
     log_path: str  # opened for appending when `stdout` is not given (the notice sender's /dev/null)
     stdout: int | None = None  # a descriptor the store opened for the child's output (the console)
+    pass_fds: Sequence[int] = ()  # descriptors the child keeps (a queued run's place in its queue's line)
 
 
 class SpawnFailed(Exception):
@@ -431,4 +433,72 @@ class Provider(Protocol):
         console: Any, timeout: float | None, extra: Sequence[str] = (),
     ) -> ProviderResult:
         """Run the leg; `extra` is argv the CLI gets after its own flags (permission flag, provider args)."""
+        ...
+
+
+# --- queues (issue 29) -------------------------------------------------------------------------
+
+
+class QueueBroken(StoreRefused):
+    """A queue's settings exist but cannot be used (malformed, unreadable): never read as none."""
+
+    def __init__(self, queue: str, detail: str) -> None:
+        super().__init__(f"the queue {queue}: {detail}")
+        self.queue = queue
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A run's place in its queue's line: its ticket, and the descriptor whose lock holds the
+    place (None for a store whose place is held elsewhere, e.g. a database session)."""
+
+    queue: str
+    ticket: int
+    descriptor: int | None
+
+
+class RunQueues(Protocol):
+    """Queues with parallel limits: their settings, the waiting line, the slots. A place in line
+    and a slot are held by something the kernel (or the database) lets go of when the holder
+    dies, never by a count a dead runner leaves behind."""
+
+    def settings(self, name: str) -> QueueSettings | None:
+        """The queue's settings; None when the store keeps none (no limit, never paused)."""
+        ...
+
+    def change(self, name: str, change: Callable[[QueueSettings], QueueSettings]) -> QueueSettings:
+        """Apply `change` to the queue's settings under its lock (a fresh queue's when none)."""
+        ...
+
+    def names(self) -> list[str]:
+        """Every queue the store keeps settings of."""
+        ...
+
+    def enqueue(self, name: str, run_id: str) -> Waiting:
+        """Take a ticket and a place in line for `run_id` (the submitter, before it starts the runner)."""
+        ...
+
+    def line(self, name: str) -> list[tuple[int, str]]:
+        """(ticket, run id) of every entry in line, first come first (a gone waiter may remain)."""
+        ...
+
+    def waiting(self, name: str) -> int:
+        """How many live waiters the line holds."""
+        ...
+
+    def first_in_line(self, name: str, run_id: str) -> bool:
+        """Whether no live waiter is before `run_id` (gone ones are taken out on the way)."""
+        ...
+
+    def leave(self, name: str, run_id: str, waiting: int | None) -> None:
+        """Take `run_id` out of the line and let go of its place."""
+        ...
+
+    def running(self, name: str) -> int:
+        """How many slots of the queue are held now."""
+        ...
+
+    def take_slot(self, name: str, limit: int | None) -> int | None:
+        """A slot held for this process (its descriptor), when fewer than `limit` are held; else None."""
         ...

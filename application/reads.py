@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from application.observe import Observed, Observer
-from application.ports import RunFiles, RunNotFound, RunRecords, StoreRefused
+from application.ports import RunFiles, RunNotFound, RunQueues, RunRecords, StoreRefused
 from domain.availability import (
     MALFORMED,
     MISSING,
@@ -32,7 +32,7 @@ from domain.run import (
     submitted_second,
 )
 from domain.untrusted import TEXT_MAX_BYTES, Untrusted, check_size, parse_json
-from domain.vocabulary import RECORD_UNUSABLE
+from domain.vocabulary import QUEUED, RECORD_UNUSABLE
 from domain.wire import (
     AgentOptions,
     AgentsAvailability,
@@ -139,10 +139,12 @@ def error_row(run_id: str, reason_code: str, message: str) -> ListRow:
 class RunReads:
     """`li job status|output|list`: read-only answers; a reader never rewrites a record it cannot use."""
 
-    def __init__(self, store: RunRecords, observer: Observer, files: RunFiles) -> None:
+    def __init__(self, store: RunRecords, observer: Observer, files: RunFiles,
+                 queues: Callable[[], RunQueues | None] | None = None) -> None:
         self.store = store
         self.observer = observer
         self.files = files
+        self.queues = queues  # built only for a queued run's position (issue 29)
 
     def observe(self, run_id: str, probe_ended: bool = True) -> Observed:
         """One observation, with a missing run `not_found` and an unusable record `unavailable`."""
@@ -159,8 +161,21 @@ class RunReads:
             delivery=delivery_of(run, d.terminal), manifest=manifest, usage=usage_of(manifest),
             agents=agents_of(self.files, run_id),
             **{k: v for k, v in person_fields(run).items() if k in ("model", "exit_code", "started_at")},
-            retry_of=retry_of(run), job=BatchJob.of(run),
+            retry_of=retry_of(run), job=BatchJob.of(run), queue_position=self.queue_position(run, d.status),
         ).to_wire()
+
+    def queue_position(self, run: Run, status: str) -> int | None:
+        """1 for the next of its queue to start, while the run is `queued`; None otherwise and when
+        the queue cannot be read (advisory: a gone waiter not yet noticed may still count ahead)."""
+        if status != QUEUED or not run.queue or self.queues is None:
+            return None
+        from domain.queue import position  # only a queued run's status loads the queues
+
+        try:
+            queues = self.queues()
+            return None if queues is None else position(queues.line(run.queue), run.run_id)
+        except (StoreRefused, OSError, ContractError):
+            return None
 
     def recorded_request(self, run_id: str) -> RunRequest:
         """The request a run was submitted with (`li job retry`), read back from its folder.

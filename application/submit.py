@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -15,6 +16,7 @@ from application.ports import (
     ProcessProber,
     Provider,
     RunFiles,
+    RunQueues,
     RunRecords,
     Signaller,
     Spawner,
@@ -22,9 +24,11 @@ from application.ports import (
     SpawnRequest,
     StoreBusy,
     StoreRefused,
+    Waiting,
 )
 from domain.contract import ContractError, ErrorKind
 from domain.lifecycle import classify
+from domain.queue import DEFAULT_QUEUE, QUEUE_FD, QUEUED
 from domain.request import RunRequest, check_prompt, invalid
 from domain.run import (
     FAILED,
@@ -55,7 +59,8 @@ class SubmitService:
     def __init__(self, store: RunRecords, files: RunFiles, spawner: Spawner, prober: ProcessProber,
                  signaller: Signaller, clock: Clock, providers: Mapping[str, Provider],
                  runner_command: Sequence[str], env: Mapping[str, str],
-                 cluster: Callable[[], Cluster] | None = None) -> None:
+                 cluster: Callable[[], Cluster] | None = None,
+                 queues: Callable[[], RunQueues | None] | None = None) -> None:
         self.store = store
         self.files = files
         self.spawner = spawner
@@ -66,6 +71,7 @@ class SubmitService:
         self.runner_command = list(runner_command)
         self.env = dict(env)
         self.cluster = cluster  # built on first use: only a Slurm submit needs it
+        self.queues = queues  # built on first use (issue 29); None, or one that gives None: no queues
 
     def validate(self, request: RunRequest) -> None:
         """Everything that can be refused is refused here, before anything touches disk."""
@@ -87,15 +93,44 @@ class SubmitService:
                                     {"provider": name})
 
     def submit(self, request: RunRequest) -> Handle:
-        """Validate, allocate, spawn; a spawn that fails leaves a terminal failed record and raises."""
+        """Validate, allocate, spawn; a spawn that fails leaves a terminal failed record and raises.
+
+        A run of a queue the store keeps (issue 29) is recorded `queued` and takes its ticket and
+        place in line before its runner starts: the runner inherits the place and waits in it.
+        """
         self.validate(request)
-        run_id = self._allocate(request)
-        return self._launch(run_id, request)
+        queue, queues = self._queue_of(request)
+        run_id = self._allocate(request, queue, queued=queues is not None)
+        if queues is None:
+            return self._launch(run_id, request)
+        with self._spawn_refusals(run_id, "the run could not be queued", "the queueing"):
+            waiting = queues.enqueue(queue or DEFAULT_QUEUE, run_id)
+        try:
+            return self._launch(run_id, request, waiting)
+        finally:
+            if waiting.descriptor is not None:
+                os.close(waiting.descriptor)  # the runner holds the place now (or the run ended)
+
+    def _queue_of(self, request: RunRequest) -> tuple[str | None, RunQueues | None]:
+        """The run's queue, and the queues when that one is kept (limited or paused); a Slurm
+        run keeps Slurm's own queue (an explicit --queue was refused before)."""
+        if request.executor == SLURM:
+            return None, None
+        queue = request.queue or DEFAULT_QUEUE
+        queues = self.queues() if self.queues is not None else None
+        if queues is None:
+            return queue, None
+        try:
+            kept = queues.settings(queue)
+        except (StoreRefused, OSError) as exc:
+            raise ContractError(ErrorKind.UNAVAILABLE, f"the queue {queue} cannot be read: {exc}",
+                                {"queue": queue, "reason_code": "store_refused"}) from exc
+        return queue, (queues if kept is not None else None)
 
     def log_path(self, run_id: str) -> str:
         return self.files.console_location(run_id)
 
-    def _allocate(self, request: RunRequest) -> str:
+    def _allocate(self, request: RunRequest, queue: str | None = None, queued: bool = False) -> str:
         now = self.clock.now()
         try:
             run_id = self.store.reserve(now)
@@ -104,7 +139,8 @@ class SubmitService:
         try:
             self.files.write_text(run_id, "instruction.txt", request.instruction)
             self.files.write_text(run_id, "request.json", json.dumps(request.to_dict(), indent=1))
-            self.store.create(self._preparing(run_id, request, iso(now)))
+            self.store.create(self._preparing(run_id, request, iso(now)).evolve(
+                queue=queue, status=QUEUED if queued else "running"))
         except BaseException as exc:
             self.store.discard(run_id)  # no record survives, so nothing dangles
             if isinstance(exc, (StoreRefused, OSError)):
@@ -138,11 +174,11 @@ class SubmitService:
             extra["retry_of"] = retry_of
         return extra
 
-    def _launch(self, run_id: str, request: RunRequest) -> Handle:
+    def _launch(self, run_id: str, request: RunRequest, waiting: Waiting | None = None) -> Handle:
         if request.executor == SLURM:
             return self._launch_batch(run_id, request)
         with self._spawn_refusals(run_id, "the run could not be started", "the spawn"):
-            pid = self._spawn(run_id, request)
+            pid = self._spawn(run_id, request, waiting)
         try:
             self._attach(run_id, pid)
         except BaseException as exc:
@@ -151,7 +187,7 @@ class SubmitService:
             if isinstance(exc, Exception):
                 raise error from exc
             raise
-        return SubmitData.handle(run_id, pid, self.log_path(run_id))
+        return SubmitData.handle(run_id, pid, self.log_path(run_id), QUEUED if waiting is not None else "running")
 
     @contextmanager
     def _spawn_refusals(self, run_id: str, failed: str, attempt: str) -> Iterator[None]:
@@ -196,14 +232,20 @@ class SubmitService:
             raise
         return SubmitData.handle(run_id, None, self.log_path(run_id))
 
-    def _spawn(self, run_id: str, request: RunRequest) -> int:
-        """Start the runner with its output on the console the store opened (never through a link)."""
+    def _spawn(self, run_id: str, request: RunRequest, waiting: Waiting | None = None) -> int:
+        """Start the runner with its output on the console the store opened (never through a link);
+        a queued run's runner inherits its place in line (the descriptor named by QUEUE_FD)."""
         with self.files.console_sink(run_id) as console:
             # LI_RUN_ID in the runner's own environment is how a kill later tells the run's
             # processes from any a rewritten record might name (the kernel keeps it; the work
             # cannot put it into a process it does not own).
-            spawn = SpawnRequest([*self.runner_command, run_id], request.cwd, {**self.env, RUN_TAG: run_id},
-                                 self.log_path(run_id), stdout=console)
+            env = {**self.env, RUN_TAG: run_id}
+            keep: tuple[int, ...] = ()
+            if waiting is not None and waiting.descriptor is not None:
+                env[QUEUE_FD] = str(waiting.descriptor)
+                keep = (waiting.descriptor,)
+            spawn = SpawnRequest([*self.runner_command, run_id], request.cwd, env,
+                                 self.log_path(run_id), stdout=console, pass_fds=keep)
             return self.spawner.spawn(spawn)
 
     def _attach(self, run_id: str, pid: int) -> None:

@@ -14,7 +14,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Final, NoReturn
 
-QUEUED: Final = "queued"  # the status of a run whose runner waits for a slot (non-terminal)
+from domain.vocabulary import QUEUED as QUEUED  # the status of a run whose runner waits for a slot
+
+# The environment variable naming, in a queued run's runner, the descriptor that holds its place
+# in line (the runner takes it out of its environment before anything else sees it).
+QUEUE_FD: Final = "LI_QUEUE_FD"
 DEFAULT_QUEUE: Final = "default"
 PARALLEL_MAX: Final = 10_000
 QUEUE_NAME_PATTERN: Final = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")

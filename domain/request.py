@@ -375,6 +375,9 @@ class RunRequest:
     executor: str = "local"
     partition: str | None = None
     slurm_args: tuple[str, ...] = ()
+    # The queue the run waits in for a slot (issue 29): None for the default (`default`, or the
+    # model's queue in config.toml, resolved before the submit).
+    queue: str | None = None
 
     def arguments_for(self, provider: str) -> list[str]:
         """The argv a leg of `provider` adds to its command: permission flag and provider args."""
@@ -422,6 +425,18 @@ class RunRequest:
                 executor=parse_executor(data.get("executor"), "request.json executor"),
                 partition=parse_partition(data.get("partition"), "request.json partition"),
                 slurm_args=parse_slurm_args(data.get("slurm_args"), "request.json slurm_args"),
+                queue=_queue_named(data.get("queue")),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise invalid(f"request.json is malformed: {exc}") from exc
+
+
+def _queue_named(value: object) -> str | None:
+    """request.json's queue: None, or a queue name (anything else is a malformed request)."""
+    from domain.queue import QUEUE_NAME_PATTERN
+
+    if value is None:
+        return None
+    if not isinstance(value, str) or QUEUE_NAME_PATTERN.fullmatch(value) is None:
+        raise ValueError(f"request.json queue {str(value)[:80]!r} is not a queue name")
+    return value

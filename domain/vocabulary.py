@@ -21,6 +21,7 @@ Status = Literal[
     "queued",  # issue 29: the runner is alive and waits for its queue's slot (non-terminal)
 ]
 STATUSES_AT_V1: Final[tuple[Status, ...]] = get_args(Status)
+QUEUED: Final = "queued"  # a run whose runner is alive and waits for its queue's slot (issue 29)
 
 # D5: closed. The recorded spawn phase; a record from before the field existed has none.
 SpawnState = Literal["preparing", "started", "failed"]

@@ -44,7 +44,7 @@ __all__ = [
     "AgentOptions", "AgentsAvailability", "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
     "DeliveryAvailability", "DeliveryValue", "DoctorCheck", "DoctorData", "Envelope", "ErrorBody",
     "HandshakeData", "HelpData", "KillData", "Lifecycle", "ListData", "ListRow", "ManifestAvailability", "OutputData",
-    "PruneData", "PruneKept", "Row", "RowError", "StatusData", "StoreData", "SubmitData", "UsageAvailability",
+    "PruneData", "PruneKept", "QueueData", "QueueRow", "Row", "RowError", "StatusData", "StoreData", "SubmitData", "UsageAvailability",
     "VERBS", "VersionData", "WaitData", "Wire", "to_wire",
 ]
 
@@ -224,9 +224,10 @@ class SubmitData(Wire):
     log: str
 
     @classmethod
-    def handle(cls, run_id: str, pid: int | None, log: str) -> SubmitData:
-        """What submit returns: a handle to resolve through status reads, never a result (D5)."""
-        return cls(run_id=run_id, pid=pid, status="running", terminal=False, outcome=None, log=log)
+    def handle(cls, run_id: str, pid: int | None, log: str, status: str = "running") -> SubmitData:
+        """What submit returns: a handle to resolve through status reads, never a result (D5);
+        `queued` for a run that waits for its queue's slot (issue 29)."""
+        return cls(run_id=run_id, pid=pid, status=status, terminal=False, outcome=None, log=log)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -458,6 +459,32 @@ class StoreCopyData(Wire):
     skipped_runs: list[StoreCopySkipped]
 
 
+@dataclass(frozen=True, kw_only=True)
+class QueueRow(Wire):
+    """One queue (issue 29): its limit (null: none), how many run and wait, paused and why.
+
+    `paused_reason` is `paused` (a person's `li queue pause`, until `li queue resume`) or
+    `provider_rate_limited` (a run of it ended rate limited: until `paused_until`, then the queue
+    opens by itself); `paused_by` names that run.
+    """
+
+    name: str
+    parallel: int | None
+    running: int
+    waiting: int
+    paused: bool
+    paused_reason: str | None
+    paused_until: str | None
+    paused_by: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueData(Wire):
+    """`li queue list|set|pause|resume`: the queues the store keeps (after the change, for a change)."""
+
+    queues: list[QueueRow]
+
+
 # The verb table of the published schema: file stem -> data class.
 VERBS: dict[str, type[Wire]] = {
     "handshake": HandshakeData,
@@ -474,4 +501,5 @@ VERBS: dict[str, type[Wire]] = {
     "completion": CompletionData,
     "store": StoreData,
     "store-copy": StoreCopyData,
+    "queue": QueueData,
 }

@@ -29,10 +29,10 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.argv,self.cwd,self.env,self.log_path,self.stdout,)==(other.argv,other.cwd,other.env,other.log_path,other.stdout,)
+   return (self.argv,self.cwd,self.env,self.log_path,self.stdout,self.pass_fds,)==(other.argv,other.cwd,other.env,other.log_path,other.stdout,other.pass_fds,)
   return NotImplemented
  return __eq__
-CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.argv,self.cwd,self.env,self.log_path,self.stdout,)==(other.argv,other.cwd,other.env,other.log_path,other.stdout,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.argv,self.cwd,self.env,self.log_path,self.stdout,self.pass_fds,)==(other.argv,other.cwd,other.env,other.log_path,other.stdout,other.pass_fds,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -261,10 +261,10 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,)==(other.kind,other.instruction,other.legs,other.cwd,other.label,other.timeout,other.synthesize,other.notify,other.notify_source,other.agents,other.extra,other.executor,other.partition,other.slurm_args,)
+   return (self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,self.queue,)==(other.kind,other.instruction,other.legs,other.cwd,other.label,other.timeout,other.synthesize,other.notify,other.notify_source,other.agents,other.extra,other.executor,other.partition,other.slurm_args,other.queue,)
   return NotImplemented
  return __eq__
-CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,)==(other.kind,other.instruction,other.legs,other.cwd,other.label,other.timeout,other.synthesize,other.notify,other.notify_source,other.agents,other.extra,other.executor,other.partition,other.slurm_args,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,self.queue,)==(other.kind,other.instruction,other.legs,other.cwd,other.label,other.timeout,other.synthesize,other.notify,other.notify_source,other.agents,other.extra,other.executor,other.partition,other.slurm_args,other.queue,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -341,6 +341,14 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.name,self.parallel,self.running,self.waiting,self.paused,self.paused_reason,self.paused_until,self.paused_by,)==(other.name,other.parallel,other.running,other.waiting,other.paused,other.paused_reason,other.paused_until,other.paused_by,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.name,self.parallel,self.running,self.waiting,self.paused,self.paused_reason,self.paused_until,self.paused_by,)==(other.name,other.parallel,other.running,other.waiting,other.paused,other.paused_reason,other.paused_until,other.paused_by,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.name,self.path,self.size,self.sha256,self.type,self.link,self.available,self.reason_code,)==(other.name,other.path,other.size,other.sha256,other.type,other.link,other.available,other.reason_code,)
   return NotImplemented
  return __eq__
@@ -409,6 +417,22 @@ def __create_fn__():
   return NotImplemented
  return __eq__
 CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.provider,self.model,)==(other.provider,other.model,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.queue,self.ticket,self.descriptor,)==(other.queue,other.ticket,other.descriptor,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.queue,self.ticket,self.descriptor,)==(other.queue,other.ticket,other.descriptor,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.queues,)==(other.queues,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.queues,)==(other.queues,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -613,6 +637,14 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.slot,self.stopped,)==(other.slot,other.stopped,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.slot,self.stopped,)==(other.slot,other.stopped,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.source,self.argv,self.error,)==(other.source,other.argv,other.error,)
   return NotImplemented
  return __eq__
@@ -690,9 +722,9 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash(())\n return __h
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.argv,self.cwd,self.env,self.log_path,self.stdout,))
+  return hash((self.argv,self.cwd,self.env,self.log_path,self.stdout,self.pass_fds,))
  return __hash__
-CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.argv,self.cwd,self.env,self.log_path,self.stdout,))\n return __hash__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.argv,self.cwd,self.env,self.log_path,self.stdout,self.pass_fds,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -840,9 +872,9 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.job_id,sel
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,))
+  return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,self.queue,))
  return __hash__
-CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,))\n return __hash__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,self.queue,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -900,6 +932,12 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.name,self.parallel,self.running,self.waiting,self.paused,self.paused_reason,self.paused_until,self.paused_by,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.parallel,self.running,self.waiting,self.paused,self.paused_reason,self.paused_until,self.paused_by,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.name,self.path,self.size,self.sha256,self.type,self.link,self.available,self.reason_code,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.name,self.path,self.size,self.sha256,self.type,self.link,self.available,self.reason_code,))\n return __hash__'] = __create_fn__.__code__
@@ -951,6 +989,18 @@ def __create_fn__():
   return hash((self.provider,self.model,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.provider,self.model,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.queue,self.ticket,self.descriptor,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.queue,self.ticket,self.descriptor,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.queues,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.queues,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -1098,6 +1148,12 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.shell,self
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.slot,self.stopped,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.slot,self.stopped,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.source,self.argv,self.error,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.source,self.argv,self.error,))\n return __hash__'] = __create_fn__.__code__
@@ -1164,9 +1220,9 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(argv={self.argv!r}, cwd={self.cwd!r}, env={self.env!r}, log_path={self.log_path!r}, stdout={self.stdout!r})"
+  return self.__class__.__qualname__ + f"(argv={self.argv!r}, cwd={self.cwd!r}, env={self.env!r}, log_path={self.log_path!r}, stdout={self.stdout!r}, pass_fds={self.pass_fds!r})"
  return __repr__
-CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(argv={self.argv!r}, cwd={self.cwd!r}, env={self.env!r}, log_path={self.log_path!r}, stdout={self.stdout!r})"\n return __repr__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(argv={self.argv!r}, cwd={self.cwd!r}, env={self.env!r}, log_path={self.log_path!r}, stdout={self.stdout!r}, pass_fds={self.pass_fds!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1338,9 +1394,9 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r}, executor={self.executor!r}, partition={self.partition!r}, slurm_args={self.slurm_args!r})"
+  return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r}, executor={self.executor!r}, partition={self.partition!r}, slurm_args={self.slurm_args!r}, queue={self.queue!r})"
  return __repr__
-CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r}, executor={self.executor!r}, partition={self.partition!r}, slurm_args={self.slurm_args!r})"\n return __repr__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r}, executor={self.executor!r}, partition={self.partition!r}, slurm_args={self.slurm_args!r}, queue={self.queue!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1398,6 +1454,12 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(name={self.name!r}, parallel={self.parallel!r}, running={self.running!r}, waiting={self.waiting!r}, paused={self.paused!r}, paused_reason={self.paused_reason!r}, paused_until={self.paused_until!r}, paused_by={self.paused_by!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, parallel={self.parallel!r}, running={self.running!r}, waiting={self.waiting!r}, paused={self.paused!r}, paused_reason={self.paused_reason!r}, paused_until={self.paused_until!r}, paused_by={self.paused_by!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, size={self.size!r}, sha256={self.sha256!r}, type={self.type!r}, link={self.link!r}, available={self.available!r}, reason_code={self.reason_code!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, size={self.size!r}, sha256={self.sha256!r}, type={self.type!r}, link={self.link!r}, available={self.available!r}, reason_code={self.reason_code!r})"\n return __repr__'] = __create_fn__.__code__
@@ -1449,6 +1511,18 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(provider={self.provider!r}, model={self.model!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(provider={self.provider!r}, model={self.model!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(queue={self.queue!r}, ticket={self.ticket!r}, descriptor={self.descriptor!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(queue={self.queue!r}, ticket={self.ticket!r}, descriptor={self.descriptor!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(queues={self.queues!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(queues={self.queues!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1602,6 +1676,12 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(slot={self.slot!r}, stopped={self.stopped!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(slot={self.slot!r}, stopped={self.stopped!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(source={self.source!r}, argv={self.argv!r}, error={self.error!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(source={self.source!r}, argv={self.argv!r}, error={self.error!r})"\n return __repr__'] = __create_fn__.__code__
@@ -1669,15 +1749,16 @@ def __create_fn__(_type_answer, _type_is_error, _type_usage, _type_ended, MISSIN
  return __init__
 CODE['def __create_fn__(_type_answer, _type_is_error, _type_usage, _type_ended, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_answer, _dflt_is_error, _dflt_usage, _dflt_ended, _return_type):\n def __init__(self,answer:_type_answer=_dflt_answer,is_error:_type_is_error=_dflt_is_error,usage:_type_usage=_HAS_DEFAULT_FACTORY,ended:_type_ended=_dflt_ended)->_return_type:\n  self.answer=answer\n  self.is_error=is_error\n  self.usage=_dflt_usage() if usage is _HAS_DEFAULT_FACTORY else usage\n  self.ended=ended\n return __init__'] = __create_fn__.__code__
 
-def __create_fn__(_type_argv, _type_cwd, _type_env, _type_log_path, _type_stdout, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_stdout, _return_type):
- def __init__(self,argv:_type_argv,cwd:_type_cwd,env:_type_env,log_path:_type_log_path,stdout:_type_stdout=_dflt_stdout)->_return_type:
+def __create_fn__(_type_argv, _type_cwd, _type_env, _type_log_path, _type_stdout, _type_pass_fds, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_stdout, _dflt_pass_fds, _return_type):
+ def __init__(self,argv:_type_argv,cwd:_type_cwd,env:_type_env,log_path:_type_log_path,stdout:_type_stdout=_dflt_stdout,pass_fds:_type_pass_fds=_dflt_pass_fds)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'argv',argv)
   __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)
   __dataclass_builtins_object__.__setattr__(self,'env',env)
   __dataclass_builtins_object__.__setattr__(self,'log_path',log_path)
   __dataclass_builtins_object__.__setattr__(self,'stdout',stdout)
+  __dataclass_builtins_object__.__setattr__(self,'pass_fds',pass_fds)
  return __init__
-CODE["def __create_fn__(_type_argv, _type_cwd, _type_env, _type_log_path, _type_stdout, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_stdout, _return_type):\n def __init__(self,argv:_type_argv,cwd:_type_cwd,env:_type_env,log_path:_type_log_path,stdout:_type_stdout=_dflt_stdout)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'argv',argv)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'env',env)\n  __dataclass_builtins_object__.__setattr__(self,'log_path',log_path)\n  __dataclass_builtins_object__.__setattr__(self,'stdout',stdout)\n return __init__"] = __create_fn__.__code__
+CODE["def __create_fn__(_type_argv, _type_cwd, _type_env, _type_log_path, _type_stdout, _type_pass_fds, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_stdout, _dflt_pass_fds, _return_type):\n def __init__(self,argv:_type_argv,cwd:_type_cwd,env:_type_env,log_path:_type_log_path,stdout:_type_stdout=_dflt_stdout,pass_fds:_type_pass_fds=_dflt_pass_fds)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'argv',argv)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'env',env)\n  __dataclass_builtins_object__.__setattr__(self,'log_path',log_path)\n  __dataclass_builtins_object__.__setattr__(self,'stdout',stdout)\n  __dataclass_builtins_object__.__setattr__(self,'pass_fds',pass_fds)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_argv, _type_stdin_text, _type_pass_fds, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_stdin_text, _dflt_pass_fds, _return_type):
  def __init__(self,argv:_type_argv,stdin_text:_type_stdin_text=_dflt_stdin_text,pass_fds:_type_pass_fds=_dflt_pass_fds)->_return_type:
@@ -1927,8 +2008,8 @@ def __create_fn__(_type_job_id, _type_submit_time, MISSING, _HAS_DEFAULT_FACTORY
  return __init__
 CODE["def __create_fn__(_type_job_id, _type_submit_time, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_submit_time, _return_type):\n def __init__(self,job_id:_type_job_id,submit_time:_type_submit_time=_dflt_submit_time)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)\n  __dataclass_builtins_object__.__setattr__(self,'submit_time',submit_time)\n return __init__"] = __create_fn__.__code__
 
-def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_label, _type_timeout, _type_synthesize, _type_notify, _type_notify_source, _type_agents, _type_extra, _type_executor, _type_partition, _type_slurm_args, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_timeout, _dflt_synthesize, _dflt_notify, _dflt_notify_source, _dflt_agents, _dflt_extra, _dflt_executor, _dflt_partition, _dflt_slurm_args, _return_type):
- def __init__(self,kind:_type_kind,instruction:_type_instruction,legs:_type_legs,cwd:_type_cwd,label:_type_label=_dflt_label,timeout:_type_timeout=_dflt_timeout,synthesize:_type_synthesize=_dflt_synthesize,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,agents:_type_agents=_HAS_DEFAULT_FACTORY,extra:_type_extra=_HAS_DEFAULT_FACTORY,executor:_type_executor=_dflt_executor,partition:_type_partition=_dflt_partition,slurm_args:_type_slurm_args=_dflt_slurm_args)->_return_type:
+def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_label, _type_timeout, _type_synthesize, _type_notify, _type_notify_source, _type_agents, _type_extra, _type_executor, _type_partition, _type_slurm_args, _type_queue, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_timeout, _dflt_synthesize, _dflt_notify, _dflt_notify_source, _dflt_agents, _dflt_extra, _dflt_executor, _dflt_partition, _dflt_slurm_args, _dflt_queue, _return_type):
+ def __init__(self,kind:_type_kind,instruction:_type_instruction,legs:_type_legs,cwd:_type_cwd,label:_type_label=_dflt_label,timeout:_type_timeout=_dflt_timeout,synthesize:_type_synthesize=_dflt_synthesize,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,agents:_type_agents=_HAS_DEFAULT_FACTORY,extra:_type_extra=_HAS_DEFAULT_FACTORY,executor:_type_executor=_dflt_executor,partition:_type_partition=_dflt_partition,slurm_args:_type_slurm_args=_dflt_slurm_args,queue:_type_queue=_dflt_queue)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'instruction',instruction)
   __dataclass_builtins_object__.__setattr__(self,'legs',legs)
@@ -1943,8 +2024,9 @@ def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_la
   __dataclass_builtins_object__.__setattr__(self,'executor',executor)
   __dataclass_builtins_object__.__setattr__(self,'partition',partition)
   __dataclass_builtins_object__.__setattr__(self,'slurm_args',slurm_args)
+  __dataclass_builtins_object__.__setattr__(self,'queue',queue)
  return __init__
-CODE["def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_label, _type_timeout, _type_synthesize, _type_notify, _type_notify_source, _type_agents, _type_extra, _type_executor, _type_partition, _type_slurm_args, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_timeout, _dflt_synthesize, _dflt_notify, _dflt_notify_source, _dflt_agents, _dflt_extra, _dflt_executor, _dflt_partition, _dflt_slurm_args, _return_type):\n def __init__(self,kind:_type_kind,instruction:_type_instruction,legs:_type_legs,cwd:_type_cwd,label:_type_label=_dflt_label,timeout:_type_timeout=_dflt_timeout,synthesize:_type_synthesize=_dflt_synthesize,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,agents:_type_agents=_HAS_DEFAULT_FACTORY,extra:_type_extra=_HAS_DEFAULT_FACTORY,executor:_type_executor=_dflt_executor,partition:_type_partition=_dflt_partition,slurm_args:_type_slurm_args=_dflt_slurm_args)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'instruction',instruction)\n  __dataclass_builtins_object__.__setattr__(self,'legs',legs)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'synthesize',synthesize)\n  __dataclass_builtins_object__.__setattr__(self,'notify',notify)\n  __dataclass_builtins_object__.__setattr__(self,'notify_source',notify_source)\n  __dataclass_builtins_object__.__setattr__(self,'agents',_dflt_agents() if agents is _HAS_DEFAULT_FACTORY else agents)\n  __dataclass_builtins_object__.__setattr__(self,'extra',_dflt_extra() if extra is _HAS_DEFAULT_FACTORY else extra)\n  __dataclass_builtins_object__.__setattr__(self,'executor',executor)\n  __dataclass_builtins_object__.__setattr__(self,'partition',partition)\n  __dataclass_builtins_object__.__setattr__(self,'slurm_args',slurm_args)\n return __init__"] = __create_fn__.__code__
+CODE["def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_label, _type_timeout, _type_synthesize, _type_notify, _type_notify_source, _type_agents, _type_extra, _type_executor, _type_partition, _type_slurm_args, _type_queue, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_timeout, _dflt_synthesize, _dflt_notify, _dflt_notify_source, _dflt_agents, _dflt_extra, _dflt_executor, _dflt_partition, _dflt_slurm_args, _dflt_queue, _return_type):\n def __init__(self,kind:_type_kind,instruction:_type_instruction,legs:_type_legs,cwd:_type_cwd,label:_type_label=_dflt_label,timeout:_type_timeout=_dflt_timeout,synthesize:_type_synthesize=_dflt_synthesize,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,agents:_type_agents=_HAS_DEFAULT_FACTORY,extra:_type_extra=_HAS_DEFAULT_FACTORY,executor:_type_executor=_dflt_executor,partition:_type_partition=_dflt_partition,slurm_args:_type_slurm_args=_dflt_slurm_args,queue:_type_queue=_dflt_queue)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'instruction',instruction)\n  __dataclass_builtins_object__.__setattr__(self,'legs',legs)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'synthesize',synthesize)\n  __dataclass_builtins_object__.__setattr__(self,'notify',notify)\n  __dataclass_builtins_object__.__setattr__(self,'notify_source',notify_source)\n  __dataclass_builtins_object__.__setattr__(self,'agents',_dflt_agents() if agents is _HAS_DEFAULT_FACTORY else agents)\n  __dataclass_builtins_object__.__setattr__(self,'extra',_dflt_extra() if extra is _HAS_DEFAULT_FACTORY else extra)\n  __dataclass_builtins_object__.__setattr__(self,'executor',executor)\n  __dataclass_builtins_object__.__setattr__(self,'partition',partition)\n  __dataclass_builtins_object__.__setattr__(self,'slurm_args',slurm_args)\n  __dataclass_builtins_object__.__setattr__(self,'queue',queue)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_kind, _type_message, _type_detail, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_detail, _return_type):
  def __init__(self,*,kind:_type_kind,message:_type_message,detail:_type_detail=_dflt_detail)->_return_type:
@@ -2030,6 +2112,19 @@ def __create_fn__(_type_name, _type_parallel, _type_paused, _type_paused_until, 
   __dataclass_builtins_object__.__setattr__(self,'paused_by',paused_by)
  return __init__
 CODE["def __create_fn__(_type_name, _type_parallel, _type_paused, _type_paused_until, _type_paused_reason, _type_paused_by, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_parallel, _dflt_paused, _dflt_paused_until, _dflt_paused_reason, _dflt_paused_by, _return_type):\n def __init__(self,*,name:_type_name,parallel:_type_parallel=_dflt_parallel,paused:_type_paused=_dflt_paused,paused_until:_type_paused_until=_dflt_paused_until,paused_reason:_type_paused_reason=_dflt_paused_reason,paused_by:_type_paused_by=_dflt_paused_by)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'parallel',parallel)\n  __dataclass_builtins_object__.__setattr__(self,'paused',paused)\n  __dataclass_builtins_object__.__setattr__(self,'paused_until',paused_until)\n  __dataclass_builtins_object__.__setattr__(self,'paused_reason',paused_reason)\n  __dataclass_builtins_object__.__setattr__(self,'paused_by',paused_by)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_name, _type_parallel, _type_running, _type_waiting, _type_paused, _type_paused_reason, _type_paused_until, _type_paused_by, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,*,name:_type_name,parallel:_type_parallel,running:_type_running,waiting:_type_waiting,paused:_type_paused,paused_reason:_type_paused_reason,paused_until:_type_paused_until,paused_by:_type_paused_by)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'name',name)
+  __dataclass_builtins_object__.__setattr__(self,'parallel',parallel)
+  __dataclass_builtins_object__.__setattr__(self,'running',running)
+  __dataclass_builtins_object__.__setattr__(self,'waiting',waiting)
+  __dataclass_builtins_object__.__setattr__(self,'paused',paused)
+  __dataclass_builtins_object__.__setattr__(self,'paused_reason',paused_reason)
+  __dataclass_builtins_object__.__setattr__(self,'paused_until',paused_until)
+  __dataclass_builtins_object__.__setattr__(self,'paused_by',paused_by)
+ return __init__
+CODE["def __create_fn__(_type_name, _type_parallel, _type_running, _type_waiting, _type_paused, _type_paused_reason, _type_paused_until, _type_paused_by, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,name:_type_name,parallel:_type_parallel,running:_type_running,waiting:_type_waiting,paused:_type_paused,paused_reason:_type_paused_reason,paused_until:_type_paused_until,paused_by:_type_paused_by)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'name',name)\n  __dataclass_builtins_object__.__setattr__(self,'parallel',parallel)\n  __dataclass_builtins_object__.__setattr__(self,'running',running)\n  __dataclass_builtins_object__.__setattr__(self,'waiting',waiting)\n  __dataclass_builtins_object__.__setattr__(self,'paused',paused)\n  __dataclass_builtins_object__.__setattr__(self,'paused_reason',paused_reason)\n  __dataclass_builtins_object__.__setattr__(self,'paused_until',paused_until)\n  __dataclass_builtins_object__.__setattr__(self,'paused_by',paused_by)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_name, _type_path, _type_size, _type_sha256, _type_type, _type_link, _type_available, _type_reason_code, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_type, _dflt_link, _dflt_available, _dflt_reason_code, _return_type):
  def __init__(self,*,name:_type_name,path:_type_path,size:_type_size,sha256:_type_sha256,type:_type_type=_dflt_type,link:_type_link=_dflt_link,available:_type_available=_dflt_available,reason_code:_type_reason_code=_dflt_reason_code)->_return_type:
@@ -2117,6 +2212,20 @@ def __create_fn__(_type_provider, _type_model, MISSING, _HAS_DEFAULT_FACTORY, __
   __dataclass_builtins_object__.__setattr__(self,'model',model)
  return __init__
 CODE["def __create_fn__(_type_provider, _type_model, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_model, _return_type):\n def __init__(self,provider:_type_provider,model:_type_model=_dflt_model)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'provider',provider)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_queue, _type_ticket, _type_descriptor, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,queue:_type_queue,ticket:_type_ticket,descriptor:_type_descriptor)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'queue',queue)
+  __dataclass_builtins_object__.__setattr__(self,'ticket',ticket)
+  __dataclass_builtins_object__.__setattr__(self,'descriptor',descriptor)
+ return __init__
+CODE["def __create_fn__(_type_queue, _type_ticket, _type_descriptor, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,queue:_type_queue,ticket:_type_ticket,descriptor:_type_descriptor)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'queue',queue)\n  __dataclass_builtins_object__.__setattr__(self,'ticket',ticket)\n  __dataclass_builtins_object__.__setattr__(self,'descriptor',descriptor)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_queues, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,*,queues:_type_queues)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'queues',queues)
+ return __init__
+CODE["def __create_fn__(_type_queues, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,queues:_type_queues)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'queues',queues)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_removed, _type_kept, _type_dry_run, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,*,removed:_type_removed,kept:_type_kept,dry_run:_type_dry_run)->_return_type:
@@ -2436,6 +2545,13 @@ def __create_fn__(_type_shell, _type_script, MISSING, _HAS_DEFAULT_FACTORY, __da
  return __init__
 CODE["def __create_fn__(_type_shell, _type_script, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,shell:_type_shell,script:_type_script)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'shell',shell)\n  __dataclass_builtins_object__.__setattr__(self,'script',script)\n return __init__"] = __create_fn__.__code__
 
+def __create_fn__(_type_slot, _type_stopped, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,slot:_type_slot,stopped:_type_stopped)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'slot',slot)
+  __dataclass_builtins_object__.__setattr__(self,'stopped',stopped)
+ return __init__
+CODE["def __create_fn__(_type_slot, _type_stopped, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,slot:_type_slot,stopped:_type_stopped)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'slot',slot)\n  __dataclass_builtins_object__.__setattr__(self,'stopped',stopped)\n return __init__"] = __create_fn__.__code__
+
 def __create_fn__(_type_source, _type_argv, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_error, _return_type):
  def __init__(self,source:_type_source,argv:_type_argv,error:_type_error=_dflt_error)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'source',source)
@@ -2523,11 +2639,11 @@ CODE["def __create_fn__(_type_version, _type_implementation, MISSING, _HAS_DEFAU
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('argv','cwd','env','log_path','stdout',):
+  if type(self) is cls or name in ('argv','cwd','env','log_path','stdout','pass_fds',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'argv\',\'cwd\',\'env\',\'log_path\',\'stdout\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'argv\',\'cwd\',\'env\',\'log_path\',\'stdout\',\'pass_fds\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -2723,11 +2839,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra','executor','partition','slurm_args',):
+  if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra','executor','partition','slurm_args','queue',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'kind\',\'instruction\',\'legs\',\'cwd\',\'label\',\'timeout\',\'synthesize\',\'notify\',\'notify_source\',\'agents\',\'extra\',\'executor\',\'partition\',\'slurm_args\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'kind\',\'instruction\',\'legs\',\'cwd\',\'label\',\'timeout\',\'synthesize\',\'notify\',\'notify_source\',\'agents\',\'extra\',\'executor\',\'partition\',\'slurm_args\',\'queue\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -2803,6 +2919,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('name','parallel','running','waiting','paused','paused_reason','paused_until','paused_by',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'name\',\'parallel\',\'running\',\'waiting\',\'paused\',\'paused_reason\',\'paused_until\',\'paused_by\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('name','path','size','sha256','type','link','available','reason_code',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -2872,6 +2996,22 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'provider\',\'model\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('queue','ticket','descriptor',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'queue\',\'ticket\',\'descriptor\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('queues',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'queues\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -3067,6 +3207,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('slot','stopped',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'slot\',\'stopped\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('source','argv','error',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -3147,11 +3295,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('argv','cwd','env','log_path','stdout',):
+  if type(self) is cls or name in ('argv','cwd','env','log_path','stdout','pass_fds',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'argv\',\'cwd\',\'env\',\'log_path\',\'stdout\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'argv\',\'cwd\',\'env\',\'log_path\',\'stdout\',\'pass_fds\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -3347,11 +3495,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra','executor','partition','slurm_args',):
+  if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra','executor','partition','slurm_args','queue',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'kind\',\'instruction\',\'legs\',\'cwd\',\'label\',\'timeout\',\'synthesize\',\'notify\',\'notify_source\',\'agents\',\'extra\',\'executor\',\'partition\',\'slurm_args\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'kind\',\'instruction\',\'legs\',\'cwd\',\'label\',\'timeout\',\'synthesize\',\'notify\',\'notify_source\',\'agents\',\'extra\',\'executor\',\'partition\',\'slurm_args\',\'queue\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -3427,6 +3575,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
+  if type(self) is cls or name in ('name','parallel','running','waiting','paused','paused_reason','paused_until','paused_by',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'name\',\'parallel\',\'running\',\'waiting\',\'paused\',\'paused_reason\',\'paused_until\',\'paused_by\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
   if type(self) is cls or name in ('name','path','size','sha256','type','link','available','reason_code',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
@@ -3496,6 +3652,22 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'provider\',\'model\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('queue','ticket','descriptor',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'queue\',\'ticket\',\'descriptor\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('queues',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'queues\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -3688,6 +3860,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'shell\',\'script\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('slot','stopped',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'slot\',\'stopped\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -10,6 +10,7 @@ from types import FrameType
 from typing import Any
 
 _early_term = False
+_slot: int | None = None  # the queue slot this runner holds (issue 29), kept open until it exits
 
 
 def _remember_term(signum: int, frame: FrameType | None) -> None:
@@ -31,6 +32,7 @@ def provider_environment(run_id: str, artifacts: str) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _remember_term)  # a SIGTERM before the work exists still cancels it
     args = sys.argv[1:] if argv is None else argv
+    waiting = _place_in_line()
     from entrypoints.dataclass_code import install
 
     install()  # its dataclasses reuse compiled methods, as `li`'s do (issue 18)
@@ -46,7 +48,23 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1 or not is_run_id(args[0]):
         print("usage: python -m entrypoints.runner RUN_ID", file=sys.stderr)
         return 2
-    return perform(args[0])
+    return perform(args[0], waiting=waiting)
+
+
+def _place_in_line() -> int | None:
+    """The descriptor the submitter handed over that holds this run's place in its queue's line,
+    taken out of the environment before the work (or the supervisor's exec) could inherit the name."""
+    from domain.queue import QUEUE_FD
+
+    raw = os.environ.pop(QUEUE_FD, None)
+    if raw is None or not raw.isdigit():
+        return None
+    fd = int(raw)
+    try:
+        os.set_inheritable(fd, False)  # the place is this runner's alone, never the work's
+    except OSError:
+        return None
+    return fd
 
 
 def _finishing(args: list[str]) -> Any:
@@ -90,7 +108,7 @@ def _cancel_on_sigterm(work: Any) -> None:
         on_term(signal.SIGTERM, None)
 
 
-def perform(run_id: str, finishing: Any = None) -> int:
+def perform(run_id: str, finishing: Any = None, waiting: int | None = None) -> int:
     """Everything from the container: the work service, its hook, the store's run folder.
 
     A one-leg run on a store whose run folder this host holds is handed to the lean supervisor
@@ -110,14 +128,105 @@ def perform(run_id: str, finishing: Any = None) -> int:
         sys.stdout.reconfigure(line_buffering=True)
     if finishing is not None:
         ended = work.finish_supervised(run_id, Workspace(console=sys.stdout, env={}), finishing)
+        _after_end_in_queue(ended)
         return exit_code_of(ended.status) if ended is not None else 70
+    if _wait_for_slot(store, run_id, waiting):
+        work.mark_cancelled()  # killed while queued: the end is recorded, the work never starts
     artifacts = _work_artifacts_dir(store, run_id)
     workspace = Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts))
     _hand_over(work, store, run_id, workspace)
     _cancel_on_sigterm(work)
     with store.forward_console(run_id):  # a shared store takes the console in as it comes
         ended = work.perform(run_id, workspace)
+    _after_end_in_queue(ended)
     return exit_code_of(ended.status) if ended is not None else 70
+
+
+def _wait_for_slot(store: Any, run_id: str, waiting: int | None) -> bool:
+    """A `queued` run waits here, its runner alive, until its queue gives it a slot (issue 29);
+    True when a kill (SIGTERM, or a request recorded from another host) came first. The slot's
+    descriptor is inheritable: the lean supervisor and the finisher exec'd in this process's
+    place keep holding it, and the kernel lets go of it when the last of them exits or dies."""
+    global _slot
+    import time
+
+    from application.ports import RunNotFound, StoreBusy, StoreRefused
+    from application.queueing import QueueService
+    from domain.queue import QUEUED
+    from domain.run import RecordUnusable, iso
+
+    try:
+        run = store.read(run_id)
+    except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
+        run = None  # the work's own start meets the same fault and records it
+    from entrypoints import services
+
+    queues = services.queues()
+    if run is None or run.status != QUEUED or not run.queue or queues is None:
+        if waiting is not None:
+            os.close(waiting)
+        return False
+    clock = services.clock()
+    if waiting is None:  # started without its place (by hand): it takes one now, at the end of the line
+        waiting = queues.enqueue(run.queue, run_id).descriptor
+    looked = [0.0]
+
+    def stopped() -> bool:
+        if _early_term:
+            return True
+        now = time.monotonic()
+        if now - looked[0] < 0.5:
+            return False
+        looked[0] = now
+        try:
+            return store.read(run_id).kill_requested_at is not None
+        except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
+            return False
+
+    def say(why: str) -> None:
+        print(f"li runner: queued in {run.queue}: {why}", flush=True)
+
+    turn = QueueService(queues, clock).wait_turn(run_id, run.queue, waiting, stopped, say)
+    if turn.stopped:
+        return True
+    _slot = turn.slot
+    started = iso(clock.now())
+
+    def change(current: Any) -> Any:
+        return None if current.end_recorded else current.evolve(status="running", started_at=started)
+
+    for _ in range(6):
+        try:
+            store.update(run_id, change)
+            break
+        except StoreBusy:
+            continue
+        except (RunNotFound, RecordUnusable, StoreRefused, OSError):
+            break
+    print(f"li runner: {run.queue} gave a slot; the work starts", flush=True)
+    return False
+
+
+def _after_end_in_queue(ended: Any) -> None:
+    """A run that ended rate limited pauses its queue until the vendor's reset (issue 29)."""
+    from domain.queue import RATE_LIMITED
+
+    if ended is None or getattr(ended, "reason_code", None) != RATE_LIMITED:
+        return
+    from application.ports import StoreRefused
+    from application.queueing import QueueService
+    from entrypoints import services
+
+    queues = services.queues()
+    if queues is None:
+        return
+    try:
+        paused = QueueService(queues, services.clock()).after_end(ended)
+    except (StoreRefused, OSError) as exc:
+        print(f"li runner: the queue could not be paused after the rate limit: {exc}", flush=True)
+        return
+    if paused is not None and paused.paused_until:
+        print(f"li runner: queue {paused.name} paused until {paused.paused_until} (rate limited)", flush=True)
 
 
 def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:
@@ -147,7 +256,7 @@ def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:
             folder = watch(run_id) if supervision.kill_watch else None
         except StoreRefused:
             folder = None  # no look at the record: a SIGTERM still stops the work
-        hand_over(supervision, folder, runner_command(), lambda: _early_term)
+        hand_over(supervision, folder, runner_command(), lambda: _early_term, die_with_runner=_slot is not None)
         if folder is not None:
             os.close(folder)
     finally:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from application.follow import Follower
     from application.kill import Killer
     from application.notify import Notices
-    from application.ports import Clock, Cluster, ProcessProber
+    from application.ports import Clock, Cluster, ProcessProber, RunQueues
     from application.prune import Pruner
     from application.reads import RunReads
     from application.submit import SubmitService
@@ -69,6 +69,12 @@ def clock() -> Clock:
 
 def cluster() -> Cluster:
     built: Cluster = get_container().core.cluster()
+    return built
+
+
+def queues() -> RunQueues | None:
+    """The store's queues (issue 29); None for a store that keeps none."""
+    built: RunQueues | None = get_container().core.queues()
     return built
 
 

@@ -15,6 +15,7 @@ VERB_TABLE: tuple[tuple[str, str], ...] = (
     ("orchestrate", "entrypoints.verbs.orchestrate"),
     ("job", "entrypoints.verbs.job"),
     ("store", "entrypoints.verbs.store"),
+    ("queue", "entrypoints.verbs.queue"),
     ("doctor", "entrypoints.verbs.doctor"),
     ("completion", "entrypoints.verbs.completion"),
     ("mcp", "entrypoints.verbs.mcp"),
@@ -22,7 +23,17 @@ VERB_TABLE: tuple[tuple[str, str], ...] = (
 
 
 if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
-    from entrypoints.verbs import agent, completion, doctor, handshake, job, mcp, orchestrate, store
+    from entrypoints.verbs import (
+        agent,
+        completion,
+        doctor,
+        handshake,
+        job,
+        mcp,
+        orchestrate,
+        queue,
+        store,
+    )
     from entrypoints.verbs._common import Verb
 
-    _CHECKED: tuple[Verb, ...] = (handshake, agent, orchestrate, job, store, doctor, completion, mcp)
+    _CHECKED: tuple[Verb, ...] = (handshake, agent, orchestrate, job, store, queue, doctor, completion, mcp)

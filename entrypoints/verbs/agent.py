@@ -29,6 +29,9 @@ def add_submit_options(parser: Any) -> None:
                         help="an argument passed verbatim to the agent CLI (repeatable; write --provider-arg=--flag)")
     parser.add_argument("--executor", choices=None, metavar="local|slurm",
                         help="where the runner runs: local (default; `executor` in config.toml) or slurm")
+    parser.add_argument("--queue", metavar="NAME",
+                        help="the queue the run waits in for a slot (default: `default`, or the model's in "
+                             "config.toml [queues]); not with --executor slurm")
     parser.add_argument("--partition", help="the Slurm partition (with --executor slurm)")
     parser.add_argument("--slurm-arg", action="append", metavar="ARG",
                         help="an sbatch option passed as is (repeatable; write --slurm-arg=--time=10)")
@@ -173,8 +176,46 @@ def common_options(args: Namespace) -> dict[str, Any]:
     from domain.request import parse_timeout
 
     notify, source = resolve_notify(args.notify)
-    return {"cwd": resolve_cwd(args.cwd), "label": args.label, "timeout": parse_timeout(args.timeout),
-            "notify": notify, "notify_source": source, **executor_options(args)}
+    options = {"cwd": resolve_cwd(args.cwd), "label": args.label, "timeout": parse_timeout(args.timeout),
+               "notify": notify, "notify_source": source, **executor_options(args)}
+    return {**options, **queue_option(args, options.get("executor"))}
+
+
+def queue_option(args: Namespace, executor: str | None) -> dict[str, Any]:
+    """`--queue NAME` (issue 29); refused beside --executor slurm: Slurm keeps its own queue."""
+    flag = getattr(args, "queue", None)
+    if flag is None:
+        return {}
+    from domain.queue import check_queue_name
+    from domain.request import invalid
+
+    queue = check_queue_name(flag)
+    if executor == "slurm":
+        raise invalid("--queue does not apply to --executor slurm: Slurm keeps its own queue (choose a --partition)",
+                      argument="--queue")
+    return {"queue": queue}
+
+
+def with_queue(request: RunRequest) -> RunRequest:
+    """The run's queue when --queue named none: the model's in config.toml's `[queues]` table
+    (`claude = "claude"`, or a whole spec such as `"claude/opus" = "opus"`), else the default."""
+    from entrypoints.settings import config_mentions, default_home
+
+    if request.queue is not None or request.executor == "slurm" or not config_mentions(default_home(), (b"queues",)):
+        return request
+    from dataclasses import replace
+
+    from domain.queue import check_queue_name
+    from domain.request import invalid
+
+    table = config_table().get("queues", {})
+    if not isinstance(table, dict):
+        raise invalid('config.toml: `queues` must be a table of MODEL = "QUEUE"')
+    for model in request.models:
+        value = table.get(model.text, table.get(model.provider))
+        if value is not None:
+            return replace(request, queue=check_queue_name(value, f"config.toml [queues] {model.provider}"))
+    return request
 
 
 def executor_options(args: Namespace) -> dict[str, Any]:
@@ -299,7 +340,7 @@ def submit(request: RunRequest) -> Handle:
     from entrypoints import services
 
     check_executable(request)
-    handle: Handle = services.submitter().submit(request)
+    handle: Handle = services.submitter().submit(with_queue(request))
     return handle
 
 

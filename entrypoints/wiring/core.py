@@ -12,6 +12,7 @@ from entrypoints.settings import home_or_default, is_shared_store
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from adapters.fs_changes import FsRunChanges
+    from adapters.fs_queues import FsQueues
     from adapters.pg_store import PgRunChanges, PgRunStore
     from adapters.slurm import SlurmCluster
 
@@ -45,6 +46,19 @@ def local_changes(home: str) -> FsRunChanges:
     from adapters.fs_changes import FsRunChanges
 
     return FsRunChanges(home=home)
+
+
+def local_queues(home: str) -> FsQueues:
+    """Queues on the filesystem store (issue 29), imported when first used: a submit and a queued
+    runner ask them; no read does."""
+    from adapters.fs_queues import FsQueues
+
+    return FsQueues(home)
+
+
+def no_queues() -> None:
+    """A store that keeps no queues yet (PostgreSQL): every queue is unlimited, as before queues."""
+    return None
 
 
 def slurm_cluster() -> SlurmCluster:
@@ -82,6 +96,13 @@ class Core(containers.DeclarativeContainer):
         plain=providers.Singleton(local_changes, home=home),
         pausing=providers.Singleton(local_changes, home=home),
         postgresql=providers.Singleton(shared_changes, dsn=config.store, connect_timeout=config.store_connect_timeout),
+    )
+    # Queues with parallel limits (issue 29): kept by the store, so every host of it sees the same.
+    queues = providers.Selector(
+        providers.Callable(store_kind, config.fault_pause, config.store),
+        plain=providers.Singleton(local_queues, home=home),
+        pausing=providers.Singleton(local_queues, home=home),
+        postgresql=providers.Singleton(no_queues),
     )
     prober = providers.Singleton(PsutilProber)
     signaller = providers.Singleton(GroupSignaller)

@@ -36,7 +36,8 @@ class Reads(containers.DeclarativeContainer):
         Observer, store=core.store, prober=core.prober, clock=core.clock, on_reaped=on_reaped,
         preparing_threshold=config.preparing_threshold, cluster=core.cluster.provider,
     )
-    reads = providers.Factory(RunReads, store=core.store, observer=observer, files=core.store)
+    reads = providers.Factory(RunReads, store=core.store, observer=observer, files=core.store,
+                              queues=core.queues.provider)
     killer = providers.Factory(
         Killer, store=core.store, observer=observer, signaller=core.signaller, clock=core.clock,
         grace=config.kill_grace, cluster=core.cluster.provider,

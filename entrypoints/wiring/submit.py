@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         ProcessProber,
         Provider,
         RunFiles,
+        RunQueues,
         RunRecords,
         Signaller,
         Spawner,
@@ -42,11 +43,13 @@ def provider_registry(groups: ChildGroups) -> dict[str, Provider]:
 
 def submitter(store: RunRecords, files: RunFiles, spawner: Spawner, prober: ProcessProber, signaller: Signaller,
               clock: Clock, providers: Mapping[str, Provider], runner_command: Sequence[str],
-              env: Mapping[str, str], cluster: Callable[[], Cluster] | None = None) -> SubmitService:
+              env: Mapping[str, str], cluster: Callable[[], Cluster] | None = None,
+              queues: Callable[[], RunQueues | None] | None = None) -> SubmitService:
     from application.submit import SubmitService
 
     return SubmitService(store=store, files=files, spawner=spawner, prober=prober, signaller=signaller, clock=clock,
-                         providers=providers, runner_command=runner_command, env=env, cluster=cluster)
+                         providers=providers, runner_command=runner_command, env=env, cluster=cluster,
+                         queues=queues)
 
 
 def work_service(store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],
@@ -70,7 +73,7 @@ class SubmitSide(containers.DeclarativeContainer):
         submitter, store=core.store, files=core.store, spawner=core.spawner, prober=core.prober,
         signaller=core.signaller, clock=core.clock, providers=provider_registry,
         runner_command=providers.Callable(runner_command), env=providers.Callable(runner_environment, core.home),
-        cluster=core.cluster.provider,
+        cluster=core.cluster.provider, queues=core.queues.provider,
     )
     # The runner adds the notices side's `send` as its after-end hook.
     work = providers.Factory(

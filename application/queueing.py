@@ -1,0 +1,112 @@
+"""Queues (issue 29): a queued run's wait for its slot, the queue verbs, the pause after a rate limit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from application.ports import Clock, RunQueues
+from domain.queue import (
+    BACKOFF_SECONDS,
+    RATE_LIMITED,
+    QueueSettings,
+    check_queue_name,
+    is_paused,
+    pause,
+    pause_ends,
+    pause_reason,
+    rate_limited,
+    resume,
+    set_parallel,
+)
+from domain.run import Run, iso
+
+HEAD_POLL = 0.05  # how often the first in line looks for a free slot (seconds)
+LINE_POLL = 0.2  # how often a waiter behind others looks whether it is first
+
+
+@dataclass(frozen=True)
+class Turn:
+    """How a wait for a slot ended: with the slot's descriptor (None for a store that holds the
+    slot elsewhere, or a queue no longer kept), or stopped (a kill) before any slot was taken."""
+
+    slot: int | None
+    stopped: bool
+
+
+class QueueService:
+    """The use cases of queues: wait for a slot, change a queue, list the queues."""
+
+    def __init__(self, queues: RunQueues, clock: Clock, backoff: float = BACKOFF_SECONDS) -> None:
+        self.queues = queues
+        self.clock = clock
+        self.backoff = backoff
+
+    def wait_turn(self, run_id: str, queue: str, waiting: int | None, stopped: Callable[[], bool],
+                  on_wait: Callable[[str], None] | None = None) -> Turn:
+        """Wait, first come first served, until the queue is open and a slot is free; take it.
+
+        `stopped` is asked between looks (a SIGTERM, a recorded kill request): then the run
+        leaves the line without a slot. A queue whose settings are gone has no limit any more.
+        """
+        said: str | None = None
+        while True:
+            if stopped():
+                self.queues.leave(queue, run_id, waiting)
+                return Turn(None, stopped=True)
+            settings = self.queues.settings(queue)
+            if settings is None:
+                self.queues.leave(queue, run_id, waiting)
+                return Turn(None, stopped=False)
+            now = self.clock.now()
+            first = self.queues.first_in_line(queue, run_id)
+            if first and not is_paused(settings, now):
+                slot = self.queues.take_slot(queue, settings.parallel)
+                if slot is not None:
+                    self.queues.leave(queue, run_id, waiting)
+                    return Turn(slot, stopped=False)
+            why = pause_reason(settings, now) or ("every slot is taken" if first else "runs before it wait")
+            if on_wait is not None and why != said:
+                on_wait(why)
+                said = why
+            self.clock.sleep(HEAD_POLL if first else LINE_POLL)
+
+    def set(self, name: str, parallel: int | None) -> dict[str, Any]:
+        check_queue_name(name, "NAME")
+        return self.describe(self.queues.change(name, lambda s: set_parallel(s, parallel)))
+
+    def pause(self, name: str) -> dict[str, Any]:
+        check_queue_name(name, "NAME")
+        return self.describe(self.queues.change(name, pause))
+
+    def resume(self, name: str) -> dict[str, Any]:
+        check_queue_name(name, "NAME")
+        return self.describe(self.queues.change(name, resume))
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every queue the store keeps: its limit, its running and waiting, paused and why."""
+        rows = []
+        for name in self.queues.names():
+            settings = self.queues.settings(name)
+            if settings is not None:
+                rows.append(self.describe(settings))
+        return rows
+
+    def describe(self, settings: QueueSettings) -> dict[str, Any]:
+        now = self.clock.now()
+        until = pause_ends(settings, now)
+        return {"name": settings.name, "parallel": settings.parallel, "running": self.queues.running(settings.name),
+                "waiting": self.queues.waiting(settings.name), "paused": is_paused(settings, now),
+                "paused_reason": pause_reason(settings, now), "paused_until": None if until is None else iso(until),
+                "paused_by": settings.paused_by if is_paused(settings, now) else None}
+
+    def after_end(self, run: Run) -> QueueSettings | None:
+        """A run that ended rate limited pauses its queue until the vendor's reset (or a bounded
+        backoff); the runs waiting in it stay queued and start once it opens by itself."""
+        if run.reason_code != RATE_LIMITED or not run.queue:
+            return None
+        retry_at = getattr(run, "retry_at", None)
+        reset = retry_at if isinstance(retry_at, str) else None
+        now = self.clock.now()
+        return self.queues.change(run.queue, lambda s: rate_limited(s, run.run_id, reset, now, self.backoff))

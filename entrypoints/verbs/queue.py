@@ -1,0 +1,94 @@
+"""`li queue set|pause|resume|list`: queues with parallel limits, kept by the store (issue 29)."""
+
+from __future__ import annotations
+
+import sys
+from argparse import Namespace
+from typing import Any
+
+from domain.contract import ContractError, ErrorKind
+from entrypoints.verbs._common import this
+
+SUBCOMMANDS = ("set", "pause", "resume", "list")
+
+
+def register(sub: Any, words: list[str] | None = None) -> None:
+    parser = sub.add_parser("queue", help="queues with parallel limits: set, pause, resume, list")
+    verbs = parser.add_subparsers(dest="queue_command", metavar="SUBCOMMAND")
+    change = verbs.add_parser("set", help="set a queue's limit: at most N of its runs' works at once")
+    change.add_argument("name", metavar="NAME", help="the queue (created when new)")
+    change.add_argument("--parallel", metavar="N", help="at most N works at once (1-10000); `none` for no limit")
+    change.set_defaults(queue_command="set")
+    for name, what in (("pause", "start none of a queue's waiting runs until it is resumed"),
+                       ("resume", "let a paused queue start its waiting runs again (a rate-limit pause too)")):
+        one = verbs.add_parser(name, help=what)
+        one.add_argument("name", metavar="NAME", help="the queue")
+        one.set_defaults(queue_command=name)
+    listing = verbs.add_parser("list", help="every queue: its limit, running, waiting, paused and why")
+    listing.set_defaults(queue_command="list")
+    parser.set_defaults(verb=this(__name__))
+
+
+def run(args: Namespace) -> dict[str, Any]:
+    from application.ports import StoreRefused
+    from domain.wire import QueueData, QueueRow
+
+    command = getattr(args, "queue_command", None)
+    if command not in SUBCOMMANDS:
+        raise ContractError(ErrorKind.INVALID_INPUT, "li queue needs a subcommand: set, pause, resume or list")
+    service = _service()
+    try:
+        if command == "list":
+            rows = service.listing()
+        elif command == "set":
+            rows = [service.set(args.name, _parallel(args.parallel))]
+        elif command == "pause":
+            rows = [service.pause(args.name)]
+        else:
+            rows = [service.resume(args.name)]
+    except StoreRefused as exc:
+        raise ContractError(ErrorKind.UNAVAILABLE, f"the queues cannot be used: {exc}",
+                            {"reason_code": "store_refused"}) from None
+    return QueueData(queues=[QueueRow(**row) for row in rows]).to_wire()
+
+
+def _parallel(raw: str | None) -> int | None:
+    from domain.queue import check_parallel
+
+    if raw is None:
+        raise ContractError(ErrorKind.INVALID_INPUT, "li queue set needs --parallel N (or --parallel none)",
+                            {"argument": "--parallel"})
+    text = raw.strip()
+    if text == "none":
+        return None
+    return check_parallel(int(text) if text.isdigit() and len(text) < 8 else text)
+
+
+def _service() -> Any:
+    from application.queueing import QueueService
+    from entrypoints import services
+
+    queues = services.queues()
+    if queues is None:
+        kind, _ = services.store().describe()
+        raise ContractError(ErrorKind.UNAVAILABLE, f"the {kind} store keeps no queues yet",
+                            {"reason_code": "queues_unsupported", "store": kind})
+    return QueueService(queues, services.clock())
+
+
+def human(args: Namespace) -> int:
+    data = run(args)
+    rows = data["queues"]
+    if not rows:
+        sys.stdout.write("no queues (every run starts at once; `li queue set NAME --parallel N` makes one)\n")
+        return 0
+    sys.stdout.write(f"{'QUEUE':<16} {'PARALLEL':>8} {'RUNNING':>7} {'WAITING':>7}  STATE\n")
+    for row in rows:
+        limit = "-" if row["parallel"] is None else str(row["parallel"])
+        state = "open"
+        if row["paused"]:
+            state = f"paused ({row['paused_reason']}"
+            state += f" until {row['paused_until']}" if row["paused_until"] and row["paused_reason"] != "paused" else ""
+            state += f", by {row['paused_by']})" if row["paused_by"] else ")"
+        sys.stdout.write(f"{row['name']:<16} {limit:>8} {row['running']:>7} {row['waiting']:>7}  {state}\n")
+    return 0
