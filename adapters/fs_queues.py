@@ -162,6 +162,12 @@ class FsQueues:
         os.set_inheritable(fd, True)
         return Waiting(queue=name, ticket=ticket, descriptor=fd)
 
+    def let_go(self, waiting: Waiting) -> None:
+        """This process's descriptor of the place closed (a child that inherited it still holds it)."""
+        if waiting.descriptor is not None:
+            with suppress(OSError):
+                os.close(waiting.descriptor)
+
     def line(self, name: str) -> list[tuple[int, str]]:
         """The line as its entries say (a gone waiter not yet noticed included): first come first."""
         with self._queue(name, create=False) as folder:

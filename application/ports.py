@@ -479,6 +479,10 @@ class RunQueues(Protocol):
         """Take a ticket and a place in line for `run_id` (the submitter, before it starts the runner)."""
         ...
 
+    def let_go(self, waiting: Waiting) -> None:
+        """This process's hold on a place let go (the runner it started inherited its own)."""
+        ...
+
     def line(self, name: str) -> list[tuple[int, str]]:
         """(ticket, run id) of every entry in line, first come first (a gone waiter may remain)."""
         ...

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -108,8 +107,7 @@ class SubmitService:
         try:
             return self._launch(run_id, request, waiting)
         finally:
-            if waiting.descriptor is not None:
-                os.close(waiting.descriptor)  # the runner holds the place now (or the run ended)
+            queues.let_go(waiting)  # the runner holds the place now (or the run ended)
 
     def _queue_of(self, request: RunRequest) -> tuple[str | None, RunQueues | None]:
         """The run's queue, and the queues when that one is kept (limited or paused); a Slurm
