@@ -23,7 +23,7 @@ class ConsoleView:
         self.err = err
         self.transcript = Transcript() if rendered else None
         self._pending = b""
-        self._cutting = cut_first_line and rendered  # a tail that starts inside a line: no event to read
+        self._cutting = cut_first_line  # a tail that starts inside a line: a person gets whole lines
 
     def write(self, chunk: bytes) -> int:
         if self._cutting:

@@ -17,7 +17,12 @@ def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("output", help="a run's console tail, artifacts and manifest")
     parser.add_argument("run_id", metavar="RUN_ID")
     parser.add_argument("--tail-chars", help="how many characters of the console to return (default 20000)")
-    parser.add_argument("--follow", action="store_true", help="stream the console until the run ends")
+    parser.add_argument("--lines", metavar="N", help="the console's last N lines (read from at most its last "
+                        "1000000 characters)")
+    parser.add_argument("--follow", action="store_true", help="stream the console until the run ends (from "
+                        "its start, or its last MiB)")
+    parser.add_argument("--artifact", metavar="NAME", help="print the artifact NAME (as the listing names it) "
+                        "instead of the console")
     parser.add_argument("--raw", action="store_true", help="show the console's raw event stream, not the transcript")
     parser.set_defaults(verb=this(__name__))
 
@@ -28,21 +33,88 @@ def _tail_chars(args: Namespace) -> int:
     return bounded_count(args.tail_chars, "--tail-chars", TAIL_CHARS_DEFAULT, TAIL_CHARS_MAX)
 
 
+FOLLOW_FROM_MAX = 1 << 20  # `--follow` starts at the console's start, or at a line within its last MiB
+ARTIFACT_MAX = 16 << 20  # `--artifact` prints a file of at most 16 MiB
+
+
+def _lines(args: Namespace) -> int | None:
+    from application.reads import TAIL_CHARS_MAX, bounded_count
+
+    if getattr(args, "lines", None) is None:
+        return None
+    if args.tail_chars is not None:
+        raise ContractError(ErrorKind.INVALID_INPUT, "give either --lines or --tail-chars, not both")
+    return bounded_count(args.lines, "--lines", 0, TAIL_CHARS_MAX)
+
+
 def run(args: Namespace) -> dict[str, Any]:
     from entrypoints import services
 
     if args.follow:
         raise ContractError(ErrorKind.INVALID_INPUT, "--follow streams text for people and is not available "
                             "under --machine; read `li job output` again or use `li job wait`")
+    if getattr(args, "artifact", None) is not None and not getattr(args, "for_person", False):
+        raise ContractError(ErrorKind.INVALID_INPUT, "--artifact prints a file for people and is not available "
+                            "under --machine; read the path the artifacts listing gives")
     run_id = run_id_arg(args, args.run_id)
-    result: dict[str, Any] = services.reads().output(run_id, _tail_chars(args))
+    lines = _lines(args)
+    if lines is None:
+        result: dict[str, Any] = services.reads().output(run_id, _tail_chars(args))
+        return result
+    from application.reads import TAIL_CHARS_MAX
+    from domain.console import last_lines
+
+    result = services.reads().output(run_id, TAIL_CHARS_MAX)
+    console = result["console"]
+    if console["available"]:
+        value, cut = last_lines(console["value"], lines, console["truncated"])
+        result["console"] = {**console, "value": value, "truncated": console["truncated"] or cut}
     return result
 
 
 def human(args: Namespace) -> int:
     if args.follow:
+        if getattr(args, "artifact", None) is not None:
+            raise ContractError(ErrorKind.INVALID_INPUT, "--artifact prints a file; it cannot be followed")
         return follow(args)
+    if getattr(args, "artifact", None) is not None:
+        return show_artifact(args)
     return show(run(args), args)
+
+
+def show_artifact(args: Namespace) -> int:
+    """The artifact's bytes on stdout, read as every file under a run is (relative to the run's
+    folder, no link followed, no FIFO opened, a regular file of at most ARTIFACT_MAX bytes)."""
+    from entrypoints import services
+
+    name = args.artifact
+    data = run(args)
+    listing = data["artifacts"]
+    if not listing["available"]:
+        raise ContractError(ErrorKind.UNAVAILABLE, f"the artifacts of {data['run_id']} cannot be listed "
+                            f"({listing['reason_code']}): {listing['detail']}", {"run_id": data["run_id"]})
+    rows = [row for row in listing["value"] or [] if isinstance(row, dict)]
+    row = next((r for r in rows if r.get("name") == name or r.get("path") == name), None)
+    if row is None:
+        names = ", ".join(str(r.get("name")) for r in rows[:20]) or "none"
+        raise ContractError(ErrorKind.NOT_FOUND, f"{data['run_id']} has no artifact {name!r} (artifacts: {names})",
+                            {"run_id": data["run_id"], "artifact": name})
+    if row.get("type", "file") != "file":
+        raise ContractError(ErrorKind.INVALID_INPUT, f"artifact {name!r} is a {row.get('type')}, not a file; "
+                            "it is not read", {"artifact": name})
+    reader = getattr(services.store(), "artifact_bytes", None)
+    if reader is None:
+        raise ContractError(ErrorKind.UNAVAILABLE, "this store does not keep artifacts as files here",
+                            {"artifact": name})
+    try:
+        body: bytes = reader(data["run_id"], str(row["name"]), ARTIFACT_MAX)
+    except OSError as exc:
+        raise ContractError(ErrorKind.UNAVAILABLE, f"artifact {name!r} cannot be read: {exc}",
+                            {"artifact": name}) from None
+    sys.stdout.flush()
+    sys.stdout.buffer.write(body)
+    sys.stdout.buffer.flush()
+    return 0
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:
@@ -54,16 +126,19 @@ def show(data: dict[str, Any], args: Namespace) -> int:
             print(line, file=sys.stderr)
         return 5
     text = console["value"]
+    if console["truncated"] and getattr(args, "lines", None) is None:  # --lines gives whole lines already
+        from domain.console import from_line_start
+
+        text = from_line_start(text)  # the tail's first line is cut: a person gets whole lines
     if rendered(args, data["run_id"]):
         from domain.transcript import render
 
-        if console["truncated"]:
-            text = text[text.find("\n") + 1:]  # the tail's first line is cut: not an event to read
         text = render(text.encode("utf-8", "replace"))
     sys.stdout.write(text)
     sys.stdout.flush()
     if console["truncated"]:
-        print(f"(the last {len(console['value'])} characters; the log is longer — see --tail-chars)",
+        shown = text.count("\n") + (not text.endswith("\n") and bool(text))
+        print(f"(the last {shown} lines; the console is longer — see --lines N or --tail-chars N)",
               file=sys.stderr)
     for line in artifact_lines(data["artifacts"]):
         print(line, file=sys.stderr)
@@ -103,14 +178,19 @@ def _size(size: object) -> str:
 
 
 def follow(args: Namespace) -> int:
-    """Stream the console as it grows (from about its last --tail-chars); exit when the run records
-    an end, with the run's exit code — the one follow loop `li agent` uses too."""
+    """Stream the console as it grows, from its start (or the first whole line of its last MiB, or
+    of its last --tail-chars); exit when the run records an end, with the run's exit code — the one
+    follow loop `li agent` uses too. On an ended run it prints the whole console so bounded."""
     from entrypoints import services
     from entrypoints.console_view import ConsoleView
 
     run_id = run_id_arg(args, args.run_id)
     follower = services.follower()
-    offset = follower.tail_start(run_id, _tail_chars(args))
+    given = args.tail_chars is not None
+    offset = follower.tail_start(run_id, _tail_chars(args) if given else FOLLOW_FROM_MAX)
+    if offset > 0 and not given:
+        print(f"(the console is longer than {FOLLOW_FROM_MAX >> 20} MiB; following from a line in its last MiB)",
+              file=sys.stderr)
     view = ConsoleView(sys.stdout.buffer, rendered=rendered(args, run_id), cut_first_line=offset > 0)
     try:
         ended: FollowEnd = follower.render(run_id, view, offset)  # refuses a missing or unusable run first
