@@ -48,14 +48,15 @@ class Step:
     retry_after: float = 1.0  # rate limits: the `retry-after` the vendor sends (short, so CLIs retry soon)
     input_tokens: int = 12
     output_tokens: int = 5
+    reasoning: str = ""  # OpenAI: a reasoning summary item before the answer (Codex shows it)
 
     @property
     def failure(self) -> bool:
         return self.kind in ("error", "hang", "cut")
 
 
-def text(answer: str = "stub answer", input_tokens: int = 12, output_tokens: int = 5) -> Step:
-    return Step("text", text=answer, input_tokens=input_tokens, output_tokens=output_tokens)
+def text(answer: str = "stub answer", input_tokens: int = 12, output_tokens: int = 5, reasoning: str = "") -> Step:
+    return Step("text", text=answer, input_tokens=input_tokens, output_tokens=output_tokens, reasoning=reasoning)
 
 
 def empty() -> Step:
@@ -257,7 +258,7 @@ class _Handler(BaseHTTPRequestHandler):
             vendor == "gemini" and "streamGenerateContent" in path)
         events = _EVENTS[vendor](step, body, request.model)
         if not streaming:
-            return self._send_json(200, _WHOLE[vendor](step, body, request.model))
+            return self._send_json(200, _WHOLE[vendor](step, body, request.model), cut=step.kind == "cut")
         return self._stream(events, cut=step.kind == "cut")
 
     def _other(self, path: str) -> None:
@@ -279,7 +280,8 @@ class _Handler(BaseHTTPRequestHandler):
         status, headers, body = _ERRORS[vendor](step)
         self._send_json(status, body, headers)
 
-    def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None, cut: bool = False) -> None:
+        """A JSON answer; `cut`: its first half only, then the socket closes (a non-streamed cut)."""
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -288,7 +290,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         with contextlib.suppress(OSError):
-            self.wfile.write(data)
+            self.wfile.write(data[: len(data) // 2] if cut else data)
+            if cut:
+                self.close_connection = True
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
 
     def _stream(self, events: list[tuple[str | None, dict[str, Any]]], cut: bool) -> None:
         self.send_response(200)
@@ -433,6 +439,11 @@ def _openai_events(step: Step, body: Any, model: str) -> list[tuple[str | None, 
                                 "name": name, "arguments": json.dumps(_shell_arguments(schema, step.command)),
                                 "status": "completed"}
     else:
+        if step.reasoning:
+            thought = {"type": "reasoning", "id": "rs_stub", "summary": [{"type": "summary_text",
+                                                                         "text": step.reasoning}]}
+            events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": 0,
+                                                         "item": thought}))
         item = {"type": "message", "id": "msg_stub", "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": step.text, "annotations": []}]}
         events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
