@@ -20,6 +20,7 @@ class ScriptedProber:
         self.facts = HostFacts(host_id, boot_id)
         self.processes: dict[int, ProcessObservation] = {}
         self.sessions: dict[int, int] = {}  # pid -> session id
+        self.tags: dict[int, str] = {}  # pid -> the run id its environment carries (LI_RUN_ID)
         self.scans = 0
         self.table_readable = True
 
@@ -29,22 +30,30 @@ class ScriptedProber:
     def observe(self, pid: int) -> ProcessObservation:
         return self.processes.get(pid, ProcessObservation(pid, exists=False))
 
-    def session(self, sid: int) -> tuple[SessionMember, ...] | None:
+    def session(self, sid: int, run_id: str | None = None) -> tuple[SessionMember, ...] | None:
         self.scans += 1
         if not self.table_readable:
             return None
-        return tuple(SessionMember(pid, self.sessions.get(pid, pid), seen.create_time, seen.zombie)
+        return tuple(SessionMember(pid, self.sessions.get(pid, pid), seen.create_time, seen.zombie,
+                                   tagged=run_id is not None and self.tags.get(pid) == run_id
+                                   and self.sessions.get(pid, pid) != sid)
                      for pid, seen in sorted(self.processes.items())
-                     if self.sessions.get(pid, pid) == sid or pid == sid)
+                     if self.sessions.get(pid, pid) == sid or pid == sid
+                     or (run_id is not None and self.tags.get(pid) == run_id))
 
-    def start(self, pid: int, create_time: float = 1000.0, session: int | None = None) -> None:
-        """A live process; it leads a session of its own unless `session` names the one it joins."""
+    def start(self, pid: int, create_time: float = 1000.0, session: int | None = None,
+              run_id: str | None = None) -> None:
+        """A live process; it leads a session of its own unless `session` names the one it joins;
+        `run_id` is the run its environment names (an agent's tool that left the run's session)."""
         self.processes[pid] = ProcessObservation(pid, True, create_time)
         self.sessions[pid] = pid if session is None else session
+        if run_id is not None:
+            self.tags[pid] = run_id
 
     def kill(self, pid: int) -> None:
         self.processes.pop(pid, None)
         self.sessions.pop(pid, None)
+        self.tags.pop(pid, None)
 
     def zombify(self, pid: int) -> None:
         seen = self.processes[pid]
@@ -86,7 +95,7 @@ class RecordingSignaller:
                        spare_leader: bool = False) -> tuple[int, ...]:
         if self.prober is None:
             return ()
-        reached = tuple(m.pid for m in members(incarnation, self.prober.session(incarnation.pid) or ())
+        reached = tuple(m.pid for m in members(incarnation, self.prober.session(incarnation.pid, run_id) or ())
                         if not (spare_leader and m.pid == incarnation.pid))
         for pid in reached:
             self.signals.append((pid, signum))

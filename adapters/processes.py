@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import NamedTuple
 
+from adapters import proctree
 from application.ports import SpawnFailed, SpawnRequest
 from domain.evidence import (
     CREATE_TIME_TOLERANCE,
@@ -54,8 +55,8 @@ class PsutilProber:
     def host(self) -> HostFacts:
         return host_facts()
 
-    def session(self, sid: int) -> tuple[SessionMember, ...] | None:
-        return scan_session(sid)
+    def session(self, sid: int, run_id: str | None = None) -> tuple[SessionMember, ...] | None:
+        return scan_session(sid, run_id)
 
     def observe(self, pid: int) -> ProcessObservation:
         """From /proc where there is one (what psutil reads there, without importing it), else psutil."""
@@ -108,14 +109,14 @@ class GroupSignaller:
         tried: set[tuple[int, float | None]] = set()
         signalled: list[int] = []
         for _sweep in range(self.sweeps):
-            fresh = [m for m in members(incarnation, scan_session(incarnation.pid) or ())
+            fresh = [m for m in members(incarnation, scan_session(incarnation.pid, run_id) or ())
                      if (m.pid, m.create_time) not in tried and m.pid != os.getpid()  # never li itself
                      and not (spare_leader and m.pid == incarnation.pid)]
             if not fresh:
                 break
             for member in fresh:
                 tried.add((member.pid, member.create_time))
-                if _signal_verified(incarnation, member.pid, signum, needs_tag):
+                if _signal_verified(incarnation, member, signum, needs_tag):
                     signalled.append(member.pid)
         return tuple(signalled)
 
@@ -131,33 +132,27 @@ def _vouches(run_id: str, incarnation: Incarnation) -> bool:
 
 def carries_run(pid: int, run_id: str) -> bool:
     """True when the process's environment (as the kernel kept it at exec) holds LI_RUN_ID=<run_id>."""
-    try:
-        fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        raw = b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return f"{RUN_TAG}={run_id}".encode() in raw.split(b"\0")
+    return proctree.carries(pid, f"{RUN_TAG}={run_id}".encode())
 
 
-def _signal_verified(incarnation: Incarnation, pid: int, signum: int, needs_tag: str | None) -> bool:
+def _signal_verified(incarnation: Incarnation, member: SessionMember, signum: int, needs_tag: str | None) -> bool:
     """Pin `pid` with a pidfd, re-read who it is, and signal it only if it is still a member
     (and, where no live leader vouches for the session, carries the run's tag).
 
     Once the pidfd is open it names that one process: if the pid is reused after this check,
     the signal goes to the pinned (ended) process and fails, never to the newcomer.
     """
+    pid = member.pid
     try:
         pidfd = os.pidfd_open(pid)
     except OSError:
         return False  # gone already, or no pidfds here: nothing is signalled unverified
     try:
         now = _member(pid)
-        if now is None or not is_member(incarnation, now):
+        if now is None or (member.tagged and now.create_time != member.create_time):
+            return False  # a process outside the session is the one the scan saw, or none
+        if not is_member(incarnation, SessionMember(now.pid, now.session, now.create_time, now.zombie,
+                                                    member.tagged)):
             return False
         if needs_tag is not None and not carries_run(pid, needs_tag):
             return False  # in the named session, but nothing shows it is this run's
@@ -199,17 +194,49 @@ class ProcStat(NamedTuple):
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def scan_session(sid: int) -> tuple[SessionMember, ...] | None:
-    """Every process whose session id is `sid`, plus whatever process holds pid `sid`.
+def scan_session(sid: int, run_id: str | None = None) -> tuple[SessionMember, ...] | None:
+    """Every process whose session id is `sid`, plus whatever process holds pid `sid` — and, for
+    a run (`run_id`), every process that left that session but is still the run's: a descendant of
+    `sid` (the runner is a child subreaper, so what the work started stays under it) or a process
+    that carries the run's tag (LI_RUN_ID in the environment the kernel kept), started no earlier
+    than `sid`'s start. Those are marked `tagged`.
 
     Start times are computed as psutil computes create times (boot time plus start ticks), so
     they compare with the create time recorded at spawn. None when /proc cannot be read.
     """
     boot = boot_time()
-    table = _processes()
+    table = proctree.table()
     if boot is None or table is None:
         return None
-    return tuple(_as_member(pid, stat, boot) for pid, stat in table if stat.session == sid or pid == sid)
+    rows = list(table)
+    found = [_as_member(pid, ProcStat(s[0], s[2], s[3], s[4]), boot) for pid, s in rows if s[3] == sid or pid == sid]
+    if run_id is None:
+        return tuple(found)
+    head = next((s for pid, s in rows if pid == sid), None)
+    since = head[4] if head is not None else 0
+    seen = {m.pid for m in found}
+    tag = f"{RUN_TAG}={run_id}".encode()
+    kin = _descendants(sid, rows) if head is not None else set()
+    for pid, s in rows:
+        if pid in seen or proctree.zombie(s[0]) or s[4] < since:
+            continue
+        if pid in kin or proctree.carries(pid, tag):
+            found.append(SessionMember(pid, s[3], float(s[4]) / CLOCK_TICKS + boot, False, tagged=True))
+    return tuple(found)
+
+
+def _descendants(head: int, rows: list[tuple[int, proctree.Stat]]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for pid, s in rows:
+        children.setdefault(s[1], []).append(pid)
+    found: set[int] = set()
+    todo = list(children.get(head, ()))
+    while todo:
+        pid = todo.pop()
+        if pid not in found and pid != head:
+            found.add(pid)
+            todo.extend(children.get(pid, ()))
+    return found
 
 
 def session_groups(leader: int) -> set[int] | None:
@@ -217,10 +244,10 @@ def session_groups(leader: int) -> set[int] | None:
 
     None where /proc cannot be read (then the caller falls back to the bare group).
     """
-    table = _processes()
+    table = proctree.table()
     if table is None:
         return None
-    return {stat.pgrp for _pid, stat in table if not stat.zombie and leader in (stat.pgrp, stat.session)}
+    return {stat[2] for _pid, stat in table if not proctree.zombie(stat[0]) and leader in (stat[2], stat[3])}
 
 
 def boot_time() -> float | None:
@@ -233,15 +260,6 @@ def boot_time() -> float | None:
     except (OSError, IndexError, ValueError):
         return None
     return None
-
-
-def _processes() -> Iterator[tuple[int, ProcStat]] | None:
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return None
-    return ((int(entry), stat) for entry in entries
-            if entry.isdigit() and (stat := _stat_of(entry)) is not None)
 
 
 def _proc_observation(pid: int) -> ProcessObservation | None:
@@ -271,16 +289,8 @@ def _as_member(pid: int, stat: ProcStat, boot: float) -> SessionMember:
 
 def _stat_of(pid: str) -> ProcStat | None:
     """The scan's fields of /proc/<pid>/stat, or None when the process is gone."""
-    try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)  # unbuffered: a scan reads hundreds
-        try:
-            raw = os.read(fd, 4096)
-        finally:
-            os.close(fd)
-        fields = raw.rsplit(b")", 1)[1].split()
-        return ProcStat(fields[0].decode(), int(fields[2]), int(fields[3]), int(fields[19]))
-    except (OSError, IndexError, ValueError, UnicodeDecodeError):
-        return None
+    found = proctree.stat_of(pid)
+    return None if found is None else ProcStat(found[0], found[2], found[3], found[4])
 
 
 class DetachedSpawner:

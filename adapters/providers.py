@@ -18,7 +18,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
+from adapters import proctree
 from application.ports import LegLaunch, Provider, ProviderResult
+from domain.run import RUN_TAG
 from domain.transcript import outcome
 
 KILL_GRACE = 2.0
@@ -26,12 +28,62 @@ PUMP_JOIN = 5.0
 
 
 class ChildGroups:
-    """The process groups of running provider children, so a cancel can stop them all."""
+    """The process groups of running provider children, so a cancel can stop them all — and every
+    other process of the run: this runner is a child subreaper, so what a leg started outside its
+    group (an agent's shell tool in a session of its own) is still its descendant, or carries the
+    run's tag (`adapters/proctree.py`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, run_id: str | None = None) -> None:
         self._lock = threading.RLock()  # re-entrant: the SIGTERM handler may interrupt a holder
         self._groups: set[int] = set()
         self.cancelled = False
+        self._run_id = run_id
+
+    def _tree(self) -> dict[int, int]:
+        run_id = self._run_id or os.environ.get(RUN_TAG)
+        tag = f"{RUN_TAG}={run_id}".encode() if run_id else None
+        own = proctree.stat_of(str(os.getpid()))
+        return proctree.run_processes(os.getpid(), tag, own[4] if own else 0) or {}
+
+    def stop_strays(self, say: Callable[[str], None] | None = None, grace: float = KILL_GRACE,
+                    leg: str | None = None) -> None:
+        """Stop every process of the run that outlived its legs (SIGTERM, SIGKILL after `grace`)
+        and wait until none lives (`grace` + PUMP_JOIN at most): before the end is recorded, and
+        after each leg's own process ended (`leg`: its LI_LEG_ID; while other legs run, only what
+        carries it is that leg's)."""
+        import time  # the runner's, once (not a provider's import cost)
+
+        def strays() -> dict[int, int]:
+            found = self._tree()
+            with self._lock:
+                others = bool(self._groups)
+            if leg is None or not others:
+                return found
+            mark = f"LI_LEG_ID={leg}".encode()
+            return {pid: start for pid, start in found.items() if proctree.carries(pid, mark)}
+
+        left = strays()
+        if not left:
+            return
+        if say is not None:
+            say(f"li runner: stopping {len(left)} process(es) the work left running\n")
+        proctree.signal_all(left, signal.SIGTERM)
+        killed = False
+        start = time.monotonic()
+        while left and time.monotonic() - start < grace + PUMP_JOIN:
+            time.sleep(0.05)
+            proctree.reap_adopted(self._spared())
+            left = strays()
+            if left and not killed and time.monotonic() - start >= grace:
+                killed = True
+                proctree.signal_all(left, signal.SIGKILL)
+        if left and say is not None:
+            say(f"li runner: {len(left)} process(es) of the work could not be stopped: "
+                f"{' '.join(map(str, sorted(left)))}\n")
+
+    def _spared(self) -> set[int]:
+        with self._lock:
+            return set(self._groups)  # a leg's own process: its Popen waits for it
 
     def add(self, pgid: int) -> None:
         with self._lock:
@@ -50,6 +102,7 @@ class ChildGroups:
             groups = set(self._groups)
         for pgid in groups:
             _kill_group(pgid, signal.SIGTERM)
+        proctree.signal_all(self._tree(), signal.SIGTERM)
         reaper = threading.Timer(KILL_GRACE, self._kill_rest)
         reaper.daemon = True  # never keeps a cancelled runner alive
         reaper.start()
@@ -59,6 +112,7 @@ class ChildGroups:
             groups = set(self._groups)
         for pgid in groups:
             _kill_group(pgid, signal.SIGKILL)
+        proctree.signal_all(self._tree(), signal.SIGKILL)
 
 
 def _kill_group(pgid: int, signum: int) -> None:
@@ -91,12 +145,13 @@ class ChildRun:
             return 127, False
         self.groups.add(child.pid)
         try:
-            return self._supervise(child, console, timeout, on_line, stdin_text)
+            return self._supervise(child, console, timeout, on_line, stdin_text, env.get("LI_LEG_ID"))
         finally:
             self.groups.discard(child.pid)
 
     def _supervise(self, child: subprocess.Popen[bytes], console: Any, timeout: float | None,
-                   on_line: Callable[[str], None], stdin_text: str | None) -> tuple[int, bool]:
+                   on_line: Callable[[str], None], stdin_text: str | None,
+                   leg: str | None) -> tuple[int, bool]:
         pumps = [_pump(child.stdout, on_line), _pump(child.stderr, console.write)]
         if stdin_text is not None:
             pumps.append(_feed(child.stdin, stdin_text))
@@ -111,6 +166,8 @@ class ChildRun:
             except subprocess.TimeoutExpired:
                 _kill_group(child.pid, signal.SIGKILL)
                 child.wait()
+        self.groups.discard(child.pid)  # what it left running is stopped before its output is awaited
+        self.groups.stop_strays(console.write, leg=leg)
         for pump in pumps:
             pump.join(PUMP_JOIN)
         return child.returncode, timed_out

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from adapters.fs_store import RECORD
 from adapters.providers import KILL_GRACE, PUMP_JOIN, close_all, script_descriptor
 from application.work import KILL_SEEN, Supervision
+from domain.run import RUN_TAG
 from domain.untrusted import RECORD_MAX_BYTES
 
 SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor.py")
@@ -46,6 +47,7 @@ def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str
             "record_max_bytes": RECORD_MAX_BYTES, "kill_seen": KILL_SEEN,
             # a queued run's slot is held by this process: its leg must not outlive it (issue 29)
             "die_with_runner": die_with_runner,
+            "run_tag": f"{RUN_TAG}={supervision.run_id}",
         }
         spec_fd = script_descriptor(json.dumps(spec), "li-supervision")
         made.append(spec_fd)

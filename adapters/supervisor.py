@@ -33,6 +33,9 @@ import stat
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # proctree, the one stdlib-only sibling
+import proctree  # noqa: E402 - the path comes first
+
 TYPE_CHECKING = False  # typing is not imported at run time: every import here is memory held
 if TYPE_CHECKING:
     from typing import Any
@@ -204,6 +207,25 @@ def _signal_group(pgid: int, signum: int) -> None:
         pass
 
 
+class Tree:
+    """Every process of the run besides this one: its descendants (this process is a child
+    subreaper, so what left the leg's session or group stays one) and what carries the run's tag."""
+
+    def __init__(self, tag: str | None) -> None:
+        self.me = os.getpid()
+        own = proctree.stat_of(str(self.me))
+        self.since = own[4] if own is not None else 0
+        self.tag = tag.encode() if tag else None
+
+    def alive(self) -> dict[int, int]:
+        return proctree.run_processes(self.me, self.tag, self.since) or {}
+
+    def signal(self, pgid: int, signum: int) -> None:
+        """The leg's group, then every other process of the run."""
+        _signal_group(pgid, signum)
+        proctree.signal_all(self.alive(), signum)
+
+
 def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
     """Start and watch the leg; (exit code or None when never started, timed out, cancelled,
     when the leg began on the monotonic clock)."""
@@ -236,6 +258,7 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
         _write_all(1, _failed_start(spec, report).encode())
         return 127, False, False, began
     streams = {out_r: Lines(1), err_r: Lines(1)}
+    tree = Tree(spec.get("run_tag"))
     timeout = spec["timeout"]
     deadline = None if timeout is None else began + timeout
     status: int | None = None
@@ -243,19 +266,36 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
     kill_at: float | None = None
     drain_until = 0.0
     next_look = began + (watch.interval or 0.0)
+    grace = float(spec["kill_grace"])
+    left: dict[int, int] = {}  # what of the run still lived after the leg's own process ended
+    left_stopped = left_killed = False
+    give_up = 0.0
 
     def stop(now: float) -> float:
-        _signal_group(pid, signal.SIGTERM)
-        return now + float(spec["kill_grace"])
+        tree.signal(pid, signal.SIGTERM)
+        return now + grace
 
     while True:
         now = time.monotonic()
-        if status is None:
-            done, raw = os.waitpid(pid, os.WNOHANG)
-            if done:
+        for child, raw in proctree.reap_children():  # the leg, and orphans of the run adopted here
+            if child == pid and status is None:
                 status, drain_until = raw, now + spec["pump_join"]
-        if status is not None and (not streams or now >= drain_until):
-            break
+        if status is not None:
+            left = tree.alive()  # the run is every process its work started: none may outlive its end
+            if left and not left_stopped:
+                left_stopped, give_up = True, now + grace + spec["pump_join"]
+                _write_all(1, f"li runner: stopping {len(left)} process(es) the work left running\n".encode())
+                proctree.signal_all(left, signal.SIGTERM)
+                kill_at = now + grace if kill_at is None else min(kill_at, now + grace)
+            if left and not left_killed and kill_at is not None and now >= kill_at:
+                left_killed = True
+                proctree.signal_all(left, signal.SIGKILL)
+            if left and left_stopped and now >= give_up:
+                _write_all(1, f"li runner: {len(left)} process(es) of the work could not be stopped: "
+                              f"{' '.join(map(str, sorted(left)))}\n".encode())
+                left = {}
+            if not left and (not streams or now >= drain_until):
+                break
         if _terms and not cancelled:  # li job kill signals the work too: it may have ended first
             cancelled = True
             if status is None:
@@ -268,11 +308,11 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
         if status is None and deadline is not None and not timed_out and not cancelled and now >= deadline:
             timed_out, kill_at = True, stop(now)
         if status is None and kill_at is not None and now >= kill_at:
-            _signal_group(pid, signal.SIGKILL)
+            tree.signal(pid, signal.SIGKILL)
             kill_at = None
         waits = [1.0]
         if status is not None:
-            waits.append(drain_until - now)
+            waits.append(0.05 if left else drain_until - now)
         else:
             if kill_at is not None:
                 waits.append(kill_at - now)
@@ -307,6 +347,7 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
 
 
 def main(argv: list[str]) -> int:
+    proctree.become_subreaper()  # the runner made itself one; kept across its exec, said again here
     spec_fd = int(argv[1])
     os.lseek(spec_fd, 0, os.SEEK_SET)
     spec = json.loads(_read_all(spec_fd, 1 << 26))

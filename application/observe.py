@@ -132,7 +132,7 @@ class Observer:
         seen = self.prober.observe(pid) if pid is not None and worth_probing(run.incarnation, pid, here) else None
         finding = judge(run.incarnation, pid, seen, here)
         if seen is not None and pid is not None and wants_session(finding):
-            seen = replace(seen, session=self.prober.session(pid))
+            seen = replace(seen, session=self.prober.session(pid, run.run_id))
             finding = judge(run.incarnation, pid, seen, here)
         return finding, seen
 

@@ -89,7 +89,7 @@ class WorkService:
 
     def __init__(self, store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],
                  after_end: AfterEnd | None = None, stop_children: Callable[[], None] | None = None,
-                 lock_attempts: int = 6, kill_watch: float | None = KILL_WATCH_SECONDS,
+                 stop_strays: Callable[[Callable[[str], None]], None] | None = None, lock_attempts: int = 6, kill_watch: float | None = KILL_WATCH_SECONDS,
                  outage: float = OUTAGE_SECONDS_DEFAULT) -> None:
         self.store = store
         self.files = files
@@ -97,6 +97,9 @@ class WorkService:
         self.providers = providers
         self.after_end = after_end or _no_hook
         self.stop_children = stop_children
+        # Before an end is recorded, every process of the run that outlived its legs is stopped
+        # (the run is every process its work started: none may live on once it reads terminal).
+        self.stop_strays = stop_strays
         self.lock_attempts = lock_attempts
         self.kill_watch = kill_watch
         self._cancelled = threading.Event()
@@ -206,7 +209,13 @@ class WorkService:
 
     def _conclude(self, run_id: str, request: RunRequest | None, outcomes: list[LegOutcome], error: str | None,
                   began: float, workspace: Workspace) -> Run | None:
-        """After the legs: the artifacts collected, the manifest written, the end recorded."""
+        """After the legs: what of the work still lives stopped, the artifacts collected, the
+        manifest written, the end recorded."""
+        if self.stop_strays is not None:
+            try:
+                self.stop_strays(lambda text: self._say(workspace, text))
+            except Exception as exc:  # noqa: BLE001 - the end is still recorded
+                self._say(workspace, f"li runner: the work's leftover processes were not looked for: {_why(exc)}\n")
         artifacts = self._collect(run_id, outcomes, workspace)
         end = decide(outcomes, self.cancelled, produced(artifacts, outcomes), error)
         self._write_manifest(run_id, request, outcomes, artifacts, self.clock.monotonic() - began, workspace)

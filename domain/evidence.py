@@ -72,6 +72,7 @@ class SessionMember:
     session: int
     create_time: float | None
     zombie: bool = False
+    tagged: bool = False  # outside the session, yet the run's: its runner's descendant, or it carries the run's tag
 
 
 @dataclass(frozen=True)
@@ -218,9 +219,10 @@ def members(incarnation: Incarnation, session: Sequence[SessionMember]) -> tuple
 
 
 def is_member(incarnation: Incarnation, process: SessionMember) -> bool:
-    """One process, judged alone: in the leader's session, started since the leader, not a zombie, not init."""
+    """One process, judged alone: in the leader's session (or shown the run's by its ancestry or
+    tag: `tagged`), started since the leader, not a zombie, not init."""
     born = incarnation.create_time
-    return (_is_pid(process.pid) and process.pid > 1 and process.session == incarnation.pid
+    return (_is_pid(process.pid) and process.pid > 1 and (process.session == incarnation.pid or process.tagged)
             and not process.zombie and _is_time(process.create_time) and _is_time(born)
             and process.create_time >= born - CREATE_TIME_TOLERANCE)
 

@@ -405,10 +405,10 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.pid,self.session,self.create_time,self.zombie,)==(other.pid,other.session,other.create_time,other.zombie,)
+   return (self.pid,self.session,self.create_time,self.zombie,self.tagged,)==(other.pid,other.session,other.create_time,other.zombie,other.tagged,)
   return NotImplemented
  return __eq__
-CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.pid,self.session,self.create_time,self.zombie,)==(other.pid,other.session,other.create_time,other.zombie,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.pid,self.session,self.create_time,self.zombie,self.tagged,)==(other.pid,other.session,other.create_time,other.zombie,other.tagged,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -980,9 +980,9 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.pid,self.e
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.pid,self.session,self.create_time,self.zombie,))
+  return hash((self.pid,self.session,self.create_time,self.zombie,self.tagged,))
  return __hash__
-CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.pid,self.session,self.create_time,self.zombie,))\n return __hash__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.pid,self.session,self.create_time,self.zombie,self.tagged,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -1502,9 +1502,9 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(pid={self.pid!r}, session={self.session!r}, create_time={self.create_time!r}, zombie={self.zombie!r})"
+  return self.__class__.__qualname__ + f"(pid={self.pid!r}, session={self.session!r}, create_time={self.create_time!r}, zombie={self.zombie!r}, tagged={self.tagged!r})"
  return __repr__
-CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(pid={self.pid!r}, session={self.session!r}, create_time={self.create_time!r}, zombie={self.zombie!r})"\n return __repr__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(pid={self.pid!r}, session={self.session!r}, create_time={self.create_time!r}, zombie={self.zombie!r}, tagged={self.tagged!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -2197,14 +2197,15 @@ def __create_fn__(_type_pid, _type_exists, _type_create_time, _type_zombie, _typ
  return __init__
 CODE["def __create_fn__(_type_pid, _type_exists, _type_create_time, _type_zombie, _type_access_denied, _type_error, _type_session, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_create_time, _dflt_zombie, _dflt_access_denied, _dflt_error, _dflt_session, _return_type):\n def __init__(self,pid:_type_pid,exists:_type_exists,create_time:_type_create_time=_dflt_create_time,zombie:_type_zombie=_dflt_zombie,access_denied:_type_access_denied=_dflt_access_denied,error:_type_error=_dflt_error,session:_type_session=_dflt_session)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'exists',exists)\n  __dataclass_builtins_object__.__setattr__(self,'create_time',create_time)\n  __dataclass_builtins_object__.__setattr__(self,'zombie',zombie)\n  __dataclass_builtins_object__.__setattr__(self,'access_denied',access_denied)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n  __dataclass_builtins_object__.__setattr__(self,'session',session)\n return __init__"] = __create_fn__.__code__
 
-def __create_fn__(_type_pid, _type_session, _type_create_time, _type_zombie, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_zombie, _return_type):
- def __init__(self,pid:_type_pid,session:_type_session,create_time:_type_create_time,zombie:_type_zombie=_dflt_zombie)->_return_type:
+def __create_fn__(_type_pid, _type_session, _type_create_time, _type_zombie, _type_tagged, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_zombie, _dflt_tagged, _return_type):
+ def __init__(self,pid:_type_pid,session:_type_session,create_time:_type_create_time,zombie:_type_zombie=_dflt_zombie,tagged:_type_tagged=_dflt_tagged)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'pid',pid)
   __dataclass_builtins_object__.__setattr__(self,'session',session)
   __dataclass_builtins_object__.__setattr__(self,'create_time',create_time)
   __dataclass_builtins_object__.__setattr__(self,'zombie',zombie)
+  __dataclass_builtins_object__.__setattr__(self,'tagged',tagged)
  return __init__
-CODE["def __create_fn__(_type_pid, _type_session, _type_create_time, _type_zombie, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_zombie, _return_type):\n def __init__(self,pid:_type_pid,session:_type_session,create_time:_type_create_time,zombie:_type_zombie=_dflt_zombie)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'session',session)\n  __dataclass_builtins_object__.__setattr__(self,'create_time',create_time)\n  __dataclass_builtins_object__.__setattr__(self,'zombie',zombie)\n return __init__"] = __create_fn__.__code__
+CODE["def __create_fn__(_type_pid, _type_session, _type_create_time, _type_zombie, _type_tagged, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_zombie, _dflt_tagged, _return_type):\n def __init__(self,pid:_type_pid,session:_type_session,create_time:_type_create_time,zombie:_type_zombie=_dflt_zombie,tagged:_type_tagged=_dflt_tagged)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'session',session)\n  __dataclass_builtins_object__.__setattr__(self,'create_time',create_time)\n  __dataclass_builtins_object__.__setattr__(self,'zombie',zombie)\n  __dataclass_builtins_object__.__setattr__(self,'tagged',tagged)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_provider, _type_model, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_model, _return_type):
  def __init__(self,provider:_type_provider,model:_type_model=_dflt_model)->_return_type:
@@ -2983,11 +2984,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('pid','session','create_time','zombie',):
+  if type(self) is cls or name in ('pid','session','create_time','zombie','tagged',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'pid\',\'session\',\'create_time\',\'zombie\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'pid\',\'session\',\'create_time\',\'zombie\',\'tagged\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -3639,11 +3640,11 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('pid','session','create_time','zombie',):
+  if type(self) is cls or name in ('pid','session','create_time','zombie','tagged',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'pid\',\'session\',\'create_time\',\'zombie\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'pid\',\'session\',\'create_time\',\'zombie\',\'tagged\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

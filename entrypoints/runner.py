@@ -31,6 +31,9 @@ def provider_environment(run_id: str, artifacts: str) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _remember_term)  # a SIGTERM before the work exists still cancels it
+    from adapters.proctree import become_subreaper
+
+    become_subreaper()  # what the work starts stays the run's (kept across the lean supervisor's exec)
     args = sys.argv[1:] if argv is None else argv
     waiting = _place_in_line()
     from entrypoints.dataclass_code import install

@@ -78,5 +78,6 @@ class SubmitSide(containers.DeclarativeContainer):
     # The runner adds the notices side's `send` as its after-end hook.
     work = providers.Factory(
         work_service, store=core.store, files=core.store, clock=core.clock, providers=provider_registry,
-        stop_children=child_groups.provided.terminate_all, outage=config.store_outage,
+        stop_children=child_groups.provided.terminate_all, stop_strays=child_groups.provided.stop_strays,
+        outage=config.store_outage,
     )

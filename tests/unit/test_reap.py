@@ -77,3 +77,17 @@ def test_an_ended_run_is_never_probed_or_touched(world: Any) -> None:
     ended = world.store.read(run.run_id)
     observed = world.container.reads.observer().observe(run.run_id)
     assert observed.finding is None and world.store.read(run.run_id) == ended
+
+
+def test_a_run_whose_runner_is_gone_but_whose_escaped_tool_lives_is_never_reaped_and_kill_reaches_it(
+        world: Any) -> None:
+    """Issue 24: an agent's shell tool in a session of its own, carrying the run's tag, is the run's."""
+    run = a_run(world.store, world.clock.now(), RunState.GONE)
+    assert run.incarnation is not None and run.incarnation.create_time is not None
+    world.prober.start(7001, create_time=run.incarnation.create_time + 1, run_id=run.run_id)
+    world.prober.start(7002, create_time=run.incarnation.create_time + 1, run_id="20990101T000000-ffffff")
+    observed = world.container.reads.observer().observe(run.run_id)
+    assert (observed.derivation.terminal, world.store.read(run.run_id).end_recorded) == (False, False)
+    killed = world.container.reads.killer().kill(run.run_id)
+    assert killed["action"] == "signalled"
+    assert {pid for pid, _ in world.signaller.signals} == {7001}  # never another run's tagged process

@@ -210,3 +210,24 @@ def test_a_session_finding_is_conclusive_only_when_no_member_lives(seen: Process
     if finding.code == "session_alive":
         assert finding.alive is True and members(OURS, seen.session or ()) != ()
         assert reap(started(), finding, NOW, {}) is None
+
+
+# -- issue 24: the run is every process its work started ------------------------------------------
+
+def test_a_process_outside_the_session_that_is_the_run_s_keeps_it_alive() -> None:
+    escaped = SessionMember(5001, 5001, BORN + 2, tagged=True)  # an agent's shell tool, in a session of its own
+    finding = judge(OURS, LEADER, gone(escaped), HERE)
+    assert (finding.code, finding.conclusive, finding.alive) == ("session_alive", False, True)
+    assert reap(started(), finding, NOW, {}) is None
+    assert members(OURS, (escaped,)) == (escaped,)
+
+
+def test_a_process_outside_the_session_not_shown_the_run_s_is_a_stranger() -> None:
+    stranger = SessionMember(5001, 5001, BORN + 2)
+    assert not is_member(OURS, stranger)
+    assert judge(OURS, LEADER, gone(stranger), HERE).conclusive
+
+
+def test_a_tagged_process_older_than_the_runner_or_a_zombie_is_not_the_run_s() -> None:
+    assert not is_member(OURS, SessionMember(5001, 5001, BORN - 5, tagged=True))
+    assert not is_member(OURS, SessionMember(5001, 5001, BORN + 2, zombie=True, tagged=True))

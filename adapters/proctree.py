@@ -1,0 +1,164 @@
+"""The processes of a run, from /proc: standard library only (the lean supervisor imports it too).
+
+A run is every process its work started (issue 24). An agent CLI starts its shell tool in a
+session of its own, so the runner's session alone misses it; what still ties such a process to
+the run is
+- ancestry: the runner and the lean supervisor are child subreapers (`become_subreaper`), so a
+  process whose parent exits is re-parented to the run's head instead of to init, and every
+  process the work started stays a descendant of the run's pid while that pid lives;
+- the tag: the run's id in the environment the kernel kept at exec (`/proc/PID/environ`,
+  `LI_RUN_ID=<run>`), which a process of another user cannot read and no process can rewrite
+  after its exec — what still names the work when the run's head is gone.
+
+Nothing here trusts a pid for long: a process is named by (pid, start ticks), and it is
+signalled through a pidfd opened first and re-checked against that start (`signal_all`), so a
+pid reused in between is never hit. Zombies count as gone.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing is not imported at run time: the lean supervisor holds every import
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    Stat = tuple[str, int, int, int, int]  # state, ppid, pgrp, session, start ticks
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make this process a child subreaper (Linux prctl; kept across exec); False where it cannot be."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError, ImportError):
+        return False
+
+
+def stat_of(pid: str) -> Stat | None:
+    """(state, ppid, pgrp, session, start ticks) of /proc/<pid>/stat, or None when it is gone."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)  # unbuffered: a scan reads hundreds
+        try:
+            raw = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        fields = raw.rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19])
+    except (OSError, IndexError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def table() -> Iterator[tuple[int, Stat]] | None:
+    """Every process /proc shows, with its stat; None when /proc cannot be listed."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    return ((int(entry), stat) for entry in entries
+            if entry.isdigit() and (stat := stat_of(entry)) is not None)
+
+
+def carries(pid: int, tag: bytes) -> bool:
+    """True when the environment the kernel kept at the process's exec holds `tag` (`NAME=value`)."""
+    try:
+        fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        parts = []
+        while True:
+            part = os.read(fd, 1 << 16)
+            if not part:
+                break
+            parts.append(part)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return tag in b"".join(parts).split(b"\0")
+
+
+def zombie(state: str) -> bool:
+    return state in ("Z", "X")
+
+
+def run_processes(head: int, tag: bytes | None, since: int = 0) -> dict[int, int] | None:
+    """The live processes of a run other than `head`: pid -> start ticks. Each is a descendant of
+    `head`, or carries `tag` and started at or after `since` ticks. None when /proc is unreadable."""
+    rows = table()
+    if rows is None:
+        return None
+    stats = {pid: stat for pid, stat in rows if not zombie(stat[0])}
+    children: dict[int, list[int]] = {}
+    for pid, stat in stats.items():
+        children.setdefault(stat[1], []).append(pid)
+    found: dict[int, int] = {}
+    todo = list(children.get(head, ()))
+    while todo:
+        pid = todo.pop()
+        if pid in found or pid == head:
+            continue
+        found[pid] = stats[pid][4]
+        todo.extend(children.get(pid, ()))
+    if tag is not None:
+        me = os.getpid()
+        for pid, stat in stats.items():
+            if pid not in found and pid not in (head, me) and stat[4] >= since and carries(pid, tag):
+                found[pid] = stat[4]
+    return found
+
+
+def signal_all(found: dict[int, int], signum: int) -> int:
+    """Signal each (pid, start ticks) still that very process, through a pidfd; how many were."""
+    import signal  # only a stop signals: its enums cost a read about 1 ms
+
+    sent = 0
+    for pid, start in found.items():
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            continue  # gone already (or no pidfds: nothing is signalled unverified)
+        try:
+            now = stat_of(str(pid))
+            if now is None or zombie(now[0]) or now[4] != start:
+                continue
+            signal.pidfd_send_signal(pidfd, signum)
+            sent += 1
+        except OSError:
+            continue
+        finally:
+            os.close(pidfd)
+    return sent
+
+
+def reap_children() -> list[tuple[int, int]]:
+    """Collect every ended child of this process (adopted orphans come here as a subreaper's): the
+    (pid, wait status) of each. Only for a process that waits for no child otherwise."""
+    done: list[tuple[int, int]] = []
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return done
+        if pid == 0:
+            return done
+        done.append((pid, status))
+
+
+def reap_adopted(spare: set[int]) -> int:
+    """Collect the ended children of this process that are not in `spare` (the children another
+    part of it waits for itself, such as a `subprocess.Popen`'s): how many were."""
+    me, reaped = os.getpid(), 0
+    for pid, stat in table() or ():
+        if stat[1] == me and zombie(stat[0]) and pid not in spare:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+                reaped += 1
+            except ChildProcessError:
+                continue
+    return reaped
