@@ -1,7 +1,8 @@
 """Process-incarnation evidence: `judge()` maps what a probe saw to a finding (ADR-0107).
 
 A run is its runner's whole session (the runner leads it; provider legs run in process groups
-of their own inside it). The leader alone never proves the run gone: while any member of the
+of their own inside it), plus every process that left the session but is still the run's — its
+runner's descendant or carrying the run's tag (`SessionMember.tagged`; docs/architecture.md). The leader alone never proves the run gone: while any member of the
 session lives, the run is alive. Members are told from strangers by session id and start time,
 which is sound because Linux never hands out a pid that a live process still uses as its
 process-group or session id.
