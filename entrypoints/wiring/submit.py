@@ -54,12 +54,13 @@ def submitter(store: RunRecords, files: RunFiles, spawner: Spawner, prober: Proc
 
 def work_service(store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],
                  stop_children: Callable[[], None], outage: float, after_end: AfterEnd | None = None,
-                 kill_watch: float | None | Literal["default"] = "default") -> WorkService:
+                 kill_watch: float | None | Literal["default"] = "default",
+                 stop_strays: Callable[[Callable[[str], None]], None] | None = None) -> WorkService:
     """`kill_watch` None: no kill watch; "default": the work's own period."""
     from application.work import KILL_WATCH_SECONDS, WorkService
 
     return WorkService(store=store, files=files, clock=clock, providers=providers, after_end=after_end,
-                       stop_children=stop_children, outage=outage,
+                       stop_children=stop_children, stop_strays=stop_strays, outage=outage,
                        kill_watch=KILL_WATCH_SECONDS if kill_watch == "default" else kill_watch)
 
 
