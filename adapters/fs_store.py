@@ -34,7 +34,7 @@ from adapters.confined import (
     same_folder,
     write_atomic,
 )
-from application.ports import RunNotFound, StoreBusy, StoreRefused, WorkFolderRefused
+from application.ports import NotStoreOwner, RunNotFound, StoreBusy, StoreRefused, WorkFolderRefused
 from domain.availability import (
     MALFORMED,
     MISSING,
@@ -77,12 +77,26 @@ class FsRunStore:
 
     # -- the folders: $LI_HOME, runs/, runs/<id>/ -------------------------------------------------
 
+    def _require_owner(self) -> None:
+        """NotStoreOwner unless this process's effective uid owns `$LI_HOME` (a store not made
+        yet is the maker's): every write goes through here first, so a reader of another user's
+        store (root included) never leaves a file, a reap or a notice behind."""
+        try:
+            owner = os.stat(self.home).st_uid
+        except OSError:
+            return  # no store yet (or none to reach): the write itself says what is wrong
+        euid = os.geteuid()
+        if owner != euid:
+            raise NotStoreOwner(self.home, owner, euid)
+
     def _runs_fd(self, create: bool = False) -> int:
         """A descriptor of `runs/`; FileNotFoundError when there is no store yet (and `create` is off).
 
         Anything else that stops it being opened is StoreRefused: an environment fault, never
         "no such run".
         """
+        if create:
+            self._require_owner()
         try:
             if create:
                 os.makedirs(os.path.dirname(self.home), exist_ok=True)
@@ -154,6 +168,7 @@ class FsRunStore:
 
     def discard(self, run_id: str) -> None:
         try:
+            self._require_owner()
             runs = self._runs_fd()
         except (FileNotFoundError, StoreRefused):
             return
@@ -164,6 +179,7 @@ class FsRunStore:
 
     def create(self, run: Run) -> Run:
         first = run.evolve(generation=1)
+        self._require_owner()
         try:
             with self._locked(run.run_id, 10.0) as folder:
                 _write_record(folder, first)
@@ -180,6 +196,7 @@ class FsRunStore:
             return _read_record(folder, run_id)
 
     def update(self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0) -> Run | None:
+        self._require_owner()
         try:
             with self._locked(run_id, lock_timeout) as folder:
                 current = _read_record(folder, run_id)
@@ -240,6 +257,7 @@ class FsRunStore:
     def write_text(self, run_id: str, name: str, text: str) -> None:
         """Write `name` (one optional subfolder, e.g. `artifacts/x.md`) atomically, confined to the run."""
         *folders, leaf = _parts(name)
+        self._require_owner()
         try:
             with self._run(run_id) as (_, folder), _descend(folder, folders, create=True) as inner:
                 write_atomic(inner, leaf, text.encode("utf-8", "surrogateescape"))
@@ -256,9 +274,10 @@ class FsRunStore:
         """Make the run's `artifacts/` (0700) and return its path for the work's environment."""
         where = os.path.join(self.run_dir(run_id), ARTIFACTS)
         try:
+            self._require_owner()
             with self._run(run_id) as (_, folder):
                 os.close(make_folder(ARTIFACTS, folder))
-        except (OSError, RecordUnusable) as exc:
+        except (OSError, RecordUnusable, StoreRefused) as exc:
             raise WorkFolderRefused(f"cannot make {ARTIFACTS}/: {_why(exc)}", where) from exc
         return where
 
@@ -285,6 +304,7 @@ class FsRunStore:
     @contextmanager
     def console_sink(self, run_id: str) -> Iterator[int]:
         """A descriptor appending to the run's console (0600, never through a link), for the runner."""
+        self._require_owner()
         try:
             with self._run(run_id) as (_, folder):
                 fd = open_file(CONSOLE, folder, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
@@ -363,6 +383,7 @@ class FsRunStore:
         """
         name = _checked(run_id)
         trash = f"{TRASH}{run_id}-{os.urandom(4).hex()}"
+        self._require_owner()
         try:
             with closing(self._runs_fd()) as runs:
                 os.rename(name, trash, src_dir_fd=runs, dst_dir_fd=runs)
@@ -378,6 +399,7 @@ class FsRunStore:
         """Delete the trash of removals that were interrupted (a prune killed before it deleted)."""
         mine = {name for names in self._retired.values() for name in names}
         try:
+            self._require_owner()
             with closing(self._runs_fd()) as runs:
                 names = os.listdir(runs)
                 _delete(runs, [n for n in names if n.startswith(TRASH) and n not in mine])

@@ -26,7 +26,7 @@ class CommandNotifier:
         if not argv:
             return _failed("unknown", "the notify command is empty")
         body = json.dumps(dict(payload), ensure_ascii=False, sort_keys=True).encode("utf-8")
-        with tempfile.TemporaryFile() as errors:
+        with _scratch() as errors:
             try:
                 child = subprocess.Popen(
                     list(argv), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errors,
@@ -52,6 +52,17 @@ class CommandNotifier:
         if code < 0:
             return _failed("signalled", f"killed by {_signal_name(-code)}", exit_code=code)
         return _failed("nonzero_exit", _tail(errors) or f"exited {code}", exit_code=code)
+
+
+def _scratch() -> Any:
+    """Where the command's stderr goes: an anonymous memory file (Linux), never a file on disk
+    outside the store; a temporary file only where memfd does not exist."""
+    if hasattr(os, "memfd_create"):
+        try:
+            return open(os.memfd_create("li-notice-stderr", os.MFD_CLOEXEC), "w+b")
+        except OSError:
+            pass
+    return tempfile.TemporaryFile()
 
 
 def _failed(failure_class: str, error: str, exit_code: int | None = None) -> NoticeResult:

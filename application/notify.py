@@ -66,12 +66,21 @@ class Notices:
         self._record(run_id, lambda current: _settle(current, result))
 
     def deliver_claimed(self, run_id: str) -> None:
-        """The detached sender's half: deliver a claim whose outcome is still unknown."""
+        """The detached sender's half: deliver a claim whose outcome is still unknown.
+
+        The record is read under the run's lock, the one way that refuses a reader who is not the
+        store's owner (issue 25): a notice is only ever delivered with the owner's rights."""
+        held: list[Run] = []
+
+        def look(current: Run) -> None:
+            held.append(current)
+
         try:
-            run = self.store.read(run_id)
-        except (RunNotFound, RecordUnusable, OSError):
+            self.store.update(run_id, look, self.lock_timeout)
+        except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
             return
-        if run.delivery == UNKNOWN_OUTCOME and run.notify:
+        run = held[-1] if held else None
+        if run is not None and run.delivery == UNKNOWN_OUTCOME and run.notify:
             self.deliver(run)
 
     def _record(self, run_id: str, change: Change) -> Run | None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from application.ports import (
     Clock,
     Cluster,
+    NotStoreOwner,
     ProcessProber,
     RunNotFound,
     RunRecords,
@@ -23,7 +24,13 @@ from domain.evidence import (
     wants_session,
     worth_probing,
 )
-from domain.lifecycle import PREPARING_THRESHOLD_SECONDS, Derivation, Resolution, resolve
+from domain.lifecycle import (
+    NOT_STORE_OWNER,
+    PREPARING_THRESHOLD_SECONDS,
+    Derivation,
+    Resolution,
+    resolve,
+)
 from domain.run import SLURM, RecordUnusable, Run
 
 if TYPE_CHECKING:
@@ -76,18 +83,26 @@ class Observer:
         followed by one fresh observation, so a loser reports what the winner published.
         """
         here = self.prober.host()
+        withheld: str | None = None
         for _attempt in range(2):
             run = self.store.read(run_id)
             finding, seen = self._probe(run, here, probe_ended)
             if finding is None or self._resolve(run, finding).reap is None:
                 break
-            published, moved = self._try_reap(run, finding, seen, here)
+            try:
+                published, moved = self._try_reap(run, finding, seen, here)
+            except NotStoreOwner:
+                withheld = NOT_STORE_OWNER  # only the store's owner reaps (issue 25): said, not done
+                break
             run = published or run
             if not moved:
                 break
         # The record as it now stands: ended by the reap just published, or as read when no reap
         # was due or it could not be published (an end that was not written is never reported).
-        return Observed(run, finding, self._resolve(run, finding).as_read)
+        derivation = self._resolve(run, finding).as_read
+        if withheld is not None:
+            derivation = replace(derivation, reap_withheld=withheld)
+        return Observed(run, finding, derivation)
 
     def _resolve(self, run: Run, finding: Finding | None, evidence: dict[str, object] | None = None) -> Resolution:
         return resolve(run, finding, self.clock.now(), evidence=evidence,
@@ -159,6 +174,8 @@ class Observer:
 
         try:
             published = self.store.update(judged.run_id, change, self.reap_lock_timeout)
+        except NotStoreOwner:
+            raise
         except (StoreBusy, StoreRefused):
             return None, False  # untouched; the next observation retries
         if published is not None and self.on_reaped is not None:

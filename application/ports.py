@@ -29,6 +29,18 @@ class StoreRefused(Exception):
     """The store refused a write (read-only, full disk, permissions); nothing was published."""
 
 
+class NotStoreOwner(StoreRefused):
+    """The store is another user's: li acts on a store only as its owner (issue 25), so a reader
+    whose effective uid is not the owner's (root included) only reads: nothing is written, no
+    end is reaped, no notice is delivered. `owner` and `euid` name both sides."""
+
+    def __init__(self, home: str, owner: int, euid: int) -> None:
+        super().__init__(f"the store {home} belongs to uid {owner}, not to this uid {euid}: li acts on a "
+                         f"store only as its owner, so nothing is written")
+        self.owner = owner
+        self.euid = euid
+
+
 class StoreUnavailable(StoreRefused):
     """The store did not answer: its server is down or restarting, the connection dropped, a
     statement or lock timeout ran out. Nothing was published, and a later attempt may succeed

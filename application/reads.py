@@ -43,6 +43,7 @@ from domain.wire import (
     ListRow,
     OutputData,
     RowError,
+    RunnerEnd,
     StatusData,
 )
 
@@ -162,6 +163,7 @@ class RunReads:
             agents=agents_of(self.files, run_id),
             **{k: v for k, v in person_fields(run).items() if k in ("model", "exit_code", "started_at")},
             retry_of=retry_of(run), job=BatchJob.of(run), queue_position=self.queue_position(run, d.status),
+            runner_end=RunnerEnd.of(run),
         ).to_wire()
 
     def queue_position(self, run: Run, status: str) -> int | None:

@@ -27,7 +27,7 @@ from domain.contract import ContractError
 from domain.ending import EXIT_DECIDES, End, decide, leg_status
 from domain.lifecycle import classify
 from domain.request import Leg, RunRequest, invalid
-from domain.run import RecordUnusable, Run, iso
+from domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
 
 AfterEnd = Callable[[Run], None]
 
@@ -340,17 +340,34 @@ class WorkService:
     def _finish(self, run_id: str, end: End, workspace: Workspace) -> Run | None:
         now = iso(self.clock.now())
         mine: list[Run] = []
+        found: list[Run] = []
 
         def change(current: Run) -> Run | None:
+            reason = "kill_requested" if end.status == "cancelled" and current.kill_requested_at else end.reason_code
             if current.end_recorded:
                 if current.terminal_source == "runner" and current.finished_at == now:
                     mine.append(current)  # this end, written by an attempt whose answer was lost
-                return None  # an end is already recorded (a reap); never relabel it
-            reason = "kill_requested" if end.status == "cancelled" and current.kill_requested_at else end.reason_code
+                    return None
+                if current.runner_end is not None:
+                    return None  # already said, by an attempt whose answer was lost
+                # An end this runner did not write, while it was alive to write its own: never
+                # relabelled, never kept silently either (issue 25). What the runner saw is
+                # recorded beside it, for every reader to show.
+                found.append(current)
+                return current.evolve(runner_end={
+                    "status": end.status, "outcome": classify(end.status), "exit_code": end.exit_code,
+                    "reason_code": END_NOT_WRITTEN_BY_RUNNER, "work_reason_code": reason, "finished_at": now,
+                    "found": {"status": current.status, "outcome": current.outcome,
+                              "exit_code": current.exit_code, "terminal_source": current.terminal_source}})
             return current.evolve(status=end.status, outcome=classify(end.status), reason_code=reason,
                                   exit_code=end.exit_code, finished_at=now, terminal_source="runner")
 
         ended = self._update(run_id, change, workspace)
+        if found:
+            self._say(workspace, f"li runner: the work ended {end.status} (exit {end.exit_code}), but the record "
+                                 f"already held an end this runner did not write ({found[-1].status}); "
+                                 f"recorded as runner_end ({END_NOT_WRITTEN_BY_RUNNER})\n")
+            return None  # not this runner's end: no notice of it, and the runner does not exit by it
         if ended is None and mine:
             ended = mine[-1]
         if ended is not None:

@@ -105,6 +105,9 @@ class Finding:
     code: str
     alive: bool | None
     local: bool = True
+    # A process is there but the record cannot say it is the run's (no host id, no create time):
+    # `alive` is then null (issue 25), and still no evidence the run stopped.
+    present: bool = False
 
     @property
     def conclusive(self) -> bool:
@@ -157,7 +160,7 @@ def judge(
     if incarnation is None or incarnation.host_id is None:
         if pid is None:
             return Finding(NO_PROCESS_RECORDED, None)
-        return Finding(IDENTITY_NOT_RECORDED, _advisory_alive(seen))
+        return _unattributable(IDENTITY_NOT_RECORDED, seen)
     if here.host_id is None:
         return Finding(IDENTITY_UNREADABLE, None, local=False)  # cannot tell ours from another's
     if incarnation.host_id != here.host_id:
@@ -182,10 +185,18 @@ def _is_time(value: object) -> TypeGuard[float]:
     return math.isfinite(value)
 
 
+def _unattributable(code: str, seen: ProcessObservation | None) -> Finding:
+    alive = _advisory_alive(seen)
+    return Finding(code, alive, present=alive is None and seen is not None)
+
+
 def _advisory_alive(seen: ProcessObservation | None) -> bool | None:
+    """Liveness where the record cannot tell the run's process from a stranger (no host id, no
+    create time): a pid absent is not alive; a process there may be anyone's, so null, never
+    true (issue 25)."""
     if seen is None or seen.error is not None or seen.access_denied:
         return None
-    return seen.exists and not seen.zombie
+    return None if seen.exists and not seen.zombie else False
 
 
 def _judge_local(incarnation: Incarnation, seen: ProcessObservation | None) -> Finding:
@@ -258,9 +269,9 @@ def _judge_leader(incarnation: Incarnation, seen: ProcessObservation | None) -> 
     if seen.access_denied:
         return Finding(ACCESS_DENIED, None)
     if not _is_time(incarnation.create_time):
-        return Finding(IDENTITY_NOT_RECORDED, _advisory_alive(seen))
+        return _unattributable(IDENTITY_NOT_RECORDED, seen)
     if not _is_time(seen.create_time):
-        return Finding(IDENTITY_UNREADABLE, _advisory_alive(seen))
+        return _unattributable(IDENTITY_UNREADABLE, seen)
     if abs(seen.create_time - incarnation.create_time) > CREATE_TIME_TOLERANCE:
         return Finding(PID_RECYCLED, False)
     if seen.zombie:

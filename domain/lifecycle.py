@@ -61,6 +61,9 @@ class Derivation:
     stopped: bool
     aged_preparing: bool
     age_seconds: float
+    # Why an end this look found due was not published (issue 25): `not_store_owner` when the
+    # reader is not the store's owner, who alone reaps. None when nothing was held back.
+    reap_withheld: str | None = None
 
 
 def age_of(run: Run, now: datetime) -> float:
@@ -89,13 +92,16 @@ def derive(
             run.job_id is None or (finding is not None and finding.code == JOB_UNKNOWN))
         return Derivation(status=run.status, terminal=False, outcome=None, reason_code=None, alive=alive,
                           possibly_orphaned=aged, stopped=False, aged_preparing=aged, age_seconds=age)
-    stopped = finding is not None and finding.local and finding.alive is not True
+    stopped = finding is not None and finding.local and finding.alive is not True and not finding.present
     if run.executor == SLURM and (finding is None or finding.code != JOB_ENDED):
         stopped = False  # a job queued, unknown or unreachable is no evidence its runner stopped
     # "exited" only where the process is established not alive; denied or unreadable stays verbatim.
     status = "exited" if stopped and alive is False else run.status
     return Derivation(status=status, terminal=False, outcome=None, reason_code=None, alive=alive,
                       possibly_orphaned=stopped, stopped=stopped, aged_preparing=False, age_seconds=age)
+
+
+NOT_STORE_OWNER: Final = "not_store_owner"  # a reap withheld: the reader does not own the store
 
 
 def recorded_outcome(run: Run) -> Outcome | None:

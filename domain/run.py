@@ -78,6 +78,10 @@ class Incarnation:
     restart_count: int | None = None
 
 
+# Issue 25: the reason of a `runner_end` — the recorded end is not the one the runner wrote.
+END_NOT_WRITTEN_BY_RUNNER = "end_not_written_by_runner"
+
+
 # The executors a run may be submitted to (issue 17): `local` (a detached child of the submitter,
 # the default) or `slurm` (a batch job the runner is started in).
 LOCAL = "local"
@@ -149,6 +153,10 @@ class Run:
     executor: str | None = None  # `slurm` for a batch job; None (local) for a detached child
     engine: Engine | None = None  # the batch job, once the scheduler accepted it
     queue: str | None = None  # the queue the run waits in for a slot (issue 29); None: no limited queue
+    # Issue 25: the end the runner saw the work reach, recorded beside an end it found already
+    # written and did not write (a forgery by work that could reach the store, or a wrong reap):
+    # {status, outcome, exit_code, reason_code: END_NOT_WRITTEN_BY_RUNNER, finished_at, found}.
+    runner_end: dict[str, Any] | None = None
 
     @property
     def job_id(self) -> str | None:
@@ -245,6 +253,8 @@ def _check_types(run: Run) -> None:
             raise RecordUnusable("malformed", f"bad timestamp {stamp!r}: {exc}") from exc
         if moment is not None and moment.tzinfo is None:
             raise RecordUnusable("malformed", f"timestamp {stamp!r} has no UTC offset")
+    if run.runner_end is not None and not isinstance(run.runner_end, dict):
+        raise RecordUnusable("malformed", "runner_end must be an object")
     if run.executor is not None and run.executor not in EXECUTORS:
         raise RecordUnusable("malformed", f"executor {run.executor!r} is not one li knows")
     engine = run.engine

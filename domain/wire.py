@@ -192,6 +192,9 @@ class Lifecycle(Wire):
     # Added in v1 without a version bump (D2, issue 29): the queue the run was submitted to; null
     # for a run of no limited queue (and for a record from before queues).
     queue: str | None = None
+    # Added in v1 without a version bump (D2), issue 25: why an end this reader found due was not
+    # published — `not_store_owner`: li acts on a store only as its owner, who will reap it.
+    reap_withheld: str | None = None
 
     @staticmethod
     def of(run: Run, d: Derivation) -> Lifecycle:
@@ -200,6 +203,7 @@ class Lifecycle(Wire):
             run_id=run.run_id, kind=run.kind, label=run.label, status=d.status, terminal=d.terminal,
             outcome=d.outcome, reason_code=d.reason_code, possibly_orphaned=d.possibly_orphaned,
             spawn_state=run.spawn_state, submitted_at=run.submitted_at, host=run.host, queue=run.queue,
+            reap_withheld=d.reap_withheld,
         )
 
     @staticmethod
@@ -246,6 +250,38 @@ class BatchJob(Wire):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RunnerEnd(Wire):
+    """Issue 25: the end the runner saw, beside a recorded end it did not write (`reason_code`
+    `end_not_written_by_runner`): the work's real status, outcome and exit code, and what it found."""
+
+    status: str | None
+    outcome: str | None
+    exit_code: int | None
+    reason_code: str | None
+    finished_at: str | None
+    found_status: str | None = None
+    found_terminal_source: str | None = None
+
+    @staticmethod
+    def of(run: Run) -> RunnerEnd | None:
+        raw = run.runner_end
+        if not isinstance(raw, dict):
+            return None
+        inner = raw.get("found")
+        found: dict[str, Any] = inner if isinstance(inner, dict) else {}
+
+        def text(value: object) -> str | None:
+            return value[:200] if isinstance(value, str) else None
+
+        code = raw.get("exit_code")
+        return RunnerEnd(status=text(raw.get("status")), outcome=text(raw.get("outcome")),
+                         exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+                         reason_code=text(raw.get("reason_code")), finished_at=text(raw.get("finished_at")),
+                         found_status=text(found.get("status")),
+                         found_terminal_source=text(found.get("terminal_source")))
+
+
+@dataclass(frozen=True, kw_only=True)
 class StatusData(Lifecycle):
     """`li job status RUN_ID` (D4, D6, D7, D9): derivations, advisory liveness, read-derived fields."""
 
@@ -266,6 +302,8 @@ class StatusData(Lifecycle):
     # additive (D2, issue 29): 1 for the next of its queue to start, while the run is `queued`;
     # null otherwise, and when the store could not tell
     queue_position: int | None = None
+    # additive (D2), issue 25: the runner's own end beside a recorded end it did not write
+    runner_end: RunnerEnd | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -311,6 +349,7 @@ class Row(Wire):
     submitted_at: str | None
     host: str | None = None  # added in v1 without a version bump (D2), as on Lifecycle
     queue: str | None = None  # added in v1 without a version bump (D2), as on Lifecycle
+    reap_withheld: str | None = None  # added in v1 (D2, issue 25), as on Lifecycle
     error: RowError | None
 
     @classmethod

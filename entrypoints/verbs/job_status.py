@@ -35,6 +35,14 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     ]
     if data["reason_code"]:
         lines.append(f"  reason     {data['reason_code']}")
+    if data.get("reap_withheld"):
+        lines.append(f"  not ended  its end is not recorded by this reader ({data['reap_withheld']}): only the "
+                     f"store's owner records it")
+    seen = data.get("runner_end")
+    if isinstance(seen, dict):
+        lines.append(f"  NOT SO     the runner saw the work end {seen.get('status')} (outcome {seen.get('outcome')}, "
+                     f"exit {seen.get('exit_code')}); the end recorded above is not the one it wrote "
+                     f"({seen.get('reason_code')})")
     if data.get("retry_of"):
         lines.append(f"  retry of   {data['retry_of']}")
     if data.get("model"):

@@ -138,3 +138,18 @@ def test_liveness_is_reported_as_advisory_beside_a_recorded_end() -> None:
 
 def test_age_is_measured_from_submission() -> None:
     assert derive(run("running"), None, NOW).age_seconds == 30.0
+
+
+def test_a_live_pid_the_record_cannot_attribute_is_alive_null_never_true() -> None:
+    """Issue 25 item 8: no host id, or no create time, and a process at the pid: alive is null
+    (it may be anyone's), and it is still no evidence the run stopped."""
+    from domain.evidence import HostFacts, ProcessObservation, judge
+    from domain.run import Incarnation
+
+    here = HostFacts(host_id="h", boot_id="b")
+    seen = ProcessObservation(pid=42, exists=True, create_time=5.0)
+    for incarnation in (None, Incarnation("h", "b", 42, None, 42), Incarnation(None, "b", 42, 5.0, 42)):
+        finding = judge(incarnation, 42, seen, here)
+        assert (finding.code, finding.alive, finding.present) == (IDENTITY_NOT_RECORDED, None, True)
+    gone = judge(None, 42, ProcessObservation(pid=42, exists=False), here)
+    assert (gone.alive, gone.present) == (False, False)

@@ -91,3 +91,28 @@ def test_a_run_whose_runner_is_gone_but_whose_escaped_tool_lives_is_never_reaped
     killed = world.container.reads.killer().kill(run.run_id)
     assert killed["action"] == "signalled"
     assert {pid for pid, _ in world.signaller.signals} == {7001}  # never another run's tagged process
+
+
+class NotMine:
+    """A store another user owns, as the filesystem store answers a reader that is not its owner."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def read(self, run_id: str) -> Any:
+        return self.inner.read(run_id)
+
+    def update(self, run_id: str, change: Any, lock_timeout: float = 10.0) -> Any:
+        from application.ports import NotStoreOwner
+
+        raise NotStoreOwner("/store", 65534, 0)
+
+
+def test_a_reader_that_does_not_own_the_store_never_reaps_and_says_why(world: Any) -> None:
+    """Issue 25 item 5: the orphan stays non-terminal, with the reason, and nothing is sent."""
+    run = a_run(world.store, world.clock.now(), RunState.GONE)
+    reaped: list[str] = []
+    observed = counting_observer(world, NotMine(world.store), reaped).observe(run.run_id)
+    d = observed.derivation
+    assert (d.terminal, d.outcome, d.possibly_orphaned, d.reap_withheld) == (False, None, True, "not_store_owner")
+    assert reaped == [] and world.store.read(run.run_id) == run

@@ -173,6 +173,29 @@ def test_an_end_already_recorded_is_never_relabelled(world) -> None:
     assert world.store.read(run_id).status == "exited"
 
 
+def test_an_end_the_runner_did_not_write_is_kept_but_never_silently(world) -> None:
+    """Issue 25 item 7: work that reached the store forged a success; the runner saw exit 3."""
+    setup(world, claude=lambda prompt, model: ProviderResult(3, answer=None))
+    run_id = submitted(world, agent())
+    world.store.update(run_id, lambda r: r.evolve(status="completed", outcome="succeeded", exit_code=0,
+                                                  terminal_source="runner",
+                                                  finished_at="2026-07-25T17:50:12.000000+00:00"))
+    hooked = []
+    ended, console = perform(world, run_id, hook=hooked.append)
+    assert ended is None and hooked == []
+    run = world.store.read(run_id)
+    assert (run.status, run.outcome, run.exit_code) == ("completed", "succeeded", 0)  # never relabelled
+    assert run.runner_end is not None
+    assert (run.runner_end["status"], run.runner_end["outcome"], run.runner_end["exit_code"],
+            run.runner_end["reason_code"]) == ("failed", "failed", 3, "end_not_written_by_runner")
+    assert run.runner_end["found"]["status"] == "completed"
+    assert "did not write" in console
+    status = world.container.reads.reads().status(run_id)
+    assert status["runner_end"]["exit_code"] == 3 and status["runner_end"]["found_status"] == "completed"
+    perform(world, run_id)  # said once: a second attempt changes nothing
+    assert world.store.read(run_id).runner_end == run.runner_end
+
+
 def test_an_unreadable_request_still_ends_the_run_failed(world) -> None:
     setup(world)
     run_id = submitted(world, agent())
