@@ -9,7 +9,7 @@ from application.ports import Clock, RunNotFound, RunRecords, StoreBusy, StoreRe
 from domain.contract import ContractError, ErrorKind
 from domain.run import RecordUnusable, Run, parse_iso
 from domain.vocabulary import RECORD_UNUSABLE
-from domain.wire import PruneData, PruneKept
+from domain.wire import PruneData, PruneKept, RemoveData
 
 SECONDS_PER_DAY = 86400.0
 # How long after its end a run whose notice has not settled is kept: far past the notice
@@ -91,14 +91,44 @@ class Pruner:
             return report.removed.append(run_id)
         self._remove(run_id, older_than_days, report)
 
-    def _remove(self, run_id: str, older_than_days: float, report: PruneData) -> None:
+    def remove_named(self, run_ids: list[str], force: bool = False) -> RemoveData:
+        """`li job rm RUN...`: every named run must exist and have recorded an end, or nothing is
+        removed (not_found / conflict, naming the run; a live one gets the kill hint, `force` or
+        not). `force` removes an ended run whose terminal notice is still being delivered."""
+        now = self.clock.now()
+        wanted = list(dict.fromkeys(run_ids))
+        for run_id in wanted:
+            try:
+                observed = self.observer.observe(run_id)  # may reap a conclusive orphan to its end
+            except RunNotFound:
+                raise ContractError(ErrorKind.NOT_FOUND, f"no run {run_id}", {"run_id": run_id}) from None
+            except RecordUnusable as exc:
+                raise ContractError(ErrorKind.CONFLICT, f"the record of {run_id} cannot be used "
+                                    f"({exc.reason_code}: {exc.detail}); li job prune says what it keeps",
+                                    {"run_id": run_id, "reason_code": RECORD_UNUSABLE}) from None
+            if not observed.derivation.terminal:
+                raise ContractError(ErrorKind.CONFLICT, f"{run_id} has not ended (status "
+                                    f"{observed.derivation.status}); only ended runs are removed — stop it "
+                                    f"first: li job kill {run_id}",
+                                    {"run_id": run_id, "reason_code": NOT_ENDED, "status": observed.derivation.status})
+            if not force and notice_in_flight(observed.run, now):
+                raise ContractError(ErrorKind.CONFLICT, f"the terminal notice of {run_id} is still being "
+                                    "delivered; try again shortly, or give --force",
+                                    {"run_id": run_id, "reason_code": NOTICE_IN_FLIGHT})
+        report = PruneData(removed=[], kept=[], dry_run=False)
+        for run_id in wanted:
+            self._remove(run_id, 0.0, report, force)
+        self.store.sweep()
+        return RemoveData(removed=report.removed, kept=report.kept)
+
+    def _remove(self, run_id: str, older_than_days: float, report: PruneData, force: bool = False) -> None:
         """Delete inside the run's read-modify-write, so no writer holds the lock meanwhile."""
         removed: list[str] = []
         now = self.clock.now()
 
         def delete_if_still_ended(current: Run) -> None:
             if current.end_recorded and old_enough(current, now, older_than_days) \
-                    and not notice_in_flight(current, now):
+                    and (force or not notice_in_flight(current, now)):
                 self.store.remove(run_id)
                 removed.append(run_id)
             return None  # nothing is written back: the record is gone, or stays as it was

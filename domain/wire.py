@@ -44,7 +44,7 @@ __all__ = [
     "AgentOptions", "AgentsAvailability", "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
     "DeliveryAvailability", "DeliveryValue", "DoctorCheck", "DoctorData", "Envelope", "ErrorBody",
     "HandshakeData", "HelpData", "KillData", "Lifecycle", "ListData", "ListRow", "ManifestAvailability", "OutputData",
-    "PruneData", "PruneKept", "QueueData", "QueueRow", "Row", "RowError", "StatusData", "StoreData", "SubmitData", "UsageAvailability",
+    "PruneData", "PruneKept", "RemoveData", "QueueData", "QueueRow", "Row", "RowError", "StatusData", "StoreData", "SubmitData", "UsageAvailability",
     "VERBS", "VersionData", "WaitData", "Wire", "to_wire",
 ]
 
@@ -462,6 +462,15 @@ class PruneData(Wire):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RemoveData(Wire):
+    """`li job rm RUN...`: the named runs removed (each had recorded an end); one whose record
+    changed while it was being removed is kept, saying why."""
+
+    removed: list[str]
+    kept: list[PruneKept]
+
+
+@dataclass(frozen=True, kw_only=True)
 class CompletionData(Wire):
     """`li completion bash|zsh|fish`."""
 
@@ -537,6 +546,7 @@ VERBS: dict[str, type[Wire]] = {
     "wait": WaitData,
     "doctor": DoctorData,
     "prune": PruneData,
+    "rm": RemoveData,
     "completion": CompletionData,
     "store": StoreData,
     "store-copy": StoreCopyData,

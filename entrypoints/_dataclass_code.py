@@ -437,6 +437,14 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.removed,self.kept,)==(other.removed,other.kept,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.removed,self.kept,)==(other.removed,other.kept,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.removed,self.kept,self.dry_run,)==(other.removed,other.kept,other.dry_run,)
   return NotImplemented
  return __eq__
@@ -1012,6 +1020,12 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.queues,))\
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.removed,self.kept,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.removed,self.kept,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.removed,self.kept,self.dry_run,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.removed,self.kept,self.dry_run,))\n return __hash__'] = __create_fn__.__code__
@@ -1537,6 +1551,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(queues={self.queues!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(queues={self.queues!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(removed={self.removed!r}, kept={self.kept!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(removed={self.removed!r}, kept={self.kept!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -2248,6 +2268,13 @@ def __create_fn__(_type_queues, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_built
   __dataclass_builtins_object__.__setattr__(self,'queues',queues)
  return __init__
 CODE["def __create_fn__(_type_queues, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,queues:_type_queues)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'queues',queues)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_removed, _type_kept, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,*,removed:_type_removed,kept:_type_kept)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'removed',removed)
+  __dataclass_builtins_object__.__setattr__(self,'kept',kept)
+ return __init__
+CODE["def __create_fn__(_type_removed, _type_kept, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,removed:_type_removed,kept:_type_kept)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'removed',removed)\n  __dataclass_builtins_object__.__setattr__(self,'kept',kept)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_removed, _type_kept, _type_dry_run, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,*,removed:_type_removed,kept:_type_kept,dry_run:_type_dry_run)->_return_type:
@@ -3064,6 +3091,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('removed','kept',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'removed\',\'kept\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('reply','registered','reason',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -3725,6 +3760,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'removed\',\'kept\',\'dry_run\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('removed','kept',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'removed\',\'kept\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

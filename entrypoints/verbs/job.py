@@ -17,11 +17,12 @@ SUB_TABLE: tuple[tuple[str, str], ...] = (
     ("wait", "entrypoints.verbs.job_wait"),
     ("prune", "entrypoints.verbs.job_prune"),
     ("retry", "entrypoints.verbs.job_retry"),
+    ("rm", "entrypoints.verbs.job_rm"),
 )
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("job", help="status, output, list, kill, wait, prune, retry")
+    parser = sub.add_parser("job", help="status, output, list, kill, wait, prune, retry, rm")
     verbs = parser.add_subparsers(dest="job_command", metavar="SUBCOMMAND")
     register_table(verbs, SUB_TABLE, words)
     parser.set_defaults(verb=this(__name__))
@@ -34,16 +35,18 @@ if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
         job_output,
         job_prune,
         job_retry,
+        job_rm,
         job_status,
         job_wait,
     )
     from entrypoints.verbs._common import Verb
 
-    _CHECKED: tuple[Verb, ...] = (job_status, job_output, job_list, job_kill, job_wait, job_prune, job_retry)
+    _CHECKED: tuple[Verb, ...] = (job_status, job_output, job_list, job_kill, job_wait, job_prune, job_retry,
+                                 job_rm)
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    raise ContractError(ErrorKind.INVALID_INPUT, "li job needs a subcommand: status, output, list, kill, wait, prune, retry")
+    raise ContractError(ErrorKind.INVALID_INPUT, "li job needs a subcommand: status, output, list, kill, wait, prune, retry, rm")
 
 
 def human(args: Namespace) -> int:

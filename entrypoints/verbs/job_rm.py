@@ -1,0 +1,37 @@
+"""`li job rm RUN...`: remove named runs that recorded an end (pueue's remove); never a live one."""
+
+from __future__ import annotations
+
+import sys
+from argparse import Namespace
+from typing import Any
+
+from entrypoints.verbs._common import run_id_arg, this
+
+
+def register(sub: Any, words: list[str] | None = None) -> None:
+    parser = sub.add_parser("rm", help="remove ended runs by id",
+                            description="Remove the named runs, each of which must have recorded an end; "
+                                        "a run still going is refused (stop it first with li job kill). "
+                                        "Nothing is removed unless every named run can be.")
+    parser.add_argument("run_ids", nargs="+", metavar="RUN_ID")
+    parser.add_argument("--force", action="store_true",
+                        help="also remove an ended run whose notice is still being delivered (never a live run)")
+    parser.set_defaults(verb=this(__name__))
+
+
+def run(args: Namespace) -> dict[str, Any]:
+    from entrypoints import services
+
+    ids = [run_id_arg(args, word) for word in args.run_ids]
+    data: dict[str, Any] = services.pruner().remove_named(ids, force=args.force).to_wire()
+    return data
+
+
+def human(args: Namespace) -> int:
+    data = run(args)
+    for run_id in data["removed"]:
+        print(f"removed {run_id}")
+    for kept in data["kept"]:
+        print(f"kept {kept['run_id']}: {kept['reason']} ({kept['detail']})", file=sys.stderr)
+    return 0 if not data["kept"] else 4
