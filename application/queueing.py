@@ -44,11 +44,13 @@ class QueueService:
         self.backoff = backoff
 
     def wait_turn(self, run_id: str, queue: str, waiting: int | None, stopped: Callable[[], bool],
-                  on_wait: Callable[[str], None] | None = None) -> Turn:
+                  on_wait: Callable[[str], None] | None = None, on_slot: Callable[[], None] | None = None) -> Turn:
         """Wait, first come first served, until the queue is open and a slot is free; take it.
 
         `stopped` is asked between looks (a SIGTERM, a recorded kill request): then the run
         leaves the line without a slot. A queue whose settings are gone has no limit any more.
+        `on_slot` (the start recorded) runs once the slot is held and before the run leaves the
+        line, so the next in line cannot be recorded started before this one.
         """
         said: str | None = None
         while True:
@@ -64,6 +66,8 @@ class QueueService:
             if first and not is_paused(settings, now):
                 slot = self.queues.take_slot(queue, settings.parallel)
                 if slot is not None:
+                    if on_slot is not None:
+                        on_slot()
                     self.queues.leave(queue, run_id, waiting)
                     return Turn(slot, stopped=False)
             why = pause_reason(settings, now) or ("every slot is taken" if first else "runs before it wait")

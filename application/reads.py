@@ -161,7 +161,7 @@ class RunReads:
             alive=d.alive, pid=pid_of(run), finished_at=run.finished_at, age_seconds=round(d.age_seconds, 3),
             delivery=delivery_of(run, d.terminal), manifest=manifest, usage=usage_of(manifest),
             agents=agents_of(self.files, run_id),
-            **{k: v for k, v in person_fields(run).items() if k in ("model", "exit_code", "started_at")},
+            **{k: v for k, v in person_fields(run).items() if k in ("model", "exit_code", "started_at", "cost_usd")},
             retry_of=retry_of(run), job=BatchJob.of(run), queue_position=self.queue_position(run, d.status),
             runner_end=RunnerEnd.of(run),
         ).to_wire()
@@ -293,7 +293,15 @@ def person_fields(run: Run) -> dict[str, Any]:
     model = run.model if isinstance(run.model, str) else None
     code = run.exit_code if isinstance(run.exit_code, int) and not isinstance(run.exit_code, bool) else None
     return {"model": model, "exit_code": code, "started_at": run.started_at, "finished_at": run.finished_at,
-            "command": recorded_command(run)}
+            "command": recorded_command(run), "cost_usd": recorded_cost(run)}
+
+
+def recorded_cost(run: Run) -> float | None:
+    """The cost the runner recorded with the end, when its providers reported one (issue 29)."""
+    value = run.extra.get("cost_usd") if isinstance(run.extra, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e9:
+        return None
+    return float(value)
 
 
 def unusable(run_id: str, exc: RecordUnusable) -> ContractError:

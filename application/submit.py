@@ -99,11 +99,9 @@ class SubmitService:
         """
         self.validate(request)
         queue, queues = self._queue_of(request)
-        run_id = self._allocate(request, queue, queued=queues is not None)
-        if queues is None:
+        run_id, waiting = self._allocate(request, queue, queues)
+        if queues is None or waiting is None:
             return self._launch(run_id, request)
-        with self._spawn_refusals(run_id, "the run could not be queued", "the queueing"):
-            waiting = queues.enqueue(queue or DEFAULT_QUEUE, run_id)
         try:
             return self._launch(run_id, request, waiting)
         finally:
@@ -128,24 +126,33 @@ class SubmitService:
     def log_path(self, run_id: str) -> str:
         return self.files.console_location(run_id)
 
-    def _allocate(self, request: RunRequest, queue: str | None = None, queued: bool = False) -> str:
+    def _allocate(self, request: RunRequest, queue: str | None = None,
+                  queues: RunQueues | None = None) -> tuple[str, Waiting | None]:
+        """Reserve the id, write the request and the `preparing` record; a run of a kept queue
+        takes its ticket and place in line first, and its record says `queued` with the ticket."""
         now = self.clock.now()
         try:
             run_id = self.store.reserve(now)
         except StoreRefused as exc:
             raise ContractError(ErrorKind.UNAVAILABLE, str(exc), {"reason_code": "store_refused"}) from exc
+        waiting: Waiting | None = None
         try:
             self.files.write_text(run_id, "instruction.txt", request.instruction)
             self.files.write_text(run_id, "request.json", json.dumps(request.to_dict(), indent=1))
-            self.store.create(self._preparing(run_id, request, iso(now)).evolve(
-                queue=queue, status=QUEUED if queued else "running"))
+            run = self._preparing(run_id, request, iso(now)).evolve(queue=queue)
+            if queues is not None:
+                waiting = queues.enqueue(queue or DEFAULT_QUEUE, run_id)
+                run = run.evolve(status=QUEUED, extra={**run.extra, "queue_ticket": waiting.ticket})
+            self.store.create(run)
         except BaseException as exc:
+            if queues is not None and waiting is not None:
+                queues.let_go(waiting)  # a place nobody holds is passed over by the next in line
             self.store.discard(run_id)  # no record survives, so nothing dangles
             if isinstance(exc, (StoreRefused, OSError)):
                 raise ContractError(ErrorKind.UNAVAILABLE, f"the run could not be written: {exc}",
                                     {"reason_code": "store_refused"}) from exc
             raise
-        return run_id
+        return run_id, waiting
 
     def _preparing(self, run_id: str, request: RunRequest, now: str) -> Run:
         return Run(
@@ -256,8 +263,9 @@ class SubmitService:
 
         def change(current: Run) -> Run:
             state = STARTED if current.spawn_state == PREPARING else current.spawn_state
-            return current.evolve(spawn_state=state, pid=pid, incarnation=incarnation,
-                                  started_at=current.started_at or now)
+            # a queued run's start is when its work starts: the runner records it with the slot
+            started = current.started_at or (None if current.status == QUEUED else now)
+            return current.evolve(spawn_state=state, pid=pid, incarnation=incarnation, started_at=started)
 
         self._update(run_id, change)
 

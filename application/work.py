@@ -218,8 +218,10 @@ class WorkService:
                 self._say(workspace, f"li runner: the work's leftover processes were not looked for: {_why(exc)}\n")
         artifacts = self._collect(run_id, outcomes, workspace)
         end = decide(outcomes, self.cancelled, produced(artifacts, outcomes), error)
-        self._write_manifest(run_id, request, outcomes, artifacts, self.clock.monotonic() - began, workspace)
-        return self._finish(run_id, end, workspace)
+        wall = self.clock.monotonic() - began
+        self._write_manifest(run_id, request, outcomes, artifacts, wall, workspace)
+        cost = meter(outcomes, wall)["cost_usd"]
+        return self._finish(run_id, end, workspace, cost["value"] if cost.get("available") else None)
 
     def _kill_requested(self, run_id: str) -> bool:
         try:
@@ -337,7 +339,8 @@ class WorkService:
         except Exception as exc:  # noqa: BLE001 - a manifest that cannot be written never costs the end
             self._say(workspace, f"li runner: manifest.json not written: {_why(exc)}\n")
 
-    def _finish(self, run_id: str, end: End, workspace: Workspace) -> Run | None:
+    def _finish(self, run_id: str, end: End, workspace: Workspace, cost_usd: float | None = None) -> Run | None:
+        """Record the end (with the cost the providers reported, for a listing's COST column)."""
         now = iso(self.clock.now())
         mine: list[Run] = []
         found: list[Run] = []
@@ -359,8 +362,9 @@ class WorkService:
                     "reason_code": END_NOT_WRITTEN_BY_RUNNER, "work_reason_code": reason, "finished_at": now,
                     "found": {"status": current.status, "outcome": current.outcome,
                               "exit_code": current.exit_code, "terminal_source": current.terminal_source}})
+            extra = current.extra if cost_usd is None else {**current.extra, "cost_usd": cost_usd}
             return current.evolve(status=end.status, outcome=classify(end.status), reason_code=reason,
-                                  exit_code=end.exit_code, finished_at=now, terminal_source="runner")
+                                  exit_code=end.exit_code, finished_at=now, terminal_source="runner", extra=extra)
 
         ended = self._update(run_id, change, workspace)
         if found:

@@ -44,8 +44,8 @@ __all__ = [
     "AgentOptions", "AgentsAvailability", "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
     "DeliveryAvailability", "DeliveryValue", "DoctorCheck", "DoctorData", "Envelope", "ErrorBody",
     "HandshakeData", "HelpData", "KillData", "Lifecycle", "ListData", "ListRow", "ManifestAvailability", "OutputData",
-    "PruneData", "PruneKept", "RemoveData", "QueueData", "QueueRow", "Row", "RowError", "StatusData", "StoreData", "SubmitData", "UsageAvailability",
-    "VERBS", "VersionData", "WaitData", "Wire", "to_wire",
+    "PruneData", "PruneKept", "RemoveData", "QueueData", "QueueRow", "Row", "RowError", "StatusData", "StoreData",
+    "SubmitData", "UsageAvailability", "UsageData", "UsageTotal", "VERBS", "VersionData", "WaitData", "Wire", "to_wire",
 ]
 
 # --- the envelope (D3) and what every start-up may answer (D2) ------------------------------------
@@ -304,6 +304,7 @@ class StatusData(Lifecycle):
     queue_position: int | None = None
     # additive (D2), issue 25: the runner's own end beside a recorded end it did not write
     runner_end: RunnerEnd | None = None
+    cost_usd: float | None = None  # additive (issue 29): what the run cost, where its providers reported it
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -377,6 +378,7 @@ class ListRow(Row):
     started_at: str | None = None
     finished_at: str | None = None
     command: str | None = None
+    cost_usd: float | None = None  # additive (issue 29): what the run cost, where its providers reported it
 
     @classmethod
     def listed(cls, run: Run, d: Derivation, **person: Any) -> ListRow:
@@ -533,6 +535,35 @@ class QueueData(Wire):
     queues: list[QueueRow]
 
 
+@dataclass(frozen=True, kw_only=True)
+class UsageTotal(Wire):
+    """What one group of ended runs spent (issue 29). Each total is over the runs that reported
+    it; `*_unreported` counts the runs that did not (never added in as 0); a total no run reported
+    is null. `tokens` sums each token class every reporting run gave."""
+
+    key: str
+    runs: int
+    wall_seconds: float | None
+    wall_unreported: int
+    tokens: dict[str, int | float] | None
+    tokens_unreported: int
+    cost_usd: float | None
+    cost_unreported: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageData(Wire):
+    """`li usage [--since T] [--by model|label|queue]`: ended runs' spending; runs not ended and
+    records that could not be read are counted, not totalled."""
+
+    since: str | None
+    by: str | None
+    groups: list[UsageTotal]
+    total: UsageTotal
+    not_ended: int
+    unreadable: int
+
+
 # The verb table of the published schema: file stem -> data class.
 VERBS: dict[str, type[Wire]] = {
     "handshake": HandshakeData,
@@ -551,4 +582,5 @@ VERBS: dict[str, type[Wire]] = {
     "store": StoreData,
     "store-copy": StoreCopyData,
     "queue": QueueData,
+    "usage": UsageData,
 }

@@ -261,6 +261,22 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
+   return (self.key,self.runs,self.wall_seconds,self.wall_unreported,self.tokens,self.tokens_unreported,self.cost_usd,self.cost_unreported,)==(other.key,other.runs,other.wall_seconds,other.wall_unreported,other.tokens,other.tokens_unreported,other.cost_usd,other.cost_unreported,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.key,self.runs,self.wall_seconds,self.wall_unreported,self.tokens,self.tokens_unreported,self.cost_usd,self.cost_unreported,)==(other.key,other.runs,other.wall_seconds,other.wall_unreported,other.tokens,other.tokens_unreported,other.cost_usd,other.cost_unreported,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.key,self.runs,self.wall_seconds,self.wall_unreported,self.tokens,self.tokens_unreported,self.cost_usd,self.cost_unreported,self.run_ids,)==(other.key,other.runs,other.wall_seconds,other.wall_unreported,other.tokens,other.tokens_unreported,other.cost_usd,other.cost_unreported,other.run_ids,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.key,self.runs,self.wall_seconds,self.wall_unreported,self.tokens,self.tokens_unreported,self.cost_usd,self.cost_unreported,self.run_ids,)==(other.key,other.runs,other.wall_seconds,other.wall_unreported,other.tokens,other.tokens_unreported,other.cost_usd,other.cost_unreported,other.run_ids,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
    return (self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,self.queue,)==(other.kind,other.instruction,other.legs,other.cwd,other.label,other.timeout,other.synthesize,other.notify,other.notify_source,other.agents,other.extra,other.executor,other.partition,other.slurm_args,other.queue,)
   return NotImplemented
  return __eq__
@@ -533,10 +549,10 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,self.queue_position,self.runner_end,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.queue,other.reap_withheld,other.alive,other.pid,other.finished_at,other.age_seconds,other.delivery,other.manifest,other.usage,other.agents,other.model,other.exit_code,other.started_at,other.retry_of,other.job,other.queue_position,other.runner_end,)
+   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,self.queue_position,self.runner_end,self.cost_usd,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.queue,other.reap_withheld,other.alive,other.pid,other.finished_at,other.age_seconds,other.delivery,other.manifest,other.usage,other.agents,other.model,other.exit_code,other.started_at,other.retry_of,other.job,other.queue_position,other.runner_end,other.cost_usd,)
   return NotImplemented
  return __eq__
-CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,self.queue_position,self.runner_end,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.queue,other.reap_withheld,other.alive,other.pid,other.finished_at,other.age_seconds,other.delivery,other.manifest,other.usage,other.agents,other.model,other.exit_code,other.started_at,other.retry_of,other.job,other.queue_position,other.runner_end,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,self.queue_position,self.runner_end,self.cost_usd,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.queue,other.reap_withheld,other.alive,other.pid,other.finished_at,other.age_seconds,other.delivery,other.manifest,other.usage,other.agents,other.model,other.exit_code,other.started_at,other.retry_of,other.job,other.queue_position,other.runner_end,other.cost_usd,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -549,10 +565,10 @@ CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is se
 def __create_fn__():
  def __eq__(self,other):
   if other.__class__ is self.__class__:
-   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.error,self.model,self.exit_code,self.started_at,self.finished_at,self.command,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.queue,other.reap_withheld,other.error,other.model,other.exit_code,other.started_at,other.finished_at,other.command,)
+   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.error,self.model,self.exit_code,self.started_at,self.finished_at,self.command,self.cost_usd,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.queue,other.reap_withheld,other.error,other.model,other.exit_code,other.started_at,other.finished_at,other.command,other.cost_usd,)
   return NotImplemented
  return __eq__
-CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.error,self.model,self.exit_code,self.started_at,self.finished_at,self.command,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.queue,other.reap_withheld,other.error,other.model,other.exit_code,other.started_at,other.finished_at,other.command,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.error,self.model,self.exit_code,self.started_at,self.finished_at,self.command,self.cost_usd,)==(other.run_id,other.kind,other.label,other.status,other.terminal,other.outcome,other.reason_code,other.possibly_orphaned,other.spawn_state,other.submitted_at,other.host,other.queue,other.reap_withheld,other.error,other.model,other.exit_code,other.started_at,other.finished_at,other.command,other.cost_usd,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -569,6 +585,14 @@ def __create_fn__():
   return NotImplemented
  return __eq__
 CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.launch,self.cwd,self.env,self.timeout,self.began,self.kill_watch,)==(other.run_id,other.launch,other.cwd,other.env,other.timeout,other.began,other.kill_watch,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.run_id,self.model,self.label,self.queue,self.wall_seconds,self.tokens,self.cost_usd,)==(other.run_id,other.model,other.label,other.queue,other.wall_seconds,other.tokens,other.cost_usd,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.run_id,self.model,self.label,self.queue,self.wall_seconds,self.tokens,self.cost_usd,)==(other.run_id,other.model,other.label,other.queue,other.wall_seconds,other.tokens,other.cost_usd,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -641,6 +665,14 @@ def __create_fn__():
   return NotImplemented
  return __eq__
 CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.shell,self.script,)==(other.shell,other.script,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __eq__(self,other):
+  if other.__class__ is self.__class__:
+   return (self.since,self.by,self.groups,self.total,self.not_ended,self.unreadable,)==(other.since,other.by,other.groups,other.total,other.not_ended,other.unreadable,)
+  return NotImplemented
+ return __eq__
+CODE['def __create_fn__():\n def __eq__(self,other):\n  if other.__class__ is self.__class__:\n   return (self.since,self.by,self.groups,self.total,self.not_ended,self.unreadable,)==(other.since,other.by,other.groups,other.total,other.not_ended,other.unreadable,)\n  return NotImplemented\n return __eq__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __eq__(self,other):
@@ -888,6 +920,12 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.job_id,sel
 
 def __create_fn__():
  def __hash__(self):
+  return hash((self.key,self.runs,self.wall_seconds,self.wall_unreported,self.tokens,self.tokens_unreported,self.cost_usd,self.cost_unreported,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.key,self.runs,self.wall_seconds,self.wall_unreported,self.tokens,self.tokens_unreported,self.cost_usd,self.cost_unreported,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
   return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,self.queue,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.kind,self.instruction,self.legs,self.cwd,self.label,self.timeout,self.synthesize,self.notify,self.notify_source,self.agents,self.extra,self.executor,self.partition,self.slurm_args,self.queue,))\n return __hash__'] = __create_fn__.__code__
@@ -1092,9 +1130,9 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,sel
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,self.queue_position,self.runner_end,))
+  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,self.queue_position,self.runner_end,self.cost_usd,))
  return __hash__
-CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,self.queue_position,self.runner_end,))\n return __hash__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.alive,self.pid,self.finished_at,self.age_seconds,self.delivery,self.manifest,self.usage,self.agents,self.model,self.exit_code,self.started_at,self.retry_of,self.job,self.queue_position,self.runner_end,self.cost_usd,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -1104,9 +1142,9 @@ CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,sel
 
 def __create_fn__():
  def __hash__(self):
-  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.error,self.model,self.exit_code,self.started_at,self.finished_at,self.command,))
+  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.error,self.model,self.exit_code,self.started_at,self.finished_at,self.command,self.cost_usd,))
  return __hash__
-CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.error,self.model,self.exit_code,self.started_at,self.finished_at,self.command,))\n return __hash__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.kind,self.label,self.status,self.terminal,self.outcome,self.reason_code,self.possibly_orphaned,self.spawn_state,self.submitted_at,self.host,self.queue,self.reap_withheld,self.error,self.model,self.exit_code,self.started_at,self.finished_at,self.command,self.cost_usd,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -1119,6 +1157,12 @@ def __create_fn__():
   return hash((self.run_id,self.launch,self.cwd,self.env,self.timeout,self.began,self.kill_watch,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.launch,self.cwd,self.env,self.timeout,self.began,self.kill_watch,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.run_id,self.model,self.label,self.queue,self.wall_seconds,self.tokens,self.cost_usd,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.run_id,self.model,self.label,self.queue,self.wall_seconds,self.tokens,self.cost_usd,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -1167,6 +1211,12 @@ def __create_fn__():
   return hash((self.shell,self.script,))
  return __hash__
 CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.shell,self.script,))\n return __hash__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __hash__(self):
+  return hash((self.since,self.by,self.groups,self.total,self.not_ended,self.unreadable,))
+ return __hash__
+CODE['def __create_fn__():\n def __hash__(self):\n  return hash((self.since,self.by,self.groups,self.total,self.not_ended,self.unreadable,))\n return __hash__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __hash__(self):
@@ -1422,6 +1472,18 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
+  return self.__class__.__qualname__ + f"(key={self.key!r}, runs={self.runs!r}, wall_seconds={self.wall_seconds!r}, wall_unreported={self.wall_unreported!r}, tokens={self.tokens!r}, tokens_unreported={self.tokens_unreported!r}, cost_usd={self.cost_usd!r}, cost_unreported={self.cost_unreported!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(key={self.key!r}, runs={self.runs!r}, wall_seconds={self.wall_seconds!r}, wall_unreported={self.wall_unreported!r}, tokens={self.tokens!r}, tokens_unreported={self.tokens_unreported!r}, cost_usd={self.cost_usd!r}, cost_unreported={self.cost_unreported!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(key={self.key!r}, runs={self.runs!r}, wall_seconds={self.wall_seconds!r}, wall_unreported={self.wall_unreported!r}, tokens={self.tokens!r}, tokens_unreported={self.tokens_unreported!r}, cost_usd={self.cost_usd!r}, cost_unreported={self.cost_unreported!r}, run_ids={self.run_ids!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(key={self.key!r}, runs={self.runs!r}, wall_seconds={self.wall_seconds!r}, wall_unreported={self.wall_unreported!r}, tokens={self.tokens!r}, tokens_unreported={self.tokens_unreported!r}, cost_usd={self.cost_usd!r}, cost_unreported={self.cost_unreported!r}, run_ids={self.run_ids!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
   return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r}, executor={self.executor!r}, partition={self.partition!r}, slurm_args={self.slurm_args!r}, queue={self.queue!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(kind={self.kind!r}, instruction={self.instruction!r}, legs={self.legs!r}, cwd={self.cwd!r}, label={self.label!r}, timeout={self.timeout!r}, synthesize={self.synthesize!r}, notify={self.notify!r}, notify_source={self.notify_source!r}, agents={self.agents!r}, extra={self.extra!r}, executor={self.executor!r}, partition={self.partition!r}, slurm_args={self.slurm_args!r}, queue={self.queue!r})"\n return __repr__'] = __create_fn__.__code__
@@ -1626,9 +1688,9 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, queue={self.queue!r}, reap_withheld={self.reap_withheld!r}, alive={self.alive!r}, pid={self.pid!r}, finished_at={self.finished_at!r}, age_seconds={self.age_seconds!r}, delivery={self.delivery!r}, manifest={self.manifest!r}, usage={self.usage!r}, agents={self.agents!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, retry_of={self.retry_of!r}, job={self.job!r}, queue_position={self.queue_position!r}, runner_end={self.runner_end!r})"
+  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, queue={self.queue!r}, reap_withheld={self.reap_withheld!r}, alive={self.alive!r}, pid={self.pid!r}, finished_at={self.finished_at!r}, age_seconds={self.age_seconds!r}, delivery={self.delivery!r}, manifest={self.manifest!r}, usage={self.usage!r}, agents={self.agents!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, retry_of={self.retry_of!r}, job={self.job!r}, queue_position={self.queue_position!r}, runner_end={self.runner_end!r}, cost_usd={self.cost_usd!r})"
  return __repr__
-CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, queue={self.queue!r}, reap_withheld={self.reap_withheld!r}, alive={self.alive!r}, pid={self.pid!r}, finished_at={self.finished_at!r}, age_seconds={self.age_seconds!r}, delivery={self.delivery!r}, manifest={self.manifest!r}, usage={self.usage!r}, agents={self.agents!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, retry_of={self.retry_of!r}, job={self.job!r}, queue_position={self.queue_position!r}, runner_end={self.runner_end!r})"\n return __repr__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, queue={self.queue!r}, reap_withheld={self.reap_withheld!r}, alive={self.alive!r}, pid={self.pid!r}, finished_at={self.finished_at!r}, age_seconds={self.age_seconds!r}, delivery={self.delivery!r}, manifest={self.manifest!r}, usage={self.usage!r}, agents={self.agents!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, retry_of={self.retry_of!r}, job={self.job!r}, queue_position={self.queue_position!r}, runner_end={self.runner_end!r}, cost_usd={self.cost_usd!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1638,9 +1700,9 @@ CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qual
 
 def __create_fn__():
  def __repr__(self):
-  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, queue={self.queue!r}, reap_withheld={self.reap_withheld!r}, error={self.error!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, finished_at={self.finished_at!r}, command={self.command!r})"
+  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, queue={self.queue!r}, reap_withheld={self.reap_withheld!r}, error={self.error!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, finished_at={self.finished_at!r}, command={self.command!r}, cost_usd={self.cost_usd!r})"
  return __repr__
-CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, queue={self.queue!r}, reap_withheld={self.reap_withheld!r}, error={self.error!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, finished_at={self.finished_at!r}, command={self.command!r})"\n return __repr__'] = __create_fn__.__code__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, kind={self.kind!r}, label={self.label!r}, status={self.status!r}, terminal={self.terminal!r}, outcome={self.outcome!r}, reason_code={self.reason_code!r}, possibly_orphaned={self.possibly_orphaned!r}, spawn_state={self.spawn_state!r}, submitted_at={self.submitted_at!r}, host={self.host!r}, queue={self.queue!r}, reap_withheld={self.reap_withheld!r}, error={self.error!r}, model={self.model!r}, exit_code={self.exit_code!r}, started_at={self.started_at!r}, finished_at={self.finished_at!r}, command={self.command!r}, cost_usd={self.cost_usd!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1653,6 +1715,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, launch={self.launch!r}, cwd={self.cwd!r}, env={self.env!r}, timeout={self.timeout!r}, began={self.began!r}, kill_watch={self.kill_watch!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, launch={self.launch!r}, cwd={self.cwd!r}, env={self.env!r}, timeout={self.timeout!r}, began={self.began!r}, kill_watch={self.kill_watch!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, model={self.model!r}, label={self.label!r}, queue={self.queue!r}, wall_seconds={self.wall_seconds!r}, tokens={self.tokens!r}, cost_usd={self.cost_usd!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(run_id={self.run_id!r}, model={self.model!r}, label={self.label!r}, queue={self.queue!r}, wall_seconds={self.wall_seconds!r}, tokens={self.tokens!r}, cost_usd={self.cost_usd!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -1707,6 +1775,12 @@ def __create_fn__():
   return self.__class__.__qualname__ + f"(shell={self.shell!r}, script={self.script!r})"
  return __repr__
 CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(shell={self.shell!r}, script={self.script!r})"\n return __repr__'] = __create_fn__.__code__
+
+def __create_fn__():
+ def __repr__(self):
+  return self.__class__.__qualname__ + f"(since={self.since!r}, by={self.by!r}, groups={self.groups!r}, total={self.total!r}, not_ended={self.not_ended!r}, unreadable={self.unreadable!r})"
+ return __repr__
+CODE['def __create_fn__():\n def __repr__(self):\n  return self.__class__.__qualname__ + f"(since={self.since!r}, by={self.by!r}, groups={self.groups!r}, total={self.total!r}, not_ended={self.not_ended!r}, unreadable={self.unreadable!r})"\n return __repr__'] = __create_fn__.__code__
 
 def __create_fn__():
  def __repr__(self):
@@ -2049,6 +2123,33 @@ def __create_fn__(_type_job_id, _type_submit_time, MISSING, _HAS_DEFAULT_FACTORY
  return __init__
 CODE["def __create_fn__(_type_job_id, _type_submit_time, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_submit_time, _return_type):\n def __init__(self,job_id:_type_job_id,submit_time:_type_submit_time=_dflt_submit_time)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'job_id',job_id)\n  __dataclass_builtins_object__.__setattr__(self,'submit_time',submit_time)\n return __init__"] = __create_fn__.__code__
 
+def __create_fn__(_type_key, _type_runs, _type_wall_seconds, _type_wall_unreported, _type_tokens, _type_tokens_unreported, _type_cost_usd, _type_cost_unreported, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,*,key:_type_key,runs:_type_runs,wall_seconds:_type_wall_seconds,wall_unreported:_type_wall_unreported,tokens:_type_tokens,tokens_unreported:_type_tokens_unreported,cost_usd:_type_cost_usd,cost_unreported:_type_cost_unreported)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'key',key)
+  __dataclass_builtins_object__.__setattr__(self,'runs',runs)
+  __dataclass_builtins_object__.__setattr__(self,'wall_seconds',wall_seconds)
+  __dataclass_builtins_object__.__setattr__(self,'wall_unreported',wall_unreported)
+  __dataclass_builtins_object__.__setattr__(self,'tokens',tokens)
+  __dataclass_builtins_object__.__setattr__(self,'tokens_unreported',tokens_unreported)
+  __dataclass_builtins_object__.__setattr__(self,'cost_usd',cost_usd)
+  __dataclass_builtins_object__.__setattr__(self,'cost_unreported',cost_unreported)
+ return __init__
+CODE["def __create_fn__(_type_key, _type_runs, _type_wall_seconds, _type_wall_unreported, _type_tokens, _type_tokens_unreported, _type_cost_usd, _type_cost_unreported, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,key:_type_key,runs:_type_runs,wall_seconds:_type_wall_seconds,wall_unreported:_type_wall_unreported,tokens:_type_tokens,tokens_unreported:_type_tokens_unreported,cost_usd:_type_cost_usd,cost_unreported:_type_cost_unreported)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'key',key)\n  __dataclass_builtins_object__.__setattr__(self,'runs',runs)\n  __dataclass_builtins_object__.__setattr__(self,'wall_seconds',wall_seconds)\n  __dataclass_builtins_object__.__setattr__(self,'wall_unreported',wall_unreported)\n  __dataclass_builtins_object__.__setattr__(self,'tokens',tokens)\n  __dataclass_builtins_object__.__setattr__(self,'tokens_unreported',tokens_unreported)\n  __dataclass_builtins_object__.__setattr__(self,'cost_usd',cost_usd)\n  __dataclass_builtins_object__.__setattr__(self,'cost_unreported',cost_unreported)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_key, _type_runs, _type_wall_seconds, _type_wall_unreported, _type_tokens, _type_tokens_unreported, _type_cost_usd, _type_cost_unreported, _type_run_ids, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_runs, _dflt_wall_seconds, _dflt_wall_unreported, _dflt_tokens, _dflt_tokens_unreported, _dflt_cost_usd, _dflt_cost_unreported, _dflt_run_ids, _return_type):
+ def __init__(self,*,key:_type_key,runs:_type_runs=_dflt_runs,wall_seconds:_type_wall_seconds=_dflt_wall_seconds,wall_unreported:_type_wall_unreported=_dflt_wall_unreported,tokens:_type_tokens=_dflt_tokens,tokens_unreported:_type_tokens_unreported=_dflt_tokens_unreported,cost_usd:_type_cost_usd=_dflt_cost_usd,cost_unreported:_type_cost_unreported=_dflt_cost_unreported,run_ids:_type_run_ids=_HAS_DEFAULT_FACTORY)->_return_type:
+  self.key=key
+  self.runs=runs
+  self.wall_seconds=wall_seconds
+  self.wall_unreported=wall_unreported
+  self.tokens=tokens
+  self.tokens_unreported=tokens_unreported
+  self.cost_usd=cost_usd
+  self.cost_unreported=cost_unreported
+  self.run_ids=_dflt_run_ids() if run_ids is _HAS_DEFAULT_FACTORY else run_ids
+ return __init__
+CODE['def __create_fn__(_type_key, _type_runs, _type_wall_seconds, _type_wall_unreported, _type_tokens, _type_tokens_unreported, _type_cost_usd, _type_cost_unreported, _type_run_ids, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_runs, _dflt_wall_seconds, _dflt_wall_unreported, _dflt_tokens, _dflt_tokens_unreported, _dflt_cost_usd, _dflt_cost_unreported, _dflt_run_ids, _return_type):\n def __init__(self,*,key:_type_key,runs:_type_runs=_dflt_runs,wall_seconds:_type_wall_seconds=_dflt_wall_seconds,wall_unreported:_type_wall_unreported=_dflt_wall_unreported,tokens:_type_tokens=_dflt_tokens,tokens_unreported:_type_tokens_unreported=_dflt_tokens_unreported,cost_usd:_type_cost_usd=_dflt_cost_usd,cost_unreported:_type_cost_unreported=_dflt_cost_unreported,run_ids:_type_run_ids=_HAS_DEFAULT_FACTORY)->_return_type:\n  self.key=key\n  self.runs=runs\n  self.wall_seconds=wall_seconds\n  self.wall_unreported=wall_unreported\n  self.tokens=tokens\n  self.tokens_unreported=tokens_unreported\n  self.cost_usd=cost_usd\n  self.cost_unreported=cost_unreported\n  self.run_ids=_dflt_run_ids() if run_ids is _HAS_DEFAULT_FACTORY else run_ids\n return __init__'] = __create_fn__.__code__
+
 def __create_fn__(_type_kind, _type_instruction, _type_legs, _type_cwd, _type_label, _type_timeout, _type_synthesize, _type_notify, _type_notify_source, _type_agents, _type_extra, _type_executor, _type_partition, _type_slurm_args, _type_queue, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_timeout, _dflt_synthesize, _dflt_notify, _dflt_notify_source, _dflt_agents, _dflt_extra, _dflt_executor, _dflt_partition, _dflt_slurm_args, _dflt_queue, _return_type):
  def __init__(self,kind:_type_kind,instruction:_type_instruction,legs:_type_legs,cwd:_type_cwd,label:_type_label=_dflt_label,timeout:_type_timeout=_dflt_timeout,synthesize:_type_synthesize=_dflt_synthesize,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,agents:_type_agents=_HAS_DEFAULT_FACTORY,extra:_type_extra=_HAS_DEFAULT_FACTORY,executor:_type_executor=_dflt_executor,partition:_type_partition=_dflt_partition,slurm_args:_type_slurm_args=_dflt_slurm_args,queue:_type_queue=_dflt_queue)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
@@ -2384,8 +2485,8 @@ def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_ter
  return __init__
 CODE["def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_queue, _type_reap_withheld, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_queue, _dflt_reap_withheld, _return_type):\n def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,queue:_type_queue=_dflt_queue,reap_withheld:_type_reap_withheld=_dflt_reap_withheld)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'terminal',terminal)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'possibly_orphaned',possibly_orphaned)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'host',host)\n  __dataclass_builtins_object__.__setattr__(self,'queue',queue)\n  __dataclass_builtins_object__.__setattr__(self,'reap_withheld',reap_withheld)\n return __init__"] = __create_fn__.__code__
 
-def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_queue, _type_reap_withheld, _type_alive, _type_pid, _type_finished_at, _type_age_seconds, _type_delivery, _type_manifest, _type_usage, _type_agents, _type_model, _type_exit_code, _type_started_at, _type_retry_of, _type_job, _type_queue_position, _type_runner_end, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_queue, _dflt_reap_withheld, _dflt_agents, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_retry_of, _dflt_job, _dflt_queue_position, _dflt_runner_end, _return_type):
- def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,queue:_type_queue=_dflt_queue,reap_withheld:_type_reap_withheld=_dflt_reap_withheld,alive:_type_alive,pid:_type_pid,finished_at:_type_finished_at,age_seconds:_type_age_seconds,delivery:_type_delivery,manifest:_type_manifest,usage:_type_usage,agents:_type_agents=_dflt_agents,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,retry_of:_type_retry_of=_dflt_retry_of,job:_type_job=_dflt_job,queue_position:_type_queue_position=_dflt_queue_position,runner_end:_type_runner_end=_dflt_runner_end)->_return_type:
+def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_queue, _type_reap_withheld, _type_alive, _type_pid, _type_finished_at, _type_age_seconds, _type_delivery, _type_manifest, _type_usage, _type_agents, _type_model, _type_exit_code, _type_started_at, _type_retry_of, _type_job, _type_queue_position, _type_runner_end, _type_cost_usd, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_queue, _dflt_reap_withheld, _dflt_agents, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_retry_of, _dflt_job, _dflt_queue_position, _dflt_runner_end, _dflt_cost_usd, _return_type):
+ def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,queue:_type_queue=_dflt_queue,reap_withheld:_type_reap_withheld=_dflt_reap_withheld,alive:_type_alive,pid:_type_pid,finished_at:_type_finished_at,age_seconds:_type_age_seconds,delivery:_type_delivery,manifest:_type_manifest,usage:_type_usage,agents:_type_agents=_dflt_agents,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,retry_of:_type_retry_of=_dflt_retry_of,job:_type_job=_dflt_job,queue_position:_type_queue_position=_dflt_queue_position,runner_end:_type_runner_end=_dflt_runner_end,cost_usd:_type_cost_usd=_dflt_cost_usd)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'label',label)
@@ -2414,8 +2515,9 @@ def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_ter
   __dataclass_builtins_object__.__setattr__(self,'job',job)
   __dataclass_builtins_object__.__setattr__(self,'queue_position',queue_position)
   __dataclass_builtins_object__.__setattr__(self,'runner_end',runner_end)
+  __dataclass_builtins_object__.__setattr__(self,'cost_usd',cost_usd)
  return __init__
-CODE["def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_queue, _type_reap_withheld, _type_alive, _type_pid, _type_finished_at, _type_age_seconds, _type_delivery, _type_manifest, _type_usage, _type_agents, _type_model, _type_exit_code, _type_started_at, _type_retry_of, _type_job, _type_queue_position, _type_runner_end, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_queue, _dflt_reap_withheld, _dflt_agents, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_retry_of, _dflt_job, _dflt_queue_position, _dflt_runner_end, _return_type):\n def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,queue:_type_queue=_dflt_queue,reap_withheld:_type_reap_withheld=_dflt_reap_withheld,alive:_type_alive,pid:_type_pid,finished_at:_type_finished_at,age_seconds:_type_age_seconds,delivery:_type_delivery,manifest:_type_manifest,usage:_type_usage,agents:_type_agents=_dflt_agents,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,retry_of:_type_retry_of=_dflt_retry_of,job:_type_job=_dflt_job,queue_position:_type_queue_position=_dflt_queue_position,runner_end:_type_runner_end=_dflt_runner_end)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'terminal',terminal)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'possibly_orphaned',possibly_orphaned)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'host',host)\n  __dataclass_builtins_object__.__setattr__(self,'queue',queue)\n  __dataclass_builtins_object__.__setattr__(self,'reap_withheld',reap_withheld)\n  __dataclass_builtins_object__.__setattr__(self,'alive',alive)\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at',finished_at)\n  __dataclass_builtins_object__.__setattr__(self,'age_seconds',age_seconds)\n  __dataclass_builtins_object__.__setattr__(self,'delivery',delivery)\n  __dataclass_builtins_object__.__setattr__(self,'manifest',manifest)\n  __dataclass_builtins_object__.__setattr__(self,'usage',usage)\n  __dataclass_builtins_object__.__setattr__(self,'agents',agents)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)\n  __dataclass_builtins_object__.__setattr__(self,'retry_of',retry_of)\n  __dataclass_builtins_object__.__setattr__(self,'job',job)\n  __dataclass_builtins_object__.__setattr__(self,'queue_position',queue_position)\n  __dataclass_builtins_object__.__setattr__(self,'runner_end',runner_end)\n return __init__"] = __create_fn__.__code__
+CODE["def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_queue, _type_reap_withheld, _type_alive, _type_pid, _type_finished_at, _type_age_seconds, _type_delivery, _type_manifest, _type_usage, _type_agents, _type_model, _type_exit_code, _type_started_at, _type_retry_of, _type_job, _type_queue_position, _type_runner_end, _type_cost_usd, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_queue, _dflt_reap_withheld, _dflt_agents, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_retry_of, _dflt_job, _dflt_queue_position, _dflt_runner_end, _dflt_cost_usd, _return_type):\n def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,queue:_type_queue=_dflt_queue,reap_withheld:_type_reap_withheld=_dflt_reap_withheld,alive:_type_alive,pid:_type_pid,finished_at:_type_finished_at,age_seconds:_type_age_seconds,delivery:_type_delivery,manifest:_type_manifest,usage:_type_usage,agents:_type_agents=_dflt_agents,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,retry_of:_type_retry_of=_dflt_retry_of,job:_type_job=_dflt_job,queue_position:_type_queue_position=_dflt_queue_position,runner_end:_type_runner_end=_dflt_runner_end,cost_usd:_type_cost_usd=_dflt_cost_usd)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'terminal',terminal)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'possibly_orphaned',possibly_orphaned)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'host',host)\n  __dataclass_builtins_object__.__setattr__(self,'queue',queue)\n  __dataclass_builtins_object__.__setattr__(self,'reap_withheld',reap_withheld)\n  __dataclass_builtins_object__.__setattr__(self,'alive',alive)\n  __dataclass_builtins_object__.__setattr__(self,'pid',pid)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at',finished_at)\n  __dataclass_builtins_object__.__setattr__(self,'age_seconds',age_seconds)\n  __dataclass_builtins_object__.__setattr__(self,'delivery',delivery)\n  __dataclass_builtins_object__.__setattr__(self,'manifest',manifest)\n  __dataclass_builtins_object__.__setattr__(self,'usage',usage)\n  __dataclass_builtins_object__.__setattr__(self,'agents',agents)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)\n  __dataclass_builtins_object__.__setattr__(self,'retry_of',retry_of)\n  __dataclass_builtins_object__.__setattr__(self,'job',job)\n  __dataclass_builtins_object__.__setattr__(self,'queue_position',queue_position)\n  __dataclass_builtins_object__.__setattr__(self,'runner_end',runner_end)\n  __dataclass_builtins_object__.__setattr__(self,'cost_usd',cost_usd)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_queue, _type_reap_withheld, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_queue, _dflt_reap_withheld, _return_type):
  def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,queue:_type_queue=_dflt_queue,reap_withheld:_type_reap_withheld=_dflt_reap_withheld,error:_type_error)->_return_type:
@@ -2436,8 +2538,8 @@ def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_ter
  return __init__
 CODE["def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_queue, _type_reap_withheld, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_queue, _dflt_reap_withheld, _return_type):\n def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,queue:_type_queue=_dflt_queue,reap_withheld:_type_reap_withheld=_dflt_reap_withheld,error:_type_error)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'terminal',terminal)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'possibly_orphaned',possibly_orphaned)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'host',host)\n  __dataclass_builtins_object__.__setattr__(self,'queue',queue)\n  __dataclass_builtins_object__.__setattr__(self,'reap_withheld',reap_withheld)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n return __init__"] = __create_fn__.__code__
 
-def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_queue, _type_reap_withheld, _type_error, _type_model, _type_exit_code, _type_started_at, _type_finished_at, _type_command, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_queue, _dflt_reap_withheld, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_finished_at, _dflt_command, _return_type):
- def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,queue:_type_queue=_dflt_queue,reap_withheld:_type_reap_withheld=_dflt_reap_withheld,error:_type_error,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,finished_at:_type_finished_at=_dflt_finished_at,command:_type_command=_dflt_command)->_return_type:
+def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_queue, _type_reap_withheld, _type_error, _type_model, _type_exit_code, _type_started_at, _type_finished_at, _type_command, _type_cost_usd, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_queue, _dflt_reap_withheld, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_finished_at, _dflt_command, _dflt_cost_usd, _return_type):
+ def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,queue:_type_queue=_dflt_queue,reap_withheld:_type_reap_withheld=_dflt_reap_withheld,error:_type_error,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,finished_at:_type_finished_at=_dflt_finished_at,command:_type_command=_dflt_command,cost_usd:_type_cost_usd=_dflt_cost_usd)->_return_type:
   __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)
   __dataclass_builtins_object__.__setattr__(self,'kind',kind)
   __dataclass_builtins_object__.__setattr__(self,'label',label)
@@ -2457,8 +2559,9 @@ def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_ter
   __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)
   __dataclass_builtins_object__.__setattr__(self,'finished_at',finished_at)
   __dataclass_builtins_object__.__setattr__(self,'command',command)
+  __dataclass_builtins_object__.__setattr__(self,'cost_usd',cost_usd)
  return __init__
-CODE["def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_queue, _type_reap_withheld, _type_error, _type_model, _type_exit_code, _type_started_at, _type_finished_at, _type_command, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_queue, _dflt_reap_withheld, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_finished_at, _dflt_command, _return_type):\n def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,queue:_type_queue=_dflt_queue,reap_withheld:_type_reap_withheld=_dflt_reap_withheld,error:_type_error,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,finished_at:_type_finished_at=_dflt_finished_at,command:_type_command=_dflt_command)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'terminal',terminal)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'possibly_orphaned',possibly_orphaned)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'host',host)\n  __dataclass_builtins_object__.__setattr__(self,'queue',queue)\n  __dataclass_builtins_object__.__setattr__(self,'reap_withheld',reap_withheld)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at',finished_at)\n  __dataclass_builtins_object__.__setattr__(self,'command',command)\n return __init__"] = __create_fn__.__code__
+CODE["def __create_fn__(_type_run_id, _type_kind, _type_label, _type_status, _type_terminal, _type_outcome, _type_reason_code, _type_possibly_orphaned, _type_spawn_state, _type_submitted_at, _type_host, _type_queue, _type_reap_withheld, _type_error, _type_model, _type_exit_code, _type_started_at, _type_finished_at, _type_command, _type_cost_usd, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_host, _dflt_queue, _dflt_reap_withheld, _dflt_model, _dflt_exit_code, _dflt_started_at, _dflt_finished_at, _dflt_command, _dflt_cost_usd, _return_type):\n def __init__(self,*,run_id:_type_run_id,kind:_type_kind,label:_type_label,status:_type_status,terminal:_type_terminal,outcome:_type_outcome,reason_code:_type_reason_code,possibly_orphaned:_type_possibly_orphaned,spawn_state:_type_spawn_state,submitted_at:_type_submitted_at,host:_type_host=_dflt_host,queue:_type_queue=_dflt_queue,reap_withheld:_type_reap_withheld=_dflt_reap_withheld,error:_type_error,model:_type_model=_dflt_model,exit_code:_type_exit_code=_dflt_exit_code,started_at:_type_started_at=_dflt_started_at,finished_at:_type_finished_at=_dflt_finished_at,command:_type_command=_dflt_command,cost_usd:_type_cost_usd=_dflt_cost_usd)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'kind',kind)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'status',status)\n  __dataclass_builtins_object__.__setattr__(self,'terminal',terminal)\n  __dataclass_builtins_object__.__setattr__(self,'outcome',outcome)\n  __dataclass_builtins_object__.__setattr__(self,'reason_code',reason_code)\n  __dataclass_builtins_object__.__setattr__(self,'possibly_orphaned',possibly_orphaned)\n  __dataclass_builtins_object__.__setattr__(self,'spawn_state',spawn_state)\n  __dataclass_builtins_object__.__setattr__(self,'submitted_at',submitted_at)\n  __dataclass_builtins_object__.__setattr__(self,'host',host)\n  __dataclass_builtins_object__.__setattr__(self,'queue',queue)\n  __dataclass_builtins_object__.__setattr__(self,'reap_withheld',reap_withheld)\n  __dataclass_builtins_object__.__setattr__(self,'error',error)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'exit_code',exit_code)\n  __dataclass_builtins_object__.__setattr__(self,'started_at',started_at)\n  __dataclass_builtins_object__.__setattr__(self,'finished_at',finished_at)\n  __dataclass_builtins_object__.__setattr__(self,'command',command)\n  __dataclass_builtins_object__.__setattr__(self,'cost_usd',cost_usd)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_run_id, _type_kind, _type_status, _type_submitted_at, _type_spawn_state, _type_label, _type_started_at, _type_finished_at, _type_finished_at_precision, _type_pid, _type_incarnation, _type_outcome, _type_reason_code, _type_exit_code, _type_generation, _type_kill_requested_at, _type_notify, _type_notify_source, _type_delivery, _type_terminal_source, _type_terminal_evidence, _type_model, _type_cwd, _type_host_id, _type_timeout, _type_extra, _type_executor, _type_engine, _type_queue, _type_runner_end, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_label, _dflt_started_at, _dflt_finished_at, _dflt_finished_at_precision, _dflt_pid, _dflt_incarnation, _dflt_outcome, _dflt_reason_code, _dflt_exit_code, _dflt_generation, _dflt_kill_requested_at, _dflt_notify, _dflt_notify_source, _dflt_delivery, _dflt_terminal_source, _dflt_terminal_evidence, _dflt_model, _dflt_cwd, _dflt_host_id, _dflt_timeout, _dflt_extra, _dflt_executor, _dflt_engine, _dflt_queue, _dflt_runner_end, _return_type):
  def __init__(self,run_id:_type_run_id,kind:_type_kind,status:_type_status,submitted_at:_type_submitted_at,spawn_state:_type_spawn_state,label:_type_label=_dflt_label,started_at:_type_started_at=_dflt_started_at,finished_at:_type_finished_at=_dflt_finished_at,finished_at_precision:_type_finished_at_precision=_dflt_finished_at_precision,pid:_type_pid=_dflt_pid,incarnation:_type_incarnation=_dflt_incarnation,outcome:_type_outcome=_dflt_outcome,reason_code:_type_reason_code=_dflt_reason_code,exit_code:_type_exit_code=_dflt_exit_code,generation:_type_generation=_dflt_generation,kill_requested_at:_type_kill_requested_at=_dflt_kill_requested_at,notify:_type_notify=_dflt_notify,notify_source:_type_notify_source=_dflt_notify_source,delivery:_type_delivery=_dflt_delivery,terminal_source:_type_terminal_source=_dflt_terminal_source,terminal_evidence:_type_terminal_evidence=_dflt_terminal_evidence,model:_type_model=_dflt_model,cwd:_type_cwd=_dflt_cwd,host_id:_type_host_id=_dflt_host_id,timeout:_type_timeout=_dflt_timeout,extra:_type_extra=_HAS_DEFAULT_FACTORY,executor:_type_executor=_dflt_executor,engine:_type_engine=_dflt_engine,queue:_type_queue=_dflt_queue,runner_end:_type_runner_end=_dflt_runner_end)->_return_type:
@@ -2506,6 +2609,18 @@ def __create_fn__(_type_run_id, _type_launch, _type_cwd, _type_env, _type_timeou
   __dataclass_builtins_object__.__setattr__(self,'kill_watch',kill_watch)
  return __init__
 CODE["def __create_fn__(_type_run_id, _type_launch, _type_cwd, _type_env, _type_timeout, _type_began, _type_kill_watch, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,run_id:_type_run_id,launch:_type_launch,cwd:_type_cwd,env:_type_env,timeout:_type_timeout,began:_type_began,kill_watch:_type_kill_watch)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'launch',launch)\n  __dataclass_builtins_object__.__setattr__(self,'cwd',cwd)\n  __dataclass_builtins_object__.__setattr__(self,'env',env)\n  __dataclass_builtins_object__.__setattr__(self,'timeout',timeout)\n  __dataclass_builtins_object__.__setattr__(self,'began',began)\n  __dataclass_builtins_object__.__setattr__(self,'kill_watch',kill_watch)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_run_id, _type_model, _type_label, _type_queue, _type_wall_seconds, _type_tokens, _type_cost_usd, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,*,run_id:_type_run_id,model:_type_model,label:_type_label,queue:_type_queue,wall_seconds:_type_wall_seconds,tokens:_type_tokens,cost_usd:_type_cost_usd)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)
+  __dataclass_builtins_object__.__setattr__(self,'model',model)
+  __dataclass_builtins_object__.__setattr__(self,'label',label)
+  __dataclass_builtins_object__.__setattr__(self,'queue',queue)
+  __dataclass_builtins_object__.__setattr__(self,'wall_seconds',wall_seconds)
+  __dataclass_builtins_object__.__setattr__(self,'tokens',tokens)
+  __dataclass_builtins_object__.__setattr__(self,'cost_usd',cost_usd)
+ return __init__
+CODE["def __create_fn__(_type_run_id, _type_model, _type_label, _type_queue, _type_wall_seconds, _type_tokens, _type_cost_usd, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,run_id:_type_run_id,model:_type_model,label:_type_label,queue:_type_queue,wall_seconds:_type_wall_seconds,tokens:_type_tokens,cost_usd:_type_cost_usd)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'run_id',run_id)\n  __dataclass_builtins_object__.__setattr__(self,'model',model)\n  __dataclass_builtins_object__.__setattr__(self,'label',label)\n  __dataclass_builtins_object__.__setattr__(self,'queue',queue)\n  __dataclass_builtins_object__.__setattr__(self,'wall_seconds',wall_seconds)\n  __dataclass_builtins_object__.__setattr__(self,'tokens',tokens)\n  __dataclass_builtins_object__.__setattr__(self,'cost_usd',cost_usd)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_run_id, _type_observed, _type_error, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _dflt_observed, _dflt_error, _return_type):
  def __init__(self,run_id:_type_run_id,observed:_type_observed=_dflt_observed,error:_type_error=_dflt_error)->_return_type:
@@ -2599,6 +2714,17 @@ def __create_fn__(_type_shell, _type_script, MISSING, _HAS_DEFAULT_FACTORY, __da
   __dataclass_builtins_object__.__setattr__(self,'script',script)
  return __init__
 CODE["def __create_fn__(_type_shell, _type_script, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,shell:_type_shell,script:_type_script)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'shell',shell)\n  __dataclass_builtins_object__.__setattr__(self,'script',script)\n return __init__"] = __create_fn__.__code__
+
+def __create_fn__(_type_since, _type_by, _type_groups, _type_total, _type_not_ended, _type_unreadable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
+ def __init__(self,*,since:_type_since,by:_type_by,groups:_type_groups,total:_type_total,not_ended:_type_not_ended,unreadable:_type_unreadable)->_return_type:
+  __dataclass_builtins_object__.__setattr__(self,'since',since)
+  __dataclass_builtins_object__.__setattr__(self,'by',by)
+  __dataclass_builtins_object__.__setattr__(self,'groups',groups)
+  __dataclass_builtins_object__.__setattr__(self,'total',total)
+  __dataclass_builtins_object__.__setattr__(self,'not_ended',not_ended)
+  __dataclass_builtins_object__.__setattr__(self,'unreadable',unreadable)
+ return __init__
+CODE["def __create_fn__(_type_since, _type_by, _type_groups, _type_total, _type_not_ended, _type_unreadable, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):\n def __init__(self,*,since:_type_since,by:_type_by,groups:_type_groups,total:_type_total,not_ended:_type_not_ended,unreadable:_type_unreadable)->_return_type:\n  __dataclass_builtins_object__.__setattr__(self,'since',since)\n  __dataclass_builtins_object__.__setattr__(self,'by',by)\n  __dataclass_builtins_object__.__setattr__(self,'groups',groups)\n  __dataclass_builtins_object__.__setattr__(self,'total',total)\n  __dataclass_builtins_object__.__setattr__(self,'not_ended',not_ended)\n  __dataclass_builtins_object__.__setattr__(self,'unreadable',unreadable)\n return __init__"] = __create_fn__.__code__
 
 def __create_fn__(_type_slot, _type_stopped, MISSING, _HAS_DEFAULT_FACTORY, __dataclass_builtins_object__, _return_type):
  def __init__(self,slot:_type_slot,stopped:_type_stopped)->_return_type:
@@ -2907,6 +3033,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
+  if type(self) is cls or name in ('key','runs','wall_seconds','wall_unreported','tokens','tokens_unreported','cost_usd','cost_unreported',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'key\',\'runs\',\'wall_seconds\',\'wall_unreported\',\'tokens\',\'tokens_unreported\',\'cost_usd\',\'cost_unreported\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
   if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra','executor','partition','slurm_args','queue',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
@@ -3171,19 +3305,19 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','queue','reap_withheld','alive','pid','finished_at','age_seconds','delivery','manifest','usage','agents','model','exit_code','started_at','retry_of','job','queue_position','runner_end',):
+  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','queue','reap_withheld','alive','pid','finished_at','age_seconds','delivery','manifest','usage','agents','model','exit_code','started_at','retry_of','job','queue_position','runner_end','cost_usd',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'queue\',\'reap_withheld\',\'alive\',\'pid\',\'finished_at\',\'age_seconds\',\'delivery\',\'manifest\',\'usage\',\'agents\',\'model\',\'exit_code\',\'started_at\',\'retry_of\',\'job\',\'queue_position\',\'runner_end\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'queue\',\'reap_withheld\',\'alive\',\'pid\',\'finished_at\',\'age_seconds\',\'delivery\',\'manifest\',\'usage\',\'agents\',\'model\',\'exit_code\',\'started_at\',\'retry_of\',\'job\',\'queue_position\',\'runner_end\',\'cost_usd\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
-  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','queue','reap_withheld','error','model','exit_code','started_at','finished_at','command',):
+  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','queue','reap_withheld','error','model','exit_code','started_at','finished_at','command','cost_usd',):
    raise FrozenInstanceError(f"cannot delete field {name!r}")
   super(cls, self).__delattr__(name)
  return __delattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'queue\',\'reap_withheld\',\'error\',\'model\',\'exit_code\',\'started_at\',\'finished_at\',\'command\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'queue\',\'reap_withheld\',\'error\',\'model\',\'exit_code\',\'started_at\',\'finished_at\',\'command\',\'cost_usd\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -3216,6 +3350,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'launch\',\'cwd\',\'env\',\'timeout\',\'began\',\'kill_watch\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('run_id','model','label','queue','wall_seconds','tokens','cost_usd',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'run_id\',\'model\',\'label\',\'queue\',\'wall_seconds\',\'tokens\',\'cost_usd\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -3280,6 +3422,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__delattr__(name)
  return __delattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'shell\',\'script\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __delattr__(self,name):
+  if type(self) is cls or name in ('since','by','groups','total','not_ended','unreadable',):
+   raise FrozenInstanceError(f"cannot delete field {name!r}")
+  super(cls, self).__delattr__(name)
+ return __delattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __delattr__(self,name):\n  if type(self) is cls or name in (\'since\',\'by\',\'groups\',\'total\',\'not_ended\',\'unreadable\',):\n   raise FrozenInstanceError(f"cannot delete field {name!r}")\n  super(cls, self).__delattr__(name)\n return __delattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __delattr__(self,name):
@@ -3579,6 +3729,14 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
+  if type(self) is cls or name in ('key','runs','wall_seconds','wall_unreported','tokens','tokens_unreported','cost_usd','cost_unreported',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'key\',\'runs\',\'wall_seconds\',\'wall_unreported\',\'tokens\',\'tokens_unreported\',\'cost_usd\',\'cost_unreported\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
   if type(self) is cls or name in ('kind','instruction','legs','cwd','label','timeout','synthesize','notify','notify_source','agents','extra','executor','partition','slurm_args','queue',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
@@ -3843,19 +4001,19 @@ CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,v
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','queue','reap_withheld','alive','pid','finished_at','age_seconds','delivery','manifest','usage','agents','model','exit_code','started_at','retry_of','job','queue_position','runner_end',):
+  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','queue','reap_withheld','alive','pid','finished_at','age_seconds','delivery','manifest','usage','agents','model','exit_code','started_at','retry_of','job','queue_position','runner_end','cost_usd',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'queue\',\'reap_withheld\',\'alive\',\'pid\',\'finished_at\',\'age_seconds\',\'delivery\',\'manifest\',\'usage\',\'agents\',\'model\',\'exit_code\',\'started_at\',\'retry_of\',\'job\',\'queue_position\',\'runner_end\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'queue\',\'reap_withheld\',\'alive\',\'pid\',\'finished_at\',\'age_seconds\',\'delivery\',\'manifest\',\'usage\',\'agents\',\'model\',\'exit_code\',\'started_at\',\'retry_of\',\'job\',\'queue_position\',\'runner_end\',\'cost_usd\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
-  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','queue','reap_withheld','error','model','exit_code','started_at','finished_at','command',):
+  if type(self) is cls or name in ('run_id','kind','label','status','terminal','outcome','reason_code','possibly_orphaned','spawn_state','submitted_at','host','queue','reap_withheld','error','model','exit_code','started_at','finished_at','command','cost_usd',):
    raise FrozenInstanceError(f"cannot assign to field {name!r}")
   super(cls, self).__setattr__(name, value)
  return __setattr__
-CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'queue\',\'reap_withheld\',\'error\',\'model\',\'exit_code\',\'started_at\',\'finished_at\',\'command\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'kind\',\'label\',\'status\',\'terminal\',\'outcome\',\'reason_code\',\'possibly_orphaned\',\'spawn_state\',\'submitted_at\',\'host\',\'queue\',\'reap_withheld\',\'error\',\'model\',\'exit_code\',\'started_at\',\'finished_at\',\'command\',\'cost_usd\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -3888,6 +4046,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'launch\',\'cwd\',\'env\',\'timeout\',\'began\',\'kill_watch\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('run_id','model','label','queue','wall_seconds','tokens','cost_usd',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'run_id\',\'model\',\'label\',\'queue\',\'wall_seconds\',\'tokens\',\'cost_usd\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):
@@ -3952,6 +4118,14 @@ def __create_fn__(cls, FrozenInstanceError):
   super(cls, self).__setattr__(name, value)
  return __setattr__
 CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'shell\',\'script\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
+
+def __create_fn__(cls, FrozenInstanceError):
+ def __setattr__(self,name,value):
+  if type(self) is cls or name in ('since','by','groups','total','not_ended','unreadable',):
+   raise FrozenInstanceError(f"cannot assign to field {name!r}")
+  super(cls, self).__setattr__(name, value)
+ return __setattr__
+CODE['def __create_fn__(cls, FrozenInstanceError):\n def __setattr__(self,name,value):\n  if type(self) is cls or name in (\'since\',\'by\',\'groups\',\'total\',\'not_ended\',\'unreadable\',):\n   raise FrozenInstanceError(f"cannot assign to field {name!r}")\n  super(cls, self).__setattr__(name, value)\n return __setattr__'] = __create_fn__.__code__
 
 def __create_fn__(cls, FrozenInstanceError):
  def __setattr__(self,name,value):

@@ -189,23 +189,25 @@ def _wait_for_slot(store: Any, run_id: str, waiting: int | None) -> bool:
     def say(why: str) -> None:
         print(f"li runner: queued in {run.queue}: {why}", flush=True)
 
-    turn = QueueService(queues, clock).wait_turn(run_id, run.queue, waiting, stopped, say)
+    def record_start() -> None:
+        started = iso(clock.now())
+
+        def change(current: Any) -> Any:
+            return None if current.end_recorded else current.evolve(status="running", started_at=started)
+
+        for _ in range(6):
+            try:
+                store.update(run_id, change)
+                return
+            except StoreBusy:
+                continue
+            except (RunNotFound, RecordUnusable, StoreRefused, OSError):
+                return
+
+    turn = QueueService(queues, clock).wait_turn(run_id, run.queue, waiting, stopped, say, record_start)
     if turn.stopped:
         return True
     _slot = turn.slot
-    started = iso(clock.now())
-
-    def change(current: Any) -> Any:
-        return None if current.end_recorded else current.evolve(status="running", started_at=started)
-
-    for _ in range(6):
-        try:
-            store.update(run_id, change)
-            break
-        except StoreBusy:
-            continue
-        except (RunNotFound, RecordUnusable, StoreRefused, OSError):
-            break
     print(f"li runner: {run.queue} gave a slot; the work starts", flush=True)
     return False
 

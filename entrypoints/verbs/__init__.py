@@ -16,6 +16,7 @@ VERB_TABLE: tuple[tuple[str, str], ...] = (
     ("job", "entrypoints.verbs.job"),
     ("store", "entrypoints.verbs.store"),
     ("queue", "entrypoints.verbs.queue"),
+    ("usage", "entrypoints.verbs.usage"),
     ("doctor", "entrypoints.verbs.doctor"),
     ("completion", "entrypoints.verbs.completion"),
     ("mcp", "entrypoints.verbs.mcp"),
@@ -33,7 +34,9 @@ if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
         orchestrate,
         queue,
         store,
+        usage,
     )
     from entrypoints.verbs._common import Verb
 
-    _CHECKED: tuple[Verb, ...] = (handshake, agent, orchestrate, job, store, queue, doctor, completion, mcp)
+    _CHECKED: tuple[Verb, ...] = (handshake, agent, orchestrate, job, store, queue, usage, doctor, completion,
+                                  mcp)

@@ -42,7 +42,7 @@ def human(args: Namespace) -> int:
     return show(run(args), args)
 
 
-def columns(with_host: bool = False) -> list[Any]:
+def columns(with_host: bool = False, with_cost: bool = False) -> list[Any]:
     from entrypoints.table import Column
 
     # drop: the higher goes first when even the narrowest cells do not fit
@@ -51,11 +51,19 @@ def columns(with_host: bool = False) -> list[Any]:
              Column("LABEL", minimum=5, drop=8), Column("COMMAND", minimum=7, drop=9)]
     if with_host:
         heads.insert(HOST_COLUMN, Column("HOST", minimum=HOST_SHORT, drop=5))
+    if with_cost:
+        heads.insert(COST_COLUMN, Column("COST", drop=4))
     return heads
+
+
+def show_cost(rows: list[dict[str, Any]]) -> bool:
+    """COST is shown when a row has one (a provider reported it); a blank cell is not reported."""
+    return any(row.get("cost_usd") is not None for row in rows)
 
 
 STATUS_COLUMN = 3
 HOST_COLUMN = 8  # before LABEL, only when shown (see show_host)
+COST_COLUMN = 8  # after DURATION, only when some row has a cost (inserted before HOST)
 ESSENTIAL = frozenset({2, 3, 4, 5, 7})  # model, status, outcome, exit, duration: kept before whole ids
 HOST_SHORT = 8  # the first 8 hex digits of a machine id name a host for a person, as a short id names a run
 
@@ -87,9 +95,10 @@ def show(data: dict[str, Any], args: Namespace) -> int:
 
     now = services.clock().now()
     with_host = show_host(data["runs"], is_shared_store(services.store_setting()))
-    heads = columns(with_host)
+    with_cost = show_cost(data["runs"])
+    heads = columns(with_host, with_cost)
     width = None if args.wide else stdout_width()
-    cells = [_cells(row, now, with_host) for row in data["runs"]]
+    cells = [_cells(row, now, with_host, with_cost) for row in data["runs"]]
     rows = [row for row, _ in cells]
     keep, widths = fit(heads, rows, width)
     if width is not None and not ESSENTIAL.issubset(keep):  # too narrow for whole ids: the short form names the run
@@ -109,10 +118,14 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     return 0
 
 
-def _cells(row: dict[str, Any], now: datetime, with_host: bool = False) -> tuple[list[str], str | None]:
+def _cells(row: dict[str, Any], now: datetime, with_host: bool = False,
+           with_cost: bool = False) -> tuple[list[str], str | None]:
     cells, tone = _all_cells(row, now)
     if with_host:
         cells.insert(HOST_COLUMN, short_host(row.get("host")) if row["error"] is None else "")
+    if with_cost:
+        cost = row.get("cost_usd")
+        cells.insert(COST_COLUMN, "" if cost is None else f"${cost:.2f}")
     return cells, tone
 
 

@@ -59,7 +59,7 @@ def verb_of(argv: Sequence[str]) -> str | None:
         return second
     if first == "store" and "copy" in positionals[1:2]:
         return "store-copy"
-    return first if first in ("handshake", "doctor", "completion", "queue") else None
+    return first if first in ("handshake", "doctor", "completion", "queue", "usage") else None
 
 
 def _before_dashdash(argv: Sequence[str]) -> list[str]:
