@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from application.ports import (
     Clock,
@@ -39,15 +41,13 @@ if TYPE_CHECKING:
 ReapHook = Callable[[Run], None]
 
 
-@dataclass(frozen=True)
-class JobSeen:
+class JobSeen(Struct, frozen=True):
     """What the cluster said about a run's Slurm job (None: it could not be asked)."""
 
     rows: Sequence[SlurmJob] | None
 
 
-@dataclass(frozen=True)
-class Observed:
+class Observed(Struct, frozen=True):
     """A record as read, what the probe found, and the derivation every verb reports."""
 
     run: Run

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
+
+from msgspec import Struct
+from msgspec import field as msgspec_field
 
 from domain.availability import Availability, ConsoleAvailability
 from domain.evidence import HostFacts, ProcessObservation, SessionMember
@@ -191,8 +193,7 @@ class StoreAdmin(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class ImportedArtifact:
+class ImportedArtifact(Struct, frozen=True):
     """One artifacts-listing entry as the store shows it, with the bytes to keep (None: listed only)."""
 
     entry: Mapping[str, Any]
@@ -270,8 +271,7 @@ class Signaller(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class SpawnRequest:
+class SpawnRequest(Struct, frozen=True):
     argv: Sequence[str]
     cwd: str
     env: Mapping[str, str]
@@ -291,8 +291,7 @@ class Spawner(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class BatchRequest:
+class BatchRequest(Struct, frozen=True):
     """A runner to start as a batch job: its argv (run without a shell), where, with what environment."""
 
     run_id: str  # the job's name
@@ -303,8 +302,7 @@ class BatchRequest:
     options: Sequence[str] = ()  # the person's own scheduler options (validated: none li sets)
 
 
-@dataclass(frozen=True)
-class EngineHandle:
+class EngineHandle(Struct, frozen=True):
     """What an executor says it started: a local pid, or a batch job (issue 17)."""
 
     executor: str  # `local` or `slurm`
@@ -385,8 +383,7 @@ class RunChanges(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class NoticeResult:
+class NoticeResult(Struct, frozen=True):
     ok: bool
     exit_code: int | None = None
     error: str | None = None
@@ -400,17 +397,15 @@ class Notifier(Protocol):
         ...
 
 
-@dataclass
-class ProviderResult:
+class ProviderResult(Struct):
     exit_code: int
     answer: str | None = None
     is_error: bool = False
     timed_out: bool = False
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = msgspec_field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class LegLaunch:
+class LegLaunch(Struct, frozen=True):
     """What starting one leg's process takes: its argv, the text for its stdin (else /dev/null)
     and descriptors it inherits at the same numbers (the launcher's to close once it started)."""
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Generic, Self, TypeVar
 
 from domain.serialise import Wire
@@ -23,8 +22,7 @@ TOO_DEEP = "too_deep"
 RUN_ID_MISMATCH = "run_id_mismatch"  # a record whose inner run_id names another run
 
 
-@dataclass(frozen=True, kw_only=True)
-class Availability(Wire, Generic[T]):
+class Availability(Wire, Generic[T], frozen=True, kw_only=True):
     """`available: false` means the value could not be established — never "none"."""
 
     available: bool
@@ -47,8 +45,7 @@ class Availability(Wire, Generic[T]):
                    detail=other.detail)
 
 
-@dataclass(frozen=True, kw_only=True)
-class ConsoleAvailability(Availability[str]):
+class ConsoleAvailability(Availability[str], frozen=True, kw_only=True):
     """The console tail; `truncated` says whether the tail is the whole log (null when unavailable)."""
 
     value: str | None
@@ -67,13 +64,11 @@ class ConsoleAvailability(Availability[str]):
         return cls(available=False, value=None, reason_code=reason_code, detail=detail, truncated=None)
 
 
-@dataclass(frozen=True, kw_only=True)
-class ManifestAvailability(Availability[dict[str, Any]]):
+class ManifestAvailability(Availability[dict[str, Any]], frozen=True, kw_only=True):
     value: dict[str, Any] | None
 
 
-@dataclass(frozen=True, kw_only=True)
-class UsageAvailability(Availability[dict[str, Any]]):
+class UsageAvailability(Availability[dict[str, Any]], frozen=True, kw_only=True):
     """Metering (deferred in the ADR, shaped by D7): an unreadable meter is unavailable, never zero."""
 
     value: dict[str, Any] | None

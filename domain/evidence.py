@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, TypeGuard
+
+from msgspec import Struct
 
 from domain.run import Incarnation
 
@@ -57,16 +58,14 @@ INCONCLUSIVE = frozenset({
 LEADER_GONE = frozenset({PID_ABSENT, PROCESS_ZOMBIE})
 
 
-@dataclass(frozen=True)
-class HostFacts:
+class HostFacts(Struct, frozen=True):
     """The reader's own host: the boundary of what it may judge."""
 
     host_id: str | None
     boot_id: str | None
 
 
-@dataclass(frozen=True)
-class SessionMember:
+class SessionMember(Struct, frozen=True):
     """One process a scan of a session saw: its pid, its session id, when it started, whether a zombie."""
 
     pid: int
@@ -76,8 +75,7 @@ class SessionMember:
     tagged: bool = False  # outside the session, yet the run's: its runner's descendant, or it carries the run's tag
 
 
-@dataclass(frozen=True)
-class ProcessObservation:
+class ProcessObservation(Struct, frozen=True):
     """What a probe of one pid saw at one moment, and (once looked at) the processes of its session.
 
     `session` is None until the session is scanned; a scan lists every process whose session id
@@ -93,8 +91,7 @@ class ProcessObservation:
     session: tuple[SessionMember, ...] | None = None
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(Struct, frozen=True):
     """A judgement about a recorded process; only `conclusive` ones may end a run.
 
     `local` is False when this reader is not entitled to judge the record at all

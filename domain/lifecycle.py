@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
+
+from msgspec import Struct
 
 from domain.evidence import CONCLUSIVE, JOB_ENDED, JOB_UNKNOWN, Finding
 from domain.run import SLURM, Run, iso, parse_iso
@@ -48,8 +49,7 @@ def classify(status: str) -> Outcome:
     return _OUTCOME_OF.get(status, "indeterminate")
 
 
-@dataclass(frozen=True, kw_only=True)
-class Derivation:
+class Derivation(Struct, frozen=True, kw_only=True):
     """Everything a status-bearing answer says about one run at one moment."""
 
     status: str
@@ -145,8 +145,7 @@ def reap(run: Run, finding: Finding, now: datetime, evidence: dict[str, object])
     )
 
 
-@dataclass(frozen=True, kw_only=True)
-class Resolution:
+class Resolution(Struct, frozen=True, kw_only=True):
     """What one look at a run comes to: the answer, and the end a reader must publish first.
 
     `reap` is the terminal record a fenced write publishes (None when the run is not eligible);

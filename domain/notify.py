@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Final, Literal
+
+from msgspec import Struct
 
 from domain.lifecycle import recorded_outcome
 from domain.run import Run
@@ -26,8 +27,7 @@ class NotifyTemplateError(ValueError):
     """A configured template that cannot be an argv (bad quoting, empty, wrong type)."""
 
 
-@dataclass(frozen=True)
-class NotifyChoice:
+class NotifyChoice(Struct, frozen=True):
     """The template a run will use (None when nothing is configured) and where it came from."""
 
     template: list[str] | None

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from msgspec import Struct, to_builtins
+from msgspec import field as msgspec_field
 
 from domain.contract import ContractError, ErrorKind
 from domain.notify import render
@@ -43,8 +45,7 @@ def invalid(message: str, **detail: Any) -> ContractError:
     return ContractError(ErrorKind.INVALID_INPUT, message, detail or None)
 
 
-@dataclass(frozen=True)
-class ModelSpec:
+class ModelSpec(Struct, frozen=True):
     """`provider[/model]`: which CLI does the work and which model it asks for."""
 
     provider: str
@@ -55,8 +56,7 @@ class ModelSpec:
         return self.provider if self.model is None else f"{self.provider}/{self.model}"
 
 
-@dataclass(frozen=True)
-class AgentOptions:
+class AgentOptions(Struct, frozen=True):
     """How one agent CLI is run: its permission mode (None: the CLI's own default) and extra argv."""
 
     permission_mode: PermissionMode | None = None
@@ -335,8 +335,7 @@ def parse_models(text: str) -> list[ModelSpec]:
     return [parse_model(n) for n in names]
 
 
-@dataclass(frozen=True)
-class Leg:
+class Leg(Struct, frozen=True):
     """One unit of agent work inside a run; a `None` prompt means the run's instruction.txt."""
 
     id: str
@@ -356,8 +355,7 @@ class Leg:
                    tuple(str(d) for d in data.get("depends_on", ())))
 
 
-@dataclass(frozen=True)
-class RunRequest:
+class RunRequest(Struct, frozen=True):
     """A validated submit: everything the runner needs, persisted as `request.json`."""
 
     kind: str
@@ -369,8 +367,8 @@ class RunRequest:
     synthesize: ModelSpec | None = None
     notify: tuple[str, ...] | None = None
     notify_source: str | None = None
-    agents: dict[str, AgentOptions] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    agents: dict[str, AgentOptions] = msgspec_field(default_factory=dict)
+    extra: dict[str, Any] = msgspec_field(default_factory=dict)
     # Where the runner runs (issue 17): `local`, or `slurm` with an optional partition and sbatch options.
     executor: str = "local"
     partition: str | None = None
@@ -400,7 +398,7 @@ class RunRequest:
         return ",".join(dict.fromkeys(leg.model.text for leg in self.legs))
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data: dict[str, Any] = to_builtins(self)
         del data["instruction"]  # lives in instruction.txt, written before the spawn
         data.update(schema_version=1, legs=[leg.to_dict() for leg in self.legs],
                     agents={name: options.to_dict() for name, options in sorted(self.agents.items())},

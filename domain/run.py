@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, ClassVar
+
+from msgspec import Struct, ValidationError, convert, to_builtins
+from msgspec import field as msgspec_field
+from msgspec.structs import replace
 
 from domain.availability import RUN_ID_MISMATCH
 from domain.untrusted import RECORD_MAX_BYTES, Untrusted, check_size, parse_json
@@ -63,8 +66,7 @@ def parse_iso(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
-@dataclass(frozen=True)
-class Incarnation:
+class Incarnation(Struct, frozen=True):
     """Who the run's process is: enough to tell it from a later process with the same pid."""
 
     host_id: str | None
@@ -89,8 +91,7 @@ SLURM = "slurm"
 EXECUTORS = (LOCAL, SLURM)
 
 
-@dataclass(frozen=True)
-class Engine:
+class Engine(Struct, frozen=True):
     """The batch job a run was submitted as: the durable identity of its attempt (issue 17).
 
     Written by the submitter on the `preparing` record once the scheduler accepted the job (or by
@@ -105,8 +106,7 @@ class Engine:
     submitted_at: str | None = None  # when the scheduler's answer came (this host's clock, ISO)
 
 
-@dataclass(frozen=True)
-class DeliveryValue:
+class DeliveryValue(Struct, frozen=True):
     """What became of the terminal notice (D9); `attempted` with `ok: null` is an unknown outcome."""
 
     __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "allow"}  # recorded, and published as is
@@ -118,8 +118,7 @@ class DeliveryValue:
     failure_class: str | None = None
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(Struct, frozen=True):
     """One run's durable record. Only the lifecycle authority (runner, submitter, reaper) writes it."""
 
     run_id: str
@@ -149,7 +148,7 @@ class Run:
     cwd: str | None = None
     host_id: str | None = None  # the submitting host (its machine id): whose processes the run's are
     timeout: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = msgspec_field(default_factory=dict)
     executor: str | None = None  # `slurm` for a batch job; None (local) for a detached child
     engine: Engine | None = None  # the batch job, once the scheduler accepted it
     queue: str | None = None  # the queue the run waits in for a slot (issue 29); None: no limited queue
@@ -179,40 +178,33 @@ class Run:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data: dict[str, Any] = to_builtins(self)
         data["schema_version"] = RECORD_SCHEMA_VERSION
         return data
 
     @classmethod
     def from_dict(cls, data: object) -> Run:
-        """Read a record through the one place that refuses what it does not understand."""
+        """Read a record through the one place that refuses what it does not understand: msgspec
+        converts it strictly by the declared types (no coercion; a bool is no int), fields it does
+        not know are ignored (D2), and the two rules types cannot say (UTC times, a known executor)
+        are checked after."""
         if not isinstance(data, dict):
             raise RecordUnusable("malformed", "record is not a JSON object")
         version = data.get("schema_version", RECORD_SCHEMA_VERSION)
-        if not _is_int(version) or version != RECORD_SCHEMA_VERSION:
+        if type(version) is not int or version != RECORD_SCHEMA_VERSION:
             raise RecordUnusable("unknown_schema", f"record schema_version {version!r} is not known")
-        values = {k: v for k, v in data.items() if k in _RUN_FIELDS}
+        spawn_state = data.get("spawn_state")
         # The spawn phase is recorded, never inferred (D5): a record from before the field
-        # existed has none, and D10 judges it by its liveness, never as `preparing`.
-        values.setdefault("spawn_state", None)
-        if isinstance(values["spawn_state"], str) and values["spawn_state"] not in SPAWN_STATES:
-            values["spawn_state"] = None  # a phase li never writes is no phase recorded (D5's closed
-            # vocabulary): judged by liveness like a record without one, never echoed on the wire
+        # existed has none, and D10 judges it by its liveness, never as `preparing`; a phase li
+        # never writes is no phase recorded (D5's closed vocabulary), never echoed on the wire.
+        if spawn_state is None or (isinstance(spawn_state, str) and spawn_state not in SPAWN_STATES):
+            data = {**data, "spawn_state": None}
         try:
-            if values.get("incarnation") is not None:
-                values["incarnation"] = Incarnation(**values["incarnation"])
-            if values.get("delivery") is not None:
-                values["delivery"] = DeliveryValue(**values["delivery"])
-            if values.get("engine") is not None:
-                values["engine"] = Engine(**values["engine"])
-            run = cls(**values)
-        except TypeError as exc:
-            raise RecordUnusable("malformed", f"record fields are malformed: {exc}") from exc
-        _check_types(run)
+            run = convert(data, cls, strict=True)
+        except ValidationError as exc:
+            raise RecordUnusable("malformed", f"record fields are malformed: {exc}") from None
+        _check_rules(run)
         return run
-
-
-_RUN_FIELDS: frozenset[str] = frozenset(f.name for f in fields(Run))  # once, not per read
 
 
 def parse_record(raw: bytes, run_id: str) -> Run:
@@ -232,42 +224,17 @@ def parse_record(raw: bytes, run_id: str) -> Run:
     return run
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _check_types(run: Run) -> None:
-    """Refuse a record whose fields a reader would trip over later (wrong types, naive times)."""
-    if not all(isinstance(v, str) for v in (run.run_id, run.status, run.kind, run.submitted_at)):
-        raise RecordUnusable("malformed", "run_id, kind, status and submitted_at must be strings")
-    if not _is_int(run.generation) or (run.pid is not None and not _is_int(run.pid)):
-        raise RecordUnusable("malformed", "generation and pid must be integers")
-    texts = (run.label, run.spawn_state, run.outcome, run.reason_code, run.finished_at, run.started_at,
-             run.host_id, run.queue)
-    if not all(v is None or isinstance(v, str) for v in texts):
-        raise RecordUnusable("malformed", "label, spawn_state, outcome, reason_code, queue and times must be strings")
+def _check_rules(run: Run) -> None:
+    """What the types do not say: every time carries its UTC offset, the executor is one li knows."""
     for stamp in (run.submitted_at, run.started_at, run.finished_at, run.kill_requested_at):
         try:
             moment = parse_iso(stamp)
-        except (TypeError, ValueError) as exc:
+        except ValueError as exc:
             raise RecordUnusable("malformed", f"bad timestamp {stamp!r}: {exc}") from exc
         if moment is not None and moment.tzinfo is None:
             raise RecordUnusable("malformed", f"timestamp {stamp!r} has no UTC offset")
-    if run.runner_end is not None and not isinstance(run.runner_end, dict):
-        raise RecordUnusable("malformed", "runner_end must be an object")
     if run.executor is not None and run.executor not in EXECUTORS:
         raise RecordUnusable("malformed", f"executor {run.executor!r} is not one li knows")
-    engine = run.engine
-    if engine is not None and not (
-            isinstance(engine.executor, str) and isinstance(engine.job_id, str)
-            and all(v is None or isinstance(v, str)
-                    for v in (engine.cluster, engine.submit_time, engine.submitted_at))):
-        raise RecordUnusable("malformed", "engine fields must be strings")
-    incarnation = run.incarnation
-    if incarnation is not None and not (
-            (incarnation.job_id is None or isinstance(incarnation.job_id, str))
-            and (incarnation.restart_count is None or _is_int(incarnation.restart_count))):
-        raise RecordUnusable("malformed", "the incarnation's job_id and restart_count are malformed")
 
 
 # --- what a person sees of a run's work in a listing ------------------------------------------------

@@ -1,40 +1,37 @@
-"""How a wire class becomes JSON-ready data, with the standard library only (start-up time is a feature).
+"""How a wire class becomes JSON-ready data: msgspec Structs, encoded by msgspec without a Python walk.
 
-Every answer `li` gives is a frozen dataclass deriving from `Wire` (domain/wire.py); `to_wire`
+Every answer `li` gives is a frozen Struct deriving from `Wire` (domain/wire.py); `to_wire`
 turns it into plain dicts and lists in field order. The published JSON Schema is generated from
 the very same classes by tools/gen_schema.py (pydantic is imported there and in tests, never here):
 `__pydantic_config__` is a plain dict pydantic reads, and `Minimum` is a marker whose schema hook
-pydantic calls, so nothing at run time needs pydantic.
+pydantic calls (msgspec ignores an `Annotated` marker it does not know), so nothing at run time
+needs pydantic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from collections.abc import Callable
 from typing import Any, ClassVar
 
+from msgspec import Struct, to_builtins
 
-@dataclass(frozen=True, kw_only=True)
-class Wire:
-    """Base of every wire class. Consumers must tolerate fields they do not know (D2): extras allowed."""
+
+class Wire(Struct, frozen=True, kw_only=True):
+    """Base of every wire class. Consumers must tolerate fields they do not know (D2): extras allowed.
+
+    A subclass says `kw_only=True` again (msgspec applies it to the fields a class declares)."""
 
     __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "allow"}
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready dict of this answer, fields in declaration order."""
-        data: dict[str, Any] = to_wire(self)
+        data: dict[str, Any] = to_builtins(self)
         return data
 
 
 def to_wire(value: Any) -> Any:
-    """Dataclasses become dicts (field order kept), tuples and lists become lists, dicts are copied."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_wire(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, list | tuple):
-        return [to_wire(item) for item in value]
-    if isinstance(value, Mapping):
-        return {key: to_wire(item) for key, item in value.items()}
-    return value
+    """Structs (and dataclasses) become dicts in field order, tuples and lists lists, dicts are copied."""
+    return to_builtins(value)
 
 
 class Minimum:

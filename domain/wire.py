@@ -1,10 +1,10 @@
-"""The wire model (contract v1): one frozen dataclass per answer, the only place its shape is written.
+"""The wire model (contract v1): one frozen msgspec Struct per answer, the only place its shape is written.
 
-The use cases build these and serialise them with `to_wire` (standard library only); the
+The use cases build these and serialise them with `to_wire` (msgspec, no Python walk); the
 published JSON Schema in `contract/v1` is generated from the same classes by tools/gen_schema.py.
 Consumers must tolerate fields they do not know (D2), so every class allows extras in the schema.
 The envelope, handshake, version and help answers are built as dicts on the start-up path
-(domain/contract.py, the handshake verb, the dispatcher: no `dataclasses` import there), held
+(domain/contract.py, the handshake verb, the dispatcher: no msgspec import there), held
 to the classes below by tests/unit/test_wire.py.
 To add a field to every status-bearing answer, add it to `Lifecycle` (and, nullable, to `Row`)
 and set it in `Lifecycle.of`: three lines in this one file, the first two checked by mypy
@@ -13,7 +13,6 @@ and the third by tests/unit/test_wire.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from domain.availability import (
@@ -51,8 +50,7 @@ __all__ = [
 # --- the envelope (D3) and what every start-up may answer (D2) ------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class ErrorBody(Wire):
+class ErrorBody(Wire, frozen=True, kw_only=True):
     """Why a request was refused. `message` is for a person; `detail` is not contractual."""
 
     kind: ErrorKindName
@@ -68,8 +66,7 @@ _ONE_OF_DATA_OR_ERROR: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True, kw_only=True)
-class Envelope(Wire):
+class Envelope(Wire, frozen=True, kw_only=True):
     """The one JSON object `li ... --machine` writes to stdout; exactly one of data/error is set."""
 
     __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "allow", "json_schema_extra": _ONE_OF_DATA_OR_ERROR}
@@ -84,8 +81,7 @@ class Envelope(Wire):
 # --- what every start-up may answer (D2) ------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class HandshakeData(Wire):
+class HandshakeData(Wire, frozen=True, kw_only=True):
     """`li handshake` (D2)."""
 
     contract_version: Annotated[int, Minimum(1)]
@@ -95,16 +91,14 @@ class HandshakeData(Wire):
     module: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class VersionData(Wire):
+class VersionData(Wire, frozen=True, kw_only=True):
     """`li --version`."""
 
     version: str
     implementation: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class HelpData(Wire):
+class HelpData(Wire, frozen=True, kw_only=True):
     """`li ... --help`: the help text is the answer."""
 
     help: str
@@ -114,8 +108,7 @@ class HelpData(Wire):
 # --- D7 availability -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class Artifact(Wire):
+class Artifact(Wire, frozen=True, kw_only=True):
     """One entry under artifacts/, links never followed. Only a `file` is read, so only it has a digest.
 
     `type` is open (in use: file, symlink, fifo, socket, device, hardlink, folder, other); a
@@ -138,8 +131,7 @@ class Artifact(Wire):
     reason_code: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class ArtifactsAvailability(Availability[list[Artifact]]):
+class ArtifactsAvailability(Availability[list[Artifact]], frozen=True, kw_only=True):
     value: list[Artifact] | None
 
     @classmethod
@@ -149,21 +141,18 @@ class ArtifactsAvailability(Availability[list[Artifact]]):
         return cls(available=found.available, value=value, reason_code=found.reason_code, detail=found.detail)
 
 
-@dataclass(frozen=True, kw_only=True)
-class DeliveryAvailability(Availability[DeliveryValue]):
+class DeliveryAvailability(Availability[DeliveryValue], frozen=True, kw_only=True):
     value: DeliveryValue | None  # the record's own, published as is (D9)
 
 
-@dataclass(frozen=True, kw_only=True)
-class AgentOptions(Wire):
+class AgentOptions(Wire, frozen=True, kw_only=True):
     """How one agent CLI was run: its permission mode (null: the CLI's own default) and extra argv."""
 
     permission_mode: PermissionMode | None
     provider_args: list[str]
 
 
-@dataclass(frozen=True, kw_only=True)
-class AgentsAvailability(Availability[dict[str, AgentOptions]]):
+class AgentsAvailability(Availability[dict[str, AgentOptions]], frozen=True, kw_only=True):
     """Each agent CLI's options by provider name, as the run's request.json records them."""
 
     value: dict[str, AgentOptions] | None
@@ -172,8 +161,7 @@ class AgentsAvailability(Availability[dict[str, AgentOptions]]):
 # --- status-bearing shapes (D4) -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class Lifecycle(Wire):
+class Lifecycle(Wire, frozen=True, kw_only=True):
     """status (open), terminal and outcome (closed, null unless terminal) travel together (D4)."""
 
     run_id: str
@@ -210,14 +198,13 @@ class Lifecycle(Wire):
     def fields_of(run: Run, d: Derivation) -> dict[str, Any]:
         """The same fields by name, for the answers that carry them beside others (status, rows)."""
         life = Lifecycle.of(run, d)
-        return {f.name: getattr(life, f.name) for f in fields(Lifecycle)}
+        return {name: getattr(life, name) for name in Lifecycle.__struct_fields__}
 
 
 # --- per-verb data ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class SubmitData(Wire):
+class SubmitData(Wire, frozen=True, kw_only=True):
     """`li agent|orchestrate ... --detach`: a handle, resolved through status before any outcome (D5)."""
 
     run_id: str
@@ -234,8 +221,7 @@ class SubmitData(Wire):
         return cls(run_id=run_id, pid=pid, status=status, terminal=False, outcome=None, log=log)
 
 
-@dataclass(frozen=True, kw_only=True)
-class BatchJob(Wire):
+class BatchJob(Wire, frozen=True, kw_only=True):
     """The batch job a run was submitted as (issue 17): where to look it up in the scheduler."""
 
     executor: str  # `slurm`
@@ -249,8 +235,7 @@ class BatchJob(Wire):
                                                     job_id=engine.job_id)
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunnerEnd(Wire):
+class RunnerEnd(Wire, frozen=True, kw_only=True):
     """Issue 25: the end the runner saw, beside a recorded end it did not write (`reason_code`
     `end_not_written_by_runner`): the work's real status, outcome and exit code, and what it found."""
 
@@ -281,8 +266,7 @@ class RunnerEnd(Wire):
                          found_terminal_source=text(found.get("terminal_source")))
 
 
-@dataclass(frozen=True, kw_only=True)
-class StatusData(Lifecycle):
+class StatusData(Lifecycle, frozen=True, kw_only=True):
     """`li job status RUN_ID` (D4, D6, D7, D9): derivations, advisory liveness, read-derived fields."""
 
     alive: bool | None
@@ -307,8 +291,7 @@ class StatusData(Lifecycle):
     cost_usd: float | None = None  # additive (issue 29): what the run cost, where its providers reported it
 
 
-@dataclass(frozen=True, kw_only=True)
-class OutputData(Wire):
+class OutputData(Wire, frozen=True, kw_only=True):
     """`li job output RUN_ID`: every read-derived field under the availability wrapper (D7)."""
 
     run_id: str
@@ -317,8 +300,7 @@ class OutputData(Wire):
     manifest: ManifestAvailability
 
 
-@dataclass(frozen=True, kw_only=True)
-class RowError(Wire):
+class RowError(Wire, frozen=True, kw_only=True):
     """Why one id or row could not be observed; the other ids and rows are unaffected.
 
     `kind` is open: in use are not_found, invalid_input, record_unusable (list and wait) and
@@ -334,8 +316,7 @@ class RowError(Wire):
         return cls(kind=kind, message=message, reason_code=reason_code)
 
 
-@dataclass(frozen=True, kw_only=True)
-class Row(Wire):
+class Row(Wire, frozen=True, kw_only=True):
     """A list row or wait entry: the lifecycle fields, all null when `error` says it could not be read."""
 
     run_id: str
@@ -360,12 +341,11 @@ class Row(Wire):
     @classmethod
     def failed(cls, run_id: str, error: RowError) -> Row:
         """A row that says why it could not be read, every lifecycle field null."""
-        nulls: dict[str, Any] = dict.fromkeys(f.name for f in fields(Lifecycle))
+        nulls: dict[str, Any] = dict.fromkeys(Lifecycle.__struct_fields__)
         return cls(**{**nulls, "run_id": run_id, "error": error})
 
 
-@dataclass(frozen=True, kw_only=True)
-class ListRow(Row):
+class ListRow(Row, frozen=True, kw_only=True):
     """A list row: the lifecycle fields plus what a person's table shows (all null on an error row).
 
     `exit_code` is the work's own exit status once the runner recorded one; `command` the first line
@@ -387,12 +367,11 @@ class ListRow(Row):
     @classmethod
     def unlisted(cls, run_id: str, error: RowError) -> ListRow:
         """A row that says why it could not be read: every other field null."""
-        nulls: dict[str, Any] = dict.fromkeys(f.name for f in fields(cls))
+        nulls: dict[str, Any] = dict.fromkeys(cls.__struct_fields__)
         return cls(**{**nulls, "run_id": run_id, "error": error})
 
 
-@dataclass(frozen=True, kw_only=True)
-class ListData(Wire):
+class ListData(Wire, frozen=True, kw_only=True):
     """`li job list`: newest first, bounded by `limit`, and says when truncated (D6)."""
 
     runs: list[ListRow]
@@ -400,8 +379,7 @@ class ListData(Wire):
     limit: int
 
 
-@dataclass(frozen=True, kw_only=True)
-class KillData(Wire):
+class KillData(Wire, frozen=True, kw_only=True):
     """`li job kill RUN_ID`: what was done, never process death or terminality (D6)."""
 
     run_id: str
@@ -411,8 +389,7 @@ class KillData(Wire):
     outcome: Outcome | None
 
 
-@dataclass(frozen=True, kw_only=True)
-class WaitData(Wire):
+class WaitData(Wire, frozen=True, kw_only=True):
     """`li job wait RUN_ID...`: entries plus the four-way partition and the echoed bounds (D10)."""
 
     runs: list[Row]
@@ -428,8 +405,7 @@ class WaitData(Wire):
     requested_poll_interval: Any
 
 
-@dataclass(frozen=True, kw_only=True)
-class DoctorCheck(Wire):
+class DoctorCheck(Wire, frozen=True, kw_only=True):
     """One finding; `severity` is how much it matters when `ok` is false, `fix` what to do."""
 
     name: str
@@ -439,23 +415,20 @@ class DoctorCheck(Wire):
     fix: str | None
 
 
-@dataclass(frozen=True, kw_only=True)
-class DoctorData(Wire):
+class DoctorData(Wire, frozen=True, kw_only=True):
     """`li doctor`: what a run needs here, check by check; `ok` is false when an error-check fails."""
 
     ok: bool
     checks: list[DoctorCheck]
 
 
-@dataclass(frozen=True, kw_only=True)
-class PruneKept(Wire):
+class PruneKept(Wire, frozen=True, kw_only=True):
     run_id: str
     reason: str
     detail: str | None
 
 
-@dataclass(frozen=True, kw_only=True)
-class PruneData(Wire):
+class PruneData(Wire, frozen=True, kw_only=True):
     """`li job prune`: only runs that recorded an end are ever removed; every kept run says why."""
 
     removed: list[str]
@@ -463,8 +436,7 @@ class PruneData(Wire):
     dry_run: bool
 
 
-@dataclass(frozen=True, kw_only=True)
-class RemoveData(Wire):
+class RemoveData(Wire, frozen=True, kw_only=True):
     """`li job rm RUN...`: the named runs removed (each had recorded an end); one whose record
     changed while it was being removed is kept, saying why."""
 
@@ -472,16 +444,14 @@ class RemoveData(Wire):
     kept: list[PruneKept]
 
 
-@dataclass(frozen=True, kw_only=True)
-class CompletionData(Wire):
+class CompletionData(Wire, frozen=True, kw_only=True):
     """`li completion bash|zsh|fish`."""
 
     shell: Shell
     script: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class StoreData(Wire):
+class StoreData(Wire, frozen=True, kw_only=True):
     """`li store init`: which store this li uses and the schema it now holds (null: none needed)."""
 
     store: StoreKind
@@ -489,15 +459,13 @@ class StoreData(Wire):
     schema_version: int | None
 
 
-@dataclass(frozen=True, kw_only=True)
-class StoreCopySkipped(Wire):
+class StoreCopySkipped(Wire, frozen=True, kw_only=True):
     run_id: str
     reason_code: str
     detail: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class StoreCopyData(Wire):
+class StoreCopyData(Wire, frozen=True, kw_only=True):
     """`li store copy`: runs copied, already in the target, and skipped (at most 100 named; the
     count is whole). A skipped run is one not ended (`not_ended`) or one the source cannot read."""
 
@@ -509,8 +477,7 @@ class StoreCopyData(Wire):
     skipped_runs: list[StoreCopySkipped]
 
 
-@dataclass(frozen=True, kw_only=True)
-class QueueRow(Wire):
+class QueueRow(Wire, frozen=True, kw_only=True):
     """One queue (issue 29): its limit (null: none), how many run and wait, paused and why.
 
     `paused_reason` is `paused` (a person's `li queue pause`, until `li queue resume`) or
@@ -528,15 +495,13 @@ class QueueRow(Wire):
     paused_by: str | None
 
 
-@dataclass(frozen=True, kw_only=True)
-class QueueData(Wire):
+class QueueData(Wire, frozen=True, kw_only=True):
     """`li queue list|set|pause|resume`: the queues the store keeps (after the change, for a change)."""
 
     queues: list[QueueRow]
 
 
-@dataclass(frozen=True, kw_only=True)
-class UsageTotal(Wire):
+class UsageTotal(Wire, frozen=True, kw_only=True):
     """What one group of ended runs spent (issue 29). Each total is over the runs that reported
     it; `*_unreported` counts the runs that did not (never added in as 0); a total no run reported
     is null. `tokens` sums each token class every reporting run gave."""
@@ -551,8 +516,7 @@ class UsageTotal(Wire):
     cost_unreported: int
 
 
-@dataclass(frozen=True, kw_only=True)
-class UsageData(Wire):
+class UsageData(Wire, frozen=True, kw_only=True):
     """`li usage [--since T] [--by model|label|queue]`: ended runs' spending; runs not ended and
     records that could not be read are counted, not totalled."""
 

@@ -59,9 +59,6 @@ def main(argv: list[str] | None = None) -> int:
     if out is None:  # fd 1 closed in human mode (`li job list >&-`): nothing could be shown
         return transport_fault("stdout is closed, so nothing can be written")
     try:
-        from entrypoints.dataclass_code import install
-
-        install()  # dataclasses, once a verb loads them, reuse compiled methods (issue 18)
         from entrypoints.dispatch import dispatch
 
         return dispatch(args, machine=machine, out=out)

@@ -36,9 +36,6 @@ def main(argv: list[str] | None = None) -> int:
     become_subreaper()  # what the work starts stays the run's (kept across the lean supervisor's exec)
     args = sys.argv[1:] if argv is None else argv
     waiting = _place_in_line()
-    from entrypoints.dataclass_code import install
-
-    install()  # its dataclasses reuse compiled methods, as `li`'s do (issue 18)
     from domain.run import is_run_id
 
     if args[:1] == ["--finish"]:

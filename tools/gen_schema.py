@@ -1,7 +1,10 @@
-"""Write the published JSON Schema (`contract/v1/*.json`) from the wire dataclasses in `domain.wire`.
+"""Write the published JSON Schema (`contract/v1/*.json`) from the wire Structs in `domain.wire`.
 
-pydantic is imported here (and in tests) only: `li` serialises the same classes with the standard
-library (`domain.serialise.to_wire`).
+pydantic is imported here (and in tests) only: `li` serialises the same classes with msgspec
+(`domain.serialise.to_wire`). pydantic reads dataclasses, not msgspec Structs, so each Struct is
+mirrored as the frozen dataclass it was declared as before (same name, docstring, fields in the
+same order, types, defaults and `__pydantic_config__`): the schema stays byte-identical, which
+tests/contract/test_schema_committed.py holds.
 """
 
 from __future__ import annotations
@@ -17,11 +20,53 @@ OUT = os.path.join(REPO, "contract", "v1")
 SCHEMA_BASE = "https://lionrun.invalid/contract/v1/"
 
 
+def mirrored(tp: Any, memo: dict[type[Any], type[Any]]) -> Any:
+    """`tp` with every msgspec Struct in it replaced by its dataclass mirror."""
+    import types
+    import typing
+
+    import msgspec
+
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return dataclass_of(tp, memo)
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Annotated:
+        return typing.Annotated[(mirrored(args[0], memo), *tp.__metadata__)]
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[tuple(mirrored(arg, memo) for arg in args)]  # noqa: UP007 - built from a tuple
+    if origin in (list, dict) and args:
+        return origin[tuple(mirrored(arg, memo) for arg in args)]
+    return tp
+
+
+def dataclass_of(cls: type[Any], memo: dict[type[Any], type[Any]]) -> type[Any]:
+    """The frozen, keyword-only dataclass mirror of one wire Struct (memoised: one per Struct)."""
+    import dataclasses
+    import typing
+
+    import msgspec
+
+    if cls not in memo:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        namespace: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                     "__doc__": cls.__dict__.get("__doc__"), "__annotations__": {},
+                                     "__pydantic_config__": cls.__pydantic_config__}
+        mirror = type(cls.__name__, (), namespace)
+        memo[cls] = mirror
+        for field in msgspec.structs.fields(cls):
+            namespace["__annotations__"][field.name] = mirrored(hints[field.name], memo)
+            if field.default is not msgspec.NODEFAULT:
+                setattr(mirror, field.name, field.default)
+        mirror.__annotations__ = namespace["__annotations__"]
+        memo[cls] = dataclasses.dataclass(frozen=True, kw_only=True)(mirror)
+    return memo[cls]
+
+
 def schema_of(cls: type[Any], name: str) -> dict[str, Any]:
     """The JSON Schema of one wire class, with a stable `$id` and title."""
     from pydantic import TypeAdapter
 
-    schema = TypeAdapter(cls).json_schema(mode="serialization")
+    schema = TypeAdapter(dataclass_of(cls, {})).json_schema(mode="serialization")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": f"{SCHEMA_BASE}{name}.json", **schema}
 

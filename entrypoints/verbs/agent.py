@@ -100,7 +100,7 @@ def refuse_command_as_model(model_text: str | None, words: list[str], verb: str)
 
 def with_agent_options(request: RunRequest, args: Namespace) -> RunRequest:
     """The request with each agent CLI's permission mode and provider args: the flags, else config.toml."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from domain.request import agent_options, parse_permission_mode, parse_provider_args
 

@@ -29,7 +29,7 @@ def retried_request(args: Namespace) -> Any:
         raise invalid(f"the working directory of {run_id} ({request.cwd}) is not a directory any more",
                       run_id=run_id, cwd=request.cwd)
     # Not at the top: every verb module is imported to build the parser.
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     return replace(request, extra={**request.extra, "retry_of": run_id})
 

@@ -197,7 +197,7 @@ def test_a_kill_that_cannot_be_recorded_signals_nothing(world) -> None:
 
 @pytest.mark.parametrize("pgid", [0, 1, -7, 4242])
 def test_a_recorded_group_other_than_the_leaders_own_is_never_signalled(world, pgid: int) -> None:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     world.prober.start(4242, create_time=1000.0)  # a bystander that a bad record might name
     run = live_run(world)

@@ -136,7 +136,7 @@ def test_a_reap_records_the_session_it_found_empty() -> None:
 
 
 def test_kill_may_signal_only_a_proven_live_member_of_a_local_run_leading_its_group() -> None:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     assert may_signal(OURS, Finding("alive", True))
     assert may_signal(OURS, Finding("session_alive", True))

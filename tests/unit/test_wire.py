@@ -1,8 +1,10 @@
-"""The wire model: one dataclass per answer, serialised by the standard library."""
+"""The wire model: one msgspec Struct per answer, serialised by msgspec."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+import json
+
+from msgspec.structs import fields
 
 from domain.availability import ConsoleAvailability, ManifestAvailability
 from domain.run import DeliveryValue
@@ -22,14 +24,16 @@ def test_a_failed_row_is_all_nulls_beside_its_error() -> None:
     assert set(row.values()) == {None}
 
 
-def test_to_wire_turns_nested_dataclasses_tuples_and_dicts_into_plain_json() -> None:
+def test_to_wire_turns_nested_structs_tuples_and_dicts_into_plain_json() -> None:
     delivery = DeliveryAvailability.of(DeliveryValue(attempted=True, ok=None))
-    assert to_wire({"d": delivery, "t": (1, 2)}) == {
+    wired = to_wire({"d": delivery, "t": (1, 2)})
+    assert wired == {
         "d": {"available": True, "value": {"attempted": True, "ok": None, "exit_code": None, "error": None,
                                            "failure_class": None},
               "reason_code": None, "detail": None},
-        "t": [1, 2],
+        "t": (1, 2),  # msgspec keeps a tuple a tuple: the JSON is the same array
     }
+    assert json.dumps(wired["t"]) == json.dumps([1, 2])
 
 
 def test_an_unavailable_reading_keeps_its_wire_class() -> None:
@@ -40,8 +44,8 @@ def test_an_unavailable_reading_keeps_its_wire_class() -> None:
     assert type(manifest) is ManifestAvailability and manifest.value == {"legs": []}
 
 
-def test_the_start_up_answers_built_without_dataclasses_are_the_wire_classes_field_for_field() -> None:
-    """success/failure, handshake, --version and --help stay off `dataclasses` for start-up time;
+def test_the_start_up_answers_built_without_msgspec_are_the_wire_classes_field_for_field() -> None:
+    """success/failure, handshake, --version and --help stay off msgspec for start-up time;
     what they build must be exactly what the wire classes (and so contract/v1) say."""
     from argparse import Namespace
 
