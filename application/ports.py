@@ -457,8 +457,7 @@ class QueueBroken(StoreRefused):
         self.detail = detail
 
 
-@dataclass(frozen=True)
-class Waiting:
+class Waiting(Struct, frozen=True):
     """A run's place in its queue's line: its ticket, and the descriptor whose lock holds the
     place (None for a store whose place is held elsewhere, e.g. a database session)."""
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from application.observe import Observed, Observer
 from application.ports import Clock, RunChanges, RunNotFound, RunWatch
@@ -44,8 +45,7 @@ class StopFlag:
             raise WaitInterrupted
 
 
-@dataclass(frozen=True)
-class Seen:
+class Seen(Struct, frozen=True):
     """One id's latest observation, or the reason it has none."""
 
     run_id: str
@@ -64,8 +64,7 @@ class Seen:
         return Row.failed(self.run_id, self.error)
 
 
-@dataclass(frozen=True)
-class WaitResult:
+class WaitResult(Struct, frozen=True):
     """What a wait learned: entries in input order, the partition, and the window it used."""
 
     requested_ids: tuple[str, ...]
@@ -104,8 +103,7 @@ class WaitResult:
 PassHook = Callable[[WaitResult], None]
 
 
-@dataclass
-class _Progress:
+class _Progress(Struct):
     seen: dict[str, Seen] = field(default_factory=dict)
     passes: int = 0
     waited: bool = False

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from domain.partition import Partition
 
@@ -12,8 +13,7 @@ MAX_WAIT_DEFAULT = 60.0
 POLL_BOUNDS = (0.05, 60.0)
 POLL_DEFAULT = 1.0
 
-@dataclass(frozen=True)
-class Clamped:
+class Clamped(Struct, frozen=True):
     """What was asked for (echoed back as given) and the value actually used."""
 
     requested: object

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from domain.lifecycle import Derivation
 
@@ -29,8 +30,7 @@ def bucket_of(derivation: Derivation) -> str:
     return PENDING
 
 
-@dataclass(frozen=True)
-class Partition:
+class Partition(Struct, frozen=True):
     """Every observed id in exactly one bucket; ids that could not be observed are in `errored`, no bucket."""
 
     terminal: tuple[str, ...] = ()

@@ -203,7 +203,7 @@ def with_queue(request: RunRequest) -> RunRequest:
 
     if request.queue is not None or request.executor == "slurm" or not config_mentions(default_home(), (b"queues",)):
         return request
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from domain.queue import check_queue_name
     from domain.request import invalid

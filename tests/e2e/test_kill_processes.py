@@ -10,12 +10,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
 import pytest
+from msgspec.structs import replace
 
 from adapters.fs_store import FsRunStore
 from domain.run import Run, iso

@@ -10,10 +10,11 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import psutil
 import pytest
+from msgspec.structs import replace
 
 from adapters.clocks import SystemClock
 from adapters.fs_store import FsRunStore
