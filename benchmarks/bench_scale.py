@@ -19,6 +19,10 @@ only connected to), `li store init` makes its schema, it holds the very same run
 text inserted as `li store copy` keeps it), every call is timed on both stores in turn, and the
 scratch database is dropped at the end. A regular install (`--rev`) then includes the
 `[postgresql]` extra.
+`--unknown-ids N` times `li job wait - --max-wait 0 --machine` over 1 real run and N well-formed
+ids of no run on stdin (issue 26: 100,001 ids); with `--peer /abs/path/to/other/li` the same call of
+that li is timed right after each of this one's, on the same store, so the two are side by side.
+
 JSON: build/bench/scale.json (the PostgreSQL figures under `postgresql`).
 """
 
@@ -132,6 +136,40 @@ def wait_argv(li: str, ids: list[str], env: dict[str, str]) -> tuple[list[str], 
             f"ARGV LIMIT: {len(ids):,} ids need {size:,} bytes > {limit:,}; ids given on stdin (`-`)")
 
 
+def unknown_ids_wait(li: str, peer: str | None, root: str, unknown: int, repeat: int) -> dict[str, Any]:
+    """`job wait -` over one real run and `unknown` well-formed ids of no run, li and peer in turn."""
+    home = os.path.join(root, "unknown-ids")
+    os.makedirs(home, mode=0o700)
+    real = grow(home, 0, 1)
+    ids = real + [f"20250101T000000-{index:06x}" for index in range(unknown)]
+    env = common.clean_env(home)
+    stdin = "\n".join(ids) + "\n"
+    argv = {"li": [li, "job", "wait", "-", "--max-wait", "0", "--machine"]}
+    if peer:
+        argv["peer"] = [peer, *argv["li"][1:]]
+    samples: dict[str, list[Any]] = {name: [] for name in argv}
+    for index in range(repeat + (1 if repeat > 1 else 0)):  # one warm-up round when repeating
+        for name, words in argv.items():
+            sample = common.spawn(words, env, stdin)
+            problem = common.envelope_problem(sample)
+            if problem:
+                return {"ok": False, "problem": f"{name}: {problem}"}
+            if index or repeat == 1:
+                samples[name].append(sample)
+
+    def three(values: list[float]) -> dict[str, float]:
+        return {"min": round(min(values) * 1000, 1), "median": round(statistics.median(values) * 1000, 1),
+                "max": round(max(values) * 1000, 1)}
+
+    out: dict[str, Any] = {"ok": True, "ids": len(ids)}
+    for name, got in samples.items():
+        out[name] = {"cpu_ms": three([s.cpu for s in got]), "wall_ms": three([s.wall for s in got])}
+    if peer:
+        ratios = [a.cpu / b.cpu for a, b in zip(samples["li"], samples["peer"], strict=True) if b.cpu > 0]
+        out["cpu_ratio_to_peer_median"] = round(statistics.median(ratios), 2)
+    return out
+
+
 def throughput(li: str, home: str, submitters: int, submits: int, store: str = "") -> dict[str, Any]:
     env = {**common.clean_env(home), **({"LI_STORE": store} if store else {})}
     problems: list[str] = []
@@ -234,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--submits", type=int, default=96, help="submits in all (default 96; 0: skip)")
     parser.add_argument("--store", help="also measure a PostgreSQL store on this server (a postgresql:// URL; "
                                         "a scratch database is made there and dropped)")
+    parser.add_argument("--unknown-ids", type=int, default=0,
+                        help="also time job wait - over 1 real run and this many ids of no run (issue 26: 100000)")
+    parser.add_argument("--peer", help="with --unknown-ids: another li (absolute path) timed side by side")
     common.add_target_arguments(parser)
     args = parser.parse_args(argv)
     if args.quick:
@@ -254,6 +295,10 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if shared is not None:
                 shared.drop()
+        unknown = 100 if args.quick else args.unknown_ids
+        if unknown:
+            result["unknown_ids_wait"] = unknown_ids_wait(target.li, args.peer, homes, unknown, repeat)
+            print(f"  wait over 1 run and {unknown:,} ids of none: {result['unknown_ids_wait']}", file=sys.stderr)
         elapsed = time.perf_counter() - started
         payload = {"benchmark": "scale", "li": target.li, "measured": target.label, "commit": target.commit,
                    "repeat": repeat, "quick": args.quick, "machine": facts, "load_after": os.getloadavg(),
@@ -262,6 +307,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{target.label}; {repeat} counted calls per figure after one warm-up; "
               f"load {facts['loadavg']} on {facts['cpus']} CPUs\n")
         print(tables(result), flush=True)
+        waited = result.get("unknown_ids_wait")
+        if waited and waited.get("ok"):
+            line = (f"\n`job wait - --max-wait 0 --machine` over {waited['ids']:,} ids (1 run, the rest of none): "
+                    f"CPU median {waited['li']['cpu_ms']['median']:.0f} ms")
+            if "peer" in waited:
+                line += (f"; peer {waited['peer']['cpu_ms']['median']:.0f} ms; "
+                         f"paired ratio {waited['cpu_ratio_to_peer_median']}×")
+            print(line, flush=True)
         print(f"\nJSON: {path}", flush=True)
     finally:
         print("  removing the synthetic stores ...", file=sys.stderr)
@@ -271,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         bad = [k for part in ("list", "status", "wait") for k, f in figures[part].items() if not f.get("ok")]
         put = figures.get("throughput")
+        if store == "filesystem" and figures.get("unknown_ids_wait", {"ok": True}).get("ok") is False:
+            bad.append("unknown_ids_wait")
         if args.quick and (bad or (put and not put["ok"])):
             print(f"quick check: not every call answered ok on the {store} store ({bad or put})", file=sys.stderr)
             return 1
