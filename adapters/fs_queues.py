@@ -162,6 +162,11 @@ class FsQueues:
         os.set_inheritable(fd, True)
         return Waiting(queue=name, ticket=ticket, descriptor=fd)
 
+    def claim(self, name: str, run_id: str) -> Waiting:
+        """A place for a runner started without the one its submitter hands over (by hand): a new
+        one at the end of the line (a place nobody holds is passed over)."""
+        return self.enqueue(name, run_id)
+
     def let_go(self, waiting: Waiting) -> None:
         """This process's descriptor of the place closed (a child that inherited it still holds it)."""
         if waiting.descriptor is not None:

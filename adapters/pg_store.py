@@ -250,7 +250,11 @@ class PgRunStore:
         with self._cursor(check_schema=False) as cur:
             cur.execute("SELECT pg_advisory_lock(7406010)")
             try:
-                for statement in SCHEMA:
+                from adapters.pg_queues import (
+                    TABLES as QUEUE_TABLES,  # issue 29's, in their one home
+                )
+
+                for statement in (*SCHEMA, *QUEUE_TABLES):
                     cur.execute(statement)
                 cur.execute("SELECT max(version) FROM lionrun_schema")
                 (version,) = cur.fetchone()

@@ -487,6 +487,11 @@ class RunQueues(Protocol):
         """Take a ticket and a place in line for `run_id` (the submitter, before it starts the runner)."""
         ...
 
+    def claim(self, name: str, run_id: str) -> Waiting:
+        """The runner takes its run's place in line (a store whose submitter cannot hand it over),
+        or a new one at the end when the run has none."""
+        ...
+
     def let_go(self, waiting: Waiting) -> None:
         """This process's hold on a place let go (the runner it started inherited its own)."""
         ...

@@ -167,8 +167,12 @@ def _wait_for_slot(store: Any, run_id: str, waiting: int | None) -> bool:
             os.close(waiting)
         return False
     clock = services.clock()
-    if waiting is None:  # started without its place (by hand): it takes one now, at the end of the line
-        waiting = queues.enqueue(run.queue, run_id).descriptor
+    if waiting is None:  # a store whose runner takes its own place (PostgreSQL), or started by hand
+        try:
+            waiting = queues.claim(run.queue, run_id).descriptor
+        except (StoreRefused, OSError) as exc:
+            print(f"li runner: no place in the queue {run.queue}: {exc}; the work starts now", flush=True)
+            return False
     looked = [0.0]
 
     def stopped() -> bool:

@@ -13,6 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from adapters.fs_changes import FsRunChanges
     from adapters.fs_queues import FsQueues
+    from adapters.pg_queues import PgQueues
     from adapters.pg_store import PgRunChanges, PgRunStore
     from adapters.slurm import SlurmCluster
 
@@ -56,9 +57,12 @@ def local_queues(home: str) -> FsQueues:
     return FsQueues(home)
 
 
-def no_queues() -> None:
-    """A store that keeps no queues yet (PostgreSQL): every queue is unlimited, as before queues."""
-    return None
+def shared_queues(store: PgRunStore) -> PgQueues:
+    """Queues on the PostgreSQL store, in its tables; its session holds this process's places
+    and slots (advisory locks), imported only when configured."""
+    from adapters.pg_queues import PgQueues
+
+    return PgQueues(store)
 
 
 def slurm_cluster() -> SlurmCluster:
@@ -102,7 +106,7 @@ class Core(containers.DeclarativeContainer):
         providers.Callable(store_kind, config.fault_pause, config.store),
         plain=providers.Singleton(local_queues, home=home),
         pausing=providers.Singleton(local_queues, home=home),
-        postgresql=providers.Singleton(no_queues),
+        postgresql=providers.Singleton(shared_queues, store=store),
     )
     prober = providers.Singleton(PsutilProber)
     signaller = providers.Singleton(GroupSignaller)
