@@ -21,7 +21,7 @@ from typing import IO, Any
 from adapters import proctree
 from application.ports import LegLaunch, Provider, ProviderResult
 from domain.run import RUN_TAG
-from domain.transcript import outcome
+from domain.transcript import end_reason, outcome
 
 KILL_GRACE = 2.0
 PUMP_JOIN = 5.0
@@ -315,20 +315,23 @@ class _JsonCli:
         return LegLaunch(argv=tuple(self.command(model, env, extra)), stdin_text=instruction)
 
     def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool) -> ProviderResult:
-        """The stream parsed; an exit other than 0 is an error whatever the stream said."""
-        result = self.parse(list(lines))
-        result.exit_code, result.timed_out = exit_code, timed_out
-        result.is_error = result.is_error or exit_code != 0
-        return result
+        """The stream parsed and judged with the exit status: never a success unless the stream
+        delivered an answer and neither it nor the exit flagged an error; a failure carries its
+        reason (`domain.transcript.end_reason`) and no answer."""
+        found = outcome(self.name, list(lines))
+        reason = end_reason(self.name, found, exit_code)
+        return ProviderResult(exit_code=exit_code, answer=found.answer if reason is None else None,
+                              is_error=reason is not None, timed_out=timed_out, usage=found.usage,
+                              reason_code=reason, retry_at=found.retry_at, retry_after=found.retry_after,
+                              session_id=found.session_id)
 
     @classmethod
     def arguments(cls, model: str | None, extra: Sequence[str] = ()) -> list[str]:
         raise NotImplementedError
 
     def parse(self, lines: list[str]) -> ProviderResult:
-        found = outcome(self.name, lines)
-        return ProviderResult(exit_code=0 if found.ended else 1, answer=found.answer, is_error=found.is_error,
-                              usage=found.usage)
+        """The stream alone, as if the CLI exited 0 once it ended (1 when it did not)."""
+        return self.conclude(lines, 0 if outcome(self.name, lines).ended else 1, False)
 
 
 class ClaudeProvider(_JsonCli):

@@ -403,6 +403,10 @@ class ProviderResult(Struct):
     is_error: bool = False
     timed_out: bool = False
     usage: dict[str, Any] = msgspec_field(default_factory=dict)
+    reason_code: str | None = None  # why it failed, as its CLI's stream and exit say (domain.transcript)
+    retry_at: str | None = None  # ISO-8601 UTC: when the vendor said its rate limit resets
+    retry_after: float | None = None  # seconds from the end, when the vendor named only a delay
+    session_id: str | None = None  # the agent CLI's own session / thread id, from its stream
 
 
 class LegLaunch(Struct, frozen=True):

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, TypeGuard
 
 from application.orchestrate import LegConsole, LegOutcome, artifact_name, plan, prompt_for, run_dag
@@ -28,6 +29,7 @@ from domain.ending import EXIT_DECIDES, End, decide, leg_status
 from domain.lifecycle import classify
 from domain.request import Leg, RunRequest, invalid
 from domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
+from domain.transcript import PROVIDER_RATE_LIMITED
 
 AfterEnd = Callable[[Run], None]
 
@@ -221,7 +223,24 @@ class WorkService:
         wall = self.clock.monotonic() - began
         self._write_manifest(run_id, request, outcomes, artifacts, wall, workspace)
         cost = meter(outcomes, wall)["cost_usd"]
-        return self._finish(run_id, end, workspace, cost["value"] if cost.get("available") else None)
+        return self._finish(run_id, end, workspace, cost["value"] if cost.get("available") else None,
+                            self._vendor_facts(end, outcomes))
+
+    def _vendor_facts(self, end: End, outcomes: list[LegOutcome]) -> dict[str, str | None]:
+        """What the agent CLI's stream told of the run: its session id (a run of one leg; a
+        multi-leg run's manifest entries carry theirs) and, for a rate-limited end, when the
+        vendor said the limit resets (its own moment, else its delay counted from now)."""
+        results = [o.result for o in outcomes if o.result is not None]
+        session = results[0].session_id if len(outcomes) == 1 and results else None
+        retry_at = None
+        if end.reason_code == PROVIDER_RATE_LIMITED:
+            limited = next((o.result for o in outcomes if o.reason_code == PROVIDER_RATE_LIMITED
+                            and o.result is not None), None)
+            if limited is not None and limited.retry_at is not None:
+                retry_at = limited.retry_at
+            elif limited is not None and limited.retry_after is not None:
+                retry_at = iso(self.clock.now() + timedelta(seconds=limited.retry_after))
+        return {"session_id": session, "retry_at": retry_at}
 
     def _kill_requested(self, run_id: str) -> bool:
         try:
@@ -339,9 +358,11 @@ class WorkService:
         except Exception as exc:  # noqa: BLE001 - a manifest that cannot be written never costs the end
             self._say(workspace, f"li runner: manifest.json not written: {_why(exc)}\n")
 
-    def _finish(self, run_id: str, end: End, workspace: Workspace, cost_usd: float | None = None) -> Run | None:
+    def _finish(self, run_id: str, end: End, workspace: Workspace, cost_usd: float | None = None,
+                facts: Mapping[str, str | None] | None = None) -> Run | None:
         """Record the end (with the cost the providers reported, for a listing's COST column)."""
         now = iso(self.clock.now())
+        told = {k: v for k, v in (facts or {}).items() if v is not None}
         mine: list[Run] = []
         found: list[Run] = []
 
@@ -364,7 +385,7 @@ class WorkService:
                               "exit_code": current.exit_code, "terminal_source": current.terminal_source}})
             extra = current.extra if cost_usd is None else {**current.extra, "cost_usd": cost_usd}
             return current.evolve(status=end.status, outcome=classify(end.status), reason_code=reason,
-                                  exit_code=end.exit_code, finished_at=now, terminal_source="runner", extra=extra)
+                                  exit_code=end.exit_code, finished_at=now, terminal_source="runner", extra=extra, **told)
 
         ended = self._update(run_id, change, workspace)
         if found:
@@ -454,6 +475,7 @@ def _leg_entry(outcome: LegOutcome) -> dict[str, Any]:
         "exit_code": result.exit_code if result else None, "is_error": result.is_error if result else None,
         "timed_out": result.timed_out if result else None, "wall_seconds": round(outcome.wall_seconds, 3),
         "usage": dict(result.usage) if result else {},
+        "session_id": result.session_id if result else None,
     }
 
 

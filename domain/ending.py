@@ -14,6 +14,7 @@ EXIT_DECIDES: Final = frozenset({"sh"})
 
 # The reason on a `completed` run whose artifacts could not be collected (never `completed_empty`).
 ARTIFACTS_UNAVAILABLE: Final = "artifacts_unavailable"
+EMPTY_ANSWER: Final = "empty_answer"  # an agent's stream ended with no answer (domain.transcript's too)
 
 
 class ProcessEnd(Protocol):
@@ -27,6 +28,9 @@ class ProcessEnd(Protocol):
 
     @property
     def timed_out(self) -> bool: ...
+
+    @property
+    def reason_code(self) -> str | None: ...
 
 
 class LegEnd(Protocol):
@@ -58,7 +62,7 @@ def leg_status(result: ProcessEnd, cancelled: bool) -> tuple[str, str | None]:
     if result.timed_out:
         return "timed_out", "timeout"
     if result.is_error:
-        return "failed", "provider_error"
+        return "failed", result.reason_code or "provider_error"
     if result.exit_code != 0:
         return "failed", "exit_nonzero"
     return "completed", None
@@ -78,6 +82,9 @@ def decide(legs: Sequence[LegEnd], cancelled: bool, produced: bool | None, error
     if any(leg.status == "timed_out" for leg in legs):
         return End(status="timed_out", reason_code="timeout", exit_code=exit_code_of("timed_out"))
     failed = next((leg for leg in legs if leg.status != "completed"), None)
+    if failed is not None and failed.reason_code == EMPTY_ANSWER and failed.exit_code == 0 and produced is False:
+        # an agent that exited 0 with no answer and left nothing: D4.4's completed_empty, its reason the agent's
+        return End(status="completed_empty", reason_code=EMPTY_ANSWER, exit_code=0)
     if failed is not None:
         code = failed.exit_code if failed.exit_code is not None else 1
         return End(status="failed", reason_code=failed.reason_code or "leg_failed", exit_code=code if code > 0 else 1)

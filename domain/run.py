@@ -156,6 +156,8 @@ class Run(Struct, frozen=True):
     # written and did not write (a forgery by work that could reach the store, or a wrong reap):
     # {status, outcome, exit_code, reason_code: END_NOT_WRITTEN_BY_RUNNER, finished_at, found}.
     runner_end: dict[str, Any] | None = None
+    retry_at: str | None = None  # an agent run ended rate limited: when the vendor said the limit resets (issue 24)
+    session_id: str | None = None  # the agent CLI's own session / thread id its stream carried (issue 24)
 
     @property
     def job_id(self) -> str | None:
@@ -226,7 +228,7 @@ def parse_record(raw: bytes, run_id: str) -> Run:
 
 def _check_rules(run: Run) -> None:
     """What the types do not say: every time carries its UTC offset, the executor is one li knows."""
-    for stamp in (run.submitted_at, run.started_at, run.finished_at, run.kill_requested_at):
+    for stamp in (run.submitted_at, run.started_at, run.finished_at, run.kill_requested_at, run.retry_at):
         try:
             moment = parse_iso(stamp)
         except ValueError as exc:

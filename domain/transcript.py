@@ -18,7 +18,10 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
+
+from domain.ending import EMPTY_ANSWER as ENDING_EMPTY_ANSWER
 
 MAX_LINE: Final = 1 << 20  # bytes of one event line that are parsed; a longer one is cut
 ARG_WIDTH: Final = 160  # characters of a tool call's main argument on its line
@@ -31,6 +34,21 @@ _MAIN_ARGUMENTS: Final = ("command", "cmd", "file_path", "path", "absolute_path"
 TOOL_MARK: Final = "→"
 ERROR_MARK: Final = "✗"
 WARNING_MARK: Final = "!"
+RETRY_MARK: Final = "↻"
+
+# Why an agent leg failed, read from its CLI's stream and exit status (advisory, as every D4
+# reason code: the outcome alone decides; docs/wire-contract.md "Agent ends").
+PROVIDER_AUTH: Final = "provider_auth"  # the key is missing, wrong or not allowed (HTTP 401/403)
+PROVIDER_RATE_LIMITED: Final = "provider_rate_limited"  # HTTP 429, a quota: retry at `retry_at`
+PROVIDER_OVERLOADED: Final = "provider_overloaded"  # the vendor's side failed or is overloaded (5xx, 529)
+PROVIDER_UNREACHABLE: Final = "provider_unreachable"  # the API could not be reached, or the connection was cut
+PROVIDER_REFUSED: Final = "provider_refused"  # the CLI refused the work here (Gemini: an untrusted folder)
+EMPTY_ANSWER: Final = ENDING_EMPTY_ANSWER  # the stream ended without an answer (an exit 0 leaving nothing: completed_empty)
+PROVIDER_ERROR: Final = "provider_error"  # any other failure the CLI flagged, or a stream with no end
+AGENT_REASONS: Final = (PROVIDER_AUTH, PROVIDER_RATE_LIMITED, PROVIDER_OVERLOADED, PROVIDER_UNREACHABLE,
+                        PROVIDER_REFUSED, EMPTY_ANSWER, PROVIDER_ERROR)
+GEMINI_UNTRUSTED_EXIT: Final = 55  # gemini-cli: headless work in a folder it does not trust
+GEMINI_AUTH_EXIT: Final = 41  # gemini-cli FatalAuthenticationError
 
 CLAUDE_TYPES: Final = frozenset({"system", "assistant", "user", "result", "stream_event", "rate_limit_event"})
 CODEX_TYPES: Final = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed",
@@ -42,19 +60,26 @@ GEMINI_TYPES: Final = frozenset({"init", "message", "tool_use", "tool_result", "
 class Beat:
     """One thing a person should see: text, a tool call, an error, the answer or the usage."""
 
-    kind: str  # text | delta | tool | error | warning | answer | usage
+    kind: str  # text | delta | tool | error | warning | retry | answer | usage
     text: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class Outcome:
-    """What a provider learns from its CLI's stream: the answer, whether it failed, the usage."""
+    """What a provider learns from its CLI's stream: the answer (only one the stream delivered,
+    never an error's text), whether it failed and why (`reason`, one of AGENT_REASONS, with the
+    vendor's message), when a rate limit resets, the session id, the usage."""
 
     answer: str | None = None
     is_error: bool = False
     usage: dict[str, Any] = field(default_factory=dict)
     ended: bool = False  # a final event (Claude `result`, Codex `turn.*`, Gemini `result`) was seen
+    reason: str | None = None
+    message: str | None = None
+    retry_at: str | None = None  # ISO-8601 UTC, when the stream named the moment (or its own clock)
+    retry_after: float | None = None  # seconds from the end, when it named only a delay
+    session_id: str | None = None
 
 
 # -- reading one line ----------------------------------------------------------------------------
@@ -100,8 +125,12 @@ def beats(event: dict[str, Any]) -> list[Beat]:
 
 def _claude_beats(event: dict[str, Any]) -> list[Beat]:
     kind = event["type"]
+    if kind == "assistant" and event.get("error"):
+        return []  # the API error's text as a message: the error `result` that follows says it, once
     if kind == "assistant":
         return [b for block in _blocks(event) for b in _claude_block(block)]
+    if kind == "system" and event.get("subtype") == "api_retry":
+        return [Beat("retry", _claude_retry(event))]
     if kind == "user":
         return [Beat("error", _oneline(f"tool failed: {_result_text(block.get('content'))}"))
                 for block in _blocks(event) if block.get("type") == "tool_result" and block.get("is_error")]
@@ -118,14 +147,38 @@ def _claude_block(block: dict[str, Any]) -> list[Beat]:
     return []
 
 
+def _claude_retry(event: dict[str, Any]) -> str:
+    """`retrying (2/10): HTTP 500 server_error, in 1.2 s`: one of Claude's own retries."""
+    attempt, most = _number(event.get("attempt")), _number(event.get("max_retries"))
+    count = f" ({attempt}/{most})" if attempt is not None and most is not None else ""
+    status = _number(event.get("error_status"))
+    what = " ".join(t for t in (f"HTTP {status}" if status is not None else "", _text(event.get("error"))) if t)
+    delay = _number(event.get("retry_delay_ms"))
+    wait = f", in {delay / 1000:.1f} s" if delay is not None else ""
+    return _oneline(f"retrying{count}: {what or 'error'}{wait}")
+
+
+def _claude_failed(event: dict[str, Any]) -> bool:
+    """A `result` that flags an error: `is_error`, or a subtype other than success (Claude `-p`
+    says `subtype: "success"` with `is_error: true` on a 429, anthropics/claude-code#79500)."""
+    return bool(event.get("is_error")) or (isinstance(event.get("subtype"), str) and event["subtype"] != "success")
+
+
+def _claude_message(event: dict[str, Any]) -> str:
+    result, errors = event.get("result"), event.get("errors")
+    if isinstance(result, str) and result:
+        return result
+    if isinstance(errors, list) and errors:
+        return "; ".join(str(e) for e in errors)
+    subtype = _text(event.get("subtype"))
+    return subtype if subtype and subtype != "success" else "the CLI flagged an error"
+
+
 def _claude_result(event: dict[str, Any]) -> list[Beat]:
     found: list[Beat] = []
     result = event.get("result")
-    if event.get("is_error") or (isinstance(event.get("subtype"), str) and event["subtype"] != "success"):
-        errors = event.get("errors")
-        detail = result if isinstance(result, str) and result else (
-            "; ".join(str(e) for e in errors) if isinstance(errors, list) else "")
-        found.append(Beat("error", _oneline(f"{_text(event.get('subtype')) or 'error'}: {detail}".rstrip(": "))))
+    if _claude_failed(event):
+        found.append(Beat("error", _oneline(_claude_message(event))))
     elif isinstance(result, str) and result:
         found.append(Beat("answer", clean(result)))
     return [*found, Beat("usage", usage=claude_usage(event))] if isinstance(event.get("usage"), dict) else found
@@ -165,7 +218,11 @@ def _codex_beats(event: dict[str, Any]) -> list[Beat]:
     if kind == "turn.failed":
         return [Beat("error", _oneline(_text(_dict(event.get("error")).get("message")) or "the turn failed"))]
     if kind == "error":
-        return [Beat("error", _oneline(_text(event.get("message")) or "error"))]
+        message = _text(event.get("message"))
+        retry = codex_retry(message)
+        if retry is not None:
+            return [Beat("retry", _oneline(retry))]
+        return [Beat("error", _oneline(message or "error"))]
     item = _dict(event.get("item"))
     if kind == "item.started":
         return _codex_call(item)
@@ -203,9 +260,26 @@ def _codex_done(item: dict[str, Any]) -> list[Beat]:
     if kind == "mcp_tool_call" and (item.get("status") == "failed" or item.get("error")):
         return [Beat("error", _oneline(f"{_text(item.get('tool')) or 'tool'} failed: "
                                        f"{_text(_dict(item.get('error')).get('message'))}"))]
-    if kind == "error":
-        return [Beat("error", _oneline(_text(item.get("message")) or "error"))]
+    if kind == "error":  # a notice of the run ("Model metadata … not found"): it did not fail the turn
+        return [Beat("warning", _oneline(_text(item.get("message")) or "error"))]
     return []
+
+
+_CODEX_RETRY = re.compile(r"^Reconnecting\.\.\.\s*(?:(\d+)/(\d+)\s*)?(.*)$", re.S)
+
+
+def codex_retry(message: str) -> str | None:
+    """`retrying (1/5): <why>` for a Codex `error` event that is one of its own retries
+    ("Reconnecting... 1/5 (…)", "Reconnecting... waiting for network (…)"); None for any other."""
+    match = _CODEX_RETRY.match(message.strip())
+    if match is None:
+        return None
+    attempt, most, rest = match.groups()
+    why = rest.strip()
+    if why.startswith("(") and why.endswith(")"):
+        why = why[1:-1]
+    count = f" ({attempt}/{most})" if attempt else ""
+    return f"retrying{count}: {why}" if why else f"retrying{count}"
 
 
 def codex_usage(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -238,9 +312,11 @@ def _gemini_beats(event: dict[str, Any]) -> list[Beat]:
     if kind == "result":
         found = []
         if event.get("status") == "error" or event.get("error"):
+            # its type (unless "unknown") and message; none: "" — the error event before it said
+            # why, else the transcript says the run failed
             error = _dict(event.get("error"))
-            found.append(Beat("error", _oneline(": ".join(
-                t for t in (_text(error.get("type")), _text(error.get("message"))) if t) or "the run failed")))
+            kind = _text(error.get("type")) if _text(error.get("type")) != "unknown" else ""
+            found.append(Beat("error", _oneline(": ".join(t for t in (kind, _text(error.get("message"))) if t))))
         usage = gemini_usage(event.get("stats"))
         return [*found, Beat("usage", usage=usage)] if usage else found
     return []
@@ -289,36 +365,203 @@ def outcome(vendor: str, lines: Iterable[str]) -> Outcome:
 
 
 def _claude_outcome(events: list[dict[str, Any]]) -> Outcome:
+    session = next((_text(e.get("session_id")) for e in events if _text(e.get("session_id"))), None)
+    retry_at = _claude_reset(events)
     results = [e for e in events if e["type"] == "result" and vendor_of(e) == "claude"]
     if not results:
-        return Outcome(is_error=True, usage={"error": "no result event"})
+        last = _claude_last_error(events)
+        reason = reason_of(last[0], last[1]) if last is not None else PROVIDER_ERROR
+        return Outcome(is_error=True, usage={"error": "no result event"}, reason=reason,
+                       message="the stream ended without a result event", retry_at=retry_at, session_id=session)
     final = results[-1]
     answer = final.get("result")
-    return Outcome(answer if isinstance(answer, str) else None, bool(final.get("is_error")),
-                   claude_usage(final), ended=True)
+    text = answer if isinstance(answer, str) else None
+    usage = claude_usage(final)
+    if _claude_failed(final):
+        message = _claude_message(final)
+        status = _number(final.get("api_error_status"))
+        kind = _claude_last_error(events)
+        reason = reason_of(int(status) if status is not None else (kind[0] if kind else None),
+                           f"{message} {kind[1] if kind else ''}")
+        return Outcome(None, True, usage, ended=True, reason=reason, message=message,
+                       retry_at=retry_at, retry_after=retry_delay(message), session_id=session)
+    if not text or not text.strip():
+        return Outcome(None, True, usage, ended=True, reason=EMPTY_ANSWER,
+                       message="the result carried no answer", session_id=session)
+    return Outcome(text, False, usage, ended=True, session_id=session)
+
+
+_CLAUDE_KINDS: Final = {"authentication_failed": 401, "billing_error": 403, "rate_limit": 429, "overloaded": 529,
+                        "server_error": 500}
+
+
+def _claude_last_error(events: list[dict[str, Any]]) -> tuple[int | None, str] | None:
+    """(HTTP status, error kind) of the last API error the stream named: an `api_retry`, or an
+    assistant message marked with `error` (its text is the vendor's message)."""
+    found: tuple[int | None, str] | None = None
+    for event in events:
+        kind = _text(event.get("error"))
+        if event["type"] == "system" and event.get("subtype") == "api_retry":
+            status = _number(event.get("error_status"))
+            found = (int(status) if status is not None else _CLAUDE_KINDS.get(kind), kind)
+        elif event["type"] == "assistant" and kind:
+            text = " ".join(_text(b.get("text")) for b in _blocks(event))
+            found = (_CLAUDE_KINDS.get(kind) if kind != "server_error" else None, f"{kind} {text}")
+    return found
+
+
+def _claude_reset(events: list[dict[str, Any]]) -> str | None:
+    """When a rejected rate limit resets: the last `rate_limit_event` whose status is `rejected`
+    (`rate_limit_info.resetsAt`, seconds since the epoch)."""
+    found = None
+    for event in events:
+        info = _dict(event.get("rate_limit_info"))
+        if event["type"] == "rate_limit_event" and info.get("status") == "rejected":
+            moment = _number(info.get("resetsAt"))
+            if moment is not None and 0 < moment < 1e11:
+                found = _iso(datetime.fromtimestamp(moment, UTC))
+    return found
 
 
 def _codex_outcome(events: list[dict[str, Any]]) -> Outcome:
-    answer, failed, ended = None, False, False
+    """Codex's `error` events are its own retries or the words of a failure; the turn's end
+    (`turn.completed` / `turn.failed`) decides, never an `error` alone."""
+    answer, ended, failed = None, False, False
+    message: str | None = None
+    session = next((_text(e.get("thread_id")) for e in events if e["type"] == "thread.started"
+                    and _text(e.get("thread_id"))), None)
     for event in events:
         item = _dict(event.get("item"))
         if event["type"] == "item.completed" and item.get("type") in ("agent_message", "assistant_message"):
             answer = item["text"] if isinstance(item.get("text"), str) else answer
-        elif event["type"] in ("turn.failed", "error"):
-            failed = True
-        ended = ended or event["type"] in ("turn.completed", "turn.failed")
-    return Outcome(answer, failed, codex_usage(events), ended)
+        elif event["type"] == "error" and _text(event.get("message")):
+            message = _text(event["message"])
+        elif event["type"] == "turn.failed":
+            ended, failed = True, True
+            message = _text(_dict(event.get("error")).get("message")) or message or "the turn failed"
+        elif event["type"] == "turn.completed":
+            ended, failed = True, False
+    usage = codex_usage(events)
+    if not ended:
+        reason = reason_of(None, message) if message else PROVIDER_ERROR
+        return Outcome(None, True, usage, False, reason=reason,
+                       message=message or "the stream ended before its turn did", session_id=session)
+    if failed:
+        text = message or ""
+        return Outcome(None, True, usage, True, reason=reason_of(None, text), message=text,
+                       retry_after=retry_delay(text), session_id=session)
+    if not answer or not answer.strip():
+        return Outcome(None, True, usage, True, reason=EMPTY_ANSWER, message="the turn gave no answer",
+                       session_id=session)
+    return Outcome(answer, False, usage, True, session_id=session)
 
 
 def _gemini_outcome(events: list[dict[str, Any]]) -> Outcome:
+    """Gemini emits no `result` on some failures and exits 0 on an empty response
+    (google-gemini/gemini-cli#20183, #24290): only a `result` of status success with text is an answer."""
+    session = next((_text(e.get("session_id")) for e in events if e["type"] == "init"
+                    and _text(e.get("session_id"))), None)
     results = [e for e in events if e["type"] == "result" and vendor_of(e) == "gemini"]
     answer = "".join(e["content"] for e in events if e["type"] == "message" and e.get("role") == "assistant"
                      and isinstance(e.get("content"), str))
+    errors = [e for e in events if e["type"] == "error" and vendor_of(e) == "gemini" and e.get("severity") != "warning"]
+    said = _text(errors[-1].get("message")) if errors else ""
     if not results:
-        return Outcome(answer or None, True, {"error": "no result event"})
+        return Outcome(None, True, {"error": "no result event"}, reason=reason_of(None, said) if said else PROVIDER_ERROR,
+                       message=said or "the stream ended without a result event", session_id=session)
     final = results[-1]
-    failed = final.get("status") != "success" or bool(final.get("error"))
-    return Outcome(answer or None, failed, gemini_usage(final.get("stats")), ended=True)
+    usage = gemini_usage(final.get("stats"))
+    error = _dict(final.get("error"))
+    if final.get("status") != "success" or error:
+        message = _text(error.get("message")) or said or "the run failed"
+        delay = retry_delay(message)
+        return Outcome(None, True, usage, ended=True, reason=reason_of(None, message), message=message,
+                       retry_at=_after(_text(final.get("timestamp")), delay), retry_after=delay, session_id=session)
+    if not answer.strip():
+        return Outcome(None, True, usage, ended=True, reason=EMPTY_ANSWER, message=said or "the result carried no answer",
+                       session_id=session)
+    return Outcome(answer, False, usage, ended=True, session_id=session)
+
+
+def end_reason(vendor: str, found: Outcome, exit_code: int) -> str | None:
+    """Why the leg failed, from the stream's verdict and the CLI's exit status (None: it did not).
+
+    An exit other than 0 is a failure whatever the stream said; some exits name their reason
+    (Gemini: 55 an untrusted folder, 41 authentication).
+    """
+    if vendor == "gemini" and exit_code == GEMINI_UNTRUSTED_EXIT:
+        return PROVIDER_REFUSED
+    if vendor == "gemini" and exit_code == GEMINI_AUTH_EXIT and not found.ended:
+        return PROVIDER_AUTH
+    if found.is_error:
+        return found.reason or PROVIDER_ERROR
+    return PROVIDER_ERROR if exit_code != 0 else None
+
+
+_STATUS = re.compile(r"(?<![\w./-])(40[0-9]|429|5[0-9]{2})(?![\w.:/-])")
+_AUTH = re.compile(r"unauthori[sz]ed|unauthenticated|permission_denied|forbidden|invalid api key|incorrect api key|"
+                   r"invalid authentication|authentication_failed|failed to authenticate|not allowed to sample|"
+                   r"api key (?:is )?(?:missing|not valid|invalid)|no api key|billing_error", re.I)
+_RATE = re.compile(r"too many requests|rate.?limit|quota|resource_exhausted|usage limit", re.I)
+_UNREACHABLE = re.compile(r"connection ?refused|econnrefused|econnreset|enotfound|etimedout|eai_again|unable to connect|"
+                          r"connection (?:to the api )?was lost|stream disconnected|connection failed|error sending request|"
+                          r"waiting for network|fetch failed|incomplete json segment|network error|socket hang up", re.I)
+_OVERLOADED = re.compile(r"overloaded|at capacity|high demand|internal (?:server )?error|server.side|"
+                         r"service unavailable|\bunavailable\b|bad gateway|gateway timeout", re.I)
+
+
+_EMPTY = re.compile(r"empty response|no text or thoughts", re.I)
+
+
+def reason_of(status: int | None, message: str) -> str:
+    """The reason code of a vendor's failure from its HTTP status (when the stream gave one) and
+    its message: a key refused, a rate limit, an overload, an unreachable API, or the rest."""
+    if status is None:
+        found = _STATUS.search(message)
+        status = int(found.group(1)) if found else None
+    if status in (401, 403) or _AUTH.search(message):
+        return PROVIDER_AUTH
+    if status == 429 or _RATE.search(message):
+        return PROVIDER_RATE_LIMITED
+    if _UNREACHABLE.search(message):
+        return PROVIDER_UNREACHABLE
+    if (status is not None and status >= 500) or _OVERLOADED.search(message):
+        return PROVIDER_OVERLOADED
+    if _EMPTY.search(message):
+        return EMPTY_ANSWER
+    return PROVIDER_ERROR
+
+
+_DELAY = re.compile(r"(?:retry|try again)\s+(?:in|after)\s+(\d+(?:\.\d+)?)\s*"
+                    r"(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)\b", re.I)
+_UNIT: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def retry_delay(message: str) -> float | None:
+    """The delay a vendor's message asks for ("Please retry in 1.0s", "try again in 20 minutes")."""
+    found = _DELAY.search(message)
+    if found is None:
+        return None
+    unit = found.group(2).lower()
+    scale = _UNIT["ms"] if unit.startswith("ms") or unit.startswith("milli") else _UNIT[unit[0]]
+    return float(found.group(1)) * scale
+
+
+def _after(stamp: str, delay: float | None) -> str | None:
+    """`stamp` (the event's own ISO time) plus `delay` seconds, as ISO-8601 UTC; None without either."""
+    if delay is None or not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return _iso(moment.astimezone(UTC) + timedelta(seconds=delay))
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
 # -- rendering for people ------------------------------------------------------------------------
@@ -349,6 +592,7 @@ class _Leg:
         self.open = ""  # a prefixed leg's streamed text (Gemini deltas) held until a newline ends it
         self.mid_line = False  # an unprefixed stream's text was shown up to a line it has not ended
         self.last_text = ""
+        self.last_error = ""  # the error last shown: the same failure said again is not repeated
 
 
 class Transcript:
@@ -436,7 +680,12 @@ class Transcript:
             leg.last_text = beat.text
             return head + f"{prefix}── answer ──\n" + _prefixed(prefix, _ended(beat.text))
         leg.last_text = ""
-        mark = {"tool": TOOL_MARK, "warning": WARNING_MARK}.get(beat.kind, ERROR_MARK)
+        if beat.kind == "error":  # a vendor says one failure in several events: shown once
+            if beat.text == leg.last_error or (not beat.text and leg.last_error):
+                return head
+            leg.last_error = beat.text or "the run failed"
+            return head + f"{prefix}{ERROR_MARK} {leg.last_error}\n"
+        mark = {"tool": TOOL_MARK, "warning": WARNING_MARK, "retry": RETRY_MARK}.get(beat.kind, ERROR_MARK)
         return head + f"{prefix}{mark} {beat.text}\n"
 
     def _end_text(self, prefix: str, leg: _Leg | None) -> str:

@@ -183,6 +183,11 @@ class Lifecycle(Wire, frozen=True, kw_only=True):
     # Added in v1 without a version bump (D2), issue 25: why an end this reader found due was not
     # published — `not_store_owner`: li acts on a store only as its owner, who will reap it.
     reap_withheld: str | None = None
+    # Added in v1 without a version bump (D2, issue 24): for an agent run that ended
+    # `provider_rate_limited`, when the vendor said the limit resets (ISO-8601 UTC), else null;
+    # and the agent CLI's own session / thread id its stream carried (one-leg runs), else null.
+    retry_at: str | None = None
+    session_id: str | None = None
 
     @staticmethod
     def of(run: Run, d: Derivation) -> Lifecycle:
@@ -192,6 +197,7 @@ class Lifecycle(Wire, frozen=True, kw_only=True):
             outcome=d.outcome, reason_code=d.reason_code, possibly_orphaned=d.possibly_orphaned,
             spawn_state=run.spawn_state, submitted_at=run.submitted_at, host=run.host, queue=run.queue,
             reap_withheld=d.reap_withheld,
+            retry_at=run.retry_at, session_id=run.session_id,
         )
 
     @staticmethod
@@ -332,6 +338,8 @@ class Row(Wire, frozen=True, kw_only=True):
     host: str | None = None  # added in v1 without a version bump (D2), as on Lifecycle
     queue: str | None = None  # added in v1 without a version bump (D2), as on Lifecycle
     reap_withheld: str | None = None  # added in v1 (D2, issue 25), as on Lifecycle
+    retry_at: str | None = None  # added in v1 without a version bump (D2, issue 24), as on Lifecycle
+    session_id: str | None = None  # added in v1 without a version bump (D2, issue 24), as on Lifecycle
     error: RowError | None
 
     @classmethod

@@ -83,6 +83,46 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
       Then both status answers say outcome "failed"
       And the status answer of "b" has reason_code null
 
+    @D4.6 @cli
+    Scenario Outline: A vendor's mislabelled end is never a success, and its reason names the failure
+      Given an agent CLI "<cli>" that replays its recorded "<case>" stream and exit
+      When li runs an agent on it and the run ends
+      Then the run ended with status "failed", outcome "failed" and reason "<reason>"
+      And the run has no response.md
+
+      Examples:
+        | cli    | case         | reason                |
+        | claude | rate_limited | provider_rate_limited |
+        | claude | auth         | provider_auth         |
+        | gemini | untrusted    | provider_refused      |
+        | codex  | auth         | provider_auth         |
+
+    @D4.6 @cli
+    Scenario Outline: An agent that exits 0 with an empty answer and nothing else ended, and did not come out right
+      Given an agent CLI "<cli>" that replays its recorded "empty" stream and exit
+      When li runs an agent on it and the run ends
+      Then the run ended with status "completed_empty", outcome "failed" and reason "empty_answer"
+      And the run has no response.md
+
+      Examples:
+        | cli    |
+        | claude |
+        | codex  |
+        | gemini |
+
+    @D4.6 @cli
+    Scenario: A Claude result that says success with is_error and exits 0 is a failure
+      Given an agent CLI "claude" that replays its recorded "rate_limited" stream and exits 0
+      When li runs an agent on it and the run ends
+      Then the run ended with status "failed", outcome "failed" and reason "provider_rate_limited"
+      And the run has no response.md
+
+    @D4.6 @cli
+    Scenario: A Codex run that retried and then answered is a success
+      Given an agent CLI "codex" that replays its recorded "transient" stream and exit
+      When li runs an agent on it and the run ends
+      Then the run ended with status "completed", outcome "succeeded" and no reason
+
   Rule: D4.7 — alive reports liveness at read time and is advisory
 
     @D4.7
