@@ -7,10 +7,18 @@ import pathlib
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.model_stub import model_stub  # noqa: F401  (a fixture: a model-API stub for the real agent CLIs)
 from tests.pg import pg_dsn  # noqa: F401  (a fixture: a fresh lionrun database on the test server)
 from tests.slurm import slurm_conf  # noqa: F401  (a fixture: the test Slurm cluster's slurm.conf)
+
+# CI shares its cores with load tests and services: an example's wall time there says nothing about
+# the code (tests/unit/test_first_line.py once failed its 200 ms deadline at load 13), so under
+# CI=true no example has a deadline and a slow data generation is no failure; locally the default.
+settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+if os.environ.get("CI") == "true":
+    settings.load_profile("ci")
 
 pytest_plugins = sorted(
     f"tests.steps.{path.stem}"
