@@ -24,7 +24,8 @@ _HOMES: dict[str, str] = {
     "derive": "domain.lifecycle", "classify": "domain.lifecycle", "exit_code_of": "domain.lifecycle",
     "PREPARING_THRESHOLD_SECONDS": "domain.lifecycle",
     "End": "domain.ending", "decide": "domain.ending", "leg_status": "domain.ending",
-    "Partition": "domain.partition", "partition": "domain.partition",
+    # (`partition`, the function, is `domain.partition.partition`: an export never shares a submodule's name)
+    "Partition": "domain.partition",
     # the closed vocabularies
     "Outcome": "domain.vocabulary", "OUTCOMES": "domain.vocabulary", "Status": "domain.vocabulary",
     "STATUSES_AT_V1": "domain.vocabulary", "SpawnState": "domain.vocabulary",
@@ -79,7 +80,6 @@ if TYPE_CHECKING:  # the same names for mypy, re-exported explicitly
     from domain.lifecycle import exit_code_of as exit_code_of
     from domain.lifecycle import resolve as resolve
     from domain.partition import Partition as Partition
-    from domain.partition import partition as partition
     from domain.run import DeliveryValue as DeliveryValue
     from domain.run import Incarnation as Incarnation
     from domain.run import RecordUnusable as RecordUnusable

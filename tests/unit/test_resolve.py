@@ -69,3 +69,14 @@ def test_resolve_is_what_a_test_author_imports_from_the_domain() -> None:
 
     assert {"Run", "resolve", "derive", "Derivation", "Availability", "make_run_id", "Outcome",
             "SpawnState", "to_wire", "StatusData", "decide"} <= set(domain.__all__)
+
+
+def test_no_export_of_the_domain_shares_its_name_with_a_submodule() -> None:
+    """`from domain import X` gives the same object whatever was imported before: an export named as
+    a submodule would be replaced by the module as soon as that submodule is imported."""
+    import pkgutil
+
+    import domain
+
+    submodules = {info.name for info in pkgutil.iter_modules(domain.__path__)}
+    assert submodules and set(domain.__all__) & submodules == set()
