@@ -16,14 +16,22 @@ from __future__ import annotations
 import os
 import pathlib
 import time
+from datetime import UTC, datetime
 
 import psutil
 import pytest
 
 from tests import agent_clis
-from tests.agent_clis import PROMPT, Agents, agents, members
+from tests.agent_clis import PROMPT, Agents, agents, members, one_line_with
 from tests.model_stub import (
+    Step,
+    cut,
+    empty,
+    error,
     hang,
+    overloaded,
+    rate_limited,
+    refused_url,
     text,
     tool,
 )
@@ -43,10 +51,9 @@ SESSION = {"claude": "session_id", "codex": "thread_id", "gemini": "session_id"}
 # What each CLI reports as the run's tokens for one stub answer of 12 in / 5 out. Gemini's totals
 # add its model router's own request (the stub answers it with 1 in / 1 out).
 TOKENS = {"claude": (12, 5), "codex": (12, 5), "gemini": (13, 6)}
-ANSWERING = ("claude", "gemini")  # PENDING(i24b): codex, whose harmless notice is shown as an error
 
 
-@pytest.mark.parametrize("cli", ANSWERING)
+@pytest.mark.parametrize("cli", CLIS)
 def test_an_answer_is_recorded_with_its_usage_and_shown_to_the_person(agents: Agents, cli: str) -> None:
     ended = agents.run(cli, steps=(text("Hello from the stub."),))
     assert (ended.data["status"], ended.data["outcome"], ended.data["reason_code"]) == ("completed", "succeeded", None)
@@ -56,6 +63,14 @@ def test_an_answer_is_recorded_with_its_usage_and_shown_to_the_person(agents: Ag
     assert "Hello from the stub." in ended.transcript and ended.errors() == []
     main = [r for r in ended.requests if r.main]
     assert main and all(agent_clis.KEY in " ".join(r.headers.values()) for r in main)  # li passed the key on
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_the_run_records_the_session_id_the_clis_stream_carried(agents: Agents, cli: str) -> None:
+    ended = agents.run(cli, steps=(text("Hello."),))
+    carried = {event[SESSION[cli]] for event in ended.events() if SESSION[cli] in event}
+    assert len(carried) == 1, carried
+    assert ended.data.get("session_id") == carried.pop()
 
 
 @pytest.mark.parametrize("cli", CLIS)
@@ -93,6 +108,69 @@ def test_each_permission_mode_lets_the_clis_shell_tool_write_or_not(agents: Agen
     assert (ended.data["status"], ended.data["outcome"]) == ("completed", "succeeded"), ended.transcript
     assert (ended.workspace / "li-marker").exists() is MARKER_WRITTEN[(cli, mode)], ended.transcript
     assert len([r for r in ended.requests if r.main]) == 2  # the tool's result went back to the model
+
+
+# --- every vendor failure, named ----------------------------------------------------------------
+
+FAILURES: dict[str, tuple[Step, str]] = {
+    "auth": (error(401), "provider_auth"),
+    "forbidden": (error(403), "provider_auth"),
+    "rate_limited": (rate_limited(reset_in=3600, retry_after=1), "provider_rate_limited"),
+    "server_error": (error(500), "provider_overloaded"),
+    "overloaded": (overloaded(), "provider_overloaded"),
+    "empty": (empty(), "empty_answer"),
+    "cut": (cut(), "provider_unreachable"),
+}
+# What the person's one error line says, per CLI and case (the vendor's own words).
+SAYS = {
+    ("claude", "auth"): "Invalid API key", ("claude", "forbidden"): "403",
+    ("claude", "rate_limited"): "429", ("claude", "server_error"): "500", ("claude", "overloaded"): "529",
+    ("claude", "cut"): "Connection to the API was lost",
+    ("codex", "auth"): "401 Unauthorized", ("codex", "forbidden"): "403 Forbidden",
+    ("codex", "rate_limited"): "429", ("codex", "server_error"): "high demand",
+    ("codex", "overloaded"): "at capacity", ("codex", "cut"): "stream disconnected",
+    ("gemini", "auth"): "UNAUTHENTICATED", ("gemini", "forbidden"): "PERMISSION_DENIED",
+    ("gemini", "rate_limited"): "exceeded your current quota", ("gemini", "server_error"): "INTERNAL",
+    ("gemini", "overloaded"): "overloaded",
+    ("gemini", "cut"): "Incomplete JSON",
+}
+
+
+@pytest.mark.parametrize("cli, case", [(cli, case) for cli in CLIS for case in FAILURES])
+def test_each_vendor_failure_ends_failed_with_its_reason_and_one_line_for_the_person(
+        agents: Agents, cli: str, case: str) -> None:
+    step, reason = FAILURES[case]
+    began = datetime.now(UTC)
+    ended = agents.run(cli, steps=(step,))
+    assert (ended.data["outcome"], ended.data["reason_code"]) == ("failed", reason), ended.transcript
+    assert ended.data["status"] in ("failed", "completed_empty")
+    assert ended.data["status"] == "completed_empty" or ended.data["exit_code"] != 0
+    assert f"li runner: {ended.data['status']} ({reason})" in ended.transcript.splitlines()
+    if case != "empty":  # the vendor's own words, once, marked as an error
+        one_line_with(ended, SAYS[(cli, case)])
+    if case != "empty":
+        assert ended.response is None  # response.md only ever holds an answer the stream delivered
+    if case == "rate_limited":
+        retry_at = ended.data["retry_at"]
+        if cli == "gemini":  # Gemini names how long to wait (RetryInfo 1 s): the moment is that far on
+            assert retry_at is not None
+            assert -5 < (datetime.fromisoformat(retry_at) - began).total_seconds() < ended.seconds + 5, retry_at
+        else:  # with an API key neither Claude's nor Codex's stream names a reset: none is made up
+            assert retry_at is None
+
+
+def test_claude_with_its_endpoint_refused_ends_provider_unreachable(agents: Agents) -> None:
+    ended = agents.run("claude", url=refused_url())
+    assert (ended.data["outcome"], ended.data["reason_code"]) == ("failed", "provider_unreachable")
+    one_line_with(ended, "Unable to connect")
+
+
+def test_gemini_in_an_untrusted_folder_ends_provider_refused_and_says_how_to_trust_it(agents: Agents) -> None:
+    ended = agents.run("gemini", steps=(text("never asked"),), trusted=False)
+    assert (ended.data["outcome"], ended.data["reason_code"]) == ("failed", "provider_refused")
+    said = [line for line in ended.transcript.splitlines() if "not running in a trusted directory" in line]
+    assert len(said) == 1 and "GEMINI_CLI_TRUST_WORKSPACE" in said[0], ended.transcript  # and how to trust it
+    assert not [r for r in ended.requests if r.main]
 
 
 # --- the run is every process its work started ----------------------------------------------------
