@@ -202,7 +202,10 @@ def parse_model(text: str) -> ModelSpec:
     """`sh`, `claude`, `claude/opus`, `codex/o3`, `gemini/gemini-2.5-pro`; anything else is refused."""
     provider, _, model = text.partition("/")
     if provider not in PROVIDERS:
-        raise invalid(f"unknown model {text!r}; known providers: {', '.join(PROVIDERS)}", model=text)
+        from domain.suggest import did_you_mean
+
+        raise invalid(f"unknown model {text!r}{did_you_mean(provider, PROVIDERS)} (known providers: "
+                      f"{', '.join(PROVIDERS)})", model=text)
     if not _:
         return ModelSpec(provider)
     if provider == "sh":

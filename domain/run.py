@@ -285,6 +285,49 @@ def parse_since(text: str, now: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
+def status_filter(text: str | None, flag: str = "--status") -> str | None:
+    """A `--status` filter: a status this version produces (or `preparing`), else refused with the
+    known ones and the closest (issue 27: `--status runing` printed an empty table)."""
+    from domain.vocabulary import PREPARING, STATUSES_AT_V1
+
+    if text is None:
+        return None
+    known = (*STATUSES_AT_V1, PREPARING)
+    if text in known:
+        return text
+    from domain.contract import ContractError, ErrorKind
+    from domain.suggest import did_you_mean
+
+    raise ContractError(ErrorKind.INVALID_INPUT, f"{flag} {text!r} is no status{did_you_mean(text, known)} "
+                        f"(known: {', '.join(known)})", {"argument": flag, "value": text[:200]})
+
+
+def older_than_days(text: str, now: datetime) -> float:
+    """`--older-than`: days (a number >= 0, fractions allowed), or what `--since` takes — a
+    duration back (`30m`, `2h`, `7d`) or an ISO 8601 time — as days before `now`."""
+    import math
+
+    from domain.contract import ContractError, ErrorKind
+
+    def refused() -> ContractError:
+        return ContractError(ErrorKind.INVALID_INPUT, "--older-than must be a number of days >= 0, a duration "
+                             f"(30m, 2h, 7d) or an ISO 8601 time, not {text!r}", {"older_than": text[:200]})
+
+    try:
+        days = float(text)
+    except ValueError:
+        days = math.nan
+        if text.strip().lower() in ("nan", "inf", "-inf", "infinity", "+inf"):
+            raise refused() from None
+        try:
+            days = (now - parse_since(text, now)).total_seconds() / 86400
+        except Exception:  # noqa: BLE001 - parse_since's own refusal names --since
+            raise refused() from None
+    if not math.isfinite(days) or days < 0:
+        raise refused()
+    return days
+
+
 def submitted_second(run_id: str) -> datetime | None:
     """The UTC second a run id names (ids sort by it); None for anything else.
 

@@ -116,6 +116,7 @@ def answer(args: list[str]) -> dict[str, Any]:
         verb: Verb | None = getattr(namespace, "verb", None)
         if verb is None:
             raise UsageError("no command given; try `li --help`", parser().format_usage())
+        refuse_home(namespace)
         data = invoke(namespace, verb.run)
         if not isinstance(data, dict):
             raise TypeError(f"{namespace.command} answered {type(data).__name__}, not an object")
@@ -125,7 +126,8 @@ def answer(args: list[str]) -> dict[str, Any]:
     except UsageError as error:
         return failure(ErrorKind.INVALID_INPUT, error.message.strip(), {"usage": error.usage.strip()})
     except ContractError as error:
-        return failure(error.kind, error.message, error.detail)
+        message = home_said(error.message) if error.kind is ErrorKind.UNAVAILABLE else error.message
+        return failure(error.kind, message, error.detail)
     except EnvironmentFault:
         raise
     except ImportError as error:
@@ -134,9 +136,32 @@ def answer(args: list[str]) -> dict[str, Any]:
         return failure(ErrorKind.INTERNAL, "interrupted before an answer was established")
     except (Exception, SystemExit) as error:  # noqa: BLE001 - the envelope is the contract, even for our bugs
         if store_fault(error):
-            return failure(ErrorKind.UNAVAILABLE, str(error), {"reason_code": "store_refused"})
+            return failure(ErrorKind.UNAVAILABLE, home_said(str(error)), {"reason_code": "store_refused"})
         print(f"li: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return failure(ErrorKind.INTERNAL, f"{type(error).__name__}: {error}")
+
+
+# Verbs that never touch the store: a bad LI_HOME does not stop them.
+WITHOUT_STORE = frozenset({"handshake", "completion", "mcp"})
+
+
+def refuse_home(namespace: Any) -> None:
+    """A relative LI_HOME is refused before any verb that uses the store runs (issue 27)."""
+    if getattr(namespace, "command", None) in WITHOUT_STORE:
+        return
+    from entrypoints.settings import home_refusal
+
+    problem = home_refusal()
+    if problem is not None:
+        raise ContractError(ErrorKind.UNAVAILABLE, problem, {"reason_code": "store_refused"})
+
+
+def home_said(message: str) -> str:
+    """A store fault's message, led by what is wrong with LI_HOME when that is the cause."""
+    from entrypoints.settings import home_refusal
+
+    problem = home_refusal(check_folder=True)
+    return f"{problem} ({message})" if problem is not None and problem not in message else message
 
 
 def store_fault(error: BaseException) -> bool:
@@ -189,18 +214,24 @@ def _human(args: list[str], out: IO[str]) -> int:
         out.write(request.text)
         return 0
     except UsageError as error:
-        return refuse(f"error: {error.message.strip()} (see `li --help`)", 2)
+        return refuse(f"invalid_input: {error.message.strip()}", 2)
     namespace.for_person = True  # a person may name runs by short forms (`run_id_arg`)
     verb: Verb | None = getattr(namespace, "verb", None)
     if namespace.version:
         out.write(f"li {version()}\n")
         return 0
-    if verb is None:
-        return refuse("error: no command given; try `li --help`", 2)
+    if verb is None:  # bare `li`: the help, as for `li --help`
+        tree = getattr(namespace, "tree", None)
+        if tree is None:
+            return refuse("invalid_input: no command given; try `li --help`", 2)
+        out.write(tree.format_help())
+        return 0
     try:
+        refuse_home(namespace)
         return int(invoke(namespace, verb.human))
     except ContractError as error:
-        return refuse(f"{error.kind.value}: {error.message}", HUMAN_EXIT[error.kind.value])
+        message = home_said(error.message) if error.kind is ErrorKind.UNAVAILABLE else error.message
+        return refuse(f"{error.kind.value}: {message}", HUMAN_EXIT[error.kind.value])
     except EnvironmentFault:
         raise
     except KeyboardInterrupt:
@@ -213,5 +244,5 @@ def _human(args: list[str], out: IO[str]) -> int:
         return refuse(f"internal error: {type(error).__name__}: {error}", 70)
     except Exception as error:  # noqa: BLE001 - a person gets one line, never a traceback
         if store_fault(error):
-            return refuse(f"unavailable: {error}", HUMAN_EXIT["unavailable"])
+            return refuse(f"unavailable: {home_said(str(error))}", HUMAN_EXIT["unavailable"])
         return refuse(f"internal error: {type(error).__name__}: {error}", 70)

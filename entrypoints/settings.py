@@ -48,6 +48,24 @@ def default_home(environ: Mapping[str, str] | None = None) -> str:
     return os.path.join(state, "li")
 
 
+def home_refusal(environ: Mapping[str, str] | None = None, check_folder: bool = False) -> str | None:
+    """Why `$LI_HOME` cannot name li's store, naming LI_HOME (issue 27); None when it can (or is unset).
+
+    A relative LI_HOME is refused: it would name another store in every directory. With
+    `check_folder` (the error path only: it costs a stat), one that is not a folder is named too.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get("LI_HOME")
+    if not raw:
+        return None
+    if not os.path.isabs(raw):
+        return (f"LI_HOME={raw!r} is a relative path, which would name another store in every "
+                f"directory; give an absolute one (export LI_HOME=\"$PWD/{raw}\")")
+    if check_folder and os.path.exists(raw) and not os.path.isdir(raw):
+        return f"LI_HOME={raw!r} is not a directory; point LI_HOME at a folder for li's store, or unset it"
+    return None
+
+
 def home_or_default(home: str) -> str:
     """The configured home, or the environment's when none was configured."""
     return home or default_home()

@@ -139,3 +139,29 @@ def _isatty(stream: Any) -> bool:
         return bool(stream.isatty())
     except (OSError, ValueError, AttributeError):
         return False
+
+
+def print_help(args: Any, *path: str) -> int:
+    """A person who named a verb with nothing to do (`li`, `li job`, `li agent`) gets its help on
+    stdout and exit 0, instead of an error (issue 27); --machine still refuses."""
+    parser = getattr(args, "tree", None)
+    for name in path:
+        found = None
+        for action in getattr(parser, "_actions", []):
+            choices = getattr(action, "choices", None)
+            if isinstance(choices, dict) and name in choices:
+                found = choices[name]
+        parser = found
+    if parser is None:
+        return -1
+    sys.stdout.write(parser.format_help())
+    return 0
+
+
+def clamp_note(raw: str | None, flag: str, maximum: int) -> None:
+    """A person's count above its bound is used as the bound, and said so on stderr (issue 27)."""
+    if raw is None:
+        return
+    text = str(raw).strip()
+    if text.isdigit() and text.isascii() and (len(text.lstrip("0")) > len(str(maximum)) or int(text) > maximum):
+        print(f"note: {flag} {text} is above its bound; using {maximum}", file=sys.stderr)

@@ -59,6 +59,11 @@ def run(args: Namespace) -> dict[str, Any]:
 
 
 def human(args: Namespace) -> int:
+    if not args.words and args.prompt is None and args.prompt_file is None:  # bare `li agent`: its help
+        from entrypoints.verbs._common import print_help
+
+        if print_help(args, "agent") == 0:
+            return 0
     return submit_for_person(agent_request(args), args)
 
 

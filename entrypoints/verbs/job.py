@@ -50,5 +50,10 @@ def run(args: Namespace) -> dict[str, Any]:
 
 
 def human(args: Namespace) -> int:
-    run(args)  # always refuses: the dispatcher says so on stderr with invalid_input's exit status
+    """Bare `li job`: its help (the subcommands), exit 0."""
+    from entrypoints.verbs._common import print_help
+
+    if print_help(args, "job") == 0:
+        return 0
+    run(args)  # no parser to show: refused, with invalid_input's exit status
     return 2

@@ -34,11 +34,18 @@ def run(args: Namespace) -> dict[str, Any]:
         from domain.run import parse_since
 
         since = parse_since(args.since, services.clock().now())
-    result: dict[str, Any] = services.reads().listing(limit, args.status, args.label, args.model, since)
+    from domain.run import status_filter
+
+    status = status_filter(args.status)
+    result: dict[str, Any] = services.reads().listing(limit, status, args.label, args.model, since)
     return result
 
 
 def human(args: Namespace) -> int:
+    from application.reads import LIMIT_MAX
+    from entrypoints.verbs._common import clamp_note
+
+    clamp_note(args.limit, "--limit", LIMIT_MAX)
     return show(run(args), args)
 
 

@@ -73,6 +73,11 @@ def run(args: Namespace) -> dict[str, Any]:
 
 
 def human(args: Namespace) -> int:
+    from application.reads import TAIL_CHARS_MAX
+    from entrypoints.verbs._common import clamp_note
+
+    clamp_note(args.tail_chars, "--tail-chars", TAIL_CHARS_MAX)
+    clamp_note(getattr(args, "lines", None), "--lines", TAIL_CHARS_MAX)
     if args.follow:
         if getattr(args, "artifact", None) is not None:
             raise ContractError(ErrorKind.INVALID_INPUT, "--artifact prints a file; it cannot be followed")

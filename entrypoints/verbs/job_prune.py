@@ -2,36 +2,33 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from argparse import Namespace
 from collections import Counter
 from typing import Any
 
-from domain.contract import ContractError, ErrorKind
 from entrypoints.verbs._common import this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
     parser = sub.add_parser("prune", help="remove ended runs")
-    parser.add_argument("--older-than", metavar="DAYS",
-                        help="only runs that ended at least DAYS ago (default 0: every ended run)")
+    parser.add_argument("--older-than", metavar="AGE",
+                        help="only runs that ended at least AGE ago: days (0.5), or as --since takes it "
+                             "(30m, 2h, 7d, an ISO time); default 0: every ended run")
     parser.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
     parser.set_defaults(verb=this(__name__))
 
 
 def older_than(value: str | None) -> float:
-    """DAYS as a finite number >= 0; anything else is refused, never clamped."""
+    """AGE as days: a finite number >= 0, or a duration / ISO time as --since takes it; anything
+    else is refused, never clamped."""
     if value is None:
         return 0.0
-    try:
-        days = float(value)
-    except ValueError:
-        days = math.nan
-    if not math.isfinite(days) or days < 0:
-        raise ContractError(ErrorKind.INVALID_INPUT, f"--older-than must be a number of days >= 0, not {value!r}",
-                            {"older_than": value})
-    return days
+    from datetime import UTC, datetime
+
+    from domain.run import older_than_days
+
+    return older_than_days(value, datetime.now(UTC))
 
 
 def run(args: Namespace) -> dict[str, Any]:

@@ -135,7 +135,9 @@ def requested_ids(args: Namespace, stdin: IO[bytes] | None = None) -> list[str]:
 
 def selected_ids(args: Namespace) -> list[str] | None:
     """The runs `--label`/`--status` name, newest first; None when neither was given."""
-    label, status = getattr(args, "label", None), getattr(args, "status", None)
+    from domain.run import status_filter
+
+    label, status = getattr(args, "label", None), status_filter(getattr(args, "status", None))
     if label is None and status is None:
         return None
     from entrypoints import services

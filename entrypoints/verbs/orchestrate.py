@@ -48,6 +48,11 @@ def run(args: Namespace) -> dict[str, Any]:
 
 
 def human(args: Namespace) -> int:
+    if getattr(args, "mode", None) is None:  # bare `li orchestrate`: its help
+        from entrypoints.verbs._common import print_help
+
+        if print_help(args, "orchestrate") == 0:
+            return 0
     return submit_for_person(orchestrate_request(args), args)
 
 

@@ -42,8 +42,8 @@ def examples() -> list[str]:
 
 
 COMMAND_WORDS = {"li", "job", "agent", "orchestrate", "flow", "fanout", "status", "output", "list", "kill", "wait",
-                 "prune", "retry", "completion", "doctor", "mcp", "handshake"}
-NEEDS_ARGUMENTS = {"agent", "orchestrate", "flow", "fanout", "status", "output", "kill", "wait", "retry",
+                 "prune", "retry", "rm", "completion", "doctor", "mcp", "handshake"}
+NEEDS_ARGUMENTS = {"agent", "orchestrate", "flow", "fanout", "status", "output", "kill", "wait", "retry", "rm",
                    "completion", "mcp"}
 
 

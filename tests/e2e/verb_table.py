@@ -143,6 +143,16 @@ JOB = [
     row("prune-dry-run", "job", "prune", "--dry-run"),
     row("prune-bad-days", "job", "prune", "--older-than", "yesterday"),
     row("prune-huge-days", "job", "prune", "--older-than", HUGE, "--dry-run"),
+    row("prune-duration", "job", "prune", "--older-than", "2h", "--dry-run"),
+    row("rm-help", "job", "rm", "--help"),
+    row("rm-no-id", "job", "rm"),
+    row("rm-unknown", "job", "rm", UNKNOWN),
+    row("rm-unknown-forced", "job", "rm", UNKNOWN, "--force"),
+    row("rm-traversal-id", "job", "rm", "../../etc/passwd"),
+    row("list-unknown-status", "job", "list", "--status", "runing"),
+    row("output-lines", "job", "output", UNKNOWN, "--lines", "3"),
+    row("output-bad-lines", "job", "output", UNKNOWN, "--lines", "x"),
+    row("output-artifact", "job", "output", UNKNOWN, "--artifact", "a.txt"),
 ]
 
 OTHERS = [
