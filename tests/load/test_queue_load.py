@@ -18,12 +18,11 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-import pytest
-
 from adapters.fs_queues import FsQueues
 from tests.support import machine
 
 PARALLEL = 4
+RUNS = int(os.environ.get("LI_QUEUE_LOAD_RUNS", "40"))
 TAG = "LI_QUEUE_LOAD"
 SAMPLE_SECONDS = 0.05
 
@@ -233,13 +232,8 @@ def assert_no_slot_lost(home: str) -> None:
                 os.close(fd)
 
 
-def test_forty_runs_from_eight_submitters_into_a_queue_of_four_with_runners_sigkilled(
-        li_home: str, tmp_path: object) -> None:
-    run_load(li_home, str(tmp_path), runs=40, submitters=8, kill_share=0.2, seed=29)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_two_hundred_runs_from_eight_submitters_into_a_queue_of_four_with_runners_sigkilled(
-        li_home: str, tmp_path: object) -> None:
-    run_load(li_home, str(tmp_path), runs=200, submitters=8, kill_share=0.15, seed=2029)
+def test_runs_from_eight_submitters_into_a_queue_of_four_with_runners_sigkilled(li_home: str, tmp_path: object) -> None:
+    """40 runs in CI (about 45 s on a busy 2-core machine). The issue's 200 runs are
+    LI_QUEUE_LOAD_RUNS=200 (about 4 min there: more than CI's budget leaves for one test)."""
+    runs = RUNS
+    run_load(li_home, str(tmp_path), runs=runs, submitters=8, kill_share=0.2 if runs < 100 else 0.15, seed=29 + runs)
