@@ -54,14 +54,16 @@ def cli_bin() -> str:
 
 
 def agent_env(cli: str, url: str, home: pathlib.Path, *, key: str = KEY, retries: int = 1,
-              trusted: bool = True) -> dict[str, str]:
+              trusted: bool = True, request_retries: int | None = None) -> dict[str, str]:
     """The environment (and the files under `home`) that point `cli` at the endpoint `url`.
 
     `url` is the stub's base (`ModelStub.url`) or any other address (`refused_url()`).
     `retries` bounds the CLI's own retries of a failed request (each CLI's documented knob:
     CLAUDE_CODE_MAX_RETRIES; a Codex provider's request_max_retries and stream_max_retries;
     Gemini's general.maxAttempts, attempts = retries + 1), so a failure ends in seconds, not the
-    minutes their defaults take. `trusted=False` leaves Gemini's workspace untrusted (it refuses
+    minutes their defaults take. Codex retries a failed request silently (request_max_retries)
+    before it retries the stream, saying "Reconnecting... N/M" (stream_max_retries):
+    `request_retries` sets the first apart (default: `retries`). `trusted=False` leaves Gemini's workspace untrusted (it refuses
     headless work there). The CLI's HOME, TMPDIR (Codex refuses its helpers under /tmp) and
     CODEX_HOME are under `home`, so nothing is read from or written to the real home.
     """
@@ -80,7 +82,8 @@ def agent_env(cli: str, url: str, home: pathlib.Path, *, key: str = KEY, retries
         (codex_home / "config.toml").write_text(
             f'model = "{CODEX_MODEL}"\nmodel_provider = "stub"\n\n'
             f'[model_providers.stub]\nname = "model stub"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
-            f'env_key = "LI_STUB_OPENAI_KEY"\nrequest_max_retries = {retries}\nstream_max_retries = {retries}\n')
+            f'env_key = "LI_STUB_OPENAI_KEY"\nrequest_max_retries = {retries if request_retries is None else request_retries}\n'
+            f'stream_max_retries = {retries}\n')
         env.update({"CODEX_HOME": str(codex_home), "LI_STUB_OPENAI_KEY": key})
     elif cli == "gemini":
         settings = home / ".gemini"
@@ -152,9 +155,9 @@ class Agents:
         self.started: list[str] = []
 
     def env(self, cli: str, *, url: str | None = None, retries: int | None = 1, trusted: bool = True,
-            key: str = KEY) -> dict[str, str]:
+            key: str = KEY, request_retries: int | None = None) -> dict[str, str]:
         env = agent_env(cli, url or self.stub.url, self.tmp / f"home-{cli}", key=key,
-                                   retries=1 if retries is None else retries, trusted=trusted)
+                        retries=1 if retries is None else retries, trusted=trusted, request_retries=request_retries)
         if retries is None:  # the CLI's own default retries
             env.pop("CLAUDE_CODE_MAX_RETRIES", None)
             if cli == "codex":

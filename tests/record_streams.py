@@ -42,8 +42,9 @@ RUNS_TOOLS = {"claude": ["--permission-mode", "acceptEdits"], "codex": ["--sandb
 class Case:
     def __init__(self, name: str, steps: list[Step], *, tools: bool = False, retries: int = 1, refused: bool = False,
                  trusted: bool = True, key: str = agent_clis.KEY, only: tuple[str, ...] = agent_clis.CLIS,
-                 cap: float = 120.0, model: str | None = None) -> None:
+                 cap: float = 120.0, model: str | None = None, request_retries: int | None = None) -> None:
         self.name, self.steps, self.tools, self.retries, self.refused = name, steps, tools, retries, refused
+        self.request_retries = request_retries
         self.trusted, self.key, self.only, self.cap, self.model = trusted, key, only, cap, model
 
 
@@ -61,7 +62,8 @@ CASES = [
     Case("cut", [stub_module.cut()]),
     Case("hang", [stub_module.hang()], cap=HANG_CAP),
     Case("refused", [], refused=True, cap=15.0),  # Codex waits for the network for ever
-    Case("transient", [stub_module.error(500), stub_module.error(500), stub_module.text("Recovered.")], retries=4),
+    Case("transient", [stub_module.error(500), stub_module.error(500), stub_module.text("Recovered.")], retries=4,
+         request_retries=0),  # Codex: every retry on the stream, where it says "Reconnecting... N/4"
     Case("untrusted", [stub_module.text("never asked")], trusted=False, only=("gemini",)),
 ]
 
@@ -75,7 +77,7 @@ def record(cli: str, case: Case, out: pathlib.Path) -> dict[str, Any]:
     try:
         url = stub_module.refused_url() if case.refused else stub.url
         env = agent_clis.agent_env(cli, url, scratch / "home", key=case.key, retries=case.retries,
-                                   trusted=case.trusted)
+                                   trusted=case.trusted, request_retries=case.request_retries)
         work = scratch / "work"
         work.mkdir()
         argv = command_line(cli, case.model, env, RUNS_TOOLS[cli] if case.tools else [])

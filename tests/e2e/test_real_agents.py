@@ -173,6 +173,16 @@ def test_gemini_in_an_untrusted_folder_ends_provider_refused_and_says_how_to_tru
     assert not [r for r in ended.requests if r.main]
 
 
+def test_a_codex_run_through_transient_500s_ends_succeeded(agents: Agents) -> None:
+    # Each 500 is retried on the stream, as "Reconnecting... N/4" (no silent request retries).
+    ended = agents.run("codex", steps=(error(500), error(500), text("Recovered.")), retries=4, request_retries=0)
+    assert (ended.data["status"], ended.data["outcome"], ended.data["reason_code"]) == ("completed", "succeeded", None)
+    assert ended.response is not None and ended.response.strip() == "Recovered."
+    assert ended.errors() == [], ended.transcript  # a retry that recovered is no error
+    retries = [line for line in ended.transcript.splitlines() if "1/4" in line or "2/4" in line]
+    assert len(retries) == 2, ended.transcript  # the person sees the CLI retrying, each time
+
+
 # --- the run is every process its work started ----------------------------------------------------
 
 RUNS_TOOLS = {"claude": "edits", "codex": "full", "gemini": "full"}
