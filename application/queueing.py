@@ -110,7 +110,6 @@ class QueueService:
         backoff); the runs waiting in it stay queued and start once it opens by itself."""
         if run.reason_code != RATE_LIMITED or not run.queue:
             return None
-        retry_at = getattr(run, "retry_at", None)
-        reset = retry_at if isinstance(retry_at, str) else None
+        reset = run.retry_at if isinstance(run.retry_at, str) else None
         now = self.clock.now()
         return self.queues.change(run.queue, lambda s: rate_limited(s, run.run_id, reset, now, self.backoff))

@@ -130,8 +130,7 @@ def test_a_rate_limited_end_pauses_its_queue_until_the_reset(queues: FsQueues) -
     service = QueueService(queues, clock)
     reset = clock.now() + timedelta(minutes=2)
     ended = Run(run_id=A, kind="agent", status="failed", submitted_at=iso(clock.now()), spawn_state="started",
-                reason_code="provider_rate_limited", queue="q")
-    object.__setattr__(ended, "retry_at", iso(reset))  # i24b's field, when the record carries it
+                reason_code="provider_rate_limited", queue="q", retry_at=iso(reset))
     paused = service.after_end(ended)
     assert paused is not None and paused.paused_until == iso(reset)
     row = service.listing()[0]
