@@ -103,10 +103,17 @@ def test_a_malformed_id_is_refused_as_invalid_input(client: ContractClient) -> N
     assert reply.error["kind"] == "invalid_input"
 
 
-def test_a_run_that_produces_nothing_ends_failed_whatever_its_status_says(
-    client: ContractClient,
-) -> None:
-    run_id = submit(client, "true")
+def test_a_run_that_produces_nothing_ends_failed_whatever_its_status_says(env: dict[str, str]) -> None:
+    # An agent whose answer is empty (completed_empty): shell work that exits 0 is a success now,
+    # whatever it printed, so "nothing" is an agent's empty answer (the fake claude's `empty`).
+    fakes = os.path.join(REPO, "tests", "fakes", "bin")
+    agent_env = {**env, "PATH": f"{fakes}{os.pathsep}{env['PATH']}", "FAKE_CLAUDE_MODE": "empty"}
+    policy = UnresolvedPolicy(max_attempts=3, backoff_initial=0.05)
+    client = ContractClient(li_bin(), runner=SubprocessRunner(agent_env), policy=policy)
+    assert client.handshake().registered
+    reply = client.submit_agent("say nothing", "claude", label="client-e2e")
+    assert reply.ok and reply.data is not None, reply
+    run_id = str(reply.data["run_id"])
     assert settle_one(client, run_id) is Branch.FAILED
     status = client.status(run_id)
     assert status.data is not None and run_view(status.data).status == status.data["status"]
