@@ -21,9 +21,10 @@ from typing import IO, Any
 from adapters import proctree
 from application.ports import LegLaunch, Provider, ProviderResult
 from domain.run import RUN_TAG
-from domain.transcript import end_reason, outcome
+from domain.transcript import IDLE_TIMEOUT, end_reason, outcome
 
 KILL_GRACE = 2.0
+IDLE_SAID = "li runner: no event from the agent for {seconds:g} s; stopping it\n"  # the lean supervisor's too
 PUMP_JOIN = 5.0
 
 
@@ -128,8 +129,9 @@ class ChildRun:
 
     def __call__(self, argv: Sequence[str], cwd: str, env: Mapping[str, str], console: Any,
                  timeout: float | None, on_line: Callable[[str], None], stdin_text: str | None = None,
-                 pass_fds: Sequence[int] = ()) -> tuple[int, bool]:
-        """Run to the end (or the timeout, which kills the whole group); returns (exit code, timed out).
+                 pass_fds: Sequence[int] = (), idle_timeout: float | None = None) -> tuple[int, bool, bool]:
+        """Run to the end (or the timeout, which kills the whole group); returns (exit code, timed
+        out, stopped idle: no line on stdout or stderr for `idle_timeout` seconds).
 
         `stdin_text` is written to the child's stdin (else it reads /dev/null); `pass_fds` are
         inherited at the same numbers, every other descriptor is closed.
@@ -142,23 +144,45 @@ class ChildRun:
             )
         except (OSError, ValueError) as exc:
             console.write(f"li: could not start {argv[0]}: {exc}\n")
-            return 127, False
+            return 127, False, False
         self.groups.add(child.pid)
         try:
-            return self._supervise(child, console, timeout, on_line, stdin_text, env.get("LI_LEG_ID"))
+            return self._supervise(child, console, timeout, on_line, stdin_text, env.get("LI_LEG_ID"), idle_timeout)
         finally:
             self.groups.discard(child.pid)
 
     def _supervise(self, child: subprocess.Popen[bytes], console: Any, timeout: float | None,
                    on_line: Callable[[str], None], stdin_text: str | None,
-                   leg: str | None) -> tuple[int, bool]:
-        pumps = [_pump(child.stdout, on_line), _pump(child.stderr, console.write)]
+                   leg: str | None, idle_timeout: float | None) -> tuple[int, bool, bool]:
+        import time  # the runner's, once
+
+        heard = [time.monotonic()]  # when the CLI last wrote a line, on either stream (its retries count)
+
+        def noted(sink: Callable[[str], Any]) -> Callable[[str], Any]:
+            def note(line: str) -> Any:
+                heard[0] = time.monotonic()
+                return sink(line)
+            return note
+
+        pumps = [_pump(child.stdout, noted(on_line)), _pump(child.stderr, noted(console.write))]
         if stdin_text is not None:
             pumps.append(_feed(child.stdin, stdin_text))
-        timed_out = False
-        try:
-            child.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        timed_out = idle = False
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            now = time.monotonic()
+            waits = [w for w in (None if deadline is None else deadline - now,
+                                 None if idle_timeout is None else heard[0] + idle_timeout - now) if w is not None]
+            try:
+                child.wait(timeout=max(0.0, min(waits)) if waits else None)
+                break
+            except subprocess.TimeoutExpired:
+                now = time.monotonic()
+                if idle_timeout is not None and now - heard[0] >= idle_timeout:
+                    idle = True
+                    console.write(IDLE_SAID.format(seconds=idle_timeout))
+                elif deadline is None or now < deadline:
+                    continue
             timed_out = True
             _kill_group(child.pid, signal.SIGTERM)
             try:
@@ -170,7 +194,7 @@ class ChildRun:
         self.groups.stop_strays(console.write, leg=leg)
         for pump in pumps:
             pump.join(PUMP_JOIN)
-        return child.returncode, timed_out
+        return child.returncode, timed_out, idle
 
 
 def _pump(stream: IO[bytes] | None, sink: Callable[[str], Any]) -> threading.Thread:
@@ -222,7 +246,9 @@ class ShProvider:
         return [cls.shell, f"/dev/fd/{script_fd}"]
 
     def run(self, instruction: str, model: str | None, cwd: str, env: Mapping[str, str],
-            console: Any, timeout: float | None, extra: Sequence[str] = ()) -> ProviderResult:
+            console: Any, timeout: float | None, extra: Sequence[str] = (),
+            idle_timeout: float | None = None) -> ProviderResult:
+        """Shell work has no idle watchdog (`idle_timeout` is for agent CLIs)."""
         lines: list[str] = []
 
         def tee(line: str) -> None:
@@ -235,7 +261,7 @@ class ShProvider:
             console.write(f"li: could not hand the instruction to {self.shell}: {exc}\n")
             return ProviderResult(exit_code=127)
         try:
-            code, timed_out = self.child(launch.argv, cwd, env, console, timeout, tee, pass_fds=launch.pass_fds)
+            code, timed_out, _ = self.child(launch.argv, cwd, env, console, timeout, tee, pass_fds=launch.pass_fds)
         finally:
             close_all(launch.pass_fds)
         return self.conclude(lines, code, timed_out)
@@ -246,7 +272,7 @@ class ShProvider:
         script = script_descriptor(instruction)
         return LegLaunch(argv=tuple(self.command(model, env, script)), pass_fds=(script,))
 
-    def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool) -> ProviderResult:
+    def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool, idle: bool = False) -> ProviderResult:
         """Its stdout is the answer."""
         return ProviderResult(exit_code=exit_code, answer="".join(lines) or None, timed_out=timed_out)
 
@@ -298,7 +324,8 @@ class _JsonCli:
         return [shutil.which(cls.executable, path=env.get("PATH")) or cls.executable, *cls.arguments(model, extra)]
 
     def run(self, instruction: str, model: str | None, cwd: str, env: Mapping[str, str],
-            console: Any, timeout: float | None, extra: Sequence[str] = ()) -> ProviderResult:
+            console: Any, timeout: float | None, extra: Sequence[str] = (),
+            idle_timeout: float | None = None) -> ProviderResult:
         lines: list[str] = []
 
         def keep(line: str) -> None:
@@ -306,20 +333,22 @@ class _JsonCli:
             console.write(line)
 
         launch = self.launch(instruction, model, env, extra)
-        code, timed_out = self.child(launch.argv, cwd, env, console, timeout, keep, launch.stdin_text)
-        return self.conclude(lines, code, timed_out)
+        code, timed_out, idle = self.child(launch.argv, cwd, env, console, timeout, keep, launch.stdin_text,
+                                           idle_timeout=idle_timeout)
+        return self.conclude(lines, code, timed_out, idle)
 
     def launch(self, instruction: str, model: str | None, env: Mapping[str, str],
                extra: Sequence[str] = ()) -> LegLaunch:
         """The argv (never the prompt) and the prompt for its stdin."""
         return LegLaunch(argv=tuple(self.command(model, env, extra)), stdin_text=instruction)
 
-    def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool) -> ProviderResult:
+    def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool, idle: bool = False) -> ProviderResult:
         """The stream parsed and judged with the exit status: never a success unless the stream
         delivered an answer and neither it nor the exit flagged an error; a failure carries its
-        reason (`domain.transcript.end_reason`) and no answer."""
+        reason (`domain.transcript.end_reason`; `idle_timeout` when the idle watchdog stopped it)
+        and no answer."""
         found = outcome(self.name, list(lines))
-        reason = end_reason(self.name, found, exit_code)
+        reason = IDLE_TIMEOUT if idle else end_reason(self.name, found, exit_code)
         return ProviderResult(exit_code=exit_code, answer=found.answer if reason is None else None,
                               is_error=reason is not None, timed_out=timed_out, usage=found.usage,
                               reason_code=reason, retry_at=found.retry_at, retry_after=found.retry_after,

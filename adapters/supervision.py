@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from adapters.fs_store import RECORD
-from adapters.providers import KILL_GRACE, PUMP_JOIN, close_all, script_descriptor
+from adapters.providers import IDLE_SAID, KILL_GRACE, PUMP_JOIN, close_all, script_descriptor
 from application.work import KILL_SEEN, Supervision
 from domain.run import RUN_TAG
 from domain.untrusted import RECORD_MAX_BYTES
@@ -47,7 +47,8 @@ def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str
             "record_max_bytes": RECORD_MAX_BYTES, "kill_seen": KILL_SEEN,
             # a queued run's slot is held by this process: its leg must not outlive it (issue 29)
             "die_with_runner": die_with_runner,
-            "run_tag": f"{RUN_TAG}={supervision.run_id}",
+            "run_tag": f"{RUN_TAG}={supervision.run_id}", "idle_timeout": supervision.idle_timeout,
+            "idle_said": IDLE_SAID,
         }
         spec_fd = script_descriptor(json.dumps(spec), "li-supervision")
         made.append(spec_fd)

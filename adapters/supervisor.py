@@ -226,9 +226,9 @@ class Tree:
         proctree.signal_all(self.alive(), signum)
 
 
-def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
-    """Start and watch the leg; (exit code or None when never started, timed out, cancelled,
-    when the leg began on the monotonic clock)."""
+def supervise(spec: Spec) -> tuple[int | None, str, bool, float]:
+    """Start and watch the leg; (exit code or None when never started, timed out: "0", "1" or
+    "idle" (stopped by the idle watchdog), cancelled, when the leg began on the monotonic clock)."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -238,7 +238,7 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGTERM,))  # a SIGTERM kept pending arrives now
     began = time.monotonic()
     if _terms:
-        return None, False, True, began
+        return None, "0", True, began
     watch = KillWatch(spec["folder_fd"], spec["kill_watch"], spec["record"], spec["record_max_bytes"])
     capture = spec["capture_fd"]
     out_r, out_w = os.pipe()
@@ -256,11 +256,14 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
         os.close(out_r)
         os.close(err_r)
         _write_all(1, _failed_start(spec, report).encode())
-        return 127, False, False, began
+        return 127, "0", False, began
     streams = {out_r: Lines(1), err_r: Lines(1)}
     tree = Tree(spec.get("run_tag"))
     timeout = spec["timeout"]
     deadline = None if timeout is None else began + timeout
+    idle_for = spec.get("idle_timeout")  # an agent CLI that writes nothing this long is stopped
+    heard = began  # when the leg last wrote anything, on either stream (its own retry lines count)
+    idle = False
     status: int | None = None
     timed_out = cancelled = False
     kill_at: float | None = None
@@ -307,6 +310,10 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
                 cancelled, kill_at = True, stop(now)
         if status is None and deadline is not None and not timed_out and not cancelled and now >= deadline:
             timed_out, kill_at = True, stop(now)
+        if status is None and idle_for and not timed_out and not cancelled and now - heard >= idle_for:
+            _write_all(1, spec["idle_said"].format(seconds=idle_for).encode())
+            timed_out = idle = True
+            kill_at = stop(now)
         if status is None and kill_at is not None and now >= kill_at:
             tree.signal(pid, signal.SIGKILL)
             kill_at = None
@@ -318,6 +325,8 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
                 waits.append(kill_at - now)
             if deadline is not None and not timed_out and not cancelled:
                 waits.append(deadline - now)
+            if idle_for and not timed_out and not cancelled:
+                waits.append(heard + idle_for - now)
             if watch.interval is not None and not cancelled:
                 waits.append(next_look - now)
         poller = select.poll()  # not select(): a descriptor above 1023 is fine here
@@ -333,6 +342,7 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
                     pass
                 continue
             data = os.read(fd, CHUNK)
+            heard = time.monotonic()
             if not data:
                 streams.pop(fd).close()
                 os.close(fd)
@@ -343,7 +353,7 @@ def supervise(spec: Spec) -> tuple[int | None, bool, bool, float]:
     for fd, lines in streams.items():
         lines.close()
         os.close(fd)
-    return os.waitstatus_to_exitcode(status), timed_out, cancelled, began
+    return os.waitstatus_to_exitcode(status), "idle" if idle else str(int(timed_out)), cancelled, began
 
 
 def main(argv: list[str]) -> int:
@@ -356,13 +366,13 @@ def main(argv: list[str]) -> int:
         code, timed_out, cancelled, leg_began = supervise(spec)
     except Exception as exc:  # noqa: BLE001 - a fault here still ends in a recorded end, never a lost run
         _write_all(1, f"li runner: the supervision failed: {type(exc).__name__}: {exc}\n".encode())
-        code, timed_out, cancelled, leg_began = 70, False, False, time.monotonic()
+        code, timed_out, cancelled, leg_began = 70, "0", False, time.monotonic()
     signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGTERM,))  # from here on the finisher records the end
     cancelled = cancelled or bool(_terms)  # a SIGTERM before the end is recorded cancels, as in the runner
     if spec["folder_fd"] is not None:
         os.close(spec["folder_fd"])
     finish = [*spec["finish"], "--finish", spec["run_id"], str(spec["capture_fd"]),
-              "-" if code is None else str(code), str(int(timed_out)), str(int(cancelled)),
+              "-" if code is None else str(code), timed_out, str(int(cancelled)),
               repr(spec["began"]), repr(leg_began)]
     try:
         os.execv(finish[0], finish)

@@ -428,7 +428,8 @@ class LaunchableProvider(Protocol):
                extra: Sequence[str] = ()) -> LegLaunch:
         ...
 
-    def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool) -> ProviderResult:
+    def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool, idle: bool = False) -> ProviderResult:
+        """`idle`: the idle watchdog stopped it (reason `idle_timeout`)."""
         ...
 
 
@@ -443,7 +444,7 @@ class Provider(Protocol):
 
     def run(
         self, instruction: str, model: str | None, cwd: str, env: Mapping[str, str],
-        console: Any, timeout: float | None, extra: Sequence[str] = (),
+        console: Any, timeout: float | None, extra: Sequence[str] = (), idle_timeout: float | None = None,
     ) -> ProviderResult:
         """Run the leg; `extra` is argv the CLI gets after its own flags (permission flag, provider args)."""
         ...

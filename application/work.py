@@ -27,7 +27,7 @@ from domain.availability import UNREADABLE, Availability
 from domain.contract import ContractError
 from domain.ending import EXIT_DECIDES, End, decide, leg_status
 from domain.lifecycle import classify
-from domain.request import Leg, RunRequest, invalid
+from domain.request import AGENT_PROVIDERS, Leg, RunRequest, invalid
 from domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
 from domain.transcript import PROVIDER_RATE_LIMITED
 
@@ -59,6 +59,7 @@ class Supervision:
     timeout: float | None
     began: float  # the clock's monotonic reading when the runner began (the manifest's wall)
     kill_watch: float | None
+    idle_timeout: float | None = None  # an agent leg's idle watchdog (issue 24); None for shell work
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class SupervisedEnd:
     cancelled: bool
     began: float
     leg_began: float
+    idle: bool = False  # the idle watchdog stopped it (then `timed_out` too)
 
 
 def _launchable(provider: object) -> TypeGuard[LaunchableProvider]:
@@ -182,7 +184,7 @@ class WorkService:
         except OSError:
             return None  # `perform` meets the same refusal and says it on the console
         return Supervision(run_id=run_id, launch=launch, cwd=request.cwd, env=env, timeout=remaining,
-                           began=began, kill_watch=self.kill_watch)
+                           began=began, kill_watch=self.kill_watch, idle_timeout=idle_timeout_of(request, leg))
 
     def finish_supervised(self, run_id: str, workspace: Workspace, ended: SupervisedEnd) -> Run | None:
         """Record the end of a run whose one leg a lean supervisor watched: its answer and
@@ -202,7 +204,7 @@ class WorkService:
             if ended.exit_code is None:  # stopped before its process was started
                 outcomes = [LegOutcome(leg, "cancelled", "cancelled")]
             else:
-                result = provider.conclude(ended.lines, ended.exit_code, ended.timed_out)
+                result = provider.conclude(ended.lines, ended.exit_code, ended.timed_out, ended.idle)
                 status, reason = leg_status(result, self.cancelled)
                 artifact, lost = self._keep_answer(run_id, request, leg, result.answer)
                 outcomes = [LegOutcome(leg, status, reason, result, artifact,
@@ -305,7 +307,8 @@ class WorkService:
             return LegOutcome(leg, "timed_out", "timeout")
         provider = self.providers[leg.model.provider]
         result = provider.run(prompt, leg.model.model, request.cwd, {**env, "LI_LEG_ID": leg.id},
-                              console, remaining, extra=request.arguments_for(leg.model.provider))
+                              console, remaining, extra=request.arguments_for(leg.model.provider),
+                              idle_timeout=idle_timeout_of(request, leg))
         status, reason = leg_status(result, self.cancelled)
         artifact, lost = self._keep_answer(run_id, request, leg, result.answer)
         return LegOutcome(leg, status, reason, result, artifact, self.clock.monotonic() - start, lost)
@@ -431,6 +434,11 @@ class WorkService:
                 workspace.console.flush()
             except Exception:  # noqa: BLE001 - nowhere left to say it; the record still gets the end
                 pass
+
+
+def idle_timeout_of(request: RunRequest, leg: Leg) -> float | None:
+    """The idle watchdog of one leg: the request's, for an agent CLI's leg only."""
+    return request.idle_timeout if leg.model.provider in AGENT_PROVIDERS else None
 
 
 def produced(artifacts: ArtifactNames, outcomes: list[LegOutcome]) -> bool | None:

@@ -14,6 +14,7 @@ EXIT_DECIDES: Final = frozenset({"sh"})
 
 # The reason on a `completed` run whose artifacts could not be collected (never `completed_empty`).
 ARTIFACTS_UNAVAILABLE: Final = "artifacts_unavailable"
+IDLE_TIMEOUT: Final = "idle_timeout"  # a leg stopped by the idle watchdog (domain.transcript's too)
 EMPTY_ANSWER: Final = "empty_answer"  # an agent's stream ended with no answer (domain.transcript's too)
 
 
@@ -60,7 +61,7 @@ def leg_status(result: ProcessEnd, cancelled: bool) -> tuple[str, str | None]:
     if cancelled:
         return "cancelled", "cancelled"
     if result.timed_out:
-        return "timed_out", "timeout"
+        return "timed_out", IDLE_TIMEOUT if result.reason_code == IDLE_TIMEOUT else "timeout"
     if result.is_error:
         return "failed", result.reason_code or "provider_error"
     if result.exit_code != 0:
@@ -79,8 +80,10 @@ def decide(legs: Sequence[LegEnd], cancelled: bool, produced: bool | None, error
         return End(status="cancelled", reason_code="cancelled", exit_code=exit_code_of("cancelled"))
     if error is not None:
         return End(status="failed", reason_code=error, exit_code=1)
-    if any(leg.status == "timed_out" for leg in legs):
-        return End(status="timed_out", reason_code="timeout", exit_code=exit_code_of("timed_out"))
+    late = next((leg for leg in legs if leg.status == "timed_out"), None)
+    if late is not None:
+        return End(status="timed_out", reason_code=IDLE_TIMEOUT if late.reason_code == IDLE_TIMEOUT else "timeout",
+                   exit_code=exit_code_of("timed_out"))
     failed = next((leg for leg in legs if leg.status != "completed"), None)
     if failed is not None and failed.reason_code == EMPTY_ANSWER and failed.exit_code == 0 and produced is False:
         # an agent that exited 0 with no answer and left nothing: D4.4's completed_empty, its reason the agent's

@@ -315,6 +315,24 @@ def parse_timeout(text: str | None) -> float | None:
     return value
 
 
+DEFAULT_IDLE_TIMEOUT = 900.0  # seconds an agent CLI may write no event before its run is stopped (issue 24)
+
+
+def parse_idle_timeout(value: object, where: str = "--idle-timeout") -> float | None:
+    """Seconds, finite, at most a week; 0 turns the watchdog off (None); None when not given."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise invalid(f"{where} must be a number of seconds", idle_timeout=str(value))
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise invalid(f"{where} must be a number of seconds, not {value!r}", idle_timeout=str(value)) from None
+    if not math.isfinite(seconds) or seconds < 0 or seconds > MAX_TIMEOUT:
+        raise invalid(f"{where} must be between 0 (off) and {MAX_TIMEOUT:.0f} seconds", idle_timeout=str(value))
+    return seconds
+
+
 def parse_legs(text: str | None, default: int = 2) -> int:
     """A whole number of legs from 1 to 32."""
     if text is None:
@@ -367,6 +385,9 @@ class RunRequest(Struct, frozen=True):
     cwd: str
     label: str | None = None
     timeout: float | None = None
+    # Issue 24: an agent leg whose CLI writes no event for this long is stopped (timed_out,
+    # idle_timeout); None: no watchdog (shell work, or turned off with 0).
+    idle_timeout: float | None = None
     synthesize: ModelSpec | None = None
     notify: tuple[str, ...] | None = None
     notify_source: str | None = None
@@ -419,6 +440,7 @@ class RunRequest(Struct, frozen=True):
                 kind=str(data["kind"]), instruction=instruction,
                 legs=tuple(Leg.from_dict(leg) for leg in data["legs"]), cwd=str(data["cwd"]),
                 label=data.get("label"), timeout=data.get("timeout"),
+                idle_timeout=_seconds(data.get("idle_timeout")),
                 synthesize=parse_model(synth) if synth else None,
                 notify=tuple(notify) if notify is not None else None,
                 notify_source=data.get("notify_source"), extra=dict(data.get("extra") or {}),
@@ -441,3 +463,10 @@ def _queue_named(value: object) -> str | None:
     if not isinstance(value, str) or QUEUE_NAME_PATTERN.fullmatch(value) is None:
         raise ValueError(f"request.json queue {str(value)[:80]!r} is not a queue name")
     return value
+
+
+def _seconds(value: object) -> float | None:
+    """A positive number of seconds from request.json, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        return None
+    return float(value)

@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from domain.ending import EMPTY_ANSWER as ENDING_EMPTY_ANSWER
+from domain.ending import IDLE_TIMEOUT as ENDING_IDLE_TIMEOUT
 
 MAX_LINE: Final = 1 << 20  # bytes of one event line that are parsed; a longer one is cut
 ARG_WIDTH: Final = 160  # characters of a tool call's main argument on its line
@@ -45,6 +46,7 @@ PROVIDER_UNREACHABLE: Final = "provider_unreachable"  # the API could not be rea
 PROVIDER_REFUSED: Final = "provider_refused"  # the CLI refused the work here (Gemini: an untrusted folder)
 EMPTY_ANSWER: Final = ENDING_EMPTY_ANSWER  # the stream ended without an answer (an exit 0 leaving nothing: completed_empty)
 PROVIDER_ERROR: Final = "provider_error"  # any other failure the CLI flagged, or a stream with no end
+IDLE_TIMEOUT: Final = ENDING_IDLE_TIMEOUT  # status timed_out: the CLI wrote no event for --idle-timeout seconds
 AGENT_REASONS: Final = (PROVIDER_AUTH, PROVIDER_RATE_LIMITED, PROVIDER_OVERLOADED, PROVIDER_UNREACHABLE,
                         PROVIDER_REFUSED, EMPTY_ANSWER, PROVIDER_ERROR)
 GEMINI_UNTRUSTED_EXIT: Final = 55  # gemini-cli: headless work in a folder it does not trust

@@ -70,7 +70,7 @@ def _place_in_line() -> int | None:
 def _finishing(args: list[str]) -> Any:
     """What the lean supervisor hands the finisher (`adapters/supervisor.py` writes this argv):
     the run, the descriptor of the leg's captured stdout, its exit code (`-` when it never
-    started), 0/1 timed out, 0/1 cancelled, and the runner's and the leg's monotonic start."""
+    started), 0/1 timed out (`idle`: by the idle watchdog), 0/1 cancelled, and the runner's and the leg's monotonic start."""
     from adapters.supervision import captured_lines
     from application.work import SupervisedEnd
     from domain.run import is_run_id
@@ -84,8 +84,8 @@ def _finishing(args: list[str]) -> Any:
         lines = captured_lines(int(capture))
     except (ValueError, OSError):
         return None
-    return SupervisedEnd(lines=lines, exit_code=exit_code, timed_out=timed_out == "1",
-                         cancelled=cancelled == "1", began=times[0], leg_began=times[1])
+    return SupervisedEnd(lines=lines, exit_code=exit_code, timed_out=timed_out in ("1", "idle"),
+                         cancelled=cancelled == "1", began=times[0], leg_began=times[1], idle=timed_out == "idle")
 
 
 def _cancel_on_sigterm(work: Any) -> None:

@@ -22,6 +22,9 @@ def add_submit_options(parser: Any) -> None:
     parser.add_argument("--label", help="a free-form label shown beside the run")
     parser.add_argument("--cwd", help="working directory of the run (default: here)")
     parser.add_argument("--timeout", help="seconds after which the work is stopped (status timed_out)")
+    parser.add_argument("--idle-timeout", metavar="SECONDS",
+                        help="an agent CLI that writes no event for this long is stopped (timed_out, "
+                             "idle_timeout; default: `idle_timeout` in config.toml, else 900; 0: off)")
     parser.add_argument("--notify", help="argv template run when the run ends (no shell)")
     parser.add_argument("--permission-mode", metavar="MODE",
                         help="what agent CLIs may do: read-only, edits or full (default: each CLI's own)")
@@ -113,7 +116,29 @@ def with_agent_options(request: RunRequest, args: Namespace) -> RunRequest:
     given = getattr(args, "provider_arg", None)
     provider_args = parse_provider_args(given) if given is not None else None
     agents = agent_options(request.providers, mode, provider_args, config_agent_defaults(request.providers))
-    return replace(request, agents=agents)
+    return replace(request, agents=agents, idle_timeout=idle_timeout(request.providers, args))
+
+
+def idle_timeout(providers: set[str], args: Namespace) -> float | None:
+    """The idle watchdog of a run with an agent leg: --idle-timeout, else config.toml's
+    `idle_timeout`, else DEFAULT_IDLE_TIMEOUT; 0 turns it off. Shell work has none."""
+    from domain.request import AGENT_PROVIDERS, DEFAULT_IDLE_TIMEOUT, invalid, parse_idle_timeout
+
+    flag = parse_idle_timeout(getattr(args, "idle_timeout", None))
+    if not providers & set(AGENT_PROVIDERS):
+        if flag is not None:
+            raise invalid("--idle-timeout applies to agent runs (claude, codex, gemini), not to shell work",
+                          argument="--idle-timeout")
+        return None
+    seconds = flag
+    if seconds is None:
+        from entrypoints.settings import config_mentions, default_home
+
+        if config_mentions(default_home(), (b"idle_timeout",)):
+            seconds = parse_idle_timeout(config_table().get("idle_timeout"), "config.toml idle_timeout")
+    if seconds is None:
+        seconds = DEFAULT_IDLE_TIMEOUT
+    return seconds or None
 
 
 def config_agent_defaults(providers: set[str]) -> dict[str, Any]:

@@ -30,7 +30,7 @@ class FakeProvider:
     def available(self) -> bool:
         return True
 
-    def run(self, instruction, model, cwd, env, console, timeout, extra=()) -> ProviderResult:
+    def run(self, instruction, model, cwd, env, console, timeout, extra=(), idle_timeout=None) -> ProviderResult:
         self.calls.append((instruction, model, dict(env), timeout))
         self.extras.append(list(extra))
         console.write(f"running {instruction[:20]}\n")

@@ -31,7 +31,7 @@ class Launchable:
         self.launched.append((instruction, model, dict(env), list(extra)))
         return LegLaunch(argv=(self.name, "--print"), stdin_text=instruction)
 
-    def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool) -> ProviderResult:
+    def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool, idle: bool = False) -> ProviderResult:
         return ProviderResult(exit_code=exit_code, answer="".join(lines) or None, timed_out=timed_out,
                               is_error=exit_code != 0)
 
@@ -42,7 +42,7 @@ class InProcessOnly:
     def available(self) -> bool:
         return True
 
-    def run(self, instruction, model, cwd, env, console, timeout, extra=()) -> ProviderResult:
+    def run(self, instruction, model, cwd, env, console, timeout, extra=(), idle_timeout=None) -> ProviderResult:
         return ProviderResult(0, answer="in process")
 
 
