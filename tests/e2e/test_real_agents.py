@@ -182,6 +182,24 @@ def test_a_codex_run_through_transient_500s_ends_succeeded(agents: Agents) -> No
     assert len(retries) == 2, ended.transcript  # the person sees the CLI retrying, each time
 
 
+# --- no silent hang -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_an_unreachable_endpoint_ends_timed_out_by_the_idle_watchdog(agents: Agents, cli: str) -> None:
+    ended = agents.run(cli, "--idle-timeout", IDLE, url=refused_url(), retries=None, limit=200)
+    assert (ended.data["status"], ended.data["reason_code"]) == ("timed_out", "idle_timeout"), ended.transcript
+    assert "li runner: timed_out (idle_timeout)" in ended.transcript.splitlines()  # the console says why
+    assert members(ended.run_id) == []
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_a_model_that_never_answers_ends_timed_out_by_the_idle_watchdog(agents: Agents, cli: str) -> None:
+    ended = agents.run(cli, "--idle-timeout", IDLE, steps=(hang(),))
+    assert (ended.data["status"], ended.data["reason_code"]) == ("timed_out", "idle_timeout"), ended.transcript
+    assert "li runner: timed_out (idle_timeout)" in ended.transcript.splitlines()
+    assert ended.response is None and members(ended.run_id) == []
+
+
 # --- the run is every process its work started ----------------------------------------------------
 
 RUNS_TOOLS = {"claude": "edits", "codex": "full", "gemini": "full"}
