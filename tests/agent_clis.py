@@ -171,10 +171,10 @@ class Agents:
         return env
 
     def submit(self, cli: str, *words: str, steps: tuple[Step, ...] = (), model: str | None = None,
-               **env_options: Any) -> tuple[str, dict[str, str]]:
+               extra_env: dict[str, str] | None = None, **env_options: Any) -> tuple[str, dict[str, str]]:
         if steps:
             self.stub.script(*steps)
-        env = self.env(cli, **env_options)
+        env = {**self.env(cli, **env_options), **(extra_env or {})}
         spec = f"{cli}/{model}" if model else cli
         done = machine("agent", "--detach", *words, spec, PROMPT, home=self.home, env=env, cwd=str(self.workspace))
         run_id = done.data["run_id"]
@@ -201,9 +201,9 @@ class Agents:
         return ended
 
     def run(self, cli: str, *words: str, steps: tuple[Step, ...] = (), model: str | None = None,
-            limit: float = 150, **env_options: Any) -> Ended:
+            limit: float = 150, extra_env: dict[str, str] | None = None, **env_options: Any) -> Ended:
         began = time.monotonic()
-        run_id, env = self.submit(cli, *words, steps=steps, model=model, **env_options)
+        run_id, env = self.submit(cli, *words, steps=steps, model=model, extra_env=extra_env, **env_options)
         return self.finish(cli, run_id, env, began, limit)
 
 

@@ -110,6 +110,14 @@ def test_each_permission_mode_lets_the_clis_shell_tool_write_or_not(agents: Agen
     assert len([r for r in ended.requests if r.main]) == 2  # the tool's result went back to the model
 
 
+def test_claude_full_runs_its_tool_as_root_where_claude_is_told_it_is_sandboxed(agents: Agents) -> None:
+    """IS_SANDBOX=1 is Claude Code's own switch that lets root skip its permission checks."""
+    ended = agents.run("claude", "--permission-mode", "full", steps=(tool("touch li-marker"), text("Done.")),
+                       extra_env={"IS_SANDBOX": "1"})
+    assert (ended.data["status"], ended.data["outcome"]) == ("completed", "succeeded"), ended.transcript
+    assert (ended.workspace / "li-marker").exists()
+
+
 # --- every vendor failure, named ----------------------------------------------------------------
 
 FAILURES: dict[str, tuple[Step, str]] = {
