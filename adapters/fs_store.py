@@ -103,8 +103,10 @@ class FsRunStore:
                 home = make_folder(self.home, None) if not os.path.isdir(self.home) else _open_home(self.home)
             else:
                 home = _open_home(self.home)
-            with closing(home):
+            try:
                 return make_folder("runs", home) if create else open_folder("runs", home)
+            finally:
+                os.close(home)
         except FileNotFoundError:
             if create:
                 raise StoreRefused(f"the store {self.home} cannot be created") from None
@@ -115,22 +117,32 @@ class FsRunStore:
     @contextmanager
     def _run(self, run_id: str) -> Iterator[tuple[int, int]]:
         """(runs/ descriptor, run folder descriptor); RunNotFound, or RecordUnusable for a planted folder."""
+        runs, folder = self._open_run(run_id)
+        try:
+            yield runs, folder
+        finally:
+            os.close(folder)
+            os.close(runs)
+
+    def _open_run(self, run_id: str) -> tuple[int, int]:
+        """`_run`'s two descriptors, open; the caller closes both (a read of many ids pays no
+        context manager per id)."""
         _checked(run_id)
         try:
             runs = self._runs_fd()
         except FileNotFoundError:
             raise RunNotFound(run_id) from None
-        with closing(runs):
-            try:
-                folder = open_folder(run_id, runs)
-            except FileNotFoundError:
-                raise RunNotFound(run_id) from None
-            except NotConfined as exc:  # the run folder was replaced by a link or a file
-                raise RecordUnusable(exc.reason_code, f"the run folder: {exc.detail}") from None
-            except OSError as exc:
-                raise RecordUnusable(UNREADABLE, f"the run folder: {_why(exc)}") from None
-            with closing(folder):
-                yield runs, folder
+        try:
+            return runs, open_folder(run_id, runs)
+        except FileNotFoundError:
+            os.close(runs)
+            raise RunNotFound(run_id) from None
+        except NotConfined as exc:  # the run folder was replaced by a link or a file
+            os.close(runs)
+            raise RecordUnusable(exc.reason_code, f"the run folder: {exc.detail}") from None
+        except OSError as exc:
+            os.close(runs)
+            raise RecordUnusable(UNREADABLE, f"the run folder: {_why(exc)}") from None
 
     def run_dir(self, run_id: str) -> str:
         """Where the run's folder is, for a person and for tests that plant files in it.
@@ -192,8 +204,12 @@ class FsRunStore:
     def read(self, run_id: str) -> Run:
         if self._on_read is not None:
             self._on_read(run_id)
-        with self._run(run_id) as (_, folder):
+        runs, folder = self._open_run(run_id)
+        os.close(runs)
+        try:
             return _read_record(folder, run_id)
+        finally:
+            os.close(folder)
 
     def update(self, run_id: str, change: Callable[[Run], Run | None], lock_timeout: float = 10.0) -> Run | None:
         self._require_owner()

@@ -207,6 +207,9 @@ class Lifecycle(Wire, frozen=True, kw_only=True):
         return {name: getattr(life, name) for name in Lifecycle.__struct_fields__}
 
 
+_LIFECYCLE_NULLS: dict[str, Any] = dict.fromkeys(Lifecycle.__struct_fields__)  # a failed row's, built once
+
+
 # --- per-verb data ------------------------------------------------------------------------------
 
 
@@ -349,8 +352,7 @@ class Row(Wire, frozen=True, kw_only=True):
     @classmethod
     def failed(cls, run_id: str, error: RowError) -> Row:
         """A row that says why it could not be read, every lifecycle field null."""
-        nulls: dict[str, Any] = dict.fromkeys(Lifecycle.__struct_fields__)
-        return cls(**{**nulls, "run_id": run_id, "error": error})
+        return cls(**{**_LIFECYCLE_NULLS, "run_id": run_id, "error": error})
 
 
 class ListRow(Row, frozen=True, kw_only=True):
