@@ -62,6 +62,17 @@ class SystemDiagnostics:
             found = "/bin/sh"
         return os.path.abspath(found) if found else None
 
+    def confinement_refusal(self) -> str | None:
+        from adapters.confinement import probe
+
+        where = self._home
+        while not os.path.isdir(where) and os.path.dirname(where) != where:
+            where = os.path.dirname(where)  # no store yet: its nearest folder stands in for it
+        try:
+            return probe(where)
+        except OSError as exc:
+            return f"the confinement could not be tried: {exc}"
+
     def notify_setting(self) -> NotifySetting | None:
         from domain.notify import NotifyTemplateError, split_template, template_of
 

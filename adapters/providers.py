@@ -38,6 +38,9 @@ class ChildGroups:
         self._lock = threading.RLock()  # re-entrant: the SIGTERM handler may interrupt a holder
         self._groups: set[int] = set()
         self.cancelled = False
+        # What each leg's process does between fork and exec (the store hidden from it, issue 25:
+        # `adapters.confinement.StoreHider.engage` sets it); None: nothing.
+        self.pre_exec: Callable[[], None] | None = None
         self._run_id = run_id
 
     def _tree(self) -> dict[int, int]:
@@ -140,9 +143,9 @@ class ChildRun:
             child = subprocess.Popen(
                 list(argv), cwd=cwd, env=dict(env), process_group=0, close_fds=True, pass_fds=tuple(pass_fds),
                 stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=self.groups.pre_exec,
             )
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
             console.write(f"li: could not start {argv[0]}: {exc}\n")
             return 127, False, False
         self.groups.add(child.pid)

@@ -42,6 +42,7 @@ def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str
             "env": dict(supervision.env), "stdin_fd": stdin, "pass_fds": list(launch.pass_fds),
             "timeout": supervision.timeout, "began": supervision.began, "kill_watch": supervision.kill_watch,
             "folder_fd": folder, "capture_fd": capture, "finish": list(finish),
+            "confine": None if supervision.confine is None else dict(supervision.confine),
             # the supervisor imports nothing of lionrun: what it shares with it comes from here
             "kill_grace": KILL_GRACE, "pump_join": PUMP_JOIN, "record": RECORD,
             "record_max_bytes": RECORD_MAX_BYTES, "kill_seen": KILL_SEEN,

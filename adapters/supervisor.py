@@ -36,6 +36,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # proctree, the one stdlib-only sibling
 import proctree  # noqa: E402 - the path comes first
 
+confinement = None  # adapters/confinement.py, imported (ctypes with it) only for a confined leg
+
 TYPE_CHECKING = False  # typing is not imported at run time: every import here is memory held
 if TYPE_CHECKING:
     from typing import Any
@@ -150,6 +152,11 @@ def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
         return pid
     what = "cwd"
     try:
+        confine = spec.get("confine")
+        if confine:  # first: the user namespace's new credentials would clear the death signal
+            what = "confine"
+            confinement.confine(confine["home"], confine["artifacts"] or None)  # type: ignore[attr-defined]
+            what = "cwd"
         if spec.get("die_with_runner"):
             _die_with(parent)
         os.setpgid(0, 0)
@@ -196,7 +203,7 @@ def _failed_start(spec: Spec, report: bytes) -> str:
     """The console line of a leg that could not be started, as the in-process runner says it."""
     number, _, what = report.decode("ascii", "replace").partition(" ")
     code = int(number) if number.isdigit() else 0
-    name = spec["cwd"] if what == "cwd" else spec["argv"][0]
+    name = {"cwd": spec["cwd"], "confine": "the store could not be hidden"}.get(what, spec["argv"][0])
     return f"li: could not start {spec['argv'][0]}: [Errno {code}] {os.strerror(code)}: {name!r}\n"
 
 
@@ -362,6 +369,9 @@ def main(argv: list[str]) -> int:
     os.lseek(spec_fd, 0, os.SEEK_SET)
     spec = json.loads(_read_all(spec_fd, 1 << 26))
     os.close(spec_fd)
+    if spec.get("confine"):
+        global confinement
+        import confinement  # noqa: PLC0415 - only a confined leg pays for ctypes
     try:
         code, timed_out, cancelled, leg_began = supervise(spec)
     except Exception as exc:  # noqa: BLE001 - a fault here still ends in a recorded end, never a lost run

@@ -78,6 +78,10 @@ class Diagnostics(Protocol):
         """LI_NOTIFY_COMMAND, else `notify` in $LI_HOME/config.toml, else None."""
         ...
 
+    def confinement_refusal(self) -> str | None:
+        """None when the kernel hides the store from a run's work here; else why not (issue 25)."""
+        ...
+
 
 def finding(name: str, ok: bool, severity: Severity, detail: str, fix: str | None = None) -> DoctorCheck:
     """One check's result; `severity` is how much it matters when `ok` is false."""
@@ -180,8 +184,20 @@ def check_notify(diag: Diagnostics) -> DoctorCheck:
                  f"install {setting.argv[0]!r} or change {setting.source} to a command that exists")
 
 
+def check_confinement(diag: Diagnostics) -> DoctorCheck:
+    why = diag.confinement_refusal()
+    if why is None:
+        return finding("work.confinement", True, "warning",
+                       "the store is hidden from a run's work (user and mount namespaces)")
+    return finding("work.confinement", False, "warning",
+                   f"a run's work would run unconfined, able to reach the store: {why}",
+                   "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+                   "user.max_user_namespaces > 0, AppArmor's restrict_unprivileged_userns=0); "
+                   "`--confine required` refuses to start such a run")
+
+
 HOST_CHECKS: tuple[Callable[[Diagnostics], DoctorCheck], ...] = (
-    check_machine_id, check_boot_id, check_create_time, check_shell,
+    check_machine_id, check_boot_id, check_create_time, check_shell, check_confinement,
 )
 
 

@@ -43,6 +43,20 @@ class NotStoreOwner(StoreRefused):
         self.euid = euid
 
 
+class Confiner(Protocol):
+    """Hides the store from the work (issue 25): how the legs of a run are started so that they
+    cannot reach `$LI_HOME` but their own artifacts folder (`adapters/confinement.py`)."""
+
+    def refusal(self) -> str | None:
+        """None when the kernel confines a work here; else why not, in one line."""
+        ...
+
+    def engage(self, artifacts: str | None) -> Mapping[str, str]:
+        """From now on every leg this process starts is confined; returns what a lean supervisor
+        needs to confine its leg the same way (it imports nothing of lionrun)."""
+        ...
+
+
 class StoreUnavailable(StoreRefused):
     """The store did not answer: its server is down or restarting, the connection dropped, a
     statement or lock timeout ran out. Nothing was published, and a later attempt may succeed

@@ -32,7 +32,7 @@ from domain.run import (
     submitted_second,
 )
 from domain.untrusted import TEXT_MAX_BYTES, Untrusted, check_size, parse_json
-from domain.vocabulary import QUEUED, RECORD_UNUSABLE
+from domain.vocabulary import CONFINEMENTS, QUEUED, RECORD_UNUSABLE, Confinement
 from domain.wire import (
     AgentOptions,
     AgentsAvailability,
@@ -137,6 +137,11 @@ def error_row(run_id: str, reason_code: str, message: str) -> ListRow:
     return ListRow.unlisted(run_id, RowError.of(RECORD_UNUSABLE, message, reason_code))
 
 
+def confinement_of(run: Run) -> Confinement | None:
+    """The recorded confinement when it is one li writes (a record may hold anything)."""
+    return next((known for known in CONFINEMENTS if known == run.confinement), None)
+
+
 class RunReads:
     """`li job status|output|list`: read-only answers; a reader never rewrites a record it cannot use."""
 
@@ -163,7 +168,8 @@ class RunReads:
             agents=agents_of(self.files, run_id),
             **{k: v for k, v in person_fields(run).items() if k in ("model", "exit_code", "started_at", "cost_usd")},
             retry_of=retry_of(run), job=BatchJob.of(run), queue_position=self.queue_position(run, d.status),
-            runner_end=RunnerEnd.of(run),
+            runner_end=RunnerEnd.of(run), confinement=confinement_of(run),
+            confinement_detail=run.confinement_detail[:500] if run.confinement_detail else None,
         ).to_wire()
 
     def queue_position(self, run: Run, status: str) -> int | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeGuard
@@ -14,6 +14,7 @@ from application.orchestrate import LegConsole, LegOutcome, artifact_name, plan,
 from application.outage import OUTAGE_SECONDS_DEFAULT, Outage
 from application.ports import (
     Clock,
+    Confiner,
     LaunchableProvider,
     LegLaunch,
     Provider,
@@ -30,6 +31,7 @@ from domain.lifecycle import classify
 from domain.request import AGENT_PROVIDERS, Leg, RunRequest, invalid
 from domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
 from domain.transcript import PROVIDER_RATE_LIMITED
+from domain.vocabulary import STORE_HIDDEN, UNCONFINED
 
 AfterEnd = Callable[[Run], None]
 
@@ -60,6 +62,14 @@ class Supervision:
     began: float  # the clock's monotonic reading when the runner began (the manifest's wall)
     kill_watch: float | None
     idle_timeout: float | None = None  # an agent leg's idle watchdog (issue 24); None for shell work
+    confine: Mapping[str, str] | None = None  # how the supervisor confines the leg (issue 25)
+
+
+class ConfinementRefused(Exception):
+    """`--confine required` and the kernel would not hide the store: the work is not started."""
+
+
+CONFINEMENT_REFUSED = "confinement_refused"  # the end's reason then
 
 
 @dataclass(frozen=True)
@@ -94,8 +104,11 @@ class WorkService:
     def __init__(self, store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],
                  after_end: AfterEnd | None = None, stop_children: Callable[[], None] | None = None,
                  stop_strays: Callable[[Callable[[str], None]], None] | None = None, lock_attempts: int = 6, kill_watch: float | None = KILL_WATCH_SECONDS,
-                 outage: float = OUTAGE_SECONDS_DEFAULT) -> None:
+                 outage: float = OUTAGE_SECONDS_DEFAULT, confiner: Confiner | None = None) -> None:
         self.store = store
+        self.confiner = confiner  # None: the work is started as it is (no decision recorded)
+        self._confined: tuple[Mapping[str, str] | None] | None = None  # decided once per process
+        self._refused: str | None = None
         self.files = files
         self.clock = clock
         self.providers = providers
@@ -136,6 +149,7 @@ class WorkService:
         self._workspace = workspace
         with self._failures(workspace) as errors:
             request = self._load(run_id)
+            self._confinement(run_id, request, workspace)
             if self._kill_requested(run_id):
                 self._cancelled.set()  # a kill recorded before there was a process to signal
             with self._watching_kill(run_id, workspace):
@@ -149,6 +163,8 @@ class WorkService:
         errors: list[str] = []
         try:
             yield errors
+        except ConfinementRefused:
+            errors.append(CONFINEMENT_REFUSED)
         except ContractError as exc:
             errors.append("request_unreadable")
             self._say(workspace, f"li runner: {exc.message}\n")
@@ -179,12 +195,46 @@ class WorkService:
             return None
         env = {**workspace.env, "LI_LEG_ID": leg.id}
         try:
+            confine = self._confinement(run_id, request, workspace)
+        except ConfinementRefused:
+            return None  # `perform` ends the run with the refusal
+        try:
             launch = provider.launch(prompt_for(request, leg, {}), leg.model.model, env,
                                      extra=request.arguments_for(leg.model.provider))
         except OSError:
             return None  # `perform` meets the same refusal and says it on the console
         return Supervision(run_id=run_id, launch=launch, cwd=request.cwd, env=env, timeout=remaining,
-                           began=began, kill_watch=self.kill_watch, idle_timeout=idle_timeout_of(request, leg))
+                           began=began, kill_watch=self.kill_watch, idle_timeout=idle_timeout_of(request, leg),
+                           confine=confine)
+
+    def _confinement(self, run_id: str, request: RunRequest, workspace: Workspace) -> Mapping[str, str] | None:
+        """Decide once how the work is started (issue 25), record it, and engage it: what a lean
+        supervisor needs to confine its leg, or None when the work runs unconfined. Raises
+        ConfinementRefused under `--confine required` when the kernel would not hide the store."""
+        if self._refused is not None:
+            raise ConfinementRefused(self._refused)
+        if self._confined is not None:
+            return self._confined[0]
+        if self.confiner is None:
+            self._confined = (None,)
+            return None
+        why = "--confine off" if request.confine == "off" else self.confiner.refusal()
+        state, target = UNCONFINED, None
+        if why is None:
+            state, target = STORE_HIDDEN, self.confiner.engage(workspace.env.get("LI_ARTIFACTS_DIR"))
+        with suppress(Exception):  # the record says it where it can; the console always does
+            self.outage.call("the confinement", lambda: self.store.update(
+                run_id, lambda current: None if current.end_recorded else current.evolve(
+                    confinement=state, confinement_detail=why)))
+        if why is not None and request.confine == "required":
+            self._say(workspace, f"li runner: not running the work: --confine required, and the store cannot "
+                                 f"be hidden from it: {why}\n")
+            self._refused = why
+            raise ConfinementRefused(why)
+        if why is not None:
+            self._say(workspace, f"li runner: the work runs unconfined (it can reach the store): {why}\n")
+        self._confined = (target,)
+        return target
 
     def finish_supervised(self, run_id: str, workspace: Workspace, ended: SupervisedEnd) -> Run | None:
         """Record the end of a run whose one leg a lean supervisor watched: its answer and

@@ -400,6 +400,9 @@ class RunRequest(Struct, frozen=True):
     # The queue the run waits in for a slot (issue 29): None for the default (`default`, or the
     # model's queue in config.toml, resolved before the submit).
     queue: str | None = None
+    # How the work is confined (issue 25): `auto` (the store hidden where the kernel allows it,
+    # else unconfined and said), `required` (never started unconfined) or `off`.
+    confine: str = "auto"
 
     def arguments_for(self, provider: str) -> list[str]:
         """The argv a leg of `provider` adds to its command: permission flag and provider args."""
@@ -449,9 +452,23 @@ class RunRequest(Struct, frozen=True):
                 partition=parse_partition(data.get("partition"), "request.json partition"),
                 slurm_args=parse_slurm_args(data.get("slurm_args"), "request.json slurm_args"),
                 queue=_queue_named(data.get("queue")),
+                confine=parse_confine(data.get("confine", "auto"), "request.json confine"),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise invalid(f"request.json is malformed: {exc}") from exc
+
+
+CONFINE_MODES = ("auto", "required", "off")
+
+
+def parse_confine(value: object, where: str = "--confine") -> str:
+    """`auto`, `required` or `off` (issue 25); anything else is refused, naming where it came from."""
+    if value is None:
+        return "auto"
+    if not isinstance(value, str) or value not in CONFINE_MODES:
+        raise invalid(f"{where} must be one of {', '.join(CONFINE_MODES)}, not {str(value)[:80]!r}",
+                      argument="--confine")
+    return value
 
 
 def _queue_named(value: object) -> str | None:

@@ -158,6 +158,11 @@ class Run(Struct, frozen=True):
     runner_end: dict[str, Any] | None = None
     retry_at: str | None = None  # an agent run ended rate limited: when the vendor said the limit resets (issue 24)
     session_id: str | None = None  # the agent CLI's own session / thread id its stream carried (issue 24)
+    # Issue 25: what confinement the runner started the work under — `store_hidden` (the store
+    # out of the work's reach) or `none` (with `confinement_detail` saying why: off, or the
+    # kernel's refusal); None until the runner decided it (and for records from before).
+    confinement: str | None = None
+    confinement_detail: str | None = None
 
     @property
     def job_id(self) -> str | None:

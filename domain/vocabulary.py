@@ -23,6 +23,12 @@ Status = Literal[
 STATUSES_AT_V1: Final[tuple[Status, ...]] = get_args(Status)
 QUEUED: Final = "queued"  # a run whose runner is alive and waits for its queue's slot (issue 29)
 
+# Issue 25: closed. What the work of a run was started under: the store out of its reach, or not.
+Confinement = Literal["store_hidden", "none"]
+CONFINEMENTS: Final[tuple[Confinement, ...]] = get_args(Confinement)
+STORE_HIDDEN: Final = "store_hidden"
+UNCONFINED: Final = "none"
+
 # D5: closed. The recorded spawn phase; a record from before the field existed has none.
 SpawnState = Literal["preparing", "started", "failed"]
 SPAWN_STATES: Final[tuple[SpawnState, ...]] = get_args(SpawnState)

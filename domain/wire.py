@@ -24,6 +24,7 @@ from domain.availability import (
 from domain.run import DeliveryValue
 from domain.serialise import Minimum, Wire, to_wire
 from domain.vocabulary import (
+    Confinement,
     ErrorKindName,
     KillAction,
     Outcome,
@@ -298,6 +299,11 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # additive (D2), issue 25: the runner's own end beside a recorded end it did not write
     runner_end: RunnerEnd | None = None
     cost_usd: float | None = None  # additive (issue 29): what the run cost, where its providers reported it
+    # additive (D2), issue 25: `store_hidden` when the work could not reach the store, `none` when
+    # it could (`confinement_detail` says why: `--confine off`, or what the kernel refused); null
+    # before the runner decided, and for runs from before confinement
+    confinement: Confinement | None = None
+    confinement_detail: str | None = None
 
 
 class OutputData(Wire, frozen=True, kw_only=True):

@@ -40,6 +40,7 @@ def make_world(kind: str, tmp_path: str) -> World:
     container.core.signaller.override(providers.Object(signaller))
     container.core.spawner.override(providers.Object(spawner))
     container.core.run_changes.override(providers.Object(None))  # waits sleep on the fake clock
+    container.submit.confiner.override(providers.Object(None))  # the work is no real process here
     container.notices.notifier.override(providers.Object(notifier))
     # In a world the reap winner delivers in-process (no detached sender to start).
     container.notices.reap_notices.override(container.notices.notices)

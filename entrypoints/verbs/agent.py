@@ -35,6 +35,10 @@ def add_submit_options(parser: Any) -> None:
     parser.add_argument("--queue", metavar="NAME",
                         help="the queue the run waits in for a slot (default: `default`, or the model's in "
                              "config.toml [queues]); not with --executor slurm")
+    parser.add_argument("--confine", metavar="auto|required|off",
+                        help="hide the store from the work: auto (default; `confine` in config.toml) hides it "
+                             "where the kernel allows and says when it cannot, required refuses to run "
+                             "unconfined, off lets the work reach the store")
     parser.add_argument("--partition", help="the Slurm partition (with --executor slurm)")
     parser.add_argument("--slurm-arg", action="append", metavar="ARG",
                         help="an sbatch option passed as is (repeatable; write --slurm-arg=--time=10)")
@@ -208,7 +212,20 @@ def common_options(args: Namespace) -> dict[str, Any]:
     notify, source = resolve_notify(args.notify)
     options = {"cwd": resolve_cwd(args.cwd), "label": args.label, "timeout": parse_timeout(args.timeout),
                "notify": notify, "notify_source": source, **executor_options(args)}
-    return {**options, **queue_option(args, options.get("executor"))}
+    return {**options, **queue_option(args, options.get("executor")), **confine_option(args)}
+
+
+def confine_option(args: Namespace) -> dict[str, Any]:
+    """`--confine MODE`, else `confine` in config.toml, else auto (issue 25)."""
+    from domain.request import parse_confine
+    from entrypoints.settings import config_mentions, default_home
+
+    flag = getattr(args, "confine", None)
+    if flag is not None:
+        return {"confine": parse_confine(flag)}
+    if not config_mentions(default_home(), (b"confine",)):
+        return {}
+    return {"confine": parse_confine(config_table().get("confine"), "config.toml confine")}
 
 
 def queue_option(args: Namespace, executor: str | None) -> dict[str, Any]:

@@ -43,6 +43,9 @@ def show(data: dict[str, Any], args: Namespace) -> int:
         lines.append(f"  NOT SO     the runner saw the work end {seen.get('status')} (outcome {seen.get('outcome')}, "
                      f"exit {seen.get('exit_code')}); the end recorded above is not the one it wrote "
                      f"({seen.get('reason_code')})")
+    if data.get("confinement"):
+        why = f" ({data['confinement_detail']})" if data.get("confinement_detail") else ""
+        lines.append(f"  confined   {'the store hidden from the work' if data['confinement'] == 'store_hidden' else 'no: the work could reach the store'}{why}")
     if data.get("retry_of"):
         lines.append(f"  retry of   {data['retry_of']}")
     if data.get("model"):

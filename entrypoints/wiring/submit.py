@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from application.ports import (
         Clock,
         Cluster,
+        Confiner,
         ProcessProber,
         Provider,
         RunFiles,
@@ -52,15 +53,23 @@ def submitter(store: RunRecords, files: RunFiles, spawner: Spawner, prober: Proc
                          queues=queues)
 
 
+def store_hider(home: str, groups: ChildGroups) -> Confiner:
+    """Issue 25: the work's legs started with the store hidden from them (adapters/confinement.py)."""
+    from adapters.confinement import StoreHider
+
+    return StoreHider(home, groups)
+
+
 def work_service(store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],
                  stop_children: Callable[[], None], outage: float, after_end: AfterEnd | None = None,
                  kill_watch: float | None | Literal["default"] = "default",
-                 stop_strays: Callable[[Callable[[str], None]], None] | None = None) -> WorkService:
+                 stop_strays: Callable[[Callable[[str], None]], None] | None = None,
+                 confiner: Confiner | None = None) -> WorkService:
     """`kill_watch` None: no kill watch; "default": the work's own period."""
     from application.work import KILL_WATCH_SECONDS, WorkService
 
     return WorkService(store=store, files=files, clock=clock, providers=providers, after_end=after_end,
-                       stop_children=stop_children, stop_strays=stop_strays, outage=outage,
+                       stop_children=stop_children, stop_strays=stop_strays, outage=outage, confiner=confiner,
                        kill_watch=KILL_WATCH_SECONDS if kill_watch == "default" else kill_watch)
 
 
@@ -76,9 +85,10 @@ class SubmitSide(containers.DeclarativeContainer):
         runner_command=providers.Callable(runner_command), env=providers.Callable(runner_environment, core.home),
         cluster=core.cluster.provider, queues=core.queues.provider,
     )
+    confiner = providers.Singleton(store_hider, home=core.home, groups=child_groups)
     # The runner adds the notices side's `send` as its after-end hook.
     work = providers.Factory(
         work_service, store=core.store, files=core.store, clock=core.clock, providers=provider_registry,
         stop_children=child_groups.provided.terminate_all, stop_strays=child_groups.provided.stop_strays,
-        outage=config.store_outage,
+        outage=config.store_outage, confiner=confiner,
     )

@@ -61,7 +61,8 @@ open(sys.argv[2], "w").close()
 """
 
 
-def test_a_success_another_run_forged_is_never_kept_silently(tmp_path: Path) -> None:
+@pytest.mark.parametrize("confine", ["auto", "off"])
+def test_a_success_another_run_forged_is_never_kept_silently(tmp_path: Path, confine: str) -> None:
     """Cross-run forge: B's work rewrites A's record to `completed`/`succeeded`, then A exits 3.
 
     Either the forge fails inside B's work (the store hidden from it), and A ends `failed` with
@@ -75,13 +76,14 @@ def test_a_success_another_run_forged_is_never_kept_silently(tmp_path: Path) -> 
     a = li(home, "agent", "--detach", "--cwd", str(scratch), "sh",
            f"while [ ! -e {go} ]; do sleep 0.05; done; exit 3")["data"]
     started(home, a["run_id"])
-    b = li(home, "agent", "--detach", "--cwd", str(scratch), "sh",
+    b = li(home, "agent", "--detach", "--cwd", str(scratch), "--confine", confine, "sh",
            f"python3 {script} {a['run_id']} {go}")["data"]
     status_b = waited(home, b["run_id"])
     status_a = waited(home, a["run_id"])
     wait_gone(a["pid"])
     console_b = li(home, "job", "output", b["run_id"])["data"]
     forged = "FORGED" in json.dumps(console_b)
+    assert forged is (status_b["confinement"] == "none"), show(status_b)  # the store hidden: the forge fails
     if forged:
         seen = status_a.get("runner_end")
         assert isinstance(seen, dict), f"a forged end kept silently: {show(status_a)}"
@@ -92,6 +94,45 @@ def test_a_success_another_run_forged_is_never_kept_silently(tmp_path: Path) -> 
             show(status_a)
         assert status_a.get("runner_end") is None
     assert status_b["terminal"] is True
+
+
+FORGE_OWN = r"""
+import os, sys
+where = os.path.join(os.environ["LI_ARTIFACTS_DIR"], "..")
+for name in ("instruction.txt", "request.json"):
+    try:
+        with open(os.path.join(where, name), "w") as handle:
+            handle.write("echo FORGED-BY-THE-WORK" if name == "instruction.txt" else "{}")
+        print("FORGED", name)
+    except OSError as exc:
+        print("REFUSED", name, exc.strerror)
+for name in ("record.json", "console.log"):
+    try:
+        open(os.path.join(where, name)).read()
+        print("READ", name)
+    except OSError as exc:
+        print("REFUSED", name, exc.strerror)
+"""
+
+
+def test_a_retry_runs_what_was_submitted_never_what_the_work_wrote(tmp_path: Path) -> None:
+    """Retry forge: the work rewrites its own instruction and request; with the store hidden it
+    cannot (it is refused inside the work), and `li job retry` runs the command submitted."""
+    home, scratch = tmp_path / "home", tmp_path / "scratch"
+    scratch.mkdir()
+    script = scratch / "forge.py"
+    script.write_text(FORGE_OWN)
+    first = li(home, "agent", "--detach", "--cwd", str(scratch), "sh", f"echo ORIGINAL; python3 {script}")["data"]
+    status = waited(home, first["run_id"])
+    assert (status["confinement"], status["outcome"]) == ("store_hidden", "succeeded"), show(status)
+    console = json.dumps(li(home, "job", "output", first["run_id"])["data"])
+    assert "FORGED" not in console and "READ" not in console, console
+    assert console.count("REFUSED") == 4, console
+    retried = li(home, "job", "retry", first["run_id"])["data"]
+    again = waited(home, retried["run_id"])
+    output = json.dumps(li(home, "job", "output", retried["run_id"])["data"])
+    assert "ORIGINAL" in output and "FORGED-BY-THE-WORK" not in output, output
+    assert again["retry_of"] == first["run_id"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a store owned by nobody, read by root: run the suite as root")

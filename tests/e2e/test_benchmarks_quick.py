@@ -95,3 +95,9 @@ def test_bench_wakeup_quick_on_the_shared_store_sees_every_end_through_its_notif
     assert result["store"] == "postgresql" and result["repeat"] == len(result["samples"]) == 2
     assert all(s["all_terminal"] and s["watched"] for s in result["samples"]), result["samples"]
     assert all(s["latency_ms"] is not None for s in result["samples"]), result["samples"]
+
+
+def test_bench_confine_quick_measures_plain_and_confined_starts(tmp_path: object) -> None:
+    result = quick("bench_confine.py", os.path.join(str(tmp_path), "confine.json"))
+    for figures in result.values():
+        assert {"plain", "confined", "added", "probe"} <= set(figures)

@@ -25,6 +25,7 @@ class FakeDiagnostics:
     modes: StoreModes = field(default_factory=StoreModes)
     tightened_modes: StoreModes | None = None  # what the store looks like once tightened
     tighten_calls: int = 0
+    confinement_refused: str | None = None
 
     def home(self) -> str:
         return "/state/li"
@@ -54,6 +55,9 @@ class FakeDiagnostics:
     def notify_setting(self) -> NotifySetting | None:
         return self.notify
 
+    def confinement_refusal(self) -> str | None:
+        return self.confinement_refused
+
 
 def check(report: dict, name: str) -> dict:
     return next(c for c in report["checks"] if c["name"] == name)
@@ -73,7 +77,7 @@ def test_every_check_has_the_wire_shape() -> None:
     report = diagnose(FakeDiagnostics())
     names = [c["name"] for c in report["checks"]]
     assert names == ["store.writable", "store.private", "host.machine_id", "host.boot_id", "process.create_time", "provider.sh",
-                     "provider.claude", "provider.codex", "provider.gemini", "notify.command"]
+                     "work.confinement", "provider.claude", "provider.codex", "provider.gemini", "notify.command"]
     for c in report["checks"]:
         assert set(c) == {"name", "ok", "severity", "detail", "fix"}
         assert c["severity"] in ("error", "warning", "info")
@@ -286,3 +290,13 @@ def test_the_slurm_executor_adds_a_check_naming_the_cluster() -> None:
     assert not check["ok"] and check["severity"] == "error" and "sbatch, scancel" in check["detail"]
     assert check["fix"] and data["ok"] is False
     assert not [c for c in diagnose(FakeDiagnostics())["checks"] if c["name"] == "executor.slurm"]
+
+
+def test_doctor_says_when_the_work_would_run_unconfined_and_why() -> None:
+    """Issue 25: a kernel refusal is reported with its reason, as a warning."""
+    hidden = check(diagnose(FakeDiagnostics()), "work.confinement")
+    assert (hidden["ok"], hidden["severity"]) == (True, "warning")
+    refused = check(diagnose(FakeDiagnostics(confinement_refused="unshare: Operation not permitted")),
+                    "work.confinement")
+    assert refused["ok"] is False and "unshare: Operation not permitted" in refused["detail"]
+    assert diagnose(FakeDiagnostics(confinement_refused="no"))["ok"] is True  # a warning, not an error

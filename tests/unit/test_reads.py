@@ -22,7 +22,8 @@ from tests.builders import (
 STATUS_KEYS = {"run_id", "kind", "label", "status", "terminal", "outcome", "reason_code", "alive", "pid",
                "spawn_state", "submitted_at", "finished_at", "possibly_orphaned", "age_seconds", "delivery",
                "manifest", "usage", "agents", "model", "exit_code", "started_at", "retry_of", "host",
-               "job", "queue", "queue_position", "reap_withheld", "runner_end", "cost_usd", "retry_at", "session_id"}
+               "job", "queue", "queue_position", "reap_withheld", "runner_end", "cost_usd", "retry_at", "session_id",
+               "confinement", "confinement_detail"}
 AV_KEYS = {"available", "value", "reason_code", "detail"}
 
 

@@ -366,3 +366,52 @@ def test_the_meter_keeps_every_token_class_each_leg_reported(world) -> None:
     perform(world, run_id)
     # a class only some legs reported would be a partial sum: only the classes every leg reported are totalled
     assert manifest(world, run_id)["metering"]["tokens"]["value"] == {"input_tokens": 24, "output_tokens": 50}
+
+
+class RefusingConfiner:
+    """A kernel that will not hide the store (issue 25)."""
+
+    def __init__(self, why: str | None = "unshare: Operation not permitted") -> None:
+        self.why = why
+        self.engaged: list[str | None] = []
+
+    def refusal(self) -> str | None:
+        return self.why
+
+    def engage(self, artifacts: str | None) -> dict[str, str]:
+        self.engaged.append(artifacts)
+        return {"home": "/h", "artifacts": artifacts or ""}
+
+
+def _confined_by(world, confiner: RefusingConfiner) -> None:
+    world.container.submit.confiner.override(providers.Object(confiner))
+
+
+@pytest.mark.parametrize("mode", ["auto", "required", "off"])
+def test_the_confinement_the_work_got_is_recorded_and_a_refusal_said(world, mode: str) -> None:
+    setup(world)
+    confiner = RefusingConfiner()
+    _confined_by(world, confiner)
+    run_id = submitted(world, agent(), confine=mode)
+    ended, console = perform(world, run_id)
+    run = world.store.read(run_id)
+    assert run.confinement == "none" and confiner.engaged == []
+    if mode == "required":
+        assert (run.status, run.reason_code) == ("failed", "confinement_refused")
+        assert "not running the work" in console
+        assert world.container.submit.provider_registry()["claude"].calls == []  # never started
+    else:
+        assert run.status == "completed" and "the work runs unconfined" in console
+    assert run.confinement_detail == ("--confine off" if mode == "off" else "unshare: Operation not permitted")
+
+
+def test_a_kernel_that_confines_hides_the_store_and_says_so(world) -> None:
+    setup(world)
+    confiner = RefusingConfiner(why=None)
+    _confined_by(world, confiner)
+    run_id = submitted(world, agent())
+    perform(world, run_id)
+    run = world.store.read(run_id)
+    assert (run.confinement, run.confinement_detail, run.status) == ("store_hidden", None, "completed")
+    assert len(confiner.engaged) == 1
+    assert world.container.reads.reads().status(run_id)["confinement"] == "store_hidden"

@@ -1,0 +1,189 @@
+"""The store hidden from the work (issue 25): what a run's leg process does between fork and exec.
+
+Standard library only (ctypes): the lean supervisor (`adapters/supervisor.py`, `python -I -S`)
+imports it as a sibling, as it does `proctree`; the full runner's legs call the same `confine`
+as their `Popen` pre-exec step.
+
+In the forked child, before the exec of the work:
+
+1. a mount namespace of its own: `unshare(CLONE_NEWNS)` as root; `unshare(CLONE_NEWUSER |
+   CLONE_NEWNS)` otherwise, the user's own uid and gid mapped to themselves (so files, `id` and
+   `$HOME` look as they did), `setgroups` denied as the kernel requires;
+2. every mount made private (nothing propagates back out), then a read-only empty tmpfs over
+   `$LI_HOME`, with the run's own `artifacts/` bound back at its place (read-write): the work
+   can reach nothing else of the store — no other run's record, console or prompt, not its own
+   record, request or instruction;
+3. nothing else: no Landlock domain (a process in one may make no mount at all, which breaks
+   bwrap inside the work), no pid namespace (pids, sessions and `/proc` stay as they are).
+
+A non-root work has no capability left in its user namespace after its exec, so it can neither
+unmount the tmpfs nor make mounts; one that makes namespaces of its own (bwrap, a nested
+sandbox) gets copies of these mounts, which the kernel locks together. Being in a user namespace
+of its own, it cannot open `/proc/PID/root` (or `cwd`, `fd`, `environ`) of a process outside it,
+which would lead around the tmpfs into another process's view of the store (measured: EACCES).
+Root's work keeps root's powers (no user namespace, which would cost it its rights over other
+users' files), so a root that means to can unmount the tmpfs or walk `/proc/1/root`: for root
+this hides the store from the work's reach by accident or habit, it cannot wall it off.
+
+The session, process group, signals, environment (the `LI_RUN_ID` tag) and pids are untouched:
+no pid namespace, so liveness and kills read `/proc` as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+STORE_HIDDEN = "store_hidden"
+NONE = "none"
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+PR_SET_DUMPABLE = 4
+O_PATH = getattr(os, "O_PATH", 0o10000000)
+
+_libc: Any = None
+
+
+class Refused(OSError):
+    """The kernel would not confine the work; `what` names the step."""
+
+    def __init__(self, what: str, number: int) -> None:
+        super().__init__(number, f"{what}: {os.strerror(number) if number else 'refused'}")
+        self.what = what
+
+
+def _lib() -> Any:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                                ctypes.c_void_p)
+        _libc.syscall.restype = ctypes.c_long
+    return _libc
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        raise Refused(what, ctypes.get_errno())
+    return result
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    def enc(value: str | None) -> bytes | None:
+        return None if value is None else value.encode()
+
+    _check(_lib().mount(enc(source), enc(target), enc(fstype), flags,
+                        None if data is None else ctypes.c_char_p(data.encode())), f"mount {target}")
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def confine(home: str, artifacts: str | None) -> None:
+    """Hide `home` from this process and what it execs, `artifacts` (inside it) left reachable.
+    Call in a forked, single-threaded child. Raises Refused (an OSError) when the kernel refuses a
+    step; the process is then in an unknown state of confinement and must not run the work as if
+    confined (the caller decides: exit, or — having said so — run unconfined in a fresh fork)."""
+    home = os.path.realpath(home)
+    keep = None
+    inside = None
+    real = os.path.realpath(artifacts) if artifacts else None
+    if real is not None and os.path.commonpath([real, home]) == home and real != home:
+        inside = os.path.relpath(real, home)
+    try:
+        uid, gid = os.geteuid(), os.getegid()
+        lib = _lib()
+        if uid == 0:
+            _check(lib.unshare(CLONE_NEWNS), "unshare")
+        else:
+            _check(lib.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+            # /proc/self is this process's to write only while it is dumpable (a process that
+            # changed its uid is not, until its next exec)
+            _check(lib.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl")
+            _write("/proc/self/setgroups", "deny")
+            _write("/proc/self/uid_map", f"{uid} {uid} 1")
+            _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        if inside is not None and real is not None:  # opened in this namespace: a bind's source must be
+            keep = os.open(real, O_PATH | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        _mount("li-store-hidden", home, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=64k,nr_inodes=64")
+        if keep is not None and inside is not None:
+            os.makedirs(os.path.join(home, inside), mode=0o700, exist_ok=True)
+            _mount(f"/proc/self/fd/{keep}", os.path.join(home, inside), None, MS_BIND)
+        _mount(None, home, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    finally:
+        if keep is not None:
+            os.close(keep)
+
+
+class StoreHider:
+    """The `Confiner` port over `confine`: the full runner's legs through their `Popen` pre-exec
+    step (`ChildGroups.pre_exec`), the lean supervisor's from the spec `engage` returns."""
+
+    def __init__(self, home: str, groups: Any = None) -> None:
+        self.home = home
+        self.groups = groups
+        self._refusal: tuple[str | None] | None = None
+
+    def refusal(self) -> str | None:
+        if self._refusal is None:
+            try:
+                self._refusal = (probe(self.home),)
+            except OSError as exc:
+                self._refusal = (f"the confinement could not be tried: {exc}",)
+        return self._refusal[0]
+
+    def engage(self, artifacts: str | None) -> dict[str, str]:
+        home = self.home
+        if self.groups is not None:
+            self.groups.pre_exec = lambda: confine(home, artifacts)
+        return {"home": home, "artifacts": artifacts or ""}
+
+
+def probe(home: str) -> str | None:
+    """Whether the kernel confines a work here: None when it does, else why not (one line).
+    Forks a child that confines itself and exits; costs a fork, no exec."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            confine(home, None)
+            code = 0
+        except BaseException as exc:  # noqa: BLE001 - the child only reports and leaves
+            try:
+                os.write(write, str(exc).encode()[:500])
+            finally:
+                code = 1
+        os._exit(code)
+    os.close(write)
+    try:
+        why = b""
+        while True:
+            part = os.read(read, 512)
+            if not part:
+                break
+            why += part
+    finally:
+        os.close(read)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 0:
+        return None
+    return why.decode("utf-8", "replace") or "the kernel refused"
