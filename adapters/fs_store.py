@@ -34,7 +34,14 @@ from adapters.confined import (
     same_folder,
     write_atomic,
 )
-from application.ports import NotStoreOwner, RunNotFound, StoreBusy, StoreRefused, WorkFolderRefused
+from application.ports import (
+    NotStoreOwner,
+    RunNotFound,
+    StoreBusy,
+    StoreRefused,
+    StoreUnavailable,
+    WorkFolderRefused,
+)
 from domain.availability import (
     MALFORMED,
     MISSING,
@@ -223,7 +230,7 @@ class FsRunStore:
                 _write_record(folder, new)
                 return new
         except OSError as exc:
-            raise StoreRefused(f"cannot write the record: {_why(exc)}") from exc
+            raise _refusal(f"cannot write the record: {_why(exc)}", exc) from exc
 
     @contextmanager
     def _locked(self, run_id: str, timeout: float) -> Iterator[int]:
@@ -278,7 +285,7 @@ class FsRunStore:
             with self._run(run_id) as (_, folder), _descend(folder, folders, create=True) as inner:
                 write_atomic(inner, leaf, text.encode("utf-8", "surrogateescape"))
         except (OSError, RecordUnusable) as exc:
-            raise StoreRefused(f"cannot write {name}: {_why(exc)}") from exc
+            raise _refusal(f"cannot write {name}: {_why(exc)}", exc) from exc
 
     def read_text(self, run_id: str, name: str) -> str:
         """A run file's text; OSError (NotConfined for a link, FIFO or an oversized file) when unusable."""
@@ -428,6 +435,16 @@ class FsRunStore:
                 _delete(runs, names)
         except (OSError, StoreRefused):
             return
+
+
+def _refusal(message: str, exc: BaseException) -> StoreRefused:
+    """A write the store refused: a full disk or quota (ENOSPC, EDQUOT) is an outage that may pass
+    (StoreUnavailable: the runner waits it out, keeping the end in memory, issue 25); else a refusal."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StoreUnavailable(f"{message} (the disk is full)")
+    return StoreRefused(message)
 
 
 def _checked(run_id: str) -> str:

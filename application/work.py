@@ -223,9 +223,8 @@ class WorkService:
         if why is None:
             state, target = STORE_HIDDEN, self.confiner.engage(workspace.env.get("LI_ARTIFACTS_DIR"))
         with suppress(Exception):  # the record says it where it can; the console always does
-            self.outage.call("the confinement", lambda: self.store.update(
-                run_id, lambda current: None if current.end_recorded else current.evolve(
-                    confinement=state, confinement_detail=why)))
+            self.store.update(run_id, lambda current: None if current.end_recorded else current.evolve(
+                confinement=state, confinement_detail=why))
         if why is not None and request.confine == "required":
             self._say(workspace, f"li runner: not running the work: --confine required, and the store cannot "
                                  f"be hidden from it: {why}\n")
@@ -369,8 +368,8 @@ class WorkService:
         if not answer:
             return None, None
         name = artifact_name(request.kind, leg.id)
-        try:
-            self.files.write_text(run_id, f"artifacts/{name}", answer)
+        try:  # a full disk is waited out like an outage (issue 25), the answer kept in memory meanwhile
+            self.outage.call("the answer", lambda: self.files.write_text(run_id, f"artifacts/{name}", answer))
         except Exception as exc:  # noqa: BLE001 - a lost answer never costs the leg its own status
             return None, f"artifacts/{name} could not be written: {_why(exc)}"
         return name, None

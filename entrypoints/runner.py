@@ -22,11 +22,17 @@ def provider_environment(run_id: str, artifacts: str) -> dict[str, str]:
     """What every leg sees: this environment (less li's own store URL) plus the run's id and artifacts folder."""
     # The shared store's URL (it may carry a password) is li's, never the work's: an agent that
     # could reach the store could rewrite other hosts' runs.
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "LI_STORE")}
+    env = {k: v for k, v in os.environ.items() if not _store_credential(k) and k != "PYTHONSAFEPATH"}
     from domain.run import RUN_TAG
 
     env.update({RUN_TAG: run_id, "LI_ARTIFACTS_DIR": artifacts})
     return env
+
+
+def _store_credential(name: str) -> bool:
+    """li's own way into the shared store, never the work's (issue 25): its URL (`LI_STORE`, which
+    may carry a password) and every libpq variable (`PGPASSWORD`, `PGHOST`, `PGPASSFILE`, ...)."""
+    return name == "LI_STORE" or name.startswith("PG")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -295,8 +295,12 @@ class Arena:
         return record
 
     def submit(self, script: str) -> tuple[str, int]:
-        """`li agent --detach sh SCRIPT`: (run id, runner pid)."""
-        envelope = self.li("agent", "--detach", "--cwd", str(self.scratch), "sh", script)
+        """`li agent --detach --confine off sh SCRIPT`: (run id, runner pid).
+
+        Unconfined: these plants model work that can reach the store (`--confine off`, root's
+        work, a kernel that refuses the confinement); with the store hidden it cannot plant at
+        all (tests/adversary/test_work_forges.py proves that side)."""
+        envelope = self.li("agent", "--detach", "--cwd", str(self.scratch), "--confine", "off", "sh", script)
         assert envelope["ok"], envelope
         return envelope["data"]["run_id"], envelope["data"]["pid"]
 
