@@ -156,7 +156,7 @@ def _signal_verified(incarnation: Incarnation, member: SessionMember, signum: in
             return False
         if needs_tag is not None and not carries_run(pid, needs_tag):
             return False  # in the named session, but nothing shows it is this run's
-        import signal  # only a kill signals: the module's enums cost every read about 1 ms
+        import signal  # only a kill signals: no read pays for the module's enums
 
         signal.pidfd_send_signal(pidfd, signum)
         return True

@@ -115,7 +115,7 @@ def run_processes(head: int, tag: bytes | None, since: int = 0) -> dict[int, int
 
 def signal_all(found: dict[int, int], signum: int) -> int:
     """Signal each (pid, start ticks) still that very process, through a pidfd; how many were."""
-    import signal  # only a stop signals: its enums cost a read about 1 ms
+    import signal  # only a stop signals: its enums are not a read's to pay
 
     sent = 0
     for pid, start in found.items():

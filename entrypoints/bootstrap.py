@@ -7,7 +7,7 @@ import sys
 
 from entrypoints.environment import EnvironmentFault, diagnose, missing_required, transport_fault
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (about 6 ms of a handshake)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import IO
 
@@ -75,7 +75,7 @@ def console() -> None:
     output by the flush below), exit hooks are run here, a non-daemon thread still running takes
     the usual exit, and the detached runs are other processes; what teardown would still do is
     free every module and object one by one, which
-    costs a read 10-20 ms of CPU (about 1-2x the interpreter floor, issue 18). When a flush fails
+    costs a read about one to two interpreter floors (docs/performance.md). When a flush fails
     (stdout closed or full), the interpreter exits as it always did, so it reports that itself.
     """
     code = main()

@@ -20,8 +20,8 @@ class Formatter(argparse.HelpFormatter):
     """argparse's help formatter, measuring the terminal only once it formats something.
 
     argparse makes a formatter for every `add_argument` (to check the metavar) and the stock one
-    measures the terminal each time, importing shutil (bz2, lzma, fnmatch: about 4 ms of every
-    call, issue 18). The width and the help position are the stock formulas, computed on first
+    measures the terminal each time, importing shutil (bz2, lzma, fnmatch) on every
+    call. The width and the help position are the stock formulas, computed on first
     use (tests/unit/test_cli_parser.py holds every help text and usage to the stock formatter's).
     """
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 REQUIRED_MODULES: Final = ("psutil", "filelock", "dependency_injector", "yaml")
 # What a command that may allocate a run imports before it starts (exit 78 while nothing ran, D8).
 # yaml reads only `li orchestrate`'s plan: an `li agent` submit, which neither it nor its runner
-# ever imports, does not pay for it (about 10-20 ms of CPU, issue 18).
+# ever imports, does not pay for it.
 PRE_IMPORTS: Final = {
     "agent": ("psutil", "filelock", "dependency_injector"),
     "orchestrate": REQUIRED_MODULES,
@@ -44,7 +44,7 @@ def missing_required() -> str | None:
 
 def findable(name: str) -> bool:
     """`importlib.util.find_spec(name) is not None` for a top-level name, without importing
-    importlib.util (with contextlib and warnings: about 2 ms of every `li handshake`, issue 18).
+    importlib.util (with contextlib and warnings, on every `li handshake`).
 
     A module already imported counts when it has a spec (find_spec raises ValueError for one
     without: the caller counts that as missing too), and a None in sys.modules, which import

@@ -8,7 +8,7 @@ from collections.abc import Collection, Sequence
 
 from domain.contract import ContractError, ErrorKind
 
-# typing.TYPE_CHECKING without importing typing: `li handshake` never loads it (about 6 ms); the
+# typing.TYPE_CHECKING without importing typing: `li handshake` never loads it; the
 # protocol is for mypy, which holds every verb module of a table to it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,11 +49,11 @@ def register_table(sub: Any, table: Sequence[tuple[str, str]], words: list[str] 
     Without words (a parser for any request), or when they name a word that is no verb of the
     table, a verb in `whole`, or an option first (`--help`, its abbreviations, `--`), every verb
     is registered in full.
-    Registering every verb cost a read about 10-20 ms (issue 18); tests/unit/test_cli_parser.py
+    Registering every verb cost a read a floor or two (docs/performance.md); tests/unit/test_cli_parser.py
     holds the parses to those of the whole tree.
     """
     called, rest = called_verb(words, table, whole, skip) if words is not None else (None, None)
-    bare: Any = None  # one parser with no argument answers to every bare name (a parser costs ~0.3 ms)
+    bare: Any = None  # one parser with no argument answers to every bare name
     for name, module in table:
         if called is None:
             verb_module(module).register(sub)
