@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -66,7 +67,7 @@ def test_the_decoy_record_is_armed_a_store_that_followed_it_would_see_a_live_run
 
 def test_a_record_the_work_forged_as_a_regular_file_gets_no_process_outside_the_run_signalled(
         arena: Arena) -> None:
-    """Once its runner has exited, a process the work left behind replaces record.json by a regular file
+    """Once its runner has exited, a process outside the run (no process of the run outlives it) replaces record.json by a regular file
     of the right shape and run id, naming a live process outside the run with its true
     incarnation (the decoy); `li job kill` must not signal it."""
     arena.payload("forged.json", json.dumps(arena.record_naming_decoy(PLACEHOLDER), indent=1).encode())
@@ -80,9 +81,11 @@ def test_a_record_the_work_forged_as_a_regular_file_gets_no_process_outside_the_
         f'sed "s/{PLACEHOLDER}/$ID/g" {arena.outside}/payloads/forged.json > "$R/.forged"',
         'mv -f "$R/.forged" "$R/record.json"', f': > {marker}'], GO=str(go)))
     arena.seal()
-    run_id, pid = arena.submit(sh_script([
-        'R=$(dirname "$LI_ARTIFACTS_DIR")',
-        f'setsid sh {after} "$R" "$LI_RUN_ID" </dev/null >/dev/null 2>&1 &', "echo done"]))
+    run_id, pid = arena.submit(sh_script(["echo done"]))
+    # No process of the run outlives it any more (its runner stops every one before recording the
+    # end), so the forger is another process of the store's user, outside the run.
+    subprocess.Popen(["sh", str(after), str(arena.runs / run_id), run_id], start_new_session=True,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_gone(pid)
     go.touch()
     eventually("the forger", marker.exists)
