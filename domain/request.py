@@ -80,6 +80,29 @@ class AgentOptions(Struct, frozen=True):
         return cls(parse_permission_mode(data.get("permission_mode")), tuple(args))
 
 
+CLAUDE_SANDBOX_SWITCHES = ("IS_SANDBOX", "CLAUDE_CODE_BUBBLEWRAP")  # "1": Claude Code allows root to skip checks
+
+
+def refused_as_root(agents: dict[str, AgentOptions], env: Mapping[str, str]) -> None:
+    """Claude Code refuses to skip its permission checks as root ("--dangerously-skip-permissions
+    cannot be used with root/sudo privileges") unless its environment says it is sandboxed
+    (`IS_SANDBOX=1` or `CLAUDE_CODE_BUBBLEWRAP=1`): a run that would ask it to is refused at
+    submit, before anything is written, with what to do instead (issue 24). The caller is root;
+    `env` is the environment the run will have."""
+    options = agents.get("claude")
+    if options is None or any(env.get(name) == "1" for name in CLAUDE_SANDBOX_SWITCHES):
+        return
+    args = options.arguments("claude")
+    pairs = set(zip(args, args[1:], strict=False))
+    skips = {"--dangerously-skip-permissions", "--allow-dangerously-skip-permissions",
+             "--permission-mode=bypassPermissions"} & set(args) or ("--permission-mode", "bypassPermissions") in pairs
+    if skips:
+        raise invalid("claude refuses to skip its permission checks when it runs as root (--permission-mode full is "
+                      "its bypassPermissions): run li as an ordinary user, choose --permission-mode edits, or — in "
+                      "a disposable container — set IS_SANDBOX=1 in li's environment (Claude Code's own switch)",
+                      provider="claude", permission_mode=options.permission_mode or "full", reason_code="provider_refused")
+
+
 def agents_in(raw: bytes) -> dict[str, AgentOptions]:
     """The agent options a stored `request.json` records (none recorded: each CLI's own defaults).
 

@@ -120,6 +120,10 @@ def with_agent_options(request: RunRequest, args: Namespace) -> RunRequest:
     given = getattr(args, "provider_arg", None)
     provider_args = parse_provider_args(given) if given is not None else None
     agents = agent_options(request.providers, mode, provider_args, config_agent_defaults(request.providers))
+    if os.geteuid() == 0:
+        from domain.request import refused_as_root
+
+        refused_as_root(agents, os.environ)
     return replace(request, agents=agents, idle_timeout=idle_timeout(request.providers, args))
 
 

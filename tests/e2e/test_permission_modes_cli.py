@@ -15,7 +15,10 @@ FAKES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fakes", "bin")
 
 
 def fakes(log: pathlib.Path, **extra: str) -> dict[str, str]:
-    return {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "FAKE_ARGV_LOG": str(log), **extra}
+    """The fakes first on PATH; IS_SANDBOX=1 is Claude Code's own switch that lets `full` run as
+    root (these tests may run as root: CI does); without it li refuses it at submit (below)."""
+    return {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "FAKE_ARGV_LOG": str(log), "IS_SANDBOX": "1",
+            **extra}
 
 
 def argv_of(home: str, log: pathlib.Path, *words: str) -> tuple[list[str], str]:
@@ -157,3 +160,19 @@ def test_status_shows_each_clis_mode_and_args_for_people_and_programs(li_home: s
     plain = machine("agent", "--detach", "sh", "echo x", home=li_home).data["run_id"]
     assert machine("job", "status", plain, home=li_home).data["agents"]["value"] == {}
     assert not any(line.startswith("  agents") for line in run_li("job", "status", plain, home=li_home).stdout.splitlines())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="claude refuses to skip its permission checks only as root")
+def test_claude_full_as_root_is_refused_at_submit_with_what_to_do(li_home: str, tmp_path: pathlib.Path) -> None:
+    env = fakes(tmp_path / "argv.jsonl", IS_SANDBOX="", CLAUDE_CODE_BUBBLEWRAP="")
+    refused = machine("agent", "--detach", "--permission-mode", "full", "claude", "hi", home=li_home, env=env).error
+    assert refused["kind"] == "invalid_input", refused
+    assert "root" in refused["message"] and "IS_SANDBOX=1" in refused["message"], refused
+    assert refused["detail"]["reason_code"] == "provider_refused"
+    assert not pathlib.Path(li_home, "runs").exists() or not os.listdir(pathlib.Path(li_home, "runs"))
+    human = run_li("agent", "--permission-mode", "full", "claude", "hi", home=li_home, env=env)
+    assert human.returncode != 0 and "claude refuses to skip its permission checks" in human.stderr
+    pathlib.Path(li_home, "config.toml").write_text('[providers.claude]\npermission_mode = "full"\n')
+    assert machine("agent", "--detach", "claude", "hi", home=li_home, env=env).error["kind"] == "invalid_input"
+    edits = machine("agent", "--detach", "--permission-mode", "edits", "claude", "hi", home=li_home, env=env)
+    assert edits.envelope["ok"] is True, edits.envelope  # only the mode claude would refuse is refused
