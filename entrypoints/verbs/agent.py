@@ -399,9 +399,12 @@ def submit_for_person(request: RunRequest, args: Namespace) -> int:
     """Human mode: --detach prints the id and how to follow; otherwise follow the run to its end."""
     handle = submit(request)
     if args.detach:
+        from domain.run import short_id
+
+        short = short_id(handle.run_id)  # names the run for a person, and keeps the hint within 80 columns
         print(handle.run_id)
-        print(f"follow it: li job status {handle.run_id} · li job output {handle.run_id} · "
-              f"li job wait {handle.run_id}\nconsole: {handle.log}", file=sys.stderr)
+        print(f"li job status {short} · li job output {short} --follow · li job kill {short}\n"
+              f"console: {handle.log}", file=sys.stderr)
         return 0
     print(f"run {handle.run_id}", file=sys.stderr, flush=True)  # before any of its output: the id to name it by
     from entrypoints.console_view import rendered_for
@@ -450,7 +453,8 @@ def say_failure(status: dict[str, Any]) -> None:
         return
     code = status.get("exit_code")
     said = f"run {status['run_id']} {status['status']}" + (f": exit code {code}" if code is not None else "")
-    legs = [f"  leg {leg} ({model}) {leg_status} {how}".rstrip()
+    part = "step" if status["kind"] == "flow" else "leg"  # a flow has steps; a fanout has legs
+    legs = [f"  {part} {leg} ({model}) {leg_status} {how}".rstrip()
             for leg, model, leg_status, how in legs_of(status["manifest"], status["kind"])
             if leg_status != "completed"]
     print("\n".join([said, *legs]), file=sys.stderr)

@@ -153,36 +153,24 @@ def _all_cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | Non
 
 
 def _moment(text: str | None) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(text) if text else None
-    except (TypeError, ValueError):
-        return None
-    return moment if moment is not None and moment.tzinfo is not None else None
+    from domain.timetext import moment
+
+    return moment(text)
 
 
 def _started(text: str | None, now: datetime) -> str:
-    """Local time: `14:03:27` today, else `12-01 14:03`."""
-    moment = _moment(text)
-    if moment is None:
-        return "?"
-    local, today = moment.astimezone(), now.astimezone()
-    return local.strftime("%H:%M:%S") if local.date() == today.date() else local.strftime("%m-%d %H:%M")
+    """Local time: `14:03:27` today, else `12-01 14:03` (domain.timetext, the one time style)."""
+    from domain.timetext import clock
+
+    at = _moment(text)
+    return "?" if at is None else clock(at, now)
 
 
 def _duration(started: str | None, finished: str | None, now: datetime) -> str:
     """How long the run took, or has been going: `42s`, `3m07s`, `2h05m`, `3d04h`."""
+    from domain.timetext import duration
+
     begin, end = _moment(started), _moment(finished) or now
     if begin is None:
         return "?"
-    return span((end - begin).total_seconds())
-
-
-def span(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    if seconds < 86400:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
+    return duration((end - begin).total_seconds())

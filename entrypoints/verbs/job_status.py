@@ -27,11 +27,18 @@ def human(args: Namespace) -> int:
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:
-    """A short readable summary; unavailable fields say why instead of pretending to be empty."""
+    """A short readable summary in the terminal's width; unavailable fields say why instead of
+    pretending to be empty. Times are local, with ages and durations (domain.timetext)."""
+    from datetime import UTC, datetime
+
+    from domain.timetext import age, clock, duration, moment
+
+    now = datetime.now(UTC)
     outcome = data["outcome"] or "-"
+    ended = "ended" if data["terminal"] else "not ended"
     lines = [
         f"{data['run_id']}  {data['kind']}  {data['label'] or ''}".rstrip(),
-        f"  status     {data['status']}  (terminal: {_yes(data['terminal'])}, outcome: {outcome})",
+        f"  status     {data['status']}  ({ended}, outcome: {outcome})",
     ]
     if data["reason_code"]:
         lines.append(f"  reason     {data['reason_code']}")
@@ -53,22 +60,83 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     if data["terminal"] and data.get("exit_code") is not None:
         lines.append(f"  exit code  {data['exit_code']}")
     lines.extend(leg_lines(data["manifest"], data["kind"]))
-    lines.append(f"  process    pid {data['pid'] if data['pid'] is not None else '-'}, alive: {_yes(data['alive'])}"
-                 f"{'  (possibly orphaned)' if data['possibly_orphaned'] else ''}")
+    lines.append(f"  process    {_process(data)}")
     job = data.get("job")
     if isinstance(job, dict):
         where = f" on {job['cluster']}" if job.get("cluster") else ""
         lines.append(f"  job        {job.get('executor')} job {job.get('job_id')}{where}")
-    lines.append(f"  submitted  {data['submitted_at']}  ({human_age(data['age_seconds'])} ago)")
-    if data["finished_at"]:
-        lines.append(f"  finished   {data['finished_at']}")
+    submitted, started, finished = (moment(data.get(key)) for key in ("submitted_at", "started_at", "finished_at"))
+    when = clock(submitted, now) if submitted is not None else data["submitted_at"]
+    lines.append(f"  submitted  {when}  ({age(data['age_seconds'])} ago)")
+    if started is not None:
+        lines.append(f"  started    {clock(started, now)}")
+    if finished is not None:
+        took = f"  (took {duration((finished - started).total_seconds())})" if started is not None else ""
+        lines.append(f"  finished   {clock(finished, now)}{took}")
+    elif started is not None and not data["terminal"]:
+        lines.append(f"  running    for {duration((now - started).total_seconds())}")
     lines.append(f"  notice     {_notice(data['delivery'])}")
-    lines.append(f"  usage      {_usage(data['usage'])}")
+    usage = _usage(data["usage"], data.get("model"))
+    if usage:
+        lines.append(f"  usage      {usage}")
     agents = _agents(data.get("agents"))
     if agents:
         lines.append(f"  agents     {agents}")
-    print("\n".join(lines))
+    print("\n".join(wrapped(lines)))
     return 0
+
+
+def wrapped(lines: list[str]) -> list[str]:
+    """Each `  field      value` line folded to the terminal's width under its value (issue 27:
+    `una`/`vailable` at 60 columns); a pipe or a file gets the lines whole."""
+    import os
+    import sys
+
+    try:
+        width = os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return lines
+    if all(len(line) <= width for line in lines):
+        return lines
+    import textwrap
+
+    out = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (13 if line.startswith("  ") and len(line) > 13 and line[11:13] == "  " else 4)
+        out.extend(textwrap.wrap(line, width=max(20, width), subsequent_indent=indent,
+                                 break_on_hyphens=False) or [line])
+    return out
+
+
+def _process(data: dict[str, Any]) -> str:
+    """What is alive, in words (issue 27: `alive: yes` for a runner pid that was gone)."""
+    pid, alive = data["pid"], data["alive"]
+    orphan = "  (possibly orphaned)" if data["possibly_orphaned"] else ""
+    if pid is None:
+        return f"no runner recorded, alive: {_yes(alive)}{orphan}"
+    if alive is None:
+        return f"runner pid {pid}, whether anything of the run is alive is unknown{orphan}"
+    if not alive:
+        return f"runner pid {pid} and the run's work have exited{orphan}"
+    if not _pid_here(pid):
+        return f"runner pid {pid} gone; a process of the run is still running{orphan}"
+    return f"runner pid {pid} running{orphan}"
+
+
+def _pid_here(pid: int) -> bool:
+    """Whether a process of this pid exists on this host (a person's view only; advisory)."""
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True
+    return True
 
 
 def legs_of(manifest: dict[str, Any], kind: str | None) -> list[tuple[str, str, str, str]]:
@@ -84,8 +152,11 @@ def legs_of(manifest: dict[str, Any], kind: str | None) -> list[tuple[str, str, 
         if not isinstance(leg, dict):
             continue
         code = leg.get("exit_code")
-        reason = f"({leg['reason_code']})" if isinstance(leg.get("reason_code"), str) else ""
-        exit_text = f"exit code {code}" if isinstance(code, int) and not isinstance(code, bool) and code else ""
+        said = leg.get("reason_code")
+        reason = f"({said})" if isinstance(said, str) and said != leg.get("status") else ""  # not `cancelled (cancelled)`
+        exit_text = ""
+        if isinstance(code, int) and not isinstance(code, bool) and code:
+            exit_text = f"exit code {code}" if code > 0 else f"stopped by signal {-code}"
         found.append(tuple(printable(str(leg.get(key) or "-")) for key in ("id", "model", "status"))
                      + (printable(" ".join(filter(None, (reason, exit_text)))),))
     return found  # type: ignore[return-value]
@@ -95,21 +166,12 @@ def leg_lines(manifest: dict[str, Any], kind: str | None) -> list[str]:
     legs = legs_of(manifest, kind)
     if not legs:
         return []
-    return ["  legs", *(f"    {leg:<12} {model:<16} {status} {how}".rstrip() for leg, model, status, how in legs)]
+    title = "steps" if kind == "flow" else "legs"  # a flow has steps; a fanout has legs
+    return [f"  {title}", *(f"    {leg:<12} {model:<16} {status} {how}".rstrip() for leg, model, status, how in legs)]
 
 
 def _yes(value: bool | None) -> str:
     return "unknown" if value is None else ("yes" if value else "no")
-
-
-def human_age(seconds: float) -> str:
-    """`42s`, `17m`, `5h`, `3d`: how long ago, for people."""
-    seconds = max(0, int(seconds))
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 7200:
-        return f"{seconds // 60}m"
-    return f"{seconds // 3600}h" if seconds < 172800 else f"{seconds // 86400}d"
 
 
 def _unavailable(field: dict[str, Any]) -> str:
@@ -141,10 +203,19 @@ def _agents(agents: dict[str, Any] | None) -> str:
         for name, options in agents["value"].items())
 
 
-def _usage(usage: dict[str, Any]) -> str:
+NEVER_METERED = frozenset({"sh"})  # providers that never report cost or tokens: no line for them
+
+
+def _usage(usage: dict[str, Any], model: str | None = None) -> str:
+    """The meter, without the readings a provider never reports (a shell run has no tokens) and
+    without the wall time (the duration says it)."""
     if not usage["available"]:
         return _unavailable(usage)
-    return ", ".join(f"{key} {_metered(value)}" for key, value in usage["value"].items()) or "(empty meter)"
+    provider = (model or "").split("/", 1)[0]
+    shown = {key: value for key, value in usage["value"].items() if key != "wall_seconds"
+             and not (provider in NEVER_METERED and isinstance(value, dict) and value.get("available") is False
+                      and value.get("reason_code") == "not_reported")}
+    return ", ".join(f"{key} {_metered(value)}" for key, value in shown.items())
 
 
 def _metered(value: Any) -> str:

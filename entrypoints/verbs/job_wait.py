@@ -309,8 +309,9 @@ def _elapsed(observed: Any) -> str:
         start = end = None
     if start is not None and end is not None:
         seconds = (end - start).total_seconds()
-    seconds = max(0, int(seconds))
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+    from domain.timetext import duration
+
+    return duration(seconds)
 
 
 STATUS_WIDTH = 9  # `completed`, `preparing`, `cancelled`: the live and the final lines share the column

@@ -182,7 +182,10 @@ def test_a_person_detaching_gets_the_run_id_and_how_to_follow_it(li_home: str) -
     assert result.returncode == 0
     run_id = result.stdout.strip()
     assert runs(li_home) == [run_id]
-    assert f"li job status {run_id}" in result.stderr
+    # The hint names the run by its short form and fits 80 columns (issue 27: it was 123 characters).
+    hint = result.stderr.splitlines()[0]
+    assert hint == f"li job status {run_id[-6:]} · li job output {run_id[-6:]} --follow · li job kill {run_id[-6:]}"
+    assert len(hint) <= 80
 
 
 def test_a_person_with_bad_input_gets_one_line_and_a_nonzero_exit(li_home: str) -> None:

@@ -1,0 +1,67 @@
+"""Issue 27 item 3 at a terminal of 60 and 120 columns: status folds to the width without
+splitting a word, shows local times, started and the duration, no usage lines a shell never
+reports; a flow's parts are steps; the detach hint fits 80 columns; wait ends with counts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.screen import Terminal
+from tests.support import machine, wait_terminal
+
+WIDTHS = [60, 120]
+LABEL = "a label of many words that will not fit on one narrow line of a terminal"
+
+
+def ended(home: str, *argv: str) -> str:
+    run_id = machine("agent", "--detach", *argv, home=home).data["run_id"]
+    assert wait_terminal(home, run_id, timeout=60)["terminal"]
+    return run_id
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_status_fits_the_width_and_reads_as_a_person_would(li_home: str, columns: int) -> None:
+    run_id = ended(li_home, "--label", LABEL, "sh", "echo hi")
+    term = Terminal(["job", "status", run_id], li_home, rows=40, columns=columns)
+    assert term.finish() == 0
+    lines = term.lines()
+    assert all(len(line) <= columns for line in lines), lines
+    text = " ".join(line.strip() for line in lines)
+    assert LABEL in text  # folded between words, never inside one
+    assert re.search(r"submitted +\d\d:\d\d:\d\d +\(\d+s ago\)", text), text
+    assert re.search(r"finished +\d\d:\d\d:\d\d +\(took \d+s\)", text), text
+    assert "started" in text and "+00:00" not in text
+    assert "tokens" not in text and "cost_usd" not in text  # sh never reports them
+    assert "exited" in text and "alive: yes" not in text
+
+
+def test_a_flows_parts_are_steps(li_home: str, tmp_path: Path) -> None:
+    spec = tmp_path / "flow.yaml"
+    spec.write_text("steps:\n  - id: a\n    prompt: echo a\n  - id: b\n    depends_on: [a]\n    prompt: echo b\n")
+    run_id = machine("orchestrate", "flow", "--detach", str(spec), home=li_home).data["run_id"]
+    wait_terminal(li_home, run_id, timeout=60)
+    term = Terminal(["job", "status", run_id], li_home, rows=40, columns=120)
+    assert term.finish() == 0
+    assert "  steps" in term.lines() and "  legs" not in term.lines(), term.lines()
+
+
+def test_the_detach_hint_fits_80_columns(li_home: str) -> None:
+    term = Terminal(["agent", "--detach", "sh", "true"], li_home, rows=20, columns=80)
+    assert term.finish() == 0
+    [run_id, hint, *_] = term.lines()
+    assert hint == f"li job status {run_id[-6:]} · li job output {run_id[-6:]} --follow · li job kill {run_id[-6:]}"
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_wait_ends_with_the_count_by_outcome_and_fails_when_one_failed(li_home: str, columns: int) -> None:
+    good, bad = ended(li_home, "sh", "true"), ended(li_home, "sh", "exit 3")
+    term = Terminal(["job", "wait", good, bad, "--max-wait", "5"], li_home, rows=20, columns=columns)
+    assert term.finish() == 1
+    lines = term.lines()
+    assert "2 ended: 1 succeeded, 1 failed" in lines, lines
+    rows = [line for line in lines if good in line or bad in line]
+    assert len(rows) == 2 and rows[0].index("completed") == rows[1].index("failed"), rows  # one column
+    assert "exit code 3" in "".join(lines)  # at 60 columns the line wraps
