@@ -44,8 +44,12 @@ class ChildGroups:
         self._run_id = run_id
 
     def _tree(self) -> dict[int, int]:
+        """The run's processes besides this one; none outside a run (a process with no LI_RUN_ID,
+        such as a test driving providers in-process, has no run whose processes these would be)."""
         run_id = self._run_id or os.environ.get(RUN_TAG)
-        tag = f"{RUN_TAG}={run_id}".encode() if run_id else None
+        if not run_id:
+            return {}
+        tag = f"{RUN_TAG}={run_id}".encode()
         own = proctree.stat_of(str(os.getpid()))
         return proctree.run_processes(os.getpid(), tag, own[4] if own else 0) or {}
 

@@ -1,0 +1,53 @@
+"""The full runner's stop of the run's processes (`ChildGroups.stop_strays`), with real processes:
+a process that left its group and session is still stopped when it carries the run's tag, and a
+process that is not a run's (no LI_RUN_ID here) never stops anything (issue 24, item 3)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+from adapters import proctree
+from adapters.providers import ChildGroups
+
+RUN = "20261204T000000-abcdef"
+
+
+def escaped(run_id: str) -> int:
+    """A `sleep` in a session of its own whose parent already exited, carrying `run_id`'s tag."""
+    env = {**os.environ, "LI_RUN_ID": run_id}
+    subprocess.run(["sh", "-c", "setsid sleep 30 & echo $! > pid"], env=env, check=True, cwd=os.environ["TMPDIR_RUN"])
+    with open(os.path.join(os.environ["TMPDIR_RUN"], "pid")) as handle:
+        return int(handle.read())
+
+
+def gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        stat = proctree.stat_of(str(pid))
+        if stat is None or proctree.zombie(stat[0]):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_tagged_process_that_escaped_is_stopped_and_said(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TMPDIR_RUN", str(tmp_path))
+    pid = escaped(RUN)
+    said: list[str] = []
+    ChildGroups(RUN).stop_strays(said.append, grace=0.5)
+    assert gone(pid)
+    assert said == ["li runner: stopping 1 process(es) the work left running\n"]
+
+
+def test_outside_a_run_nothing_is_stopped(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TMPDIR_RUN", str(tmp_path))
+    monkeypatch.delenv("LI_RUN_ID", raising=False)
+    pid = escaped(RUN)
+    try:
+        ChildGroups().stop_strays(grace=0.2)
+        ChildGroups().terminate_all()
+        assert not gone(pid, within=0.5)
+    finally:
+        os.kill(pid, 9)
