@@ -49,6 +49,7 @@ from domain.availability import (
     Availability,
     ConsoleAvailability,
 )
+from domain.lifecycle import next_generation
 from domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
 from domain.untrusted import (
     MANIFEST_MAX_BYTES,
@@ -226,7 +227,7 @@ class FsRunStore:
                 new = change(current)
                 if new is None:
                     return None
-                new = new.evolve(generation=current.generation + 1)
+                new = next_generation(current, new)
                 _write_record(folder, new)
                 return new
         except OSError as exc:

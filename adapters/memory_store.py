@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from application.ports import RunNotFound
 from domain.availability import MALFORMED, MISSING, Availability, ConsoleAvailability
+from domain.lifecycle import next_generation
 from domain.run import Run, is_run_id, make_run_id, parse_record
 
 
@@ -73,7 +74,7 @@ class MemoryRunStore:
             new = change(current)
             if new is None:
                 return None
-            new = new.evolve(generation=current.generation + 1)
+            new = next_generation(current, new)
             self._records[run_id] = json.dumps(new.to_dict())
             return new
 

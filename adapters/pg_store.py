@@ -59,6 +59,7 @@ from domain.availability import (
     Availability,
     ConsoleAvailability,
 )
+from domain.lifecycle import next_generation
 from domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
 from domain.untrusted import MANIFEST_MAX_BYTES, TEXT_MAX_BYTES, Untrusted, check_size, parse_json
 
@@ -332,7 +333,7 @@ class PgRunStore:
                     new = change(current)
                     if new is None:
                         return None
-                    new = new.evolve(generation=current.generation + 1)
+                    new = next_generation(current, new)
                     cur.execute(
                         "UPDATE runs SET record = %s, generation = %s, written_at = now() "
                         "WHERE run_id = %s AND generation = %s",

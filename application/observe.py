@@ -31,6 +31,7 @@ from domain.lifecycle import (
     PREPARING_THRESHOLD_SECONDS,
     Derivation,
     Resolution,
+    fenced_reap,
     resolve,
 )
 from domain.run import SLURM, RecordUnusable, Run
@@ -170,7 +171,7 @@ class Observer:
         def change(current: Run) -> Run | None:
             nonlocal moved
             moved = current.generation != judged.generation
-            return None if moved else resolve(current, finding, now, evidence=evidence).reap
+            return fenced_reap(judged, current, finding, now, evidence)
 
         try:
             published = self.store.update(judged.run_id, change, self.reap_lock_timeout)

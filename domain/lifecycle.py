@@ -177,3 +177,21 @@ def resolve(
     if reaped is None:
         return Resolution(derivation=as_read, reap=None, as_read=as_read)
     return Resolution(derivation=derive(reaped, finding, now, preparing_threshold), reap=reaped, as_read=as_read)
+
+
+def fenced_reap(judged: Run, current: Run, finding: Finding, now: datetime,
+                evidence: dict[str, object]) -> Run | None:
+    """The fence of a reap (R-rules), the one place it is decided: what a reap writes over the
+    record as the store holds it under the run's lock. Nothing when the record moved on since it
+    was judged (another generation: a runner wrote, another reaper won), else the reap of
+    `current` (None when it is not eligible any more: an end recorded, a phase changed). The store
+    then publishes it one generation on (`next_generation`)."""
+    if current.generation != judged.generation:
+        return None
+    return reap(current, finding, now, evidence)
+
+
+def next_generation(current: Run, new: Run) -> Run:
+    """The record a fenced write publishes over `current`: `new`, one generation on. Every store's
+    `update` writes this and nothing else, so the generation a reap was judged at fences it."""
+    return new.evolve(generation=current.generation + 1)

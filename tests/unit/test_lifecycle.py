@@ -153,3 +153,26 @@ def test_a_live_pid_the_record_cannot_attribute_is_alive_null_never_true() -> No
         assert (finding.code, finding.alive, finding.present) == (IDENTITY_NOT_RECORDED, None, True)
     gone = judge(None, 42, ProcessObservation(pid=42, exists=False), here)
     assert (gone.alive, gone.present) == (False, False)
+
+
+generations = st.integers(min_value=0, max_value=5)
+conclusive_findings = st.builds(Finding, st.sampled_from(sorted(CONCLUSIVE)), st.just(False), st.booleans())
+
+
+@given(generations, generations, ends, phases, conclusive_findings)
+def test_a_fenced_reap_writes_only_over_the_generation_it_judged(
+        judged_at: int, current_at: int, finished_at: str | None, phase: str | None, finding: Finding) -> None:
+    """The fence (R-rules) in one pure function both stores' writers go through: a record that moved
+    on is never reaped; one that did not is reaped exactly as `reap` says, one generation on."""
+    from domain.lifecycle import fenced_reap, next_generation, reap
+
+    judged = run("running", spawn_state=phase).evolve(generation=judged_at)
+    current = run("running", finished_at, phase).evolve(generation=current_at)
+    written = fenced_reap(judged, current, finding, NOW, {"why": "test"})
+    if judged_at != current_at:
+        assert written is None
+    else:
+        assert written == reap(current, finding, NOW, {"why": "test"})
+    if written is not None:
+        assert current.finished_at is None and written.terminal_source == "reaper"
+        assert next_generation(current, written).generation == current_at + 1
