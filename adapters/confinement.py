@@ -96,7 +96,7 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
-def confine(home: str, artifacts: str | None) -> None:
+def confine(home: str, artifacts: str | None, marker: str | None = None) -> None:
     """Hide `home` from this process and what it execs, `artifacts` (inside it) left reachable.
     Call in a forked, single-threaded child. Raises Refused (an OSError) when the kernel refuses a
     step; the process is then in an unknown state of confinement and must not run the work as if
@@ -127,6 +127,9 @@ def confine(home: str, artifacts: str | None) -> None:
         if keep is not None and inside is not None:
             os.makedirs(os.path.join(home, inside), mode=0o700, exist_ok=True)
             _mount(f"/proc/self/fd/{keep}", os.path.join(home, inside), None, MS_BIND)
+        if marker:  # how an `li` the work runs knows the store is hidden, not empty
+            fd = os.open(os.path.join(home, marker), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o400)
+            os.close(fd)
         _mount(None, home, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     finally:
         if keep is not None:
@@ -137,9 +140,10 @@ class StoreHider:
     """The `Confiner` port over `confine`: the full runner's legs through their `Popen` pre-exec
     step (`ChildGroups.pre_exec`), the lean supervisor's from the spec `engage` returns."""
 
-    def __init__(self, home: str, groups: Any = None) -> None:
+    def __init__(self, home: str, groups: Any = None, marker: str | None = None) -> None:
         self.home = home
         self.groups = groups
+        self.marker = marker
         self._refusal: tuple[str | None] | None = None
 
     def refusal(self) -> str | None:
@@ -151,10 +155,10 @@ class StoreHider:
         return self._refusal[0]
 
     def engage(self, artifacts: str | None) -> dict[str, str]:
-        home = self.home
+        home, marker = self.home, self.marker
         if self.groups is not None:
-            self.groups.pre_exec = lambda: confine(home, artifacts)
-        return {"home": home, "artifacts": artifacts or ""}
+            self.groups.pre_exec = lambda: confine(home, artifacts, marker)
+        return {"home": home, "artifacts": artifacts or "", "marker": marker or ""}
 
 
 def probe(home: str) -> str | None:

@@ -67,6 +67,11 @@ MANIFEST = "manifest.json"
 # A removed run's folder is first renamed to `runs/.trash-<run_id>-<hex>` (never a run id, so no
 # reader lists it) and deleted after its lock is released; a leftover from a crash is swept later.
 TRASH = ".trash-"
+# In a run's confined work `$LI_HOME` is an empty tmpfs holding this one file (issue 25): an `li`
+# the work runs answers that the store is hidden from it, never that it holds no runs.
+HIDDEN = ".li-store-hidden"
+HIDDEN_SAID = ("the store is hidden from this run's work (issue 25): an li inside a confined run cannot "
+               "reach it; submit the run with --confine off if its work must")
 LOCK_POLL_MAX = 0.05
 
 
@@ -112,6 +117,8 @@ class FsRunStore:
             else:
                 home = _open_home(self.home)
             try:
+                if _hidden(home):
+                    raise StoreRefused(HIDDEN_SAID)
                 return make_folder("runs", home) if create else open_folder("runs", home)
             finally:
                 os.close(home)
@@ -436,6 +443,15 @@ class FsRunStore:
                 _delete(runs, names)
         except (OSError, StoreRefused):
             return
+
+
+def _hidden(home: int) -> bool:
+    """Whether `$LI_HOME` is the cover a confined run's work sees (one stat, never a read)."""
+    try:
+        os.stat(HIDDEN, dir_fd=home, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
 
 
 def _refusal(message: str, exc: BaseException) -> StoreRefused:

@@ -155,7 +155,7 @@ def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
         confine = spec.get("confine")
         if confine:  # first: the user namespace's new credentials would clear the death signal
             what = "confine"
-            confinement.confine(confine["home"], confine["artifacts"] or None)  # type: ignore[attr-defined]
+            confinement.confine(confine["home"], confine["artifacts"] or None, confine.get("marker") or None)  # type: ignore[attr-defined]
             what = "cwd"
         if spec.get("die_with_runner"):
             _die_with(parent)

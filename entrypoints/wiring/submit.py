@@ -56,8 +56,9 @@ def submitter(store: RunRecords, files: RunFiles, spawner: Spawner, prober: Proc
 def store_hider(home: str, groups: ChildGroups) -> Confiner:
     """Issue 25: the work's legs started with the store hidden from them (adapters/confinement.py)."""
     from adapters.confinement import StoreHider
+    from adapters.fs_store import HIDDEN
 
-    return StoreHider(home, groups)
+    return StoreHider(home, groups, HIDDEN)
 
 
 def work_service(store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],

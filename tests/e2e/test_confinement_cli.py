@@ -77,3 +77,23 @@ def test_confine_off_and_required_and_config_toml_are_said(li_home: str) -> None
 def test_an_unknown_confine_mode_is_refused(li_home: str, argv: tuple[str, ...]) -> None:
     answer = machine("agent", "--detach", *argv, "sh", "true", home=li_home)
     assert answer.envelope["ok"] is False and answer.envelope["error"]["kind"] == "invalid_input", answer.envelope
+
+
+def test_an_li_inside_a_confined_run_says_the_store_is_hidden_never_that_it_is_empty(li_home: str) -> None:
+    """Nested runs are not offered yet (issue 25 item 2): the work's own `li` answers `unavailable`
+    with why, so a listing from inside never reads as "no runs"."""
+    from tests.support import li_bin
+
+    earlier = submit(li_home, "true")
+    ended(li_home, earlier)
+    run_id = submit(li_home, f"{li_bin()} job list --machine; {li_bin()} job status {earlier} --machine; "
+                             f"{li_bin()} agent --detach --machine sh true")
+    assert ended(li_home, run_id)["outcome"] == "succeeded"
+    lines = [line for line in machine("job", "output", run_id, home=li_home).data["console"]["value"].splitlines()
+             if line.startswith("{")]
+    answers = [json.loads(line) for line in lines]
+    assert len(answers) == 3, lines
+    for answer in answers:
+        assert answer["ok"] is False and answer["error"]["kind"] == "unavailable", answer
+        assert "hidden from this run's work" in answer["error"]["message"], answer
+    assert len(machine("job", "list", home=li_home).data["runs"]) == 2  # the inner submit made no run
