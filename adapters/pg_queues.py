@@ -8,7 +8,7 @@ runner exits, is SIGKILLed, or its host dies and the connection drops).
 A place is the lock (hashtext('lionrun-line:'||queue), ticket) of the waiter's runner; a slot the
 lock (hashtext('lionrun-slot:'||queue), n). The submitter cannot hand its session to the runner
 it starts, so a row not yet `held` is a runner still starting: alive while its run has no end
-and was submitted less than START_GRACE seconds ago. Tickets come from one row under its lock,
+and its row was made less than START_GRACE seconds ago. Tickets come from one row under its lock,
 so the line is first come first served across every host of the store.
 """
 
@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from application.ports import QueueBroken, RunNotFound, StoreRefused, Waiting
 from domain.queue import QueueRefused, QueueSettings, ahead_of, check_queue_name, line_of
-from domain.run import RecordUnusable, parse_iso
+from domain.run import RecordUnusable
 
 START_GRACE = 60.0  # seconds a submitted run's runner has to take its place in line
 INT4 = 2**31
@@ -36,7 +35,9 @@ TABLES = (
         ticket bigint NOT NULL,
         run_id text NOT NULL,
         held boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (queue, ticket))""",
+    "ALTER TABLE queue_line ADD COLUMN IF NOT EXISTS created_at timestamptz NOT NULL DEFAULT now()",
 )
 HELD_SLOTS = """SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -130,10 +131,11 @@ class PgQueues:
 
     def _alive(self, name: str, ticket: int, run_id: str) -> bool:
         """Whether the waiter of a row lives: its runner holds the row's lock, or it is still
-        starting (not yet `held`, its run not ended, submitted within START_GRACE). A gone one's
+        starting (not yet `held`, made within START_GRACE, its run not ended). A gone one's
         row is taken out."""
         with self._cursor() as cur:
-            cur.execute("SELECT held FROM queue_line WHERE queue = %s AND ticket = %s", (name, ticket))
+            cur.execute("SELECT held, extract(epoch FROM now() - created_at) FROM queue_line "
+                        "WHERE queue = %s AND ticket = %s", (name, ticket))
             row = cur.fetchone()
             if row is None:
                 return False
@@ -142,20 +144,21 @@ class PgQueues:
             if not free:
                 return True
             cur.execute("SELECT pg_advisory_unlock(hashtext(%s), %s)", (_line(name), ticket % INT4))
-        if not row[0] and self._starting(run_id):
+        if not row[0] and float(row[1]) < START_GRACE and self._starting(run_id):
             return True
         with self._cursor() as cur:
             cur.execute("DELETE FROM queue_line WHERE queue = %s AND ticket = %s", (name, ticket))
         return False
 
     def _starting(self, run_id: str) -> bool:
+        """A row not yet held, made less than START_GRACE ago: its runner is still starting unless
+        its run already ended (a record not written yet is a submit still under way)."""
         try:
-            run = self.store.read(run_id)
-        except (RunNotFound, RecordUnusable):
+            return not self.store.read(run_id).end_recorded
+        except RunNotFound:
+            return True
+        except RecordUnusable:
             return False
-        submitted = parse_iso(run.submitted_at)
-        young = submitted is not None and (datetime.now(UTC) - submitted).total_seconds() < START_GRACE
-        return not run.end_recorded and young
 
     def leave(self, name: str, run_id: str, waiting: int | None) -> None:
         with self._cursor() as cur:

@@ -72,7 +72,7 @@ def test_one_line_across_two_hosts_of_the_store_is_first_come_first_served(
             else:
                 order.append(machine(*argv[:2], *argv[3:], home=li_home, env=env).data["run_id"])
         seen = machine("queue", "list", home=li_home, env=env).data["queues"][0]
-        assert seen["parallel"] == 1 and seen["running"] + seen["waiting"] >= 1
+        assert seen["parallel"] == 1 and seen["running"] <= 1  # the limit holds for both hosts' runs
         deadline = time.monotonic() + 90
         while True:
             with open(log, encoding="utf-8") if os.path.exists(log) else open(os.devnull) as handle:
@@ -81,6 +81,6 @@ def test_one_line_across_two_hosts_of_the_store_is_first_come_first_served(
                 break
             assert time.monotonic() < deadline, f"only {started} started of {order}"
             time.sleep(0.2)
-        assert started == order  # the submits' order, whichever host submitted
+        assert started == order, (started, order)  # the submits' order, whichever host submitted
     finally:
         other.stop()
