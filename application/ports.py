@@ -537,4 +537,84 @@ class RunQueues(Protocol):
 
     def take_slot(self, name: str, limit: int | None) -> int | None:
         """A slot held for this process (its descriptor), when fewer than `limit` are held; else None."""
+# --- git worktrees (issue 28) ---------------------------------------------------------------------
+
+
+class GitRefused(Exception):
+    """git refused or failed: `reason` is one line a person can act on."""
+
+    def __init__(self, reason: str, conflict: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.conflict = conflict
+
+
+class Repository(Struct, frozen=True):
+    """A git repository a path is in: its top level (the worktree holding the path) and the common
+    git dir every worktree of it shares."""
+
+    toplevel: str
+    common_dir: str
+
+
+class Committed(Struct, frozen=True):
+    """What committing a worktree's leftovers gave: the commit (None when nothing was left), the
+    numstat of it against the base and the patch (binary-safe, for `git apply`)."""
+
+    commit: str | None
+    numstat: str
+    patch: str
+
+
+class GitWorktrees(Protocol):
+    """The git a run's worktree needs: every write serialised per repository, so concurrent runs
+    never race git's own locks."""
+
+    def locate(self, path: str) -> Repository | None:
+        """The repository `path` is inside (None when it is in none)."""
+        ...
+
+    def resolve(self, repository: str, ref: str) -> str:
+        """The commit `ref` names in `repository` (GitRefused when none)."""
+        ...
+
+    def add(self, repository: str, path: str, branch: str, base: str) -> None:
+        """`git worktree add -b BRANCH PATH BASE`."""
+        ...
+
+    def head(self, worktree: str) -> str:
+        """The commit a worktree's HEAD is at."""
+        ...
+
+    def copy_included(self, repository: str, worktree: str) -> list[str]:
+        """Copy into the worktree the ignored files `.worktreeinclude` names; the paths copied."""
+        ...
+
+    def run_setup(self, worktree: str, command: str, env: Mapping[str, str], console: Any) -> int:
+        """Run the setup command with `sh -c` in the worktree, its output to `console`; its exit status."""
+        ...
+
+    def commit_all(self, worktree: str, base: str, message: str) -> Committed:
+        """Commit everything the work left (author li) and diff the branch against `base`."""
+        ...
+
+    def diff(self, worktree_or_repo: str, base: str, commit: str) -> Committed:
+        """The numstat and patch of `commit` against `base`."""
+        ...
+
+    def status(self, worktree: str) -> str:
+        """`git status --porcelain` of a worktree (what is not yet committed)."""
+        ...
+
+    def apply(self, target: str, patch: str) -> None:
+        """Apply a patch to the working tree at `target` without committing; GitRefused(conflict=True)
+        when it does not apply or touches a file with uncommitted changes there."""
+        ...
+
+    def remove(self, repository: str, worktree: str, branch: str | None) -> None:
+        """`git worktree remove` (and `git branch -D BRANCH` when given)."""
+        ...
+
+    def listed(self, repository: str) -> list[str]:
+        """The paths of every worktree of `repository` (`git worktree list`)."""
         ...

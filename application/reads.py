@@ -38,6 +38,7 @@ from domain.wire import (
     AgentsAvailability,
     ArtifactsAvailability,
     BatchJob,
+    ChangesValue,
     DeliveryAvailability,
     ListData,
     ListRow,
@@ -45,6 +46,7 @@ from domain.wire import (
     RowError,
     RunnerEnd,
     StatusData,
+    WorktreeValue,
 )
 
 if TYPE_CHECKING:
@@ -170,6 +172,8 @@ class RunReads:
             retry_of=retry_of(run), job=BatchJob.of(run), queue_position=self.queue_position(run, d.status),
             runner_end=RunnerEnd.of(run), confinement=confinement_of(run),
             confinement_detail=run.confinement_detail[:500] if run.confinement_detail else None,
+            worktree=WorktreeValue.of(run), changes=ChangesValue.of(run), continues=run.continues,
+            chain=self.chain(run) if run.continues else None,
         ).to_wire()
 
     def queue_position(self, run: Run, status: str) -> int | None:
@@ -184,6 +188,19 @@ class RunReads:
             return None if queues is None else position(queues.line(run.queue), run.run_id)
         except (StoreRefused, OSError, ContractError):
             return None
+
+    def chain(self, run: Run) -> list[str]:
+        """The runs a reply continues, oldest first, ending with this one (at most CHAIN_MAX back;
+        a record that cannot be read ends the walk)."""
+        found = [run.run_id]
+        current: Run | None = run
+        while current is not None and current.continues and len(found) < CHAIN_MAX:
+            found.append(current.continues)
+            try:
+                current = self.store.read(current.continues)
+            except Exception:  # noqa: BLE001 - a missing or unreadable link ends the chain there
+                current = None
+        return found[::-1]
 
     def recorded_request(self, run_id: str) -> RunRequest:
         """The request a run was submitted with (`li job retry`), read back from its folder.
@@ -288,6 +305,9 @@ def parse_iso_or_none(text: str | None) -> datetime | None:
         return None
 
 
+CHAIN_MAX = 100
+
+
 def retry_of(run: Run) -> str | None:
     """The run this one retries, as submit recorded it (only a well-formed run id counts)."""
     value = run.extra.get("retry_of") if isinstance(run.extra, dict) else None
@@ -299,7 +319,8 @@ def person_fields(run: Run) -> dict[str, Any]:
     model = run.model if isinstance(run.model, str) else None
     code = run.exit_code if isinstance(run.exit_code, int) and not isinstance(run.exit_code, bool) else None
     return {"model": model, "exit_code": code, "started_at": run.started_at, "finished_at": run.finished_at,
-            "command": recorded_command(run), "cost_usd": recorded_cost(run)}
+            "command": recorded_command(run), "cost_usd": recorded_cost(run),
+            "changes": ChangesValue.of(run)}
 
 
 def recorded_cost(run: Run) -> float | None:

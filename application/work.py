@@ -15,6 +15,7 @@ from application.outage import OUTAGE_SECONDS_DEFAULT, Outage
 from application.ports import (
     Clock,
     Confiner,
+    GitWorktrees,
     LaunchableProvider,
     LegLaunch,
     Provider,
@@ -24,6 +25,7 @@ from application.ports import (
     StoreBusy,
     StoreRefused,
 )
+from application.worktrees import Prepared, RunWorktrees, WorktreeFailed
 from domain.availability import UNREADABLE, Availability
 from domain.contract import ContractError
 from domain.ending import EXIT_DECIDES, End, decide, leg_status
@@ -32,6 +34,7 @@ from domain.request import AGENT_PROVIDERS, Leg, RunRequest, invalid
 from domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
 from domain.transcript import PROVIDER_RATE_LIMITED
 from domain.vocabulary import STORE_HIDDEN, UNCONFINED
+from domain.worktree import Changes
 
 AfterEnd = Callable[[Run], None]
 
@@ -104,11 +107,15 @@ class WorkService:
     def __init__(self, store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],
                  after_end: AfterEnd | None = None, stop_children: Callable[[], None] | None = None,
                  stop_strays: Callable[[Callable[[str], None]], None] | None = None, lock_attempts: int = 6, kill_watch: float | None = KILL_WATCH_SECONDS,
-                 outage: float = OUTAGE_SECONDS_DEFAULT, confiner: Confiner | None = None) -> None:
+                 outage: float = OUTAGE_SECONDS_DEFAULT, confiner: Confiner | None = None,
+                 git: Callable[[], GitWorktrees] | None = None) -> None:
         self.store = store
         self.confiner = confiner  # None: the work is started as it is (no decision recorded)
         self._confined: tuple[Mapping[str, str] | None] | None = None  # decided once per process
         self._refused: str | None = None
+        self.git = git  # built on first use: only a run with a worktree needs git
+        self._prepared: Prepared | WorktreeFailed | None = None
+        self._changes: Changes | None = None
         self.files = files
         self.clock = clock
         self.providers = providers
@@ -148,7 +155,7 @@ class WorkService:
         request: RunRequest | None = None
         self._workspace = workspace
         with self._failures(workspace) as errors:
-            request = self._load(run_id)
+            request = self._in_worktree(run_id, self._load(run_id), workspace)
             self._confinement(run_id, request, workspace)
             if self._kill_requested(run_id):
                 self._cancelled.set()  # a kill recorded before there was a process to signal
@@ -168,6 +175,9 @@ class WorkService:
         except ContractError as exc:
             errors.append("request_unreadable")
             self._say(workspace, f"li runner: {exc.message}\n")
+        except WorktreeFailed as exc:
+            errors.append(exc.reason_code)
+            self._say(workspace, f"li runner: {exc.detail}\n")
         except Exception as exc:  # noqa: BLE001 - every exception still leaves a recorded end
             errors.append("runner_error")
             self._say(workspace, f"li runner: internal error: {type(exc).__name__}: {exc}\n")
@@ -180,9 +190,9 @@ class WorkService:
         began = self.clock.monotonic()
         self._workspace = workspace
         try:
-            request = self._load(run_id)
-        except ContractError:
-            return None
+            request = self._in_worktree(run_id, self._load(run_id), workspace)
+        except (ContractError, WorktreeFailed):
+            return None  # `perform` records the end, and says why
         legs = plan(request)
         if len(legs) != 1 or self._kill_requested(run_id):
             return None
@@ -262,8 +272,9 @@ class WorkService:
 
     def _conclude(self, run_id: str, request: RunRequest | None, outcomes: list[LegOutcome], error: str | None,
                   began: float, workspace: Workspace) -> Run | None:
-        """After the legs: what of the work still lives stopped, the artifacts collected, the
+        """After the legs: what of the work still lives stopped, the worktree's changes committed, the artifacts collected, the
         manifest written, the end recorded."""
+        self._commit_worktree(run_id, workspace)
         if self.stop_strays is not None:
             try:
                 self.stop_strays(lambda text: self._say(workspace, text))
@@ -292,6 +303,47 @@ class WorkService:
             elif limited is not None and limited.retry_after is not None:
                 retry_at = iso(self.clock.now() + timedelta(seconds=limited.retry_after))
         return {"session_id": session, "retry_at": retry_at}
+
+    def _in_worktree(self, run_id: str, request: RunRequest, workspace: Workspace) -> RunRequest:
+        """The request its legs run with: in the run's own worktree when it asked for one, made
+        (once, whichever path asks first) before any leg starts."""
+        if request.worktree is None:
+            return request
+        if self._prepared is None:
+            if self.git is None:
+                self._prepared = WorktreeFailed("worktree_failed", "git is not configured for this runner")
+            else:
+                try:
+                    self._prepared = RunWorktrees(self.git(), self.store, self.files).prepare(
+                        run_id, request, workspace.env, workspace.console, lambda text: self._say(workspace, text))
+                except WorktreeFailed as exc:
+                    self._prepared = exc
+                except Exception as exc:  # noqa: BLE001 - a worktree li could not make is a failed start
+                    self._prepared = WorktreeFailed("worktree_failed", f"the worktree could not be made: "
+                                                                       f"{_why(exc)}")
+        if isinstance(self._prepared, Exception):
+            raise self._prepared
+        return self._prepared.request
+
+    def _commit_worktree(self, run_id: str, workspace: Workspace) -> None:
+        """Commit what the work left in the run's worktree (any outcome); a commit that fails is said
+        on the console and leaves the worktree as it is, for `li job diff` to recover."""
+        try:
+            run = self.store.read(run_id)
+        except Exception:  # noqa: BLE001 - the end is still recorded
+            return
+        if run.worktree is None or run.changes is not None or self.git is None:
+            return
+        try:
+            status = "cancelled" if self.cancelled else None
+            self._changes = RunWorktrees(self.git(), self.store, self.files).conclude(run, status)
+            changes = self._changes
+            self._say(workspace, f"li runner: committed {changes.commit[:12]} on {run.worktree.branch}: "
+                                 f"{changes.files} files, +{changes.insertions} -{changes.deletions}\n"
+                      if changes.commit else "li runner: the work left no changes in its worktree\n")
+        except Exception as exc:  # noqa: BLE001 - never costs the end; the worktree keeps the work
+            self._say(workspace, f"li runner: the worktree's changes could not be committed: {_why(exc)}; "
+                                 f"they stay in {run.worktree.path}\n")
 
     def _kill_requested(self, run_id: str) -> bool:
         try:
@@ -437,7 +489,8 @@ class WorkService:
                               "exit_code": current.exit_code, "terminal_source": current.terminal_source}})
             extra = current.extra if cost_usd is None else {**current.extra, "cost_usd": cost_usd}
             return current.evolve(status=end.status, outcome=classify(end.status), reason_code=reason,
-                                  exit_code=end.exit_code, finished_at=now, terminal_source="runner", extra=extra, **told)
+                                  exit_code=end.exit_code, finished_at=now, terminal_source="runner", extra=extra,
+                                  changes=self._changes if self._changes is not None else current.changes, **told)
 
         ended = self._update(run_id, change, workspace)
         if found:

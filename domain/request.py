@@ -13,6 +13,7 @@ from msgspec import field as msgspec_field
 from domain.contract import ContractError, ErrorKind
 from domain.notify import render
 from domain.vocabulary import PERMISSION_MODES, PermissionMode
+from domain.worktree import WorktreePlan
 
 PROVIDERS = ("sh", "claude", "codex", "gemini")
 AGENT_PROVIDERS = ("claude", "codex", "gemini")  # the CLIs that take a permission mode and --provider-arg
@@ -426,11 +427,19 @@ class RunRequest(Struct, frozen=True):
     # How the work is confined (issue 25): `auto` (the store hidden where the kernel allows it,
     # else unconfined and said), `required` (never started unconfined) or `off`.
     confine: str = "auto"
+    # Issue 28: the run's own git worktree (None: it works in `cwd`), and the agent session a
+    # reply resumes (its CLI's own id).
+    worktree: WorktreePlan | None = None
+    resume_session: str | None = None
 
     def arguments_for(self, provider: str) -> list[str]:
-        """The argv a leg of `provider` adds to its command: permission flag and provider args."""
+        """The argv a leg of `provider` adds to its command: permission flag, provider args, and the
+        session a reply resumes (last: Codex's `resume ID` subcommand comes after exec's flags)."""
+        from domain.worktree import resume_arguments
+
         options = self.agents.get(provider)
-        return options.arguments(provider) if options is not None else []
+        own = options.arguments(provider) if options is not None else []
+        return [*own, *resume_arguments(provider, self.resume_session)]
 
     @property
     def providers(self) -> set[str]:
@@ -453,6 +462,7 @@ class RunRequest(Struct, frozen=True):
         data.update(schema_version=1, legs=[leg.to_dict() for leg in self.legs],
                     agents={name: options.to_dict() for name, options in sorted(self.agents.items())},
                     synthesize=self.synthesize.text if self.synthesize else None,
+                    worktree=self.worktree.to_dict() if self.worktree is not None else None,
                     notify=list(self.notify) if self.notify is not None else None)
         return data
 
@@ -476,6 +486,8 @@ class RunRequest(Struct, frozen=True):
                 slurm_args=parse_slurm_args(data.get("slurm_args"), "request.json slurm_args"),
                 queue=_queue_named(data.get("queue")),
                 confine=parse_confine(data.get("confine", "auto"), "request.json confine"),
+                worktree=_worktree_plan(data.get("worktree")),
+                resume_session=_session(data.get("resume_session")),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise invalid(f"request.json is malformed: {exc}") from exc
@@ -510,3 +522,13 @@ def _seconds(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
         return None
     return float(value)
+
+
+def _worktree_plan(data: object) -> WorktreePlan | None:
+    return None if data is None else WorktreePlan.from_dict(data)
+
+
+def _session(data: object) -> str | None:
+    from domain.worktree import check_session_id
+
+    return None if data is None else check_session_id(data)

@@ -17,6 +17,7 @@ from domain.vocabulary import FAILED as FAILED  # the spawn phases, where record
 from domain.vocabulary import PREPARING as PREPARING
 from domain.vocabulary import SPAWN_STATES, SpawnState
 from domain.vocabulary import STARTED as STARTED
+from domain.worktree import Changes, Worktree
 
 RECORD_SCHEMA_VERSION = 1
 RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
@@ -163,6 +164,11 @@ class Run(Struct, frozen=True):
     # kernel's refusal); None until the runner decided it (and for records from before).
     confinement: str | None = None
     confinement_detail: str | None = None
+    # Issue 28: the run's own git worktree (--worktree), what li committed of its work there, and
+    # the run whose conversation this one continues (`li job reply`).
+    worktree: Worktree | None = None
+    changes: Changes | None = None
+    continues: str | None = None
 
     @property
     def job_id(self) -> str | None:
@@ -242,6 +248,8 @@ def _check_rules(run: Run) -> None:
             raise RecordUnusable("malformed", f"timestamp {stamp!r} has no UTC offset")
     if run.executor is not None and run.executor not in EXECUTORS:
         raise RecordUnusable("malformed", f"executor {run.executor!r} is not one li knows")
+    if run.continues is not None and not is_run_id(run.continues):
+        raise RecordUnusable("malformed", "continues must name a run")
 
 
 # --- what a person sees of a run's work in a listing ------------------------------------------------

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from domain.run import Run
 
 __all__ = [
-    "AgentOptions", "AgentsAvailability", "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
+    "AgentOptions", "AgentsAvailability", "ApplyData", "ChangedFile", "ChangesValue", "DiffData",
+    "FilesAvailability", "PatchAvailability", "WorktreeValue", "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
     "DeliveryAvailability", "DeliveryValue", "DoctorCheck", "DoctorData", "Envelope", "ErrorBody",
     "HandshakeData", "HelpData", "KillData", "Lifecycle", "ListData", "ListRow", "ManifestAvailability", "OutputData",
     "PruneData", "PruneKept", "RemoveData", "QueueData", "QueueRow", "Row", "RowError", "StatusData", "StoreData",
@@ -276,6 +277,39 @@ class RunnerEnd(Wire, frozen=True, kw_only=True):
                          found_terminal_source=text(found.get("terminal_source")))
 
 
+class WorktreeValue(Wire, frozen=True, kw_only=True):
+    """The run's own git worktree (issue 28): the repository's top level, the commit it started
+    from, its branch `li/<run-id>` and the worktree's path."""
+
+    repository: str
+    base_commit: str
+    branch: str
+    path: str
+
+    @staticmethod
+    def of(run: Run) -> WorktreeValue | None:
+        w = run.worktree
+        return None if w is None else WorktreeValue(repository=w.repository, base_commit=w.base_commit,
+                                                    branch=w.branch, path=w.path)
+
+
+class ChangesValue(Wire, frozen=True, kw_only=True):
+    """What li committed of the work's leftovers in its worktree: the commit (null: it left
+    nothing), files changed, lines inserted and deleted, and the artifact holding the patch."""
+
+    commit: str | None
+    files: Annotated[int, Minimum(0)]
+    insertions: Annotated[int, Minimum(0)]
+    deletions: Annotated[int, Minimum(0)]
+    patch_artifact: str | None
+
+    @staticmethod
+    def of(run: Run) -> ChangesValue | None:
+        c = run.changes
+        return None if c is None else ChangesValue(commit=c.commit, files=c.files, insertions=c.insertions,
+                                                   deletions=c.deletions, patch_artifact=c.patch_artifact)
+
+
 class StatusData(Lifecycle, frozen=True, kw_only=True):
     """`li job status RUN_ID` (D4, D6, D7, D9): derivations, advisory liveness, read-derived fields."""
 
@@ -304,6 +338,13 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # before the runner decided, and for runs from before confinement
     confinement: Confinement | None = None
     confinement_detail: str | None = None
+    # Additive (D2), issue 28: the run's own worktree (null: it worked in its cwd), what li
+    # committed of its work there (null: nothing committed yet, or no worktree), the run whose
+    # conversation it continues, and the chain of replies back to the first run (oldest first).
+    worktree: WorktreeValue | None = None
+    changes: ChangesValue | None = None
+    continues: str | None = None
+    chain: list[str] | None = None
 
 
 class OutputData(Wire, frozen=True, kw_only=True):
@@ -375,6 +416,7 @@ class ListRow(Row, frozen=True, kw_only=True):
     finished_at: str | None = None
     command: str | None = None
     cost_usd: float | None = None  # additive (issue 29): what the run cost, where its providers reported it
+    changes: ChangesValue | None = None  # additive (D2), issue 28: null for a run without a worktree
 
     @classmethod
     def listed(cls, run: Run, d: Derivation, **person: Any) -> ListRow:
@@ -544,6 +586,46 @@ class UsageData(Wire, frozen=True, kw_only=True):
     unreadable: int
 
 
+class ChangedFile(Wire, frozen=True, kw_only=True):
+    """One file of a run's changes: its path and lines inserted and deleted (null: a binary file)."""
+
+    path: str
+    insertions: int | None
+    deletions: int | None
+
+
+class FilesAvailability(Availability[list[ChangedFile]], frozen=True, kw_only=True):
+    value: list[ChangedFile] | None
+
+
+class PatchAvailability(Availability[str], frozen=True, kw_only=True):
+    """The patch (`git diff --binary` of the run's commit against its base), or why it cannot be
+    read; an empty patch only when the work left nothing (D7: never for "could not read")."""
+
+    value: str | None
+
+
+class DiffData(Wire, frozen=True, kw_only=True):
+    """`li job diff RUN_ID` (issue 28): the run's changes against its base, under D7 wrappers.
+    `recovered` is true when li committed them only now (the runner could not: it was killed)."""
+
+    run_id: str
+    worktree: WorktreeValue
+    changes: ChangesValue | None
+    files: FilesAvailability
+    patch: PatchAvailability
+    recovered: bool
+
+
+class ApplyData(Wire, frozen=True, kw_only=True):
+    """`li job apply RUN_ID`: the run's changes applied to the working tree at `target`, not committed."""
+
+    run_id: str
+    target: str
+    applied: bool
+    files: list[ChangedFile]
+
+
 # The verb table of the published schema: file stem -> data class.
 VERBS: dict[str, type[Wire]] = {
     "handshake": HandshakeData,
@@ -563,4 +645,6 @@ VERBS: dict[str, type[Wire]] = {
     "store-copy": StoreCopyData,
     "queue": QueueData,
     "usage": UsageData,
+    "diff": DiffData,
+    "apply": ApplyData,
 }

@@ -23,20 +23,36 @@ from entrypoints.wiring.waits import Waits
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
+    from application.ports import GitWorktrees
     from domain.run import Run
 
 
-def on_first_use(notices: Callable[[], NoticesSide]) -> Callable[[Run], None]:
+def on_first_use(notices: Callable[[], NoticesSide], store: Any = None,
+                 git: Callable[[], GitWorktrees] | None = None) -> Callable[[Run], None]:
     """The reap hook: the notices are built only when a reap actually publishes.
 
-    Every status, list and wait composes an Observer; almost none of them reap.
+    Every status, list and wait composes an Observer; almost none of them reap. A reaped run
+    that worked in its own worktree (issue 28) first has what its work left there committed, by
+    the reaper, as its runner would have (never raising: the worktree keeps it otherwise).
     """
 
     def send(run: Run) -> None:
+        if run.worktree is not None and run.changes is None and store is not None and git is not None:
+            commit_reaped(run, store, git)
         notices().reap_notices().send(run)
 
     return send
+
+
+def commit_reaped(run: Run, store: Any, git: Callable[[], GitWorktrees]) -> None:
+    from contextlib import suppress
+
+    from application.worktrees import WorktreeReviews
+
+    with suppress(Exception):  # `li job diff` recovers them later; the reap is already published
+        WorktreeReviews(store, store, git).recover(run)
 
 
 class Container(containers.DeclarativeContainer):
@@ -45,7 +61,8 @@ class Container(containers.DeclarativeContainer):
     core = providers.Container(Core, config=config)
     notices = providers.Container(NoticesSide, config=config, core=core)
     reads = providers.Container(
-        Reads, config=config, core=core, on_reaped=providers.Callable(on_first_use, notices.provider),
+        Reads, config=config, core=core,
+        on_reaped=providers.Callable(on_first_use, notices.provider, core.store, core.git.provider),
     )
     waits = providers.Container(Waits, core=core, reads=reads)
     submit = providers.Container(SubmitSide, config=config, core=core)

@@ -42,6 +42,13 @@ def add_submit_options(parser: Any) -> None:
     parser.add_argument("--partition", help="the Slurm partition (with --executor slurm)")
     parser.add_argument("--slurm-arg", action="append", metavar="ARG",
                         help="an sbatch option passed as is (repeatable; write --slurm-arg=--time=10)")
+    parser.add_argument("--worktree", action="store_true", default=None,
+                        help="work in a new git worktree on branch li/RUN_ID (`worktree = true` in config.toml)")
+    parser.add_argument("--no-worktree", action="store_false", dest="worktree",
+                        help="work in --cwd itself, whatever config.toml says")
+    parser.add_argument("--base", metavar="REF", help="the commit the worktree starts from (default: HEAD)")
+    parser.add_argument("--setup", metavar="CMD",
+                        help="a shell command run in the new worktree before the work (`worktree_setup` in config.toml)")
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -214,9 +221,11 @@ def common_options(args: Namespace) -> dict[str, Any]:
     from domain.request import parse_timeout
 
     notify, source = resolve_notify(args.notify)
-    options = {"cwd": resolve_cwd(args.cwd), "label": args.label, "timeout": parse_timeout(args.timeout),
+    cwd = resolve_cwd(args.cwd)
+    options = {"cwd": cwd, "label": args.label, "timeout": parse_timeout(args.timeout),
                "notify": notify, "notify_source": source, **executor_options(args)}
-    return {**options, **queue_option(args, options.get("executor")), **confine_option(args)}
+    return {**options, **queue_option(args, options.get("executor")), **confine_option(args),
+            **worktree_options(args, cwd)}
 
 
 def confine_option(args: Namespace) -> dict[str, Any]:
@@ -267,6 +276,54 @@ def with_queue(request: RunRequest) -> RunRequest:
         if value is not None:
             return replace(request, queue=check_queue_name(value, f"config.toml [queues] {model.provider}"))
     return request
+
+
+def worktree_options(args: Namespace, cwd: str) -> dict[str, Any]:
+    """`--worktree`, `--base REF`, `--setup CMD`, else config.toml's `worktree` and `worktree_setup`
+    (issue 28): the repository found and the base resolved now, before anything is written.
+    `--worktree` outside a repository is refused; `worktree = true` there is no worktree."""
+    from domain.request import invalid
+    from domain.worktree import WorktreePlan, check_base_ref, check_setup
+
+    flag, base, setup = getattr(args, "worktree", None), getattr(args, "base", None), getattr(args, "setup", None)
+    table: dict[str, Any] = {}
+    if flag is not False and (flag is None or setup is None) and config_may_name_worktree():
+        table = config_table()
+    wanted = flag if flag is not None else table.get("worktree", False)
+    if not isinstance(wanted, bool):
+        raise invalid("config.toml: `worktree` must be true or false")
+    if not wanted:
+        if base is not None or setup is not None:
+            raise invalid("--base and --setup apply to --worktree", option="--base" if base is not None else "--setup")
+        return {}
+    ref = check_base_ref(base) if base is not None else "HEAD"
+    setup = check_setup(setup) if setup is not None else check_setup(table.get("worktree_setup"),
+                                                                     "config.toml worktree_setup")
+    from application.ports import GitRefused
+    from entrypoints.container import get_container
+
+    git = get_container().core.git()
+    try:
+        repository = git.locate(cwd)
+        if repository is None:
+            if flag is None:
+                return {}  # config's default applies where there is a repository
+            raise invalid(f"--worktree needs a git repository, and {cwd} is not inside one", cwd=cwd)
+        commit = git.resolve(repository.toplevel, ref)
+    except GitRefused as exc:
+        if "not installed" in exc.reason:
+            from domain.contract import ContractError, ErrorKind
+
+            raise ContractError(ErrorKind.UNAVAILABLE, f"--worktree needs git: {exc.reason}", None) from None
+        raise invalid(f"--worktree cannot start from {ref}: {exc.reason}", base=ref) from None
+    return {"worktree": WorktreePlan(repository=repository.toplevel, common_dir=repository.common_dir,
+                                     base_commit=commit, setup=setup)}
+
+
+def config_may_name_worktree() -> bool:
+    from entrypoints.settings import config_mentions, default_home
+
+    return config_mentions(default_home(), (b"worktree",))
 
 
 def executor_options(args: Namespace) -> dict[str, Any]:

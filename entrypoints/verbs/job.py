@@ -18,11 +18,13 @@ SUB_TABLE: tuple[tuple[str, str], ...] = (
     ("prune", "entrypoints.verbs.job_prune"),
     ("retry", "entrypoints.verbs.job_retry"),
     ("rm", "entrypoints.verbs.job_rm"),
+    ("diff", "entrypoints.verbs.job_diff"),
+    ("apply", "entrypoints.verbs.job_apply"),
 )
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("job", help="status, output, list, kill, wait, prune, retry, rm")
+    parser = sub.add_parser("job", help="status, output, list, kill, wait, prune, retry, rm, diff, apply")
     verbs = parser.add_subparsers(dest="job_command", metavar="SUBCOMMAND")
     register_table(verbs, SUB_TABLE, words)
     parser.set_defaults(verb=this(__name__))
@@ -30,6 +32,8 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
     from entrypoints.verbs import (
+        job_apply,
+        job_diff,
         job_kill,
         job_list,
         job_output,
@@ -42,11 +46,11 @@ if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
     from entrypoints.verbs._common import Verb
 
     _CHECKED: tuple[Verb, ...] = (job_status, job_output, job_list, job_kill, job_wait, job_prune, job_retry,
-                                 job_rm)
+                                 job_rm, job_diff, job_apply)
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    raise ContractError(ErrorKind.INVALID_INPUT, "li job needs a subcommand: status, output, list, kill, wait, prune, retry, rm")
+    raise ContractError(ErrorKind.INVALID_INPUT, "li job needs a subcommand: status, output, list, kill, wait, prune, retry, rm, diff, apply")
 
 
 def human(args: Namespace) -> int:

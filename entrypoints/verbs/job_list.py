@@ -49,7 +49,7 @@ def human(args: Namespace) -> int:
     return show(run(args), args)
 
 
-def columns(with_host: bool = False, with_cost: bool = False) -> list[Any]:
+def columns(with_host: bool = False, with_cost: bool = False, with_changes: bool = False) -> list[Any]:
     from entrypoints.table import Column
 
     # drop: the higher goes first when even the narrowest cells do not fit
@@ -60,12 +60,19 @@ def columns(with_host: bool = False, with_cost: bool = False) -> list[Any]:
         heads.insert(HOST_COLUMN, Column("HOST", minimum=HOST_SHORT, drop=5))
     if with_cost:
         heads.insert(COST_COLUMN, Column("COST", drop=4))
+    if with_changes:  # before LABEL and COMMAND, the last two
+        heads.insert(len(heads) - 2, Column("CHANGES", minimum=4, drop=4))
     return heads
 
 
 def show_cost(rows: list[dict[str, Any]]) -> bool:
     """COST is shown when a row has one (a provider reported it); a blank cell is not reported."""
     return any(row.get("cost_usd") is not None for row in rows)
+
+
+def show_changes(rows: list[dict[str, Any]]) -> bool:
+    """The CHANGES column is shown when a listed run worked in its own worktree (issue 28)."""
+    return any(row.get("changes") is not None for row in rows)
 
 
 STATUS_COLUMN = 3
@@ -103,9 +110,10 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     now = services.clock().now()
     with_host = show_host(data["runs"], is_shared_store(services.store_setting()))
     with_cost = show_cost(data["runs"])
-    heads = columns(with_host, with_cost)
+    with_changes = show_changes(data["runs"])
+    heads = columns(with_host, with_cost, with_changes)
     width = None if args.wide else stdout_width()
-    cells = [_cells(row, now, with_host, with_cost) for row in data["runs"]]
+    cells = [_cells(row, now, with_host, with_cost, with_changes) for row in data["runs"]]
     rows = [row for row, _ in cells]
     keep, widths = fit(heads, rows, width)
     if width is not None and not ESSENTIAL.issubset(keep):  # too narrow for whole ids: the short form names the run
@@ -126,14 +134,28 @@ def show(data: dict[str, Any], args: Namespace) -> int:
 
 
 def _cells(row: dict[str, Any], now: datetime, with_host: bool = False,
-           with_cost: bool = False) -> tuple[list[str], str | None]:
+           with_cost: bool = False, with_changes: bool = False) -> tuple[list[str], str | None]:
     cells, tone = _all_cells(row, now)
     if with_host:
         cells.insert(HOST_COLUMN, short_host(row.get("host")) if row["error"] is None else "")
     if with_cost:
         cost = row.get("cost_usd")
         cells.insert(COST_COLUMN, "" if cost is None else f"${cost:.2f}")
+    if with_changes:
+        cells.insert(len(cells) - 2, changes_cell(row.get("changes")))
     return cells, tone
+
+
+def changes_cell(changes: dict[str, Any] | None) -> str:
+    """`+12 −3, 2 files` (domain.worktree.changes_column) from a row's wire `changes`."""
+    from domain.worktree import Changes, changes_column
+
+    if not isinstance(changes, dict):
+        return ""
+    try:
+        return changes_column(Changes.from_dict(changes))
+    except TypeError:
+        return "?"
 
 
 def _all_cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | None]:

@@ -13,6 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from adapters.fs_changes import FsRunChanges
     from adapters.fs_queues import FsQueues
+    from adapters.git import Git
     from adapters.pg_queues import PgQueues
     from adapters.pg_store import PgRunChanges, PgRunStore
     from adapters.slurm import SlurmCluster
@@ -72,6 +73,13 @@ def slurm_cluster() -> SlurmCluster:
     return SlurmCluster()
 
 
+def git_worktrees() -> Git:
+    """The real git behind the worktree port (issue 28), imported only when a run has a worktree."""
+    from adapters.git import Git
+
+    return Git()
+
+
 def spool(home: str) -> str:
     """Where a shared store's runs keep their work's files on this host until the end is recorded."""
     return f"{home}/spool"
@@ -114,3 +122,4 @@ class Core(containers.DeclarativeContainer):
     # The Slurm executor's cluster: built on first use (readers get the provider, and call it only
     # for a run that names a Slurm job).
     cluster = providers.Singleton(slurm_cluster)
+    git = providers.Singleton(git_worktrees)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         Clock,
         Cluster,
         Confiner,
+        GitWorktrees,
         ProcessProber,
         Provider,
         RunFiles,
@@ -65,12 +66,13 @@ def work_service(store: RunRecords, files: RunFiles, clock: Clock, providers: Ma
                  stop_children: Callable[[], None], outage: float, after_end: AfterEnd | None = None,
                  kill_watch: float | None | Literal["default"] = "default",
                  stop_strays: Callable[[Callable[[str], None]], None] | None = None,
-                 confiner: Confiner | None = None) -> WorkService:
+                 confiner: Confiner | None = None,
+                 git: Callable[[], GitWorktrees] | None = None) -> WorkService:
     """`kill_watch` None: no kill watch; "default": the work's own period."""
     from application.work import KILL_WATCH_SECONDS, WorkService
 
     return WorkService(store=store, files=files, clock=clock, providers=providers, after_end=after_end,
-                       stop_children=stop_children, stop_strays=stop_strays, outage=outage, confiner=confiner,
+                       stop_children=stop_children, stop_strays=stop_strays, outage=outage, confiner=confiner, git=git,
                        kill_watch=KILL_WATCH_SECONDS if kill_watch == "default" else kill_watch)
 
 
@@ -91,5 +93,5 @@ class SubmitSide(containers.DeclarativeContainer):
     work = providers.Factory(
         work_service, store=core.store, files=core.store, clock=core.clock, providers=provider_registry,
         stop_children=child_groups.provided.terminate_all, stop_strays=child_groups.provided.stop_strays,
-        outage=config.store_outage, confiner=confiner,
+        outage=config.store_outage, confiner=confiner, git=core.git.provider,
     )

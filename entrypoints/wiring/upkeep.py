@@ -7,10 +7,13 @@ from entrypoints._di import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from adapters.diagnostics import SystemDiagnostics
     from application.observe import Observer
     from application.ports import Clock, RunRecords
     from application.prune import Pruner
+    from application.worktrees import WorktreeReviews
 
 
 def diagnostics(home: str) -> SystemDiagnostics:
@@ -25,9 +28,22 @@ def pruner(store: RunRecords, observer: Observer, clock: Clock) -> Pruner:
     return Pruner(store=store, observer=observer, clock=clock)
 
 
+def worktree_reviews(store: Any, git: Any, reads: Any) -> WorktreeReviews:
+    """`li job diff` and `li job apply` (issue 28), imported when first used; a run is observed
+    (not_found, unusable, terminal) as every read observes it."""
+    from application.worktrees import WorktreeReviews
+
+    def observe(run_id: str) -> tuple[Any, bool]:
+        observed = reads.observe(run_id)
+        return observed.run, observed.derivation.terminal
+
+    return WorktreeReviews(store, store, git, observe)
+
+
 class Upkeep(containers.DeclarativeContainer):
     core = providers.DependenciesContainer()
     reads = providers.DependenciesContainer()
 
     diagnostics = providers.Singleton(diagnostics, home=core.home)
     pruner = providers.Factory(pruner, store=core.store, observer=reads.observer, clock=core.clock)
+    reviews = providers.Factory(worktree_reviews, store=core.store, git=core.git.provider, reads=reads.reads)

@@ -42,9 +42,9 @@ def examples() -> list[str]:
 
 
 COMMAND_WORDS = {"li", "job", "agent", "orchestrate", "flow", "fanout", "status", "output", "list", "kill", "wait",
-                 "prune", "retry", "rm", "completion", "doctor", "mcp", "handshake"}
-NEEDS_ARGUMENTS = {"agent", "orchestrate", "flow", "fanout", "status", "output", "kill", "wait", "retry", "rm",
-                   "completion", "mcp"}
+                 "prune", "retry", "rm", "diff", "apply", "reply", "completion", "doctor", "mcp", "handshake"}
+NEEDS_ARGUMENTS = {"agent", "orchestrate", "flow", "fanout", "status", "output", "kill", "wait", "retry", "rm", "diff",
+                   "apply", "reply", "completion", "mcp"}
 
 
 def mention(span: str) -> bool:

@@ -1,0 +1,214 @@
+"""The real `git`, run as a subprocess, behind the GitWorktrees port (issue 28).
+
+Every command that writes (worktree add/remove, commit, branch -D, apply) holds an exclusive
+`flock` on `<git common dir>/li-worktrees.lock` for the repository, so two runs ending at once
+in one repository never race git's own lock files (index.lock, ref locks, worktrees/); a lock
+file git left behind is retried a few times before it is reported. `gc.auto` is off for li's
+commits: no run pays for (or races) a repack.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import stat
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from application.ports import Committed, GitRefused, Repository
+from domain.worktree import AUTHOR_EMAIL, AUTHOR_NAME, INCLUDE_FILE, INCLUDE_MAX_FILES, LOCK_NAME
+
+GIT_TIMEOUT = 300.0
+LOCK_RETRIES = 5
+_LOCKED = ("index.lock", "cannot lock ref", "Unable to create", ".lock': File exists")
+
+
+def _env() -> dict[str, str]:
+    """git's environment: li as author and committer (a person's config may name nobody), no
+    prompts, no pager, the C locale for messages li reads."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_AUTHOR_NAME=AUTHOR_NAME, GIT_AUTHOR_EMAIL=AUTHOR_EMAIL, GIT_COMMITTER_NAME=AUTHOR_NAME,
+               GIT_COMMITTER_EMAIL=AUTHOR_EMAIL, GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", LC_ALL="C")
+    return env
+
+
+class Git:
+    """GitWorktrees over the `git` executable."""
+
+    def __init__(self, executable: str = "git") -> None:
+        self.executable = executable
+
+    # --- plumbing -----------------------------------------------------------------------------
+
+    def _run(self, cwd: str, *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        try:
+            done = subprocess.run([self.executable, "-c", "gc.auto=0", "-c", "core.hooksPath=/dev/null", *args],
+                                  cwd=cwd, env=_env(), input=stdin, capture_output=True, text=True,
+                                  errors="surrogateescape", timeout=GIT_TIMEOUT, check=False)
+        except FileNotFoundError:
+            raise GitRefused("git is not installed or not on PATH") from None
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GitRefused(f"git {args[0]} could not be run: {exc}") from None
+        if check and done.returncode != 0:
+            raise GitRefused(_first_line(done.stderr) or f"git {args[0]} exited {done.returncode}")
+        return done
+
+    def _write(self, cwd: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """A writing command, retried while another git holds one of its lock files."""
+        for attempt in range(LOCK_RETRIES):
+            done = self._run(cwd, *args, check=False, stdin=stdin)
+            if done.returncode == 0 or not any(m in done.stderr for m in _LOCKED) or attempt == LOCK_RETRIES - 1:
+                break
+            time.sleep(0.05 * 2 ** attempt)
+        if done.returncode != 0:
+            raise GitRefused(_first_line(done.stderr) or f"git {args[0]} exited {done.returncode}")
+        return done
+
+    @contextmanager
+    def _locked(self, somewhere: str) -> Iterator[None]:
+        """The repository's li lock (a flock: released by the kernel when the holder dies)."""
+        common = self._common_dir(somewhere)
+        fd = os.open(os.path.join(common, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _common_dir(self, somewhere: str) -> str:
+        out = self._run(somewhere, "rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip()
+        return out
+
+    # --- the port -----------------------------------------------------------------------------
+
+    def locate(self, path: str) -> Repository | None:
+        done = self._run(path, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir",
+                         check=False)
+        lines = done.stdout.splitlines()
+        if done.returncode != 0 or len(lines) != 2:
+            return None
+        return Repository(toplevel=lines[0], common_dir=lines[1])
+
+    def resolve(self, repository: str, ref: str) -> str:
+        done = self._run(repository, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}",
+                         check=False)
+        if done.returncode != 0:
+            raise GitRefused(f"{ref!r} names no commit in {repository}")
+        return done.stdout.strip()
+
+    def add(self, repository: str, path: str, branch: str, base: str) -> None:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with self._locked(repository):
+            self._write(repository, "worktree", "add", "--quiet", "-b", branch, path, base)
+
+    def head(self, worktree: str) -> str:
+        return self._run(worktree, "rev-parse", "HEAD").stdout.strip()
+
+    def copy_included(self, repository: str, worktree: str) -> list[str]:
+        include = os.path.join(repository, INCLUDE_FILE)
+        if not os.path.isfile(include):
+            return []
+        listed = self._run(repository, "ls-files", "-z", "--others", "--ignored", f"--exclude-from={include}").stdout
+        candidates = [p for p in listed.split("\0") if p][:INCLUDE_MAX_FILES]
+        if not candidates:
+            return []
+        # Only what git ignores is copied (Claude Code's rule): a tracked file is in the checkout
+        # already, an untracked one not ignored would end up in li's commit.
+        ignored = self._run(repository, "check-ignore", "-z", "--stdin", check=False,
+                            stdin="\0".join(candidates) + "\0").stdout
+        copied = []
+        for relative in sorted(p for p in ignored.split("\0") if p):
+            if _copy_regular(os.path.join(repository, relative), os.path.join(worktree, relative)):
+                copied.append(relative)
+        return copied
+
+    def run_setup(self, worktree: str, command: str, env: Mapping[str, str], console: Any) -> int:
+        child = subprocess.Popen(["/bin/sh", "-c", command], cwd=worktree, env=dict(env), stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        assert child.stdout is not None
+        for raw in child.stdout:
+            console.write(raw.decode("utf-8", "replace"))
+            console.flush()
+        return child.wait()
+
+    def commit_all(self, worktree: str, base: str, message: str) -> Committed:
+        with self._locked(worktree):
+            self._write(worktree, "add", "--all", "--", ".")
+            staged = self._run(worktree, "diff", "--cached", "--quiet", check=False)
+            if staged.returncode != 0:
+                self._write(worktree, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-F", "-", stdin=message)
+        head = self.head(worktree)  # the work may have committed on the branch itself
+        if head == base:
+            return Committed(commit=None, numstat="", patch="")
+        return self.diff(worktree, base, head)
+
+    def diff(self, worktree_or_repo: str, base: str, commit: str) -> Committed:
+        numstat = self._run(worktree_or_repo, "diff", "--numstat", "--no-renames", base, commit, "--").stdout
+        patch = self._run(worktree_or_repo, "diff", "--binary", "--no-renames", "--no-color", base, commit, "--").stdout
+        return Committed(commit=commit, numstat=numstat, patch=patch)
+
+    def status(self, worktree: str) -> str:
+        return self._run(worktree, "status", "--porcelain", "--untracked-files=all").stdout
+
+    def apply(self, target: str, patch: str) -> None:
+        touched = self._run(target, "apply", "--numstat", "-z", "-", stdin=patch).stdout
+        paths = [part.split("\t")[-1] for part in touched.split("\0") if "\t" in part]
+        paths += [part for part in touched.split("\0") if part and "\t" not in part]  # renames' second names
+        with self._locked(target):
+            if paths:
+                dirty = self._run(target, "status", "--porcelain", "--untracked-files=all", "--", *paths).stdout
+                if dirty.strip():
+                    first = dirty.splitlines()[0][3:]
+                    raise GitRefused(f"{first} has uncommitted changes here; commit or stash them first", conflict=True)
+            checked = self._run(target, "apply", "--check", "-", check=False, stdin=patch)
+            if checked.returncode != 0:
+                raise GitRefused(_first_line(checked.stderr) or "the patch does not apply", conflict=True)
+            self._write(target, "apply", "-", stdin=patch)
+
+    def remove(self, repository: str, worktree: str, branch: str | None) -> None:
+        with self._locked(repository):
+            if os.path.isdir(worktree):
+                self._write(repository, "worktree", "remove", "--force", worktree)
+            else:
+                self._write(repository, "worktree", "prune")
+            if branch is not None:
+                done = self._run(repository, "branch", "-D", "--", branch, check=False)
+                if done.returncode != 0 and "not found" not in done.stderr:
+                    raise GitRefused(_first_line(done.stderr))
+
+    def listed(self, repository: str) -> list[str]:
+        out = self._run(repository, "worktree", "list", "--porcelain").stdout
+        return [line[len("worktree "):] for line in out.splitlines() if line.startswith("worktree ")]
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line.removeprefix("fatal: ").removeprefix("error: ")[:300]
+    return ""
+
+
+def _copy_regular(source: str, target: str) -> bool:
+    """Copy one regular file (never through a link), keeping its mode; False for anything else."""
+    try:
+        if not stat.S_ISREG(os.lstat(source).st_mode):
+            return False
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if os.path.lexists(target):
+            return False  # the checkout has it: never overwrite
+        shutil.copy2(source, target, follow_symlinks=False)
+        return True
+    except OSError:
+        return False
+
+
+def git_available(executable: str = "git") -> bool:
+    return shutil.which(executable) is not None
+
+
+__all__: Sequence[str] = ("Git", "git_available")

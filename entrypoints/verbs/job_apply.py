@@ -1,0 +1,41 @@
+"""`li job apply RUN_ID`: a run's changes into the current worktree, not committed (issue 28)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from argparse import Namespace
+from typing import Any
+
+from entrypoints.verbs._common import run_id_arg, this
+
+
+def register(sub: Any, words: list[str] | None = None) -> None:
+    parser = sub.add_parser("apply", help="apply a --worktree run's changes here, without committing",
+                            description="Apply the run's changes to the working tree of the git worktree you are "
+                                        "in (or --cwd), without committing; refused when they do not apply or "
+                                        "touch a file with uncommitted changes of yours. The branch li/RUN_ID "
+                                        "stays for git merge.")
+    parser.add_argument("run_id", metavar="RUN_ID")
+    parser.add_argument("--cwd", help="the worktree to apply to (default: here)")
+    parser.set_defaults(verb=this(__name__))
+
+
+def run(args: Namespace) -> dict[str, Any]:
+    from entrypoints.container import get_container
+    from entrypoints.verbs.agent import resolve_cwd
+
+    target = resolve_cwd(args.cwd)
+    result: dict[str, Any] = get_container().upkeep.reviews().apply(run_id_arg(args, args.run_id), target)
+    return result
+
+
+def human(args: Namespace) -> int:
+    data = run(args)
+    if not data["applied"]:
+        print(f"{data['run_id']} left no changes; nothing applied")
+        return 0
+    count = len(data["files"])
+    print(f"applied the changes of {data['run_id']} to {os.path.relpath(data['target']) if data['target'] else '.'}: "
+          f"{count} file{'s' if count != 1 else ''} (not committed)", file=sys.stdout)
+    return 0

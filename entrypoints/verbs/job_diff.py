@@ -1,0 +1,48 @@
+"""`li job diff RUN_ID`: the changes a run's work left in its own worktree, against its base (issue 28)."""
+
+from __future__ import annotations
+
+import sys
+from argparse import Namespace
+from typing import Any
+
+from entrypoints.verbs._common import run_id_arg, this
+
+
+def register(sub: Any, words: list[str] | None = None) -> None:
+    parser = sub.add_parser("diff", help="the changes a --worktree run committed, against its base",
+                            description="git's diff of the run's commit on li/RUN_ID against the commit its "
+                                        "worktree started from, read from the run's changes.patch artifact.")
+    parser.add_argument("run_id", metavar="RUN_ID")
+    parser.add_argument("--stat", action="store_true", help="only the files and line counts")
+    parser.set_defaults(verb=this(__name__))
+
+
+def run(args: Namespace) -> dict[str, Any]:
+    from entrypoints.container import get_container
+
+    result: dict[str, Any] = get_container().upkeep.reviews().diff(run_id_arg(args, args.run_id))
+    return result
+
+
+def human(args: Namespace) -> int:
+    data = run(args)
+    patch, files = data["patch"], data["files"]
+    if not patch["available"]:
+        print(f"li: the changes of {data['run_id']} are unavailable ({patch['reason_code']}): {patch['detail']}",
+              file=sys.stderr)
+        return 1
+    if data["recovered"]:
+        print(f"li: {data['run_id']} ended without committing; li committed its worktree's changes now",
+              file=sys.stderr)
+    if args.stat:
+        rows = files["value"] or []
+        for row in rows:
+            counts = "binary" if row["insertions"] is None else f"+{row['insertions']} -{row['deletions']}"
+            print(f" {row['path']}  {counts}")
+        changes = data["changes"] or {}
+        print(f" {len(rows)} file{'s' if len(rows) != 1 else ''} changed, {changes.get('insertions', 0)} insertions(+), "
+              f"{changes.get('deletions', 0)} deletions(-)")
+        return 0
+    sys.stdout.write(patch["value"])
+    return 0

@@ -1,0 +1,296 @@
+"""Each coding-agent run in its own git worktree (issue 28), on real git repositories and real runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from typing import Any
+
+import pytest
+
+from tests.support import run_li
+
+FAKES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fakes", "bin")
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git: apt-get install -y git")
+
+
+def git(repo: str, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "p", "GIT_AUTHOR_EMAIL": "p@x", "GIT_COMMITTER_NAME": "p",
+           "GIT_COMMITTER_EMAIL": "p@x"}
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Any) -> str:
+    path = str(tmp_path / "repo")
+    os.makedirs(path)
+    git(path, "init", "-q", "-b", "main")
+    with open(os.path.join(path, "shared.txt"), "w") as handle:
+        handle.write("one\ntwo\n")
+    git(path, "add", "shared.txt")
+    git(path, "commit", "-qm", "init")
+    return path
+
+
+def fakes(**extra: str) -> dict[str, str]:
+    return {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", **extra}
+
+
+def li(home: str, cwd: str, *argv: str, **env: str) -> dict[str, Any]:
+    """`li ARGV --machine` from `cwd`: the envelope."""
+    result = run_li(*argv, "--machine", home=home, cwd=cwd, env=fakes(**env))
+    assert result.returncode == 0, result.stderr
+    envelope: dict[str, Any] = json.loads(result.stdout)
+    return envelope
+
+
+def submit(home: str, cwd: str, *argv: str, **env: str) -> str:
+    envelope = li(home, cwd, "agent", "--detach", *argv, **env)
+    assert envelope["ok"], envelope
+    return str(envelope["data"]["run_id"])
+
+
+def ended(home: str, run_id: str, within: float = 60.0) -> dict[str, Any]:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        data: dict[str, Any] = li(home, "/", "job", "status", run_id)["data"]
+        if data["terminal"]:
+            return data
+        time.sleep(0.1)
+    raise AssertionError(f"{run_id} did not end")
+
+
+def console(home: str, run_id: str) -> str:
+    with open(os.path.join(home, "runs", run_id, "console.log"), encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+def test_two_concurrent_runs_editing_one_file_land_on_two_branches_and_leave_the_person_alone(
+        li_home: str, repo: str) -> None:
+    with open(os.path.join(repo, "shared.txt"), "a") as handle:
+        handle.write("the person's own edit\n")  # uncommitted, and must stay so
+    first = submit(li_home, repo, "claude", "first agent", "--worktree", FAKE_EDIT_FILE="shared.txt")
+    second = submit(li_home, repo, "claude", "second agent", "--worktree", FAKE_EDIT_FILE="shared.txt")
+    runs = {run_id: ended(li_home, run_id) for run_id in (first, second)}
+    for run_id, text in ((first, "first agent"), (second, "second agent")):
+        data = runs[run_id]
+        assert data["status"] == "completed", console(li_home, run_id)
+        worktree, changes = data["worktree"], data["changes"]
+        assert worktree["branch"] == f"li/{run_id}" and worktree["repository"] == repo
+        assert worktree["path"].startswith(os.path.join(repo, ".git", "li-worktrees"))
+        assert (changes["files"], changes["insertions"], changes["deletions"]) == (1, 1, 0)
+        assert git(repo, "show", f"{changes['commit']}:shared.txt") == f"one\ntwo\n{text}\n"
+        assert git(repo, "log", "-1", "--format=%an %s", changes["commit"]).startswith(f"li li run {run_id}")
+        assert git(repo, "rev-parse", f"li/{run_id}").strip() == changes["commit"]
+        assert worktree["base_commit"] == git(repo, "rev-parse", "main").strip()
+    with open(os.path.join(repo, "shared.txt")) as handle:
+        assert handle.read() == "one\ntwo\nthe person's own edit\n"
+    assert git(repo, "status", "--porcelain") == " M shared.txt\n"
+    assert git(repo, "branch", "--show-current").strip() == "main"
+
+
+def test_the_patch_is_kept_as_an_artifact_and_the_list_shows_the_changes(li_home: str, repo: str) -> None:
+    run_id = submit(li_home, repo, "sh", "printf 'x\\ny\\n' > new.txt; sed -i 1d shared.txt", "--worktree")
+    data = ended(li_home, run_id)
+    assert data["changes"]["patch_artifact"] == "changes.patch"
+    with open(os.path.join(li_home, "runs", run_id, "artifacts", "changes.patch")) as handle:
+        patch = handle.read()
+    assert "+++ b/new.txt" in patch and "-one" in patch
+    rows = li(li_home, repo, "job", "list")["data"]["runs"]
+    assert rows[0]["changes"]["files"] == 2
+    table = run_li("job", "list", "--wide", home=li_home).stdout
+    assert "CHANGES" in table and "+2 \u22121, 2 files" in table
+
+
+def test_worktreeinclude_files_are_copied_in_and_the_setup_runs_there_first(li_home: str, repo: str) -> None:
+    for name, text in ((".gitignore", ".env\nbuild/\n"), (".worktreeinclude", ".env\n"), (".env", "TOKEN=1\n")):
+        with open(os.path.join(repo, name), "w") as handle:
+            handle.write(text)
+    os.makedirs(os.path.join(repo, "build"))
+    with open(os.path.join(repo, "build", "big.o"), "w") as handle:
+        handle.write("not copied\n")
+    git(repo, "add", ".gitignore", ".worktreeinclude")
+    git(repo, "commit", "-qm", "include")
+    run_id = submit(li_home, repo, "sh", "cat .env; cat made-by-setup; test ! -e build/big.o", "--worktree",
+                    "--setup", "echo setting up; echo ready > made-by-setup")
+    data = ended(li_home, run_id)
+    text = console(li_home, run_id)
+    assert data["status"] == "completed", text
+    assert text.index("setting up") < text.index("TOKEN=1") < text.rindex("ready")
+    assert "copied from .worktreeinclude: .env" in text
+    # the setup's own file is committed as the work's (it is not ignored); .env is not (it is)
+    assert data["changes"]["files"] == 1
+
+
+def test_a_failing_setup_is_a_failed_start_with_its_reason_and_the_work_never_runs(li_home: str, repo: str) -> None:
+    run_id = submit(li_home, repo, "sh", "touch ran", "--worktree", "--setup", "echo cannot install; exit 3")
+    data = ended(li_home, run_id)
+    assert (data["status"], data["outcome"], data["reason_code"]) == ("failed", "failed", "worktree_setup_failed")
+    assert "cannot install" in console(li_home, run_id) and "the setup command exited 3" in console(li_home, run_id)
+    assert not os.path.exists(os.path.join(data["worktree"]["path"], "ran"))
+
+
+def test_worktree_outside_a_repository_is_refused_before_anything_is_written(li_home: str, tmp_path: Any) -> None:
+    elsewhere = str(tmp_path / "plain")
+    os.makedirs(elsewhere)
+    envelope = li(li_home, elsewhere, "agent", "--detach", "sh", "true", "--worktree")
+    assert envelope["ok"] is False and envelope["error"]["kind"] == "invalid_input"
+    assert "not inside" in envelope["error"]["message"]
+    assert not os.path.exists(os.path.join(li_home, "runs")) or os.listdir(os.path.join(li_home, "runs")) == []
+    human = run_li("agent", "sh", "true", "--worktree", home=li_home, cwd=elsewhere)
+    assert human.returncode != 0 and len(human.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv, word", [(("--base", "no-such-ref"), "no commit"), (("--base", "--all"), "--base"),
+                                        (("--setup", "true"), "--setup")])
+def test_a_bad_base_or_setup_is_one_refusal(li_home: str, repo: str, argv: tuple[str, ...], word: str) -> None:
+    extra = ("--worktree",) if word != "--setup" else ()
+    envelope = li(li_home, repo, "agent", "--detach", "sh", "true", *extra, *argv)
+    assert envelope["ok"] is False and envelope["error"]["kind"] == "invalid_input"
+    assert word in envelope["error"]["message"]
+
+
+def test_base_names_the_commit_the_worktree_starts_from(li_home: str, repo: str) -> None:
+    first = git(repo, "rev-parse", "HEAD").strip()
+    with open(os.path.join(repo, "later.txt"), "w") as handle:
+        handle.write("later\n")
+    git(repo, "add", "later.txt")
+    git(repo, "commit", "-qm", "later")
+    run_id = submit(li_home, repo, "sh", "test ! -e later.txt && echo ok > base.txt", "--worktree", "--base", "HEAD~1")
+    data = ended(li_home, run_id)
+    assert data["status"] == "completed" and data["worktree"]["base_commit"] == first
+
+
+def test_worktree_true_in_config_is_the_default_and_no_worktree_turns_it_off(li_home: str, repo: str) -> None:
+    os.makedirs(li_home, exist_ok=True)
+    with open(os.path.join(li_home, "config.toml"), "w") as handle:
+        handle.write('worktree = true\nworktree_setup = "echo configured setup"\n')
+    run_id = submit(li_home, repo, "sh", "echo hi > hi.txt")
+    data = ended(li_home, run_id)
+    assert data["worktree"] is not None and "configured setup" in console(li_home, run_id)
+    plain = submit(li_home, repo, "sh", "true", "--no-worktree")
+    assert ended(li_home, plain)["worktree"] is None
+
+
+def read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
+def killed_mid_work(home: str, repo: str) -> str:
+    """A run whose agent edited shared.txt and then hung, SIGKILLed (runner and work) before it could commit."""
+    run_id = submit(home, repo, "claude", "edit then hang", "--worktree", FAKE_EDIT_FILE="shared.txt",
+                    FAKE_CLAUDE_MODE="slow", FAKE_SLOW_SECONDS="60")
+    deadline = time.monotonic() + 30
+    status: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        status = li(home, "/", "job", "status", run_id)["data"]
+        path = (status.get("worktree") or {}).get("path")
+        if path and "edit then hang" in read(os.path.join(path, "shared.txt")):
+            break
+        time.sleep(0.1)
+    os.killpg(status["pid"], signal.SIGKILL)
+    return run_id
+
+
+def test_a_sigkilled_run_has_its_changes_committed_by_the_reap(li_home: str, repo: str) -> None:
+    run_id = killed_mid_work(li_home, repo)
+    data = ended(li_home, run_id)  # the first status after the kill reaps it
+    assert data["status"] == "exited"
+    changes = data["changes"]
+    assert changes is not None and (changes["files"], changes["insertions"]) == (1, 1), console(li_home, run_id)
+    assert git(repo, "rev-parse", f"li/{run_id}").strip() == changes["commit"]
+    assert git(repo, "show", f"{changes['commit']}:shared.txt").endswith("edit then hang\n")
+    diff = li(li_home, repo, "job", "diff", run_id)["data"]
+    assert diff["recovered"] is False and "+edit then hang" in diff["patch"]["value"]
+
+
+def finished(home: str, repo: str, script: str) -> dict[str, Any]:
+    return ended(home, submit(home, repo, "sh", script, "--worktree"))
+
+
+def test_diff_gives_files_counts_and_the_patch_under_d7_and_stat_for_a_person(li_home: str, repo: str) -> None:
+    data = finished(li_home, repo, "echo three >> shared.txt; printf 'a\\nb\\n' > n.txt")
+    diff = li(li_home, repo, "job", "diff", data["run_id"])
+    assert diff["ok"], diff
+    body = diff["data"]
+    assert body["files"] == {"available": True, "reason_code": None, "detail": None, "value": [
+        {"path": "n.txt", "insertions": 2, "deletions": 0}, {"path": "shared.txt", "insertions": 1, "deletions": 0}]}
+    assert body["patch"]["available"] and body["patch"]["value"].startswith("diff --git")
+    assert body["changes"]["commit"] == data["changes"]["commit"]
+    person = run_li("job", "diff", data["run_id"], "--stat", home=li_home)
+    assert person.returncode == 0 and "2 files changed, 3 insertions(+), 0 deletions(-)" in person.stdout
+    patch = run_li("job", "diff", data["run_id"], home=li_home)
+    assert patch.stdout == body["patch"]["value"]
+
+
+def test_a_diff_that_cannot_be_read_is_unavailable_with_its_reason_never_an_empty_patch(
+        li_home: str, repo: str) -> None:
+    data = finished(li_home, repo, "echo more >> shared.txt")
+    os.remove(os.path.join(li_home, "runs", data["run_id"], "artifacts", "changes.patch"))
+    body = li(li_home, repo, "job", "diff", data["run_id"])["data"]
+    assert body["patch"] == {"available": False, "value": None, "reason_code": "patch_unreadable",
+                             "detail": body["patch"]["detail"]}
+    assert body["files"]["available"] is False and body["files"]["value"] is None
+    person = run_li("job", "diff", data["run_id"], home=li_home)
+    assert person.returncode == 1 and person.stdout == "" and "unavailable (patch_unreadable)" in person.stderr
+
+
+def test_a_run_that_left_nothing_has_an_empty_available_patch(li_home: str, repo: str) -> None:
+    data = finished(li_home, repo, "true")
+    assert data["changes"] == {"commit": None, "files": 0, "insertions": 0, "deletions": 0, "patch_artifact": None}
+    body = li(li_home, repo, "job", "diff", data["run_id"])["data"]
+    assert body["patch"]["available"] is True and body["patch"]["value"] == "" and body["files"]["value"] == []
+
+
+def test_diff_of_a_run_without_a_worktree_or_unknown_is_one_refusal(li_home: str, repo: str) -> None:
+    plain = ended(li_home, submit(li_home, repo, "sh", "true"))
+    assert li(li_home, repo, "job", "diff", plain["run_id"])["error"]["kind"] == "invalid_input"
+    assert li(li_home, repo, "job", "diff", "20990101T000000-abcdef")["error"]["kind"] == "not_found"
+    assert li(li_home, repo, "job", "apply", "nonsense")["error"]["kind"] == "invalid_input"
+
+
+def test_apply_takes_the_changes_without_committing_and_the_branch_stays(li_home: str, repo: str) -> None:
+    data = finished(li_home, repo, "echo three >> shared.txt; echo new > fresh.txt")
+    applied = li(li_home, repo, "job", "apply", data["run_id"])
+    assert applied["ok"], applied
+    assert applied["data"]["applied"] is True and len(applied["data"]["files"]) == 2
+    assert read(os.path.join(repo, "shared.txt")) == "one\ntwo\nthree\n"
+    assert git(repo, "status", "--porcelain") == " M shared.txt\n?? fresh.txt\n"
+    assert git(repo, "log", "--format=%s").splitlines() == ["init"]  # nothing committed on the person's branch
+    assert git(repo, "rev-parse", f"li/{data['run_id']}").strip() == data["changes"]["commit"]
+
+
+def test_apply_refuses_a_conflict_with_one_line_and_never_touches_the_persons_work(li_home: str, repo: str) -> None:
+    data = finished(li_home, repo, "sed -i s/one/uno/ shared.txt")
+    with open(os.path.join(repo, "shared.txt"), "w") as handle:
+        handle.write("ONE\ntwo\n")
+    git(repo, "commit", "-qam", "the person's change")  # committed: the patch no longer applies
+    refused = li(li_home, repo, "job", "apply", data["run_id"])
+    assert refused["ok"] is False and refused["error"]["kind"] == "conflict"
+    assert "do not apply here" in refused["error"]["message"]
+    person = run_li("job", "apply", data["run_id"], home=li_home, cwd=repo)
+    assert person.returncode != 0 and len(person.stderr.strip().splitlines()) == 1
+    assert read(os.path.join(repo, "shared.txt")) == "ONE\ntwo\n" and git(repo, "status", "--porcelain") == ""
+    # uncommitted work of the person's in a file the change touches: refused, left as it was
+    other = finished(li_home, repo, "echo three >> shared.txt")
+    with open(os.path.join(repo, "shared.txt"), "a") as handle:
+        handle.write("mine, uncommitted\n")
+    refused = li(li_home, repo, "job", "apply", other["run_id"])
+    assert refused["error"]["kind"] == "conflict" and "uncommitted changes" in refused["error"]["message"]
+    assert read(os.path.join(repo, "shared.txt")) == "ONE\ntwo\nmine, uncommitted\n"
+
+
+def test_apply_outside_a_repository_is_refused(li_home: str, repo: str, tmp_path: Any) -> None:
+    data = finished(li_home, repo, "echo x > x.txt")
+    elsewhere = str(tmp_path / "plain")
+    os.makedirs(elsewhere)
+    assert li(li_home, elsewhere, "job", "apply", data["run_id"])["error"]["kind"] == "invalid_input"
