@@ -21,6 +21,7 @@ from domain.slurm import (
     MAX_TEXT_CHARS,
     SACCT_FIELDS,
     SQUEUE_FORMAT,
+    BatchStart,
     SlurmJob,
     is_job_id,
     parse_sacct,
@@ -32,6 +33,24 @@ from domain.slurm import (
 COMMAND_TIMEOUT: Final = 20.0  # seconds any one Slurm command may take
 TOOLS: Final = ("sbatch", "squeue", "scontrol", "scancel")
 _UNKNOWN_JOB = "Invalid job id"
+
+
+def batch_start(environ: Mapping[str, str]) -> BatchStart:
+    """What Slurm told the runner it started, from the variables it sets (SLURM_JOB_ID,
+    SLURM_RESTART_COUNT, SLURM_CLUSTER_NAME); a restart count that is no count is None."""
+    text = environ.get("SLURM_RESTART_COUNT")
+    return BatchStart(job_id=environ.get("SLURM_JOB_ID", ""), restart_count=_count(text), restart_text=text,
+                      cluster=environ.get("SLURM_CLUSTER_NAME") or None)
+
+
+def _count(text: str | None) -> int | None:
+    if text is None or text == "":
+        return 0
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
 
 
 class SlurmCluster:

@@ -10,11 +10,11 @@ restarted (`SLURM_RESTART_COUNT > 0`) — exits without running the work: a run 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from application.ports import Clock, ProcessProber, RunNotFound, RunRecords, StoreBusy, StoreRefused
 from domain.run import PREPARING, SLURM, STARTED, Engine, Incarnation, RecordUnusable, Run, iso
+from domain.slurm import BatchStart, is_job_id
 
 ATTACH_ATTEMPTS = 5
 
@@ -41,24 +41,22 @@ class BatchAttach:
         except (RunNotFound, RecordUnusable, StoreRefused, OSError):
             return False
 
-    def attach(self, run_id: str, environ: Mapping[str, str], pid: int, pgid: int) -> Attach:
-        """Attach this runner (`pid`, its group `pgid`, Slurm's variables in `environ`) to the run."""
+    def attach(self, run_id: str, started: BatchStart, pid: int, pgid: int) -> Attach:
+        """Attach this runner (`pid`, its group `pgid`, what Slurm said it `started`) to the run."""
         if not self.is_batch(run_id):
             return Attach(batch=False)
-        restarts = _count(environ.get("SLURM_RESTART_COUNT"))
+        restarts = started.restart_count
         if restarts is None or restarts > 0:
-            return Attach(True, f"Slurm restarted this job (SLURM_RESTART_COUNT={environ.get('SLURM_RESTART_COUNT')!r}):"
+            return Attach(True, f"Slurm restarted this job (SLURM_RESTART_COUNT={started.restart_text!r}):"
                                 " a run's runner never runs twice")
-        from domain.slurm import is_job_id
-
-        job_id = environ.get("SLURM_JOB_ID", "")
+        job_id = started.job_id
         if not is_job_id(job_id):
             return Attach(True, "the runner of a Slurm run was not started by Slurm (no SLURM_JOB_ID)")
         host = self.prober.host()
         seen = self.prober.observe(pid)
         incarnation = Incarnation(host.host_id, host.boot_id, pid, seen.create_time if seen.exists else None,
                                   pgid, job_id=job_id, restart_count=restarts)
-        cluster = environ.get("SLURM_CLUSTER_NAME") or None
+        cluster = started.cluster
         now = iso(self.clock.now())
         why: list[str] = []
 
@@ -88,12 +86,3 @@ class BatchAttach:
             return Attach(True, why[-1] if written is None and why else None)
         return Attach(True, "the runner could not attach to the run: the record stayed locked")
 
-
-def _count(text: str | None) -> int | None:
-    if text is None or text == "":
-        return 0
-    try:
-        value = int(text)
-    except ValueError:
-        return None
-    return value if value >= 0 else None

@@ -101,6 +101,18 @@ class RecordedJob:
     submit_time: str | None = None
 
 
+@dataclass(frozen=True)
+class BatchStart:
+    """What Slurm told the runner it started (read from its environment by adapters/slurm.py):
+    the job id ("" when none), the restart count (None when unreadable; its text in
+    `restart_text`) and the cluster's name."""
+
+    job_id: str
+    restart_count: int | None
+    restart_text: str | None = None
+    cluster: str | None = None
+
+
 def is_job_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _JOB_ID.fullmatch(value) is not None
 

@@ -279,6 +279,7 @@ def _attach_batch(store: Any, run_id: str) -> int | None:
     """A run submitted to Slurm: take the console over (the job's own output goes nowhere), then
     attach this runner's incarnation by the fenced `preparing` → `started` write. Returns the exit
     status when the work must not run here (another attempt's, restarted, no longer preparing)."""
+    from adapters.slurm import batch_start
     from application.batch import BatchAttach
     from entrypoints import services
 
@@ -290,7 +291,7 @@ def _attach_batch(store: Any, run_id: str) -> int | None:
         sys.stderr.flush()
         os.dup2(console, 1)
         os.dup2(console, 2)
-    result = attach.attach(run_id, os.environ, os.getpid(), os.getpgid(0))
+    result = attach.attach(run_id, batch_start(os.environ), os.getpid(), os.getpgid(0))
     if result.refused is not None:
         print(f"li runner: not running the work: {result.refused}", flush=True)
         return 75

@@ -12,6 +12,7 @@ import pytest
 from dependency_injector import providers
 
 from adapters.fakes import ScriptedCluster
+from adapters.slurm import batch_start
 from application.batch import BatchAttach
 from domain.contract import ContractError, ErrorKind
 from domain.lifecycle import PREPARING_THRESHOLD_SECONDS, derive
@@ -34,7 +35,7 @@ def slurm_submit(world, **fields: object):
 
 def attach(world, run_id: str, env: dict[str, str] | None = None, pid: int = 52000):
     world.prober.start(pid, 2000.0)
-    return BatchAttach(world.store, world.prober, world.clock).attach(run_id, env or RUNNER_ENV, pid, pid)
+    return BatchAttach(world.store, world.prober, world.clock).attach(run_id, batch_start(env or RUNNER_ENV), pid, pid)
 
 
 def observe(world, run_id: str):
