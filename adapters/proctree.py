@@ -39,6 +39,22 @@ def become_subreaper() -> bool:
         return False
 
 
+def name_process(role: str, run_id: str) -> bool:
+    """Put the run in this process's name, as `ps -o comm` and `top` show it (`li run c3406e`):
+    /proc/self/comm, the name prctl(PR_SET_NAME) sets, at most 15 bytes (issue 27). Best effort;
+    an exec gives the next program its own name, so each of li's processes of a run says it again."""
+    name = f"li {role} {run_id[-6:]}"[:15]
+    try:
+        fd = os.open("/proc/self/comm", os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(fd, name.encode("ascii", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+    return True
+
+
 def stat_of(pid: str) -> Stat | None:
     """(state, ppid, pgrp, session, start ticks) of /proc/<pid>/stat, or None when it is gone."""
     try:

@@ -59,7 +59,8 @@ def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str
             stream.flush()
         if stopped():
             raise InterruptedError("a SIGTERM came before the hand-over")
-        os.execv(sys.executable, [sys.executable, "-I", "-S", SUPERVISOR, str(spec_fd)])
+        # The run id after the descriptor: `ps` shows which run this supervisor is (issue 27).
+        os.execv(sys.executable, [sys.executable, "-I", "-S", SUPERVISOR, str(spec_fd), supervision.run_id])
     except OSError:
         close_all(made)
         close_all(launch.pass_fds)

@@ -369,6 +369,7 @@ def main(argv: list[str]) -> int:
     os.lseek(spec_fd, 0, os.SEEK_SET)
     spec = json.loads(_read_all(spec_fd, 1 << 26))
     os.close(spec_fd)
+    proctree.name_process("sup", str(spec["run_id"]))  # `ps`/`top` name the run (argv[2] is its id too)
     if spec.get("confine"):
         global confinement
         import confinement  # noqa: PLC0415 - only a confined leg pays for ctypes

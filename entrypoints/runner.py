@@ -42,9 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     become_subreaper()  # what the work starts stays the run's (kept across the lean supervisor's exec)
     args = sys.argv[1:] if argv is None else argv
     waiting = _place_in_line()
+    from adapters.proctree import name_process
     from domain.run import is_run_id
 
     if args[:1] == ["--finish"]:
+        if len(args) > 1 and is_run_id(args[1]):
+            name_process("end", args[1])
         finishing = _finishing(args[1:])
         if finishing is None:
             print("usage: python -m entrypoints.runner --finish RUN_ID CAPTURE_FD EXIT TIMED_OUT CANCELLED "
@@ -54,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1 or not is_run_id(args[0]):
         print("usage: python -m entrypoints.runner RUN_ID", file=sys.stderr)
         return 2
+    name_process("run", args[0])
     return perform(args[0], waiting=waiting)
 
 
