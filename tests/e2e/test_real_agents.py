@@ -92,8 +92,7 @@ MARKER_WRITTEN = {
 }
 
 
-# PENDING(i24b): claude full as root, refused at submit.
-@pytest.mark.parametrize("cli, mode", sorted(set(MARKER_WRITTEN) - {("claude", "full")}))
+@pytest.mark.parametrize("cli, mode", sorted(MARKER_WRITTEN))
 def test_each_permission_mode_lets_the_clis_shell_tool_write_or_not(agents: Agents, cli: str, mode: str) -> None:
     steps = (tool("touch li-marker"), text("Tried."))
     if cli == "claude" and mode == "full" and os.geteuid() == 0:
