@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from application.observe import Observer
@@ -23,6 +24,10 @@ NOTICE_IN_FLIGHT = "notice_in_flight"
 NO_RECORD = "no_record"
 BUSY = "busy"
 REMOVE_FAILED = "remove_failed"
+WORKTREE_KEPT = "worktree_kept"  # issue 28: its worktree holds changes li did not commit, or could not go
+
+# Removes a run's worktree (and its branch when asked): None when done, else why it stays.
+WorktreeRemover = Callable[[Run, bool], "str | None"]
 
 
 def keep(report: PruneData, run_id: str, reason: str, detail: str | None = None) -> None:
@@ -56,11 +61,15 @@ def notice_in_flight(run: Run, now: datetime) -> bool:
 class Pruner:
     """Resolves every run through the Observer, then deletes only ended ones under their lock."""
 
-    def __init__(self, store: RunRecords, observer: Observer, clock: Clock, lock_timeout: float = 5.0) -> None:
+    def __init__(self, store: RunRecords, observer: Observer, clock: Clock, lock_timeout: float = 5.0,
+                 worktrees: WorktreeRemover | None = None) -> None:
         self.store = store
         self.observer = observer
         self.clock = clock
         self.lock_timeout = lock_timeout
+        self.worktrees = worktrees
+        self.branches = False
+        self._users: dict[str, set[str]] | None = None
 
     def prune(self, older_than_days: float = 0.0, dry_run: bool = False) -> PruneData:
         report = PruneData(removed=[], kept=[], dry_run=dry_run)
@@ -122,7 +131,11 @@ class Pruner:
         return RemoveData(removed=report.removed, kept=report.kept)
 
     def _remove(self, run_id: str, older_than_days: float, report: PruneData, force: bool = False) -> None:
-        """Delete inside the run's read-modify-write, so no writer holds the lock meanwhile."""
+        """Delete inside the run's read-modify-write, so no writer holds the lock meanwhile; a
+        run's own worktree first (issue 28), and never one with changes li did not commit."""
+        why = self._remove_worktree(run_id)
+        if why is not None:
+            return keep(report, run_id, WORKTREE_KEPT, why)
         removed: list[str] = []
         now = self.clock.now()
 
@@ -145,3 +158,32 @@ class Pruner:
             report.removed.append(run_id)
         else:
             keep(report, run_id, NOT_ENDED, "its record changed while it was being removed")
+
+    def _remove_worktree(self, run_id: str) -> str | None:
+        """Remove the run's worktree unless another run still works there (a reply's chain shares
+        one: it goes with the last of them); why it stays, when it does."""
+        if self.worktrees is None:
+            return None
+        try:
+            run = self.store.read(run_id)
+        except (RunNotFound, RecordUnusable, StoreRefused, StoreBusy, OSError):
+            return None  # the removal below says what became of the run
+        if run.worktree is None:
+            return None
+        users = self._worktree_users().get(run.worktree.path, set())
+        users.discard(run_id)
+        if users:
+            return None  # the worktree stays for the other runs of its conversation
+        return self.worktrees(run, self.branches)
+
+    def _worktree_users(self) -> dict[str, set[str]]:
+        if self._users is None:
+            self._users = {}
+            for other in self.store.run_ids():
+                try:
+                    found = self.store.read(other).worktree
+                except Exception:  # noqa: BLE001 - a run that cannot be read names no worktree here
+                    continue
+                if found is not None:
+                    self._users.setdefault(found.path, set()).add(other)
+        return self._users

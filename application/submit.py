@@ -160,7 +160,7 @@ class SubmitService:
             spawn_state=PREPARING, notify=list(request.notify) if request.notify is not None else None,
             notify_source=request.notify_source, model=request.model_text, cwd=request.cwd,
             timeout=request.timeout, extra=self._extra(request), host_id=self._host_id(),
-            executor=SLURM if request.executor == SLURM else None,
+            executor=SLURM if request.executor == SLURM else None, continues=_continues(request),
         )
 
     def _host_id(self) -> str | None:
@@ -309,3 +309,9 @@ def _with_engine(current: Run, engine: Engine) -> Run | None:
     return current.evolve(engine=Engine(
         known.executor, known.job_id, cluster=known.cluster or engine.cluster,
         submit_time=known.submit_time or engine.submit_time, submitted_at=known.submitted_at or engine.submitted_at))
+
+
+def _continues(request: RunRequest) -> str | None:
+    """The run a reply continues (`li job reply`, issue 28), as its request names it."""
+    value = request.extra.get("continues")
+    return value if isinstance(value, str) and is_run_id(value) else None

@@ -20,11 +20,12 @@ SUB_TABLE: tuple[tuple[str, str], ...] = (
     ("rm", "entrypoints.verbs.job_rm"),
     ("diff", "entrypoints.verbs.job_diff"),
     ("apply", "entrypoints.verbs.job_apply"),
+    ("reply", "entrypoints.verbs.job_reply"),
 )
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("job", help="status, output, list, kill, wait, prune, retry, rm, diff, apply")
+    parser = sub.add_parser("job", help="status, output, list, kill, wait, prune, retry, rm, diff, apply, reply")
     verbs = parser.add_subparsers(dest="job_command", metavar="SUBCOMMAND")
     register_table(verbs, SUB_TABLE, words)
     parser.set_defaults(verb=this(__name__))
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
         job_list,
         job_output,
         job_prune,
+        job_reply,
         job_retry,
         job_rm,
         job_status,
@@ -46,11 +48,11 @@ if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
     from entrypoints.verbs._common import Verb
 
     _CHECKED: tuple[Verb, ...] = (job_status, job_output, job_list, job_kill, job_wait, job_prune, job_retry,
-                                 job_rm, job_diff, job_apply)
+                                 job_rm, job_diff, job_apply, job_reply)
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    raise ContractError(ErrorKind.INVALID_INPUT, "li job needs a subcommand: status, output, list, kill, wait, prune, retry, rm, diff, apply")
+    raise ContractError(ErrorKind.INVALID_INPUT, "li job needs a subcommand: status, output, list, kill, wait, prune, retry, rm, diff, apply, reply")
 
 
 def human(args: Namespace) -> int:

@@ -15,6 +15,8 @@ def register(sub: Any, words: list[str] | None = None) -> None:
     parser.add_argument("--older-than", metavar="AGE",
                         help="only runs that ended at least AGE ago: days (0.5), or as --since takes it "
                              "(30m, 2h, 7d, an ISO time); default 0: every ended run")
+    parser.add_argument("--branches", action="store_true",
+                        help="also delete each removed run's branch li/RUN_ID (a --worktree run's commit)")
     parser.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
     parser.set_defaults(verb=this(__name__))
 
@@ -35,7 +37,7 @@ def run(args: Namespace) -> dict[str, Any]:
     days = older_than(args.older_than)
     from entrypoints import services
 
-    data: dict[str, Any] = services.pruner().prune(days, dry_run=args.dry_run).to_wire()
+    data: dict[str, Any] = _with_branches(services.pruner(), args).prune(days, dry_run=args.dry_run).to_wire()
     return data
 
 
@@ -57,3 +59,9 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     out.write(f"{verb.capitalize()} {len(removed)} ended run{plural}; kept {len(data['kept'])}"
               f"{f' ({why})' if why else ''}.\n")
     return 0
+
+
+def _with_branches(pruner: Any, args: Namespace) -> Any:
+    """`--branches`: a removed run's worktree goes with its branch (issue 28); without it the branch stays."""
+    pruner.branches = bool(getattr(args, "branches", False))
+    return pruner

@@ -15,6 +15,8 @@ def register(sub: Any, words: list[str] | None = None) -> None:
                                         "a run still going is refused (stop it first with li job kill). "
                                         "Nothing is removed unless every named run can be.")
     parser.add_argument("run_ids", nargs="+", metavar="RUN_ID")
+    parser.add_argument("--branches", action="store_true",
+                        help="also delete each removed run's branch li/RUN_ID (a --worktree run's commit)")
     parser.add_argument("--force", action="store_true",
                         help="also remove an ended run whose notice is still being delivered (never a live run)")
     parser.set_defaults(verb=this(__name__))
@@ -24,7 +26,7 @@ def run(args: Namespace) -> dict[str, Any]:
     from entrypoints import services
 
     ids = [run_id_arg(args, word) for word in args.run_ids]
-    data: dict[str, Any] = services.pruner().remove_named(ids, force=args.force).to_wire()
+    data: dict[str, Any] = _with_branches(services.pruner(), args).remove_named(ids, force=args.force).to_wire()
     return data
 
 
@@ -35,3 +37,9 @@ def human(args: Namespace) -> int:
     for kept in data["kept"]:
         print(f"kept {kept['run_id']}: {kept['reason']} ({kept['detail']})", file=sys.stderr)
     return 0 if not data["kept"] else 4
+
+
+def _with_branches(pruner: Any, args: Namespace) -> Any:
+    """`--branches`: a removed run's worktree goes with its branch (issue 28); without it the branch stays."""
+    pruner.branches = bool(getattr(args, "branches", False))
+    return pruner

@@ -55,6 +55,7 @@ def show(data: dict[str, Any], args: Namespace) -> int:
         lines.append(f"  confined   {'the store hidden from the work' if data['confinement'] == 'store_hidden' else 'no: the work could reach the store'}{why}")
     if data.get("retry_of"):
         lines.append(f"  retry of   {data['retry_of']}")
+    lines.extend(worktree_lines(data))
     if data.get("model"):
         lines.append(f"  model      {data['model']}")
     if data["terminal"] and data.get("exit_code") is not None:
@@ -225,3 +226,26 @@ def _metered(value: Any) -> str:
     if isinstance(value, dict):
         return " ".join(f"{k}={v}" for k, v in value.items())
     return str(value)
+
+
+def worktree_lines(data: dict[str, Any]) -> list[str]:
+    """The run's worktree, what li committed there, and the conversation it continues (issue 28)."""
+    from entrypoints.verbs.job_list import changes_cell
+
+    lines = []
+    worktree = data.get("worktree")
+    if isinstance(worktree, dict):
+        lines.append(f"  worktree   {worktree.get('path')} (branch {worktree.get('branch')}, "
+                     f"from {str(worktree.get('base_commit'))[:12]})")
+        changes = data.get("changes")
+        if isinstance(changes, dict):
+            commit = changes.get("commit")
+            lines.append(f"  changes    {changes_cell(changes)}" + (f" in {str(commit)[:12]}" if commit else ""))
+        else:
+            lines.append("  changes    not committed yet" + (" (li job diff commits them)" if data["terminal"] else ""))
+    if data.get("continues"):
+        lines.append(f"  continues  {data['continues']}")
+    chain = data.get("chain")
+    if isinstance(chain, list) and len(chain) > 1:
+        lines.append(f"  chain      {' → '.join(str(r) for r in chain)}")
+    return lines

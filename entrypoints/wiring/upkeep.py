@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from adapters.diagnostics import SystemDiagnostics
     from application.observe import Observer
-    from application.ports import Clock, RunRecords
+    from application.ports import Clock
     from application.prune import Pruner
     from application.worktrees import WorktreeReviews
 
@@ -22,10 +22,16 @@ def diagnostics(home: str) -> SystemDiagnostics:
     return SystemDiagnostics(home=home)
 
 
-def pruner(store: RunRecords, observer: Observer, clock: Clock) -> Pruner:
+def pruner(store: Any, observer: Observer, clock: Clock, git: Any = None) -> Pruner:
+    """Prune and rm; a run's worktree (issue 28) is removed with it through git, built on first use."""
     from application.prune import Pruner
 
-    return Pruner(store=store, observer=observer, clock=clock)
+    def worktrees(run: Any, branches: bool) -> str | None:
+        from application.worktrees import RunWorktrees
+
+        return RunWorktrees(git(), store, store).remove(run, branches)
+
+    return Pruner(store=store, observer=observer, clock=clock, worktrees=worktrees if git is not None else None)
 
 
 def worktree_reviews(store: Any, git: Any, reads: Any) -> WorktreeReviews:
@@ -45,5 +51,6 @@ class Upkeep(containers.DeclarativeContainer):
     reads = providers.DependenciesContainer()
 
     diagnostics = providers.Singleton(diagnostics, home=core.home)
-    pruner = providers.Factory(pruner, store=core.store, observer=reads.observer, clock=core.clock)
+    pruner = providers.Factory(pruner, store=core.store, observer=reads.observer, clock=core.clock,
+                               git=core.git.provider)
     reviews = providers.Factory(worktree_reviews, store=core.store, git=core.git.provider, reads=reads.reads)

@@ -53,7 +53,7 @@ def verb_of(argv: Sequence[str]) -> str | None:
     if first in ("agent", "orchestrate"):
         return "submit"
     if first == "job":
-        if "retry" in positionals[1:2]:
+        if "retry" in positionals[1:2] or "reply" in positionals[1:2]:
             return "submit"  # a retry answers with the new run's handle
         second = next((a for a in positionals[1:] if a in JOB_VERBS), None)
         return second

@@ -294,3 +294,64 @@ def test_apply_outside_a_repository_is_refused(li_home: str, repo: str, tmp_path
     elsewhere = str(tmp_path / "plain")
     os.makedirs(elsewhere)
     assert li(li_home, elsewhere, "job", "apply", data["run_id"])["error"]["kind"] == "invalid_input"
+
+
+def test_reply_resumes_the_session_in_the_same_worktree_and_branch_and_shows_the_chain(
+        li_home: str, repo: str, tmp_path: Any) -> None:
+    argv_log = str(tmp_path / "argv.jsonl")
+    first = submit(li_home, repo, "claude", "first turn", "--worktree", FAKE_EDIT_FILE="shared.txt",
+                   FAKE_CLAUDE_SESSION="sess-one-1", FAKE_ARGV_LOG=argv_log)
+    one = ended(li_home, first)
+    assert one["status"] == "completed" and one["session_id"] == "sess-one-1", console(li_home, first)
+    reply = li(li_home, "/", "job", "reply", first, "second turn", FAKE_EDIT_FILE="shared.txt",
+               FAKE_ARGV_LOG=argv_log)
+    assert reply["ok"], reply
+    second = reply["data"]["run_id"]
+    two = ended(li_home, second)
+    assert two["status"] == "completed", console(li_home, second)
+    assert two["continues"] == first and two["chain"] == [first, second]
+    assert two["worktree"]["path"] == one["worktree"]["path"] and two["worktree"]["branch"] == f"li/{first}"
+    assert two["worktree"]["base_commit"] == one["changes"]["commit"]  # the reply's changes are its own
+    assert (two["changes"]["files"], two["changes"]["insertions"]) == (1, 1)
+    with open(argv_log) as handle:
+        calls = [json.loads(line)["argv"] for line in handle]
+    assert "--resume" not in calls[0] and calls[1][calls[1].index("--resume") + 1] == "sess-one-1"
+    assert git(repo, "show", f"li/{first}:shared.txt") == "one\ntwo\nfirst turn\nresumed sess-one-1: second turn\n"
+    assert git(repo, "log", "--format=%s", f"li/{first}").splitlines()[:2] == [f"li run {second}", f"li run {first}"]
+    person = run_li("job", "status", second, home=li_home)
+    assert f"chain      {first} → {second}" in person.stdout and f"continues  {first}" in person.stdout
+
+
+def test_reply_is_refused_with_the_reason_for_sh_and_a_run_without_a_session(li_home: str, repo: str) -> None:
+    shell = ended(li_home, submit(li_home, repo, "sh", "true"))
+    refused = li(li_home, repo, "job", "reply", shell["run_id"], "more")
+    assert refused["error"]["kind"] == "invalid_input" and "sh run" in refused["error"]["message"]
+    silent = ended(li_home, submit(li_home, repo, "claude", "hi", FAKE_CLAUDE_SESSION=""))  # a stream with no id
+    assert silent["session_id"] is None
+    refused = li(li_home, repo, "job", "reply", silent["run_id"], "more")
+    assert refused["error"]["kind"] == "invalid_input" and "no session id" in refused["error"]["message"], refused
+    assert li(li_home, repo, "job", "reply", "20990101T000000-abcdef", "x")["error"]["kind"] == "not_found"
+
+
+def test_rm_and_prune_remove_the_worktree_the_branch_stays_unless_branches(li_home: str, repo: str) -> None:
+    first = finished(li_home, repo, "echo a > a.txt")
+    removed = li(li_home, repo, "job", "rm", first["run_id"])
+    assert removed["ok"] and removed["data"]["removed"] == [first["run_id"]], removed
+    assert not os.path.exists(first["worktree"]["path"])
+    assert git(repo, "rev-parse", f"li/{first['run_id']}").strip() == first["changes"]["commit"]
+    second = finished(li_home, repo, "echo b > b.txt")
+    pruned = li(li_home, repo, "job", "prune", "--branches")
+    assert second["run_id"] in pruned["data"]["removed"], pruned
+    assert not os.path.exists(second["worktree"]["path"])
+    assert git(repo, "branch", "--list", f"li/{second['run_id']}") == ""
+
+
+def test_a_worktree_with_changes_li_did_not_commit_is_never_removed(li_home: str, repo: str) -> None:
+    data = finished(li_home, repo, "echo a > a.txt")
+    with open(os.path.join(data["worktree"]["path"], "later.txt"), "w") as handle:
+        handle.write("written after li committed\n")
+    pruned = li(li_home, repo, "job", "prune")["data"]
+    kept = {row["run_id"]: row for row in pruned["kept"]}
+    assert kept[data["run_id"]]["reason"] == "worktree_kept", pruned
+    assert os.path.exists(os.path.join(data["worktree"]["path"], "later.txt"))
+    assert li(li_home, "/", "job", "status", data["run_id"])["ok"]  # the run stays too: it names the worktree
