@@ -21,11 +21,21 @@ def register(sub: Any, words: list[str] | None = None) -> None:
     parser.add_argument("--model", help="only runs with this model (a provider, e.g. claude, or claude/opus)")
     parser.add_argument("--since", help="only runs submitted since: a duration back (30m, 2h, 7d) or an ISO time")
     parser.add_argument("--wide", action="store_true", help="show every column and cell whole, whatever the width")
+    parser.add_argument("--watch", action="store_true", help="redraw the list every 2 seconds until Ctrl-C")
     parser.set_defaults(verb=this(__name__))
+
+
+WATCH_SECONDS = 2.0
 
 
 def run(args: Namespace) -> dict[str, Any]:
     from application.reads import LIMIT_DEFAULT, LIMIT_MAX, bounded_count
+
+    if getattr(args, "watch", False):
+        from domain.contract import ContractError, ErrorKind
+
+        raise ContractError(ErrorKind.INVALID_INPUT, "--watch redraws a table for people and is not available "
+                            "under --machine; call li job list again")
     from entrypoints import services
 
     limit = bounded_count(args.limit, "--limit", LIMIT_DEFAULT, LIMIT_MAX, minimum=1)
@@ -46,7 +56,30 @@ def human(args: Namespace) -> int:
     from entrypoints.verbs._common import clamp_note
 
     clamp_note(args.limit, "--limit", LIMIT_MAX)
+    if getattr(args, "watch", False):
+        return watch(args)
     return show(run(args), args)
+
+
+def watch(args: Namespace) -> int:
+    """`--watch`: the list redrawn every WATCH_SECONDS (the screen cleared first on a terminal;
+    a pipe gets each list after a blank line) until Ctrl-C, which only stops watching (exit 130)."""
+    import time
+
+    args.watch = False
+    tty = sys.stdout.isatty()
+    try:
+        while True:
+            data = run(args)
+            if tty:
+                sys.stdout.write("\x1b[H\x1b[2J")
+            show(data, args)
+            sys.stdout.write("" if tty else "\n")
+            sys.stdout.flush()
+            time.sleep(WATCH_SECONDS)
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        return 130
 
 
 def columns(with_host: bool = False, with_cost: bool = False, with_changes: bool = False) -> list[Any]:

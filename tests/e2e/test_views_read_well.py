@@ -65,3 +65,23 @@ def test_wait_ends_with_the_count_by_outcome_and_fails_when_one_failed(li_home: 
     rows = [line for line in lines if good in line or bad in line]
     assert len(rows) == 2 and rows[0].index("completed") == rows[1].index("failed"), rows  # one column
     assert "exit code 3" in "".join(lines)  # at 60 columns the line wraps
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_list_watch_redraws_until_ctrl_c_and_the_runs_go_on(li_home: str, columns: int) -> None:
+    run_id = machine("agent", "--detach", "sh", "sleep 30", home=li_home).data["run_id"]
+    try:
+        term = Terminal(["job", "list", "--watch"], li_home, rows=20, columns=columns)
+        term.until(lambda t: any(run_id[-6:] in line and "running" in line for line in t.display()))
+        first = term.raw.count(b"\x1b[2J")
+        term.until(lambda t: t.raw.count(b"\x1b[2J") > first, timeout=15)  # drawn again
+        term.child.sendintr()
+        assert term.finish() == 130
+        assert all(len(line) <= columns for line in term.display())
+        assert machine("job", "status", run_id, home=li_home).data["status"] == "running"
+    finally:
+        machine("job", "kill", run_id, home=li_home)
+
+
+def test_list_watch_under_machine_is_one_envelope_refusing_it(li_home: str) -> None:
+    assert machine("job", "list", "--watch", home=li_home).error["kind"] == "invalid_input"

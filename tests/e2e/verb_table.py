@@ -164,6 +164,7 @@ JOB = [
     row("rm-unknown-forced", "job", "rm", UNKNOWN, "--force"),
     row("rm-traversal-id", "job", "rm", "../../etc/passwd"),
     row("list-unknown-status", "job", "list", "--status", "runing"),
+    row("list-watch", "job", "list", "--watch"),
     row("output-lines", "job", "output", UNKNOWN, "--lines", "3"),
     row("output-bad-lines", "job", "output", UNKNOWN, "--lines", "x"),
     row("output-artifact", "job", "output", UNKNOWN, "--artifact", "a.txt"),
