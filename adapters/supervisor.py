@@ -12,9 +12,15 @@ While the work runs it:
   /dev/null), stdout and stderr through pipes;
 - copies both to the run's console (fd 1) in whole lines, and stdout to the capture descriptor
   (the answer and the agent's event stream, parsed after the end);
+- is a child subreaper (`adapters/proctree.py`), so what the leg starts in a session of its own
+  (an agent's shell tool) stays its descendant;
 - on SIGTERM (li job kill, scancel) or a kill request recorded in the run's record.json (li job
-  kill from another host), SIGTERMs the leg's group, and SIGKILLs it after a grace;
-- at the timeout does the same and notes it timed out;
+  kill from another host), SIGTERMs the leg's group and every other process of the run (its
+  descendants, and what carries the run's LI_RUN_ID), and SIGKILLs them after a grace;
+- at the timeout does the same and notes it timed out; likewise when an agent leg wrote nothing
+  for its idle timeout (notes it `idle`);
+- once the leg's own process ended, stops whatever of the run still lives the same way, so none
+  outlives the end;
 - after the leg's process ended (and its pipes closed, or a few seconds passed), exec's the full
   runner in finishing mode (`entrypoints.runner --finish`), which writes the answer, collects the
   artifacts, writes the manifest and records the end, as the runner always did.
