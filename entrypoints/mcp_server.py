@@ -257,7 +257,9 @@ VERBS = (
 def build_server(client: ContractClient) -> MCPServer:
     """Handshake once; register the verbs only when the version is understood (C1)."""
     hello = client.handshake()
-    server = MCPServer("lionrun", instructions=INSTRUCTIONS, log_level="WARNING")
+    from entrypoints.version import version
+
+    server = MCPServer("lionrun", instructions=INSTRUCTIONS, log_level="WARNING", version=version())
     tools = Tools(client, server)
     server.add_tool(tools.handshake, name="handshake", description=DESCRIPTIONS["handshake"])
     if hello.registered:
@@ -297,6 +299,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def main(argv: list[str]) -> int:
     try:
         options = parse(argv)
@@ -306,6 +315,9 @@ def main(argv: list[str]) -> int:
     if li is None or not (os.path.isfile(li) and os.access(li, os.X_OK)):
         print(f"li mcp: no executable li at {li!r}; pass --li or set LI_BIN", file=sys.stderr)
         return EXIT_CONFIG
+    if _isatty(sys.stdin):  # a person, not an MCP host: say what this is rather than wait silently
+        print("li mcp: speaking MCP (JSON-RPC) on stdio for an MCP client; this is no prompt for a person "
+              "— Ctrl-C to quit", file=sys.stderr, flush=True)
     policy = UnresolvedPolicy(options.max_attempts, options.backoff, 2.0, options.backoff_max)
     build_server(ContractClient(li, policy=policy)).run("stdio")
     return 0

@@ -286,3 +286,25 @@ def test_li_mcp_takes_its_documented_options_and_drives_the_li_that_started_it(l
         proc.kill()
         proc.communicate(timeout=30)
     assert reply["id"] == 1 and "result" in reply, reply
+
+
+def test_the_server_reports_lis_version(tmp_path: pathlib.Path, li_home: str) -> None:
+    """Issue 27 item 6: server_info.version was ''."""
+    from entrypoints.version import version
+
+    async def body(client: Client) -> None:
+        assert client.server_info.name == "lionrun"
+        assert client.server_info.version == version() != ""
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)
+
+
+def test_li_mcp_at_a_terminal_says_in_one_line_what_it_is(li_home: str) -> None:
+    """Issue 27 item 6: at a terminal `li mcp` swallowed input silently."""
+    import pexpect
+
+    child = pexpect.spawn(li_bin(), ["mcp"], env={**os.environ, "LI_HOME": li_home}, timeout=30, encoding="utf-8")
+    child.expect("li mcp: speaking MCP")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
