@@ -8,7 +8,9 @@ phase the process writes its pid to `$LI_FAULT_DIR/<phase>.pid` (default: `$LI_H
 - `before_spawn`  — submitter: the `preparing` record is written, the child not yet spawned;
 - `before_work`   — runner: about to read the instruction, nothing of the work has run;
 - `after_artifacts` — runner: artifacts and `manifest.json` written, no end recorded yet;
-- `after_end`     — runner: the end is recorded, the notice not yet sent.
+- `after_end`     — runner: the end is recorded, the notice not yet sent;
+- `store_locked`  — prune, rm, store copy, doctor --fix: the store's lock is held, nothing done
+  yet (adapters/store_lock.py pauses there itself; the store is not wrapped for it).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from domain.run import PREPARING, Run
 
-PHASES = ("before_spawn", "before_work", "after_artifacts", "after_end")
+PHASES = ("before_spawn", "before_work", "after_artifacts", "after_end")  # the store's; store_locked is the lock's
 
 
 def pause(phase: str) -> None:

@@ -78,6 +78,11 @@ def queues() -> RunQueues | None:
     return built
 
 
+def home() -> str:
+    """This host's store folder (LI_HOME or its default): where the store's own lock lives."""
+    return str(get_container().core.home())
+
+
 def store_setting() -> str:
     """The configured store (LI_STORE or config.toml); empty for the default filesystem store."""
     return str(get_container().config.store() or "")

@@ -165,3 +165,30 @@ def clamp_note(raw: str | None, flag: str, maximum: int) -> None:
     text = str(raw).strip()
     if text.isdigit() and text.isascii() and (len(text.lstrip("0")) > len(str(maximum)) or int(text) > maximum):
         print(f"note: {flag} {text} is above its bound; using {maximum}", file=sys.stderr)
+
+
+class StoreLocked:
+    """`with StoreLocked(home):` — the body runs holding the store's lock (adapters/store_lock.py):
+    one prune, rm, store copy or doctor --fix at a time on a store. A lock another li holds past
+    the wait is `conflict` (store_busy), one that cannot be taken `unavailable`; either before
+    anything changed. A class, not contextlib: `li handshake` imports this module."""
+
+    def __init__(self, home: str) -> None:
+        self.home = home
+        self.release: Any = None
+
+    def __enter__(self) -> None:
+        from adapters.store_lock import hold
+        from application.ports import StoreBusy, StoreRefused
+
+        try:
+            self.release = hold(self.home)
+        except StoreBusy as exc:
+            raise ContractError(ErrorKind.CONFLICT, str(exc), {"reason_code": "store_busy"}) from None
+        except StoreRefused as exc:
+            raise ContractError(ErrorKind.UNAVAILABLE, str(exc), {"reason_code": "store_lock_refused"}) from None
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.release is not None:
+            self.release()
+            self.release = None

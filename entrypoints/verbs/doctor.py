@@ -7,7 +7,7 @@ from argparse import Namespace
 from typing import Any
 
 from entrypoints.style import paint
-from entrypoints.verbs._common import this
+from entrypoints.verbs._common import StoreLocked, this
 
 MARKS = {"ok": ("ok", "green"), "error": ("FAIL", "red"), "warning": ("warn", "yellow"),
          "info": ("note", "blue")}
@@ -26,8 +26,11 @@ def run(args: Namespace) -> dict[str, Any]:
     from entrypoints import services
 
     cluster = services.cluster() if slurm_configured() else None
-    return diagnose(services.diagnostics(), fix=bool(getattr(args, "fix", False)), admin=services.store(),
-                    cluster=cluster)
+    fix = bool(getattr(args, "fix", False))
+    if not fix:
+        return diagnose(services.diagnostics(), admin=services.store(), cluster=cluster)
+    with StoreLocked(services.home()):  # the store's modes are tightened by one li at a time
+        return diagnose(services.diagnostics(), fix=True, admin=services.store(), cluster=cluster)
 
 
 def slurm_configured() -> bool:

@@ -7,7 +7,7 @@ from argparse import Namespace
 from collections import Counter
 from typing import Any
 
-from entrypoints.verbs._common import this
+from entrypoints.verbs._common import StoreLocked, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -37,7 +37,8 @@ def run(args: Namespace) -> dict[str, Any]:
     days = older_than(args.older_than)
     from entrypoints import services
 
-    data: dict[str, Any] = _with_branches(services.pruner(), args).prune(days, dry_run=args.dry_run).to_wire()
+    with StoreLocked(services.home()):  # one prune at a time; a dry run too, so it says what the other left
+        data: dict[str, Any] = _with_branches(services.pruner(), args).prune(days, dry_run=args.dry_run).to_wire()
     return data
 
 

@@ -6,7 +6,7 @@ import sys
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import run_id_arg, this
+from entrypoints.verbs._common import StoreLocked, run_id_arg, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -26,7 +26,8 @@ def run(args: Namespace) -> dict[str, Any]:
     from entrypoints import services
 
     ids = [run_id_arg(args, word) for word in args.run_ids]
-    data: dict[str, Any] = _with_branches(services.pruner(), args).remove_named(ids, force=args.force).to_wire()
+    with StoreLocked(services.home()):
+        data: dict[str, Any] = _with_branches(services.pruner(), args).remove_named(ids, force=args.force).to_wire()
     return data
 
 

@@ -8,7 +8,7 @@ from argparse import Namespace
 from typing import Any, Literal
 
 from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs._common import this
+from entrypoints.verbs._common import StoreLocked, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -70,7 +70,8 @@ def _copy(args: Namespace) -> dict[str, Any]:
         problems = target.health()  # a target down or without the schema says so, even with nothing to copy
         if problems:
             raise StoreRefused("; ".join(problems))
-        outcome = copy_runs(source, target)
+        with StoreLocked(source.home):  # no prune removes a run of the source while it is copied
+            outcome = copy_runs(source, target)
     except StoreRefused as exc:
         raise ContractError(ErrorKind.UNAVAILABLE, f"the store {target.location} could not take the runs "
                             f"(the runs copied so far are whole; copy again to resume): {exc}",
