@@ -78,6 +78,8 @@ def show(data: dict[str, Any], args: Namespace) -> int:
         lines.append(f"  running    for {duration((now - started).total_seconds())}")
     lines.append(f"  notice     {_notice(data['delivery'])}")
     usage = _usage(data["usage"], data.get("model"))
+    if not data["terminal"] and not data["usage"]["available"]:
+        usage = ""  # a run still going has no meter yet: that is not news
     if usage:
         lines.append(f"  usage      {usage}")
     agents = _agents(data.get("agents"))
