@@ -227,8 +227,17 @@ def check_slurm(cluster: Cluster) -> DoctorCheck:
                    f"sbatch, squeue and scancel reach cluster {name or '(name unreadable)'}")
 
 
+def check_worktrees(stale: list[str]) -> DoctorCheck:
+    """Worktrees li made whose run is gone (issue 28): the work in them is on their branches."""
+    if not stale:
+        return finding("worktrees", True, "warning", "no stale li worktree")
+    shown = ", ".join(stale[:5]) + (" …" if len(stale) > 5 else "")
+    return finding("worktrees", False, "warning", f"{len(stale)} li worktree(s) whose run is gone: {shown}",
+                   "check nothing in them is wanted, then: git worktree remove PATH")
+
+
 def diagnose(diag: Diagnostics, fix: bool = False, admin: StoreAdmin | None = None,
-             cluster: Cluster | None = None) -> dict[str, Any]:
+             cluster: Cluster | None = None, stale_worktrees: list[str] | None = None) -> dict[str, Any]:
     """`{ok, checks}`: ok is false when any check of severity `error` failed.
 
     With `fix`, what doctor can repair itself (the store's modes) is repaired before it is judged.
@@ -244,5 +253,7 @@ def diagnose(diag: Diagnostics, fix: bool = False, admin: StoreAdmin | None = No
     checks += [check(diag) for check in HOST_CHECKS]
     checks += [check_provider(diag, name) for name in PROVIDER_CLIS]
     checks.append(check_notify(diag))
+    if stale_worktrees is not None:
+        checks.append(check_worktrees(stale_worktrees))
     ok = not any(not c.ok and c.severity == "error" for c in checks)
     return DoctorData(ok=ok, checks=checks).to_wire()

@@ -224,3 +224,34 @@ class WorktreeReviews:
 
         updated = self.store.update(run.run_id, change)
         return updated if updated is not None else (recorded[0] if recorded else run.evolve(changes=changes))
+
+
+def stale_worktrees(git: GitWorktrees, store: RunRecords, here: str) -> list[str]:
+    """The worktrees li made (under `<common dir>/li-worktrees/`) whose run is gone from the store,
+    in the repository `here` is in and in every repository a run names (`li doctor`, issue 28)."""
+    from domain.worktree import WORKTREES_FOLDER, run_of_worktree
+
+    known = set(store.run_ids())
+    repositories: set[str] = set()
+    found = git.locate(here)
+    if found is not None:
+        repositories.add(found.toplevel)
+    for run_id in known:
+        try:
+            worktree = store.read(run_id).worktree
+        except Exception:  # noqa: BLE001 - a run that cannot be read names no repository
+            continue
+        if worktree is not None:
+            repositories.add(worktree.repository)
+    stale = []
+    for repository in sorted(repositories):
+        try:
+            paths = git.listed(repository)
+        except (GitRefused, OSError):
+            continue
+        for path in paths:
+            folder, _, name = path.rstrip("/").rpartition("/")
+            owner = run_of_worktree(name)
+            if folder.endswith(f"/{WORKTREES_FOLDER}") and owner is not None and owner not in known:
+                stale.append(path)
+    return stale

@@ -37,6 +37,16 @@ established", never "there is none"."""
 
 
 DESCRIPTIONS = {
+    "diff": (
+        "The changes a run submitted with worktree=true committed on its branch li/<run_id>, against "
+        "the commit its worktree started from: files and the patch, each with `available` (false with "
+        "a reason when they cannot be read, never an empty patch)."
+    ),
+    "reply": (
+        "Continue a finished agent run's conversation: a new detached run resuming the agent CLI's "
+        "own session, in the same worktree and branch; returns the new run_id (refused for sh runs "
+        "and runs whose stream carried no session id). Then `wait`, then `output`."
+    ),
     "handshake": (
         "Ask `li` which contract it speaks. Call it when another tool reports surface `degraded` "
         "(or when only this tool is listed): an understood version trusts the surface again and "
@@ -46,7 +56,8 @@ DESCRIPTIONS = {
         "Start one detached run and return its run_id at once (the work is not done yet). "
         "model: `sh` runs prompt as a shell command (env LI_ARTIFACTS_DIR: write result files "
         "there; LI_RUN_ID), or claude, codex, gemini, `claude/opus`; omit for li's default. "
-        "Then call `wait` with the run_id, then `output`."
+        "worktree=true: work in a new git worktree on branch li/<run_id> (from base, after setup); "
+        "then `diff` shows the change. Then call `wait` with the run_id, then `output`."
     ),
     "submit_flow": (
         "Start a declared flow (spec_path: absolute path of a YAML/JSON DAG file of steps) as one "
@@ -169,10 +180,22 @@ class Tools:
         label: str | None = None,
         cwd: str | None = None,
         timeout_seconds: float | None = None,
+        worktree: bool = False,
+        base: str | None = None,
+        setup: str | None = None,
     ) -> Answered:
         reply = self.client.submit_agent(
-            prompt, model, label=label, cwd=cwd, timeout=timeout_seconds
+            prompt, model, label=label, cwd=cwd, timeout=timeout_seconds, worktree=worktree, base=base,
+            setup=setup,
         )
+        return answer(reply, run_classification(reply))
+
+    def diff(self, run_id: str) -> Answered:
+        reply = self.client.diff(run_id)
+        return answer(reply, evidence(reply, ("files", "patch")))
+
+    def reply(self, run_id: str, prompt: str) -> Answered:
+        reply = self.client.reply(run_id, prompt)
         return answer(reply, run_classification(reply))
 
     def submit_flow(
@@ -251,6 +274,8 @@ VERBS = (
     "kill",
     "wait",
     "prune",
+    "diff",
+    "reply",
 )
 
 

@@ -137,13 +137,23 @@ class ContractClient:
     # -- submit (D5) --
 
     def submit_agent(self, prompt: str, model: str | None = None, **options: object) -> Reply:
-        """`li agent --detach --prompt-file - [MODEL]`; options: label, cwd, timeout, notify.
+        """`li agent --detach --prompt-file - [MODEL]`; options: label, cwd, timeout, notify,
+        worktree (a flag), base, setup.
 
         The prompt goes on li's stdin, never on its command line (where every local user could
         read it in /proc, and where the kernel caps one string at 128 KiB).
         """
-        head = ["agent", "--detach", *option_words(options)]
+        worktree = bool(options.pop("worktree", False))
+        head = ["agent", "--detach", *(["--worktree"] if worktree else []), *option_words(options)]
         return self.call([*head, "--prompt-file", "-", "--", *present(model)], stdin=prompt)
+
+    def diff(self, run_id: str) -> Reply:
+        """`li job diff RUN_ID`: a --worktree run's changes, files and patch under D7 wrappers."""
+        return self.call(["job", "diff", "--", run_id])
+
+    def reply(self, run_id: str, prompt: str) -> Reply:
+        """`li job reply --detach RUN_ID`: a new run resuming the agent's session; the prompt on stdin."""
+        return self.call(["job", "reply", "--detach", "--prompt-file", "-", "--", run_id], stdin=prompt)
 
     def submit_flow(self, spec_path: str, **options: object) -> Reply:
         """`li orchestrate flow --detach SPEC_PATH`; options: label."""

@@ -28,9 +28,25 @@ def run(args: Namespace) -> dict[str, Any]:
     cluster = services.cluster() if slurm_configured() else None
     fix = bool(getattr(args, "fix", False))
     if not fix:
-        return diagnose(services.diagnostics(), admin=services.store(), cluster=cluster)
+        return diagnose(services.diagnostics(), admin=services.store(), cluster=cluster,
+                        stale_worktrees=stale_worktrees())
     with StoreLocked(services.home()):  # the store's modes are tightened by one li at a time
-        return diagnose(services.diagnostics(), fix=True, admin=services.store(), cluster=cluster)
+        return diagnose(services.diagnostics(), fix=True, admin=services.store(), cluster=cluster,
+                        stale_worktrees=stale_worktrees())
+
+
+def stale_worktrees() -> list[str] | None:
+    """li's worktrees whose run is gone (issue 28); None when git or the store cannot tell."""
+    import os
+
+    from application.worktrees import stale_worktrees as find
+    from entrypoints.container import get_container
+
+    container = get_container()
+    try:
+        return find(container.core.git(), container.core.store(), os.getcwd())
+    except Exception:  # noqa: BLE001 - doctor reports what it can; this check is advisory
+        return None
 
 
 def slurm_configured() -> bool:

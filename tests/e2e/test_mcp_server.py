@@ -28,6 +28,8 @@ VERBS = {
     "kill",
     "wait",
     "prune",
+    "diff",
+    "reply",
 }
 
 
@@ -308,3 +310,32 @@ def test_li_mcp_at_a_terminal_says_in_one_line_what_it_is(li_home: str) -> None:
     child.sendintr()
     child.expect(pexpect.EOF)
     child.close()
+
+
+def test_a_worktree_run_through_mcp_is_diffed_and_an_sh_run_cannot_be_replied_to(
+    tmp_path: pathlib.Path, li_home: str
+) -> None:
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**os.environ, "GIT_AUTHOR_NAME": "p", "GIT_AUTHOR_EMAIL": "p@x", "GIT_COMMITTER_NAME": "p",
+           "GIT_COMMITTER_EMAIL": "p@x"}
+    (repo / "a.txt").write_text("one\n")
+    for args in (["init", "-q"], ["add", "a.txt"], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+    async def body(client: Client) -> None:
+        failed, submitted = await call(client, "submit_agent", prompt="echo two >> a.txt", model="sh",
+                                       cwd=str(repo), worktree=True, setup="true")
+        assert not failed, submitted
+        run_id = submitted["data"]["run_id"]
+        await wait_until_settled(client, run_id)
+        failed, diff = await call(client, "diff", run_id=run_id)
+        assert not failed, diff
+        assert diff["data"]["patch"]["available"] and "+two" in diff["data"]["patch"]["value"]
+        assert diff["data"]["files"]["value"] == [{"path": "a.txt", "insertions": 1, "deletions": 0}]
+        failed, refused = await call(client, "reply", run_id=run_id, prompt="more")
+        assert failed and refused["error"]["kind"] == "invalid_input" and "sh run" in refused["error"]["message"]
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)

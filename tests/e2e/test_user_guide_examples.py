@@ -17,7 +17,8 @@ GUIDE = os.path.join(REPO, "docs", "user-guide.md")
 FAKES = os.path.join(REPO, "tests", "fakes", "bin")
 RUN_ID = re.compile(r"\b\d{8}T\d{6}-[0-9a-f]{6}\b")
 # Examples the guide shows being refused, with the exit status it promises.
-REFUSED = {"li agent echo hi": 2}
+# The guide's RUN is an sh run without a worktree: diff, apply and reply refuse it (invalid_input).
+REFUSED = {"li agent echo hi": 2, "li job diff RUN": 2, "li job apply RUN": 2, "li job reply RUN 'now add tests'": 2}
 FLOW = "steps:\n  - id: hello\n    model: sh\n    prompt: echo hello\n"
 
 

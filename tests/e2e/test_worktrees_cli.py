@@ -355,3 +355,14 @@ def test_a_worktree_with_changes_li_did_not_commit_is_never_removed(li_home: str
     assert kept[data["run_id"]]["reason"] == "worktree_kept", pruned
     assert os.path.exists(os.path.join(data["worktree"]["path"], "later.txt"))
     assert li(li_home, "/", "job", "status", data["run_id"])["ok"]  # the run stays too: it names the worktree
+
+
+def test_doctor_lists_a_worktree_whose_run_is_gone(li_home: str, repo: str) -> None:
+    data = finished(li_home, repo, "echo a > a.txt")
+    check = {c["name"]: c for c in li(li_home, repo, "doctor")["data"]["checks"]}["worktrees"]
+    assert check["ok"] is True
+    import shutil as sh
+
+    sh.rmtree(os.path.join(li_home, "runs", data["run_id"]))  # the run gone, its worktree left behind
+    check = {c["name"]: c for c in li(li_home, repo, "doctor")["data"]["checks"]}["worktrees"]
+    assert check["ok"] is False and check["severity"] == "warning" and data["worktree"]["path"] in check["detail"]
