@@ -104,3 +104,23 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
         | tail  | truncated |
         | 5     | true      |
         | 20000 | false     |
+
+  Rule: D7 over a run's worktree changes (issue 28) — a diff that could not be read is never an empty patch
+
+    @D7.2 @D7.3
+    Scenario: A patch that cannot be read is unavailable with its reason, and so are its files
+      Given a run "r" that ended with a worktree whose work left a patch that is missing
+      When the diff answer for "r" is read
+      Then the diff answer's patch and files are unavailable with reason "patch_unreadable" and a detail
+
+    @D7.1
+    Scenario: Work that left nothing has an empty patch, available
+      Given a run "r" that ended with a worktree whose work left nothing
+      When the diff answer for "r" is read
+      Then the diff answer's patch is available with value "" and its files with value []
+
+    @D7.4
+    Scenario: The patch and the files read from it carry the wrapper
+      Given a run "r" that ended with a worktree whose work left a patch
+      When the diff answer for "r" is read
+      Then the diff answer's patch is the patch and its files count its lines
