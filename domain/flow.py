@@ -7,63 +7,29 @@ from collections.abc import Mapping
 
 from domain.request import DEFAULT_PROVIDER, Leg, check_prompt, invalid, parse_model
 
-MAX_STEPS = 64
-STEP_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 PLACEHOLDER = re.compile(r"\{\{\s*steps\.([A-Za-z0-9_-]+)\s*\}\}")
-_TOP_KEYS = frozenset({"name", "description", "model", "steps"})
-_STEP_KEYS = frozenset({"id", "model", "prompt", "depends_on"})
 
 
 def parse_flow(spec: object) -> tuple[Leg, ...]:
-    """A flow spec (already decoded from YAML/JSON) as legs in a dependency-respecting order."""
-    if not isinstance(spec, Mapping):
-        raise invalid("the flow spec must be a mapping with a `steps` list")
-    unknown = sorted(str(k) for k in spec if k not in _TOP_KEYS)
-    if unknown:
-        raise invalid(f"unknown flow spec keys: {', '.join(unknown)}", keys=unknown)
-    default = spec.get("model", DEFAULT_PROVIDER)
-    if not isinstance(default, str):
-        raise invalid("the flow's `model` must be a string")
-    steps = spec.get("steps")
-    if not isinstance(steps, list) or not steps:
-        raise invalid("the flow spec needs a non-empty `steps` list")
-    if len(steps) > MAX_STEPS:
-        raise invalid(f"a flow has at most {MAX_STEPS} steps", steps=len(steps))
-    legs = [_step(raw, index, default) for index, raw in enumerate(steps)]
+    """A flow spec (already decoded from YAML/JSON) as legs in a dependency-respecting order.
+
+    Its shape (keys, types, the id pattern, 1 to 64 steps) is checked by pydantic
+    (`domain/written.py`, imported here so only a flow submit pays for it); what pydantic cannot
+    say — a model li knows, a prompt li takes, ids unique, no cycle, placeholders upstream — here.
+    """
+    from domain.written import flow_spec
+
+    checked = flow_spec(spec)
+    default = checked.model or DEFAULT_PROVIDER
+    legs = []
+    for step in checked.steps:
+        check_prompt(step.prompt, f"prompt of step {step.id!r}")
+        legs.append(Leg(step.id, parse_model(step.model or default), step.prompt,
+                        tuple(dict.fromkeys(step.depends_on))))
     _check_ids(legs)
     ordered = topological(legs)
     _check_placeholders(ordered)
     return ordered
-
-
-def _step(raw: object, index: int, default: str) -> Leg:
-    where = f"step {index + 1}"
-    if not isinstance(raw, Mapping):
-        raise invalid(f"{where} must be a mapping with id, prompt, and optionally model, depends_on")
-    unknown = sorted(str(k) for k in raw if k not in _STEP_KEYS)
-    if unknown:
-        raise invalid(f"{where} has unknown keys: {', '.join(unknown)}", keys=unknown)
-    step_id = raw.get("id")
-    if not isinstance(step_id, str) or not STEP_ID.match(step_id):
-        raise invalid(f"{where} needs an `id` of letters, digits, _ and - (at most 64)", id=str(step_id))
-    model = raw.get("model", default)
-    prompt = raw.get("prompt")
-    if not isinstance(model, str):
-        raise invalid(f"step {step_id!r}: `model` must be a string")
-    if not isinstance(prompt, str):
-        raise invalid(f"step {step_id!r} needs a `prompt` string")
-    check_prompt(prompt, f"prompt of step {step_id!r}")
-    return Leg(step_id, parse_model(model), prompt, _depends(raw.get("depends_on"), step_id))
-
-
-def _depends(value: object, step_id: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise invalid(f"step {step_id!r}: `depends_on` must be a step id or a list of them")
-    return tuple(dict.fromkeys(value))
 
 
 def _check_ids(legs: list[Leg]) -> None:

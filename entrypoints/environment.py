@@ -13,15 +13,16 @@ if TYPE_CHECKING:
     from typing import Final
 
 # Modules a run needs. A broken installation is diagnosed by exit 78 before any run exists.
-# pydantic is not one: the wire model is stdlib dataclasses, and only tools/gen_schema.py (the
-# schema) imports pydantic, so a submit does not pay for importing it (issue 18).
+# pydantic is not one a run needs: the wire model is msgspec, and pydantic checks only what a person
+# or an agent writes (a flow spec, MCP tool arguments; domain/written.py), so `li orchestrate`
+# imports it before it starts and an `li agent` submit never does (issue 26).
 REQUIRED_MODULES: Final = ("psutil", "filelock", "dependency_injector", "yaml")
 # What a command that may allocate a run imports before it starts (exit 78 while nothing ran, D8).
 # yaml reads only `li orchestrate`'s plan: an `li agent` submit, which neither it nor its runner
 # ever imports, does not pay for it.
 PRE_IMPORTS: Final = {
     "agent": ("psutil", "filelock", "dependency_injector"),
-    "orchestrate": REQUIRED_MODULES,
+    "orchestrate": (*REQUIRED_MODULES, "pydantic"),
 }
 EXIT_CONFIG: Final = 78  # EX_CONFIG (D8); mirrors domain.contract.EXIT_CONFIG without importing it
 EXIT_IOERR: Final = 74  # EX_IOERR: the envelope could not be written to stdout, a D8 transport fault

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from domain.contract import ContractError, ErrorKind
 from domain.flow import ancestors, parse_flow, render
@@ -84,3 +86,39 @@ def test_render_puts_upstream_answers_into_their_placeholders() -> None:
 def test_an_upstream_answer_loses_its_trailing_newlines_like_shell_substitution() -> None:
     assert render("got {{steps.a}}!", {"a": "42\n\n"}) == "got 42!"
     assert render("{{steps.a}}", {"a": "  two\nlines  \n"}) == "  two\nlines  "
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ({"steps": [{"id": "a"}]}, "flow spec: step 1 `prompt` is missing"),
+    ({"stepz": [{"id": "a", "prompt": "x"}]}, "flow spec: `stepz` is not a key li knows (and 1 more problem)"),
+    (spec({"id": "a", "prompt": "x"}, {"id": "b", "prompt": 3}), "flow spec: step 2 `prompt` must be a string"),
+    (spec({"id": "a", "prompt": "x", "depends_on": ["b", 1]}),
+     "flow spec: step 1 `depends_on` item 2 must be a string"),
+    ({"steps": []}, "flow spec: `steps` must not be empty"),
+    ({"steps": [{"id": f"s{n}", "prompt": "x"} for n in range(65)]}, "flow spec: `steps` has at most 64 items"),
+])
+def test_a_malformed_spec_is_one_line_naming_where_and_what(bad: object, message: str) -> None:
+    """pydantic checks the shape (domain/written.py); its complaint is said in li's words."""
+    error = refused(bad)
+    assert error.message == message
+    assert error.detail is not None and error.detail["problem"]
+
+
+def test_a_single_depends_on_and_a_free_name_are_taken() -> None:
+    legs = parse_flow({"name": 5, "steps": [{"id": "b", "prompt": "y", "depends_on": "a"}, {"id": "a", "prompt": "x"}]})
+    assert [leg.id for leg in legs] == ["a", "b"] and legs[1].depends_on == ("a",)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+                        st.sampled_from(["steps", "id", "prompt", "model", "depends_on", "name", "x"]), inner,
+                        max_size=5), max_leaves=20)
+
+
+@given(JSON)
+def test_any_decoded_value_is_legs_or_one_invalid_input_line(value: object) -> None:
+    try:
+        parse_flow(value)
+    except ContractError as error:
+        assert error.kind is ErrorKind.INVALID_INPUT
+        assert "\n" not in error.message and error.message
