@@ -366,3 +366,16 @@ def test_doctor_lists_a_worktree_whose_run_is_gone(li_home: str, repo: str) -> N
     sh.rmtree(os.path.join(li_home, "runs", data["run_id"]))  # the run gone, its worktree left behind
     check = {c["name"]: c for c in li(li_home, repo, "doctor")["data"]["checks"]}["worktrees"]
     assert check["ok"] is False and check["severity"] == "warning" and data["worktree"]["path"] in check["detail"]
+
+
+def test_a_run_of_several_legs_with_worktree_is_refused_until_a_worktree_per_leg_exists(
+        li_home: str, repo: str) -> None:
+    refused = li(li_home, repo, "orchestrate", "fanout", "sh", "true", "--legs", "2", "--worktree", "--detach")
+    assert refused["error"]["kind"] == "invalid_input" and "2 legs" in refused["error"]["message"]
+    os.makedirs(li_home, exist_ok=True)
+    with open(os.path.join(li_home, "config.toml"), "w") as handle:
+        handle.write("worktree = true\n")
+    fanout = li(li_home, repo, "orchestrate", "fanout", "sh", "true", "--legs", "2", "--detach")
+    assert fanout["ok"] and ended(li_home, fanout["data"]["run_id"])["worktree"] is None
+    one = li(li_home, repo, "orchestrate", "fanout", "sh", "echo x > x.txt", "--legs", "1", "--worktree", "--detach")
+    assert ended(li_home, one["data"]["run_id"])["changes"]["files"] == 1
