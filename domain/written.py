@@ -28,6 +28,10 @@ WORDS = {
     "dict_type": "must be a mapping",
     "int_type": "must be a whole number",
     "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "bool_parsing": "must be true or false",
     "bool_type": "must be true or false",
     "string_pattern_mismatch": "must be letters, digits, _ and - (at most 64, not starting with _ or -)",
     "greater_than_equal": "must be at least {ge}",
@@ -87,13 +91,20 @@ def one_line(error: ValidationError, top: str) -> ContractError:
     first = found[0]  # a key li does not know first: `stepz` says more than "`steps` is missing"
     loc = tuple(first["loc"])
     context = first.get("ctx") or {}
-    what = WORDS.get(first["type"], str(first["msg"]).rstrip(".").lower())
+    what = WORDS.get(first["type"]) or _said_by_pydantic(str(first["msg"]))
     with suppress(KeyError, IndexError, ValueError):  # a message whose context lacks a name stays as it is
         what = what.format(**context)
     more = f" (and {len(found) - 1} more problem{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
     field = ".".join(str(p) for p in loc)
     return ContractError(ErrorKind.INVALID_INPUT, f"{top}: {where(loc, 'the whole')} {what}{more}",
                          {"field": field or None, "problem": first["type"]})
+
+
+def _said_by_pydantic(message: str) -> str:
+    """pydantic's own words for a type WORDS does not name: "Input should be X" as "must be X"."""
+    message = message.rstrip(".")
+    head = "Input should be "
+    return "must be " + message[len(head):] if message.startswith(head) else message[:1].lower() + message[1:]
 
 
 def flow_spec(spec: object) -> FlowSpec:

@@ -150,6 +150,30 @@ def artifact_text(reply: Reply, name: str) -> dict[str, Any]:
     return {"artifact": artifact_of(reply, name)}
 
 
+class LiServer(MCPServer):
+    """The MCP server whose tools' arguments, checked by pydantic against each tool's signature,
+    are refused in one line of li's words: `refused`, `invalid_input`, as li itself refuses
+    (domain/written.py), not pydantic's multi-line report."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+        from pydantic import ValidationError
+
+        from domain.written import one_line
+
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            refusal = one_line(exc.__cause__, f"{name}'s arguments")
+        body = {"surface": "refused", "data": None,
+                "error": {"kind": refusal.kind.value, "message": refusal.message, "detail": refusal.detail},
+                "classification": {"surface_fault": False}}
+        return CallToolResult(content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+                              structured_content=body, is_error=True)
+
+
 class Tools:
     """The MCP tools; each is one contract-client call plus its classification."""
 
@@ -284,7 +308,7 @@ def build_server(client: ContractClient) -> MCPServer:
     hello = client.handshake()
     from entrypoints.version import version
 
-    server = MCPServer("lionrun", instructions=INSTRUCTIONS, log_level="WARNING", version=version())
+    server = LiServer("lionrun", instructions=INSTRUCTIONS, log_level="WARNING", version=version())
     tools = Tools(client, server)
     server.add_tool(tools.handshake, name="handshake", description=DESCRIPTIONS["handshake"])
     if hello.registered:

@@ -339,3 +339,20 @@ def test_a_worktree_run_through_mcp_is_diffed_and_an_sh_run_cannot_be_replied_to
         assert failed and refused["error"]["kind"] == "invalid_input" and "sh run" in refused["error"]["message"]
 
     in_session(server(real_li(tmp_path / "li"), li_home), body)
+
+
+def test_tool_arguments_pydantic_refuses_are_one_line_in_lis_words(tmp_path: pathlib.Path, li_home: str) -> None:
+    """The SDK checks each tool's arguments with pydantic; li says what is wrong in one line,
+    `refused` / `invalid_input` like any refusal of li's, not pydantic's multi-line report."""
+
+    async def body(client: Client) -> None:
+        failed, refused = await call(client, "wait", run_ids=["20200101T000000-000000"], max_wait="soon")
+        assert failed and refused["surface"] == "refused" and refused["error"]["kind"] == "invalid_input"
+        assert refused["error"]["message"] == "wait's arguments: `max_wait` must be a number"
+        assert refused["classification"]["surface_fault"] is False
+        failed, refused = await call(client, "status")
+        assert failed and refused["error"]["message"] == "status's arguments: `run_id` is missing"
+        failed, refused = await call(client, "submit_agent", prompt=["not", "text"], label=3)
+        assert "\n" not in refused["error"]["message"] and "(and 1 more problem)" in refused["error"]["message"]
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)
