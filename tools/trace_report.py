@@ -142,12 +142,47 @@ def strays(reqs: list[Requirement], scens: list[Scenario]) -> list[str]:
                    if ID_LIKE.match(t) and t not in known})
 
 
-def render_table(reqs: list[Requirement], scens: list[Scenario]) -> str:
+# The one domain function that decides each rule (issue 26): the README's "Domain function"
+# column. "—" where the rule is kept outside the domain — the CLI's transport (bootstrap,
+# dispatcher), a use case's order of steps, or the consumer's side (the contract client).
+# tests/contract/test_traceability.py holds every id here and every name importable.
+DOMAIN_FUNCTIONS: dict[str, str] = {
+    "D1.1": "—", "D1.2": "—", "D1.3": "—", "D1.4": "—", "D1.5": "—", "D1.6": "—",
+    "D2.1": "—", "D2.2": "—", "D2.3": "domain.contract.is_well_formed", "D2.4": "—", "D2.5": "—",
+    "D3.1": "—", "D3.2": "domain.contract.is_well_formed", "D3.3": "domain.contract.failure", "D3.4": "—",
+    "D3.5": "—", "D3.6": "—",
+    "D4.1": "domain.lifecycle.derive", "D4.2": "domain.lifecycle.derive", "D4.3": "domain.lifecycle.classify",
+    "D4.4": "domain.lifecycle.classify", "D4.5": "domain.lifecycle.classify", "D4.6": "domain.lifecycle.derive",
+    "D4.7": "domain.lifecycle.derive", "D4.8": "domain.lifecycle.resolve",
+    "D5.1": "—", "D5.2": "domain.run.make_run_id", "D5.3": "—", "D5.4": "—", "D5.5": "—", "D5.6": "—",
+    "D5.7": "domain.lifecycle.derive", "D5.8": "domain.lifecycle.derive", "D5.9": "—", "D5.10": "—",
+    "D6.1": "—", "D6.2": "domain.lifecycle.derive", "D6.3": "domain.lifecycle.derive",
+    "D6.4": "domain.evidence.judge", "D6.5": "domain.lifecycle.reapable", "D6.6": "domain.lifecycle.fenced_reap",
+    "D6.7": "domain.evidence.judge", "D6.8": "domain.evidence.may_signal", "D6.9": "—",
+    "D7.1": "—", "D7.2": "—", "D7.3": "—", "D7.4": "—", "D7.5": "—", "D7.6": "—",
+    "D8.1": "—", "D8.2": "—", "D8.3": "—", "D8.4": "—",
+    "D9.1": "—", "D9.2": "—", "D9.3": "—", "D9.4": "—",
+    "D10.1": "domain.partition.partition", "D10.2": "domain.observation.timed_out", "D10.3": "domain.partition.partition",
+    "D10.4": "domain.lifecycle.resolve", "D10.5": "domain.lifecycle.resolve", "D10.6": "domain.lifecycle.fenced_reap",
+    "D10.7": "domain.lifecycle.resolve", "D10.8": "domain.partition.partition", "D10.8a": "domain.partition.bucket_of",
+    "D10.8b": "domain.partition.partition", "D10.8c": "domain.observation.next_sleep",
+    "D10.8d": "domain.observation.next_sleep",
+    "C1": "—", "C2": "—", "C3": "—", "C4": "—", "C5": "—", "C6": "—", "C7": "—", "C8": "—",
+    "R1": "—", "R2": "domain.evidence.judge", "R3": "domain.lifecycle.fenced_reap",
+    "R4": "domain.evidence.is_own_host", "R5": "domain.lifecycle.reapable", "R6": "—",
+}
+
+
+def render_table(reqs: list[Requirement], scens: list[Scenario],
+                 functions: dict[str, str] | None = None) -> str:
     table = coverage(reqs, scens)
-    lines = ["| Id | Requirement (ADR-0106) | Scenarios |", "| --- | --- | --- |"]
+    homes = DOMAIN_FUNCTIONS if functions is None else functions
+    lines = ["| Id | Requirement (ADR-0106) | Domain function | Scenarios |", "| --- | --- | --- | --- |"]
     for req in reqs:
         covering = "<br>".join(sorted(s.ref.replace("|", "\\|") for s in table[req.id])) or "—"
-        lines.append(f"| {req.id} | {req.text} | {covering} |")
+        home = homes.get(req.id, "—")
+        shown = home if home == "—" else f"`{home}`"
+        lines.append(f"| {req.id} | {req.text} | {shown} | {covering} |")
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ import os
 from collections import Counter
 
 from tools.trace_report import (
+    DOMAIN_FUNCTIONS,
     check,
     coverage,
     render_table,
@@ -70,6 +71,22 @@ def test_the_readme_table_names_the_scenarios_that_cover_each_id() -> None:
     assert current == updated_readme(), "run `.venv/bin/python tools/trace_report.py --update-readme`"
 
 
+def test_every_id_names_its_domain_function_and_each_name_is_one() -> None:
+    """The "Domain function" column: every id has an entry ("—" where the rule is not the
+    domain's), no entry names an id the table lacks, and each name is a function of domain/."""
+    import importlib
+
+    ids = [r.id for r in requirements()]
+    assert sorted(DOMAIN_FUNCTIONS) == sorted(ids)
+    for rid, home in DOMAIN_FUNCTIONS.items():
+        if home == "—":
+            continue
+        module, _, name = home.rpartition(".")
+        assert module.startswith("domain."), (rid, home)
+        function = getattr(importlib.import_module(module), name, None)
+        assert callable(function) and getattr(function, "__module__", "") == module, (rid, home)
+
+
 # --- the checker itself, on a features folder of our own -------------------------------------
 
 
@@ -130,9 +147,10 @@ def test_the_checker_finds_gaps_strays_and_rule_tags(tmp_path: object) -> None:
     assert [s.name for s in coverage(reqs, scens)["C5"]] == ["an unreadable manifest is not none",
                                                              "a typo in a tag"]
     table = render_table(reqs, scens)
-    assert "| D4.1 | status is open | d04.feature: an unknown status is carried verbatim |" in table
-    assert "| D4.2 | terminal | d04.feature: a part of a statement |" in table
-    assert "| D4.2a | terminal, first part | d04.feature: a part of a statement |" in table
+    assert "| D4.1 | status is open | `domain.lifecycle.derive` | d04.feature: an unknown status is carried verbatim |" \
+        in table
+    assert "| D4.2 | terminal | `domain.lifecycle.derive` | d04.feature: a part of a statement |" in table
+    assert "| D4.2a | terminal, first part | — | d04.feature: a part of a statement |" in table
     assert updated_readme(os.path.join(folder, "README.md"), folder).endswith("<!-- trace-table:end -->\ntail\n")
 
 
