@@ -5,13 +5,18 @@ process that is not a run's (no LI_RUN_ID here) never stops anything (issue 24, 
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import time
 
 from adapters import proctree
 from adapters.providers import ChildGroups
 
-RUN = "20261204T000000-abcdef"
+
+def run_id() -> str:
+    """A run id of this test's own: the stop scans every process for the tag, so two tests run side
+    by side (xdist) must never share one, or one counts the other's process."""
+    return f"20261204T000000-{secrets.token_hex(3)}"
 
 
 def escaped(run_id: str) -> int:
@@ -34,9 +39,10 @@ def gone(pid: int, within: float = 5.0) -> bool:
 
 def test_a_tagged_process_that_escaped_is_stopped_and_said(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TMPDIR_RUN", str(tmp_path))
-    pid = escaped(RUN)
+    run = run_id()
+    pid = escaped(run)
     said: list[str] = []
-    ChildGroups(RUN).stop_strays(said.append, grace=0.5)
+    ChildGroups(run).stop_strays(said.append, grace=0.5)
     assert gone(pid)
     assert said == ["li runner: stopping 1 process(es) the work left running\n"]
 
@@ -44,7 +50,7 @@ def test_a_tagged_process_that_escaped_is_stopped_and_said(tmp_path, monkeypatch
 def test_outside_a_run_nothing_is_stopped(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TMPDIR_RUN", str(tmp_path))
     monkeypatch.delenv("LI_RUN_ID", raising=False)
-    pid = escaped(RUN)
+    pid = escaped(run_id())
     try:
         ChildGroups().stop_strays(grace=0.2)
         ChildGroups().terminate_all()
