@@ -111,7 +111,8 @@ def listening(dsn: str) -> int:
 
 def one(li: str, env: dict[str, str], home: str, poll: float, n: int) -> dict[str, Any]:
     """One sample: submit a run that spins until its go-file, start the wait, let the run end."""
-    go = os.path.join(home, f"go-{n}")
+    # beside the store, not in it: the store is hidden from the run's work (its confinement)
+    go = os.path.join(os.path.dirname(home), f"go-{n}")
     submitted = subprocess.run([li, "agent", "--detach", "--machine", "sh",
                                 f"while [ ! -e {go} ]; do sleep 0.02; done"],
                                capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, check=False)
