@@ -29,6 +29,7 @@ from tests.faults.helpers import (
     kill_group,
     raw_record,
     submit,
+    wait_until_ended,
 )
 from tests.support import machine
 from tools.synthetic import finished_runs, write_run
@@ -252,16 +253,41 @@ def test_a_full_disk_refuses_new_runs_and_keeps_every_answer_true(tiny_tmpfs: st
         else:
             assert refused["error"]["kind"] == "unavailable", refused
         go.touch()
-        wait_for(lambda: machine("job", "status", running, home=home).data["alive"] is False)
+        # The work ends at once (its artifact write fails on the full disk); its runner keeps the
+        # end in memory and waits for space (issue 25, item 6), so it stays alive meanwhile and
+        # every answer must stay non-terminal and true.
+        runner = json.loads(raw_record(home, running))["pid"]
+        wait_for(lambda: work_gone(running, runner))
         answers = ask(home, running)
         assert_truthful(answers, work_completed=False, record_end=False)
         assert machine("job", "list", home=home).envelope["ok"] is True
+        os.unlink(filler)
+        filler = ""
+        ended = wait_until_ended(home, running)  # space came back: the runner writes the real end
+        assert ended["reason_code"] not in ("process_gone_without_outcome", "process_gone_zombie"), ended
     finally:
         kill_group(pgid)
-        os.unlink(filler)
+        if filler:
+            os.unlink(filler)
     after = ask(home, running)
     assert_truthful(after, work_completed=False, record_end=True)
+    assert after.status["data"]["terminal"] is True, after.status
     assert_undisturbed(home, witness, witness_bytes)
+
+
+def work_gone(run_id: str, runner: int) -> bool:
+    """No process but the runner carries the run's tag (the work, started by it, has ended)."""
+    tag = f"LI_RUN_ID={run_id}".encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == runner:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                if tag in handle.read().split(b"\0"):
+                    return False
+        except OSError:
+            continue
+    return True
 
 
 # --- clock jumps -------------------------------------------------------------------------------
