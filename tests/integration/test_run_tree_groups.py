@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import sys
 import time
 
 from adapters import proctree
@@ -22,7 +23,9 @@ def run_id() -> str:
 def escaped(run_id: str) -> int:
     """A `sleep` in a session of its own whose parent already exited, carrying `run_id`'s tag."""
     env = {**os.environ, "LI_RUN_ID": run_id}
-    subprocess.run(["sh", "-c", "setsid sleep 30 & echo $! > pid"], env=env, check=True, cwd=os.environ["TMPDIR_RUN"])
+    # setsid(1) may fork (two tagged processes for a moment); this makes the session in place
+    setsid = f"{sys.executable} -c 'import os; os.setsid(); os.execvp(\"sleep\", [\"sleep\", \"30\"])'"
+    subprocess.run(["sh", "-c", f"{setsid} & echo $! > pid"], env=env, check=True, cwd=os.environ["TMPDIR_RUN"])
     with open(os.path.join(os.environ["TMPDIR_RUN"], "pid")) as handle:
         return int(handle.read())
 
