@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from typing import Any
 
 import pytest
 
+from tests.builders import kill_session
 from tests.support import run_li
 
 FAKES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fakes", "bin")
@@ -197,7 +197,12 @@ def killed_mid_work(home: str, repo: str) -> str:
         if path and "edit then hang" in read(os.path.join(path, "shared.txt")):
             break
         time.sleep(0.1)
-    os.killpg(status["pid"], signal.SIGKILL)
+    else:
+        raise AssertionError(f"{run_id}: the agent's edit never showed in its worktree")
+    # the whole run: the agent leads a process group of its own, so killing the runner's group
+    # alone would leave it sleeping and the run rightly running until it wakes
+    with open(os.path.join(home, "runs", run_id, "record.json"), encoding="utf-8") as handle:
+        kill_session(run_id, json.load(handle)["incarnation"])
     return run_id
 
 
