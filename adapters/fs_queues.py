@@ -144,21 +144,26 @@ class FsQueues:
         (inheritable: the runner the submitter starts keeps it, and with it its place)."""
         with self._queue(name, create=True) as folder:
             assert folder is not None
+            # The ticket and the entry are one step under the queue's lock: were the entry made
+            # after the lock is let go, a later ticket's entry could be in line first, and its run
+            # take a slot before this one (first come, first served by ticket).
             with self._locked(folder):
                 ticket = next_ticket(_last_ticket(folder))
-                _write_ticket(folder, ticket)
-            line = make_folder(LINE, folder)
-            with closing(line):
-                made = f"{NEW}{run_id}"
-                fd = open_file(made, line, os.O_RDWR | os.O_CREAT | os.O_EXCL)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # locked before any reader can see it
-                    os.rename(made, entry_name(ticket, run_id), src_dir_fd=line, dst_dir_fd=line)
-                except BaseException:
-                    os.close(fd)
-                    with suppress(OSError):
-                        os.unlink(made, dir_fd=line)
-                    raise
+                line = make_folder(LINE, folder)
+                with closing(line):
+                    made = f"{NEW}{run_id}"
+                    fd = open_file(made, line, os.O_RDWR | os.O_CREAT | os.O_EXCL)
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # locked before any reader can see it
+                        os.rename(made, entry_name(ticket, run_id), src_dir_fd=line, dst_dir_fd=line)
+                        _write_ticket(folder, ticket)  # given only once its entry is in line
+                    except BaseException:
+                        os.close(fd)
+                        with suppress(OSError):
+                            os.unlink(made, dir_fd=line)
+                        with suppress(OSError):
+                            os.unlink(entry_name(ticket, run_id), dir_fd=line)
+                        raise
         os.set_inheritable(fd, True)
         return Waiting(queue=name, ticket=ticket, descriptor=fd)
 

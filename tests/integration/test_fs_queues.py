@@ -7,10 +7,13 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
+from adapters import fs_queues
 from adapters.clocks import FakeClock
 from adapters.fs_queues import FsQueues
 from application.ports import QueueBroken
@@ -34,6 +37,73 @@ def test_tickets_are_given_in_order_and_the_line_is_first_come_first_served(queu
     assert [run_id for _, run_id in queues.line("q")] == [A, B, C]
     assert queues.first_in_line("q", A) and not queues.first_in_line("q", B)
     assert queues.waiting("q") == 3
+
+
+def test_a_later_ticket_is_never_in_line_before_an_earlier_one_being_made(
+        queues: FsQueues, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A's ticket taken, its entry not yet made (the seam: the entry's file being opened): B's
+    enqueue meanwhile must not put B in line ahead of A, or B would take a slot first."""
+    made_b = threading.Event()
+    threads: list[threading.Thread] = []
+    seen: list[tuple[list[tuple[int, str]], bool]] = []  # (the line, B first in it) while A's entry is made
+    real_open = fs_queues.open_file
+
+    def open_file(name: str, folder: int, flags: int, *rest: Any) -> int:
+        if name == f"{fs_queues.NEW}{A}":
+            later = threading.Thread(target=lambda: (queues.enqueue("q", B), made_b.set()))
+            threads.append(later)
+            later.start()
+            made_b.wait(1.0)  # long enough for B's whole enqueue, unless A's lock keeps it out
+            line = queues.line("q")
+            seen.append((line, any(r == B for _, r in line) and queues.first_in_line("q", B)))
+        return real_open(name, folder, flags, *rest)
+
+    monkeypatch.setattr(fs_queues, "open_file", open_file)
+    first = queues.enqueue("q", A)
+    for thread in threads:
+        thread.join(15)
+    assert len(seen) == 1 and made_b.is_set()
+    line, b_first = seen[0]
+    assert line == [], f"B was in line while A's entry, of the earlier ticket, was being made: {line}"
+    assert not b_first
+    assert first.ticket == 0 and queues.line("q") == [(0, A), (1, B)]
+
+
+def test_many_concurrent_enqueues_are_in_line_in_ticket_order_with_no_gap(tmp_path: object) -> None:
+    """Eight submitters at once, the line looked at all along: whatever it shows is every ticket
+    from the first up to its last (a gap would be a later ticket in line before an earlier one)."""
+    home = os.path.join(str(tmp_path), "home")
+    FsQueues(home).change("q", lambda s: set_parallel(s, 4))
+    done = threading.Event()
+    gaps: list[list[int]] = []
+    places: list[int] = []
+    lock = threading.Lock()
+
+    def submitter(index: int) -> None:
+        queues = FsQueues(home)
+        for n in range(25):
+            place = queues.enqueue("q", f"20261204T02{index:02d}{n:02d}-{index:03d}{n:03d}")
+            with lock:
+                places.append(place.ticket)
+
+    def watcher() -> None:
+        queues = FsQueues(home)
+        while not done.is_set():
+            tickets = [t for t, _ in queues.line("q")]
+            if tickets != list(range(len(tickets))):
+                gaps.append(sorted(set(range(tickets[-1])) - set(tickets)))  # the tickets missing
+
+    looking = threading.Thread(target=watcher)
+    looking.start()
+    workers = [threading.Thread(target=submitter, args=(i,)) for i in range(8)]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    done.set()
+    looking.join()
+    assert gaps == [], f"the line showed later tickets than these, missing from it: {gaps[0]}"
+    assert sorted(places) == list(range(200)) and [t for t, _ in FsQueues(home).line("q")] == list(range(200))
 
 
 def test_a_waiter_whose_holder_died_is_passed_over_and_taken_out(queues: FsQueues) -> None:
