@@ -216,27 +216,13 @@ def scan_session(sid: int, run_id: str | None = None) -> tuple[SessionMember, ..
     since = head[4] if head is not None else 0
     seen = {m.pid for m in found}
     tag = f"{RUN_TAG}={run_id}".encode()
-    kin = _descendants(sid, rows) if head is not None else set()
+    kin = proctree.kin(sid, ((pid, s[1]) for pid, s in rows), tag) if head is not None else set()
     for pid, s in rows:
         if pid in seen or proctree.zombie(s[0]) or s[4] < since:
             continue
         if pid in kin or proctree.carries(pid, tag):
             found.append(SessionMember(pid, s[3], float(s[4]) / CLOCK_TICKS + boot, False, tagged=True))
     return tuple(found)
-
-
-def _descendants(head: int, rows: list[tuple[int, proctree.Stat]]) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for pid, s in rows:
-        children.setdefault(s[1], []).append(pid)
-    found: set[int] = set()
-    todo = list(children.get(head, ()))
-    while todo:
-        pid = todo.pop()
-        if pid not in found and pid != head:
-            found.add(pid)
-            todo.extend(children.get(pid, ()))
-    return found
 
 
 def session_groups(leader: int) -> set[int] | None:

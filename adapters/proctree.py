@@ -21,7 +21,7 @@ import os
 
 TYPE_CHECKING = False  # typing is not imported at run time: the lean supervisor holds every import
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     Stat = tuple[str, int, int, int, int]  # state, ppid, pgrp, session, start ticks
 
@@ -79,12 +79,13 @@ def table() -> Iterator[tuple[int, Stat]] | None:
             if entry.isdigit() and (stat := stat_of(entry)) is not None)
 
 
-def carries(pid: int, tag: bytes) -> bool:
-    """True when the environment the kernel kept at the process's exec holds `tag` (`NAME=value`)."""
+def environment(pid: int) -> list[bytes] | None:
+    """The environment the kernel kept at the process's exec (`NAME=value` entries), or None when
+    it cannot be read (gone, or another user's)."""
     try:
         fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
-        return False
+        return None
     try:
         parts = []
         while True:
@@ -93,10 +94,45 @@ def carries(pid: int, tag: bytes) -> bool:
                 break
             parts.append(part)
     except OSError:
-        return False
+        return None
     finally:
         os.close(fd)
-    return tag in b"".join(parts).split(b"\0")
+    return b"".join(parts).split(b"\0")
+
+
+def carries(pid: int, tag: bytes) -> bool:
+    """True when the environment the kernel kept at the process's exec holds `tag` (`NAME=value`)."""
+    found = environment(pid)
+    return found is not None and tag in found
+
+
+def heads_another_run(pid: int, tag: bytes) -> bool:
+    """True when the process's environment names a run other than `tag`'s (`NAME=other`): the
+    runner of a run this run's work submitted (`li agent --detach` from the work's shell), which
+    is re-parented to this run's subreaper once its submitter exits, yet is that run's, never this
+    one's; so is everything below it."""
+    found = environment(pid)
+    if found is None:
+        return False
+    name = tag.split(b"=", 1)[0] + b"="
+    return any(entry.startswith(name) and entry != tag for entry in found)
+
+
+def kin(head: int, parents: Iterable[tuple[int, int]], tag: bytes | None) -> set[int]:
+    """The descendants of `head`, from (pid, parent pid) pairs, less every subtree another run
+    heads (`heads_another_run`; only where `tag` names this run)."""
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parents:
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    todo = list(children.get(head, ()))
+    while todo:
+        pid = todo.pop()
+        if pid in found or pid == head or (tag is not None and heads_another_run(pid, tag)):
+            continue
+        found.add(pid)
+        todo.extend(children.get(pid, ()))
+    return found
 
 
 def zombie(state: str) -> bool:
@@ -110,17 +146,7 @@ def run_processes(head: int, tag: bytes | None, since: int = 0) -> dict[int, int
     if rows is None:
         return None
     stats = {pid: stat for pid, stat in rows if not zombie(stat[0])}
-    children: dict[int, list[int]] = {}
-    for pid, stat in stats.items():
-        children.setdefault(stat[1], []).append(pid)
-    found: dict[int, int] = {}
-    todo = list(children.get(head, ()))
-    while todo:
-        pid = todo.pop()
-        if pid in found or pid == head:
-            continue
-        found[pid] = stats[pid][4]
-        todo.extend(children.get(pid, ()))
+    found = {pid: stats[pid][4] for pid in kin(head, ((pid, stat[1]) for pid, stat in stats.items()), tag)}
     if tag is not None:
         me = os.getpid()
         for pid, stat in stats.items():

@@ -8,6 +8,7 @@ would have written later is never written.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -143,3 +144,24 @@ def test_an_escaped_tool_keeps_a_run_whose_runner_was_sigkilled_alive_and_kill_r
         assert not (tmp_path / "late").exists()
     finally:
         kill_session(run_id, incarnation)
+
+
+def test_a_run_the_work_submitted_is_its_own_and_outlives_the_parent(li_home: str, tmp_path: Path,
+                                                                    supervisor_mode: str) -> None:
+    """A run the work submits (`li agent --detach` from its shell, the store in reach) has a runner
+    that is re-parented to the parent's runner, a child subreaper, once its submitter exits; it is
+    still the child run's, never the parent's: the parent's end neither stops it nor waits for it."""
+    from tests.support import li_bin, wait_terminal
+
+    child = tmp_path / "child.json"
+    work = (f"{li_bin()} agent --detach --machine sh 'sleep 2; echo child-done' > {child}; "
+            "echo parent-done")
+    run_id = submit(li_home, tmp_path, "--confine", "off", mode=supervisor_mode, work=work)
+    parent = wait_terminal(li_home, run_id, timeout=30)
+    assert (parent["status"], parent["outcome"]) == ("completed", "succeeded"), parent
+    said = machine("job", "output", run_id, home=li_home).data["console"]["value"]
+    assert "the work left running" not in said, said
+    child_id = json.loads(child.read_text())["data"]["run_id"]
+    ended = wait_terminal(li_home, child_id, timeout=30)
+    assert (ended["status"], ended["outcome"]) == ("completed", "succeeded"), ended
+    assert "child-done" in machine("job", "output", child_id, home=li_home).data["console"]["value"]
