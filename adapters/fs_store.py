@@ -75,6 +75,19 @@ HIDDEN_SAID = ("the store is hidden from this run's work (issue 25): an li insid
 LOCK_POLL_MAX = 0.05
 
 
+def require_owner(home: str) -> None:
+    """NotStoreOwner unless this process's effective uid owns `home` (a store not made yet is the
+    maker's): every write to a store goes through here first, so a reader of another user's store
+    (root included) never leaves a file, a reap, a lock or a notice behind (issue 25)."""
+    try:
+        owner = os.stat(home).st_uid
+    except OSError:
+        return  # no store yet (or none to reach): the write itself says what is wrong
+    euid = os.geteuid()
+    if owner != euid:
+        raise NotStoreOwner(home, owner, euid)
+
+
 class FsRunStore:
     """Both run ports on a real filesystem: `RunRecords` (record.json) and `RunFiles` (the rest).
 
@@ -91,16 +104,7 @@ class FsRunStore:
     # -- the folders: $LI_HOME, runs/, runs/<id>/ -------------------------------------------------
 
     def _require_owner(self) -> None:
-        """NotStoreOwner unless this process's effective uid owns `$LI_HOME` (a store not made
-        yet is the maker's): every write goes through here first, so a reader of another user's
-        store (root included) never leaves a file, a reap or a notice behind."""
-        try:
-            owner = os.stat(self.home).st_uid
-        except OSError:
-            return  # no store yet (or none to reach): the write itself says what is wrong
-        euid = os.geteuid()
-        if owner != euid:
-            raise NotStoreOwner(self.home, owner, euid)
+        require_owner(self.home)
 
     def _runs_fd(self, create: bool = False) -> int:
         """A descriptor of `runs/`; FileNotFoundError when there is no store yet (and `create` is off).

@@ -24,15 +24,26 @@ def lock_path(home: str) -> str:
     return os.path.join(home, LOCK_NAME)
 
 
-def hold(home: str, timeout: float = WAIT_SECONDS) -> Callable[[], None]:
+def hold(home: str, timeout: float = WAIT_SECONDS, reads_only: bool = False) -> Callable[[], None]:
     """Take `home/store.lock` (0600, created if missing); return what releases it.
 
     A store folder that does not exist yet holds nothing to guard: nothing is taken (the lock
-    never creates the store). A `store.lock` that is a link or not a regular file is refused
+    never creates the store). Another user's store (root's reads included) is locked by nobody
+    but its owner: a call that only reads it (`reads_only`: a dry run, a copy's source) takes no
+    lock, one that would change it is refused (NotStoreOwner, a StoreRefused). A `store.lock` that is a link or not a regular file is refused
     (StoreRefused), never followed; a lock held past `timeout` seconds is StoreBusy, naming it.
     """
     if not os.path.isdir(home):
         return _nothing
+    from adapters.fs_store import require_owner
+    from application.ports import NotStoreOwner
+
+    try:
+        require_owner(home)
+    except NotStoreOwner:
+        if reads_only:
+            return _nothing  # a read of another user's store leaves no lock file of this uid behind
+        raise
     path = lock_path(home)
     _refuse_a_planted_lock(path)
     from filelock import FileLock, Timeout

@@ -170,19 +170,22 @@ def clamp_note(raw: str | None, flag: str, maximum: int) -> None:
 class StoreLocked:
     """`with StoreLocked(home):` — the body runs holding the store's lock (adapters/store_lock.py):
     one prune, rm, store copy or doctor --fix at a time on a store. A lock another li holds past
-    the wait is `conflict` (store_busy), one that cannot be taken `unavailable`; either before
-    anything changed. A class, not contextlib: `li handshake` imports this module."""
+    the wait is `conflict` (store_busy), one that cannot be taken `unavailable`, another user's
+    store `unavailable` (not_store_owner) unless the body only reads; each before anything changed. A class, not contextlib: `li handshake` imports this module."""
 
-    def __init__(self, home: str) -> None:
+    def __init__(self, home: str, reads_only: bool = False) -> None:
         self.home = home
+        self.reads_only = reads_only  # another user's store is then read without its lock
         self.release: Any = None
 
     def __enter__(self) -> None:
         from adapters.store_lock import hold
-        from application.ports import StoreBusy, StoreRefused
+        from application.ports import NotStoreOwner, StoreBusy, StoreRefused
 
         try:
-            self.release = hold(self.home)
+            self.release = hold(self.home, reads_only=self.reads_only)
+        except NotStoreOwner as exc:
+            raise ContractError(ErrorKind.UNAVAILABLE, str(exc), {"reason_code": "not_store_owner"}) from None
         except StoreBusy as exc:
             raise ContractError(ErrorKind.CONFLICT, str(exc), {"reason_code": "store_busy"}) from None
         except StoreRefused as exc:

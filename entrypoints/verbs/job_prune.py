@@ -37,7 +37,7 @@ def run(args: Namespace) -> dict[str, Any]:
     days = older_than(args.older_than)
     from entrypoints import services
 
-    with StoreLocked(services.home()):  # one prune at a time; a dry run too, so it says what the other left
+    with StoreLocked(services.home(), reads_only=args.dry_run):  # one prune at a time; a dry run too
         data: dict[str, Any] = _with_branches(services.pruner(), args).prune(days, dry_run=args.dry_run).to_wire()
     return data
 

@@ -70,7 +70,7 @@ def _copy(args: Namespace) -> dict[str, Any]:
         problems = target.health()  # a target down or without the schema says so, even with nothing to copy
         if problems:
             raise StoreRefused("; ".join(problems))
-        with StoreLocked(source.home):  # no prune removes a run of the source while it is copied
+        with StoreLocked(source.home, reads_only=True):  # no prune removes a run of the source while it is copied
             outcome = copy_runs(source, target)
     except StoreRefused as exc:
         raise ContractError(ErrorKind.UNAVAILABLE, f"the store {target.location} could not take the runs "

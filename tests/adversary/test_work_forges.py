@@ -164,6 +164,16 @@ def test_root_reading_a_store_of_nobody_runs_no_command_of_its_work_and_leaves_n
     time.sleep(1.0)  # a detached notice sender, had one been started, would have run by now
     assert not proof.exists(), f"the work's notify command ran as uid {proof.read_text().strip()}"
     assert (home / "runs" / run_id / "record.json").read_bytes() == before
+    # What changes the store as a whole takes its lock first: root's dry run reads without it;
+    # root's prune, rm and doctor --fix are refused before a lock file of root's is made.
+    dry = li(home, "job", "prune", "--dry-run")
+    assert dry["ok"] is True, show(dry)
+    for argv in (("job", "prune"), ("job", "rm", run_id), ("doctor", "--fix")):
+        refused = li(home, *argv)
+        assert (refused["ok"], (refused["error"] or {}).get("detail", {}).get("reason_code")) == (
+            False, "not_store_owner"), (argv, show(refused))
+    assert not (home / "store.lock").exists()
+    assert (home / "runs" / run_id / "record.json").read_bytes() == before
     foreign = [os.path.join(folder, name) for folder, dirs, files in os.walk(home)
                for name in [*dirs, *files] if os.lstat(os.path.join(folder, name)).st_uid != NOBODY]
     assert foreign == [], f"left owned by another user than the store's: {foreign}"
