@@ -25,6 +25,16 @@ def option_words(values: Mapping[str, object]) -> list[str]:
     return words
 
 
+def repeated_words(name: str, values: object) -> list[str]:
+    """`("provider_arg", ["--max-turns", "3"])` -> `["--provider-arg=--max-turns", "--provider-arg=3"]`:
+    one `--name=value` per value, for a repeatable option (the `=` keeps a value that starts with a
+    dash a value). None is omitted; a lone string is one value."""
+    if values is None:
+        return []
+    items = [values] if isinstance(values, str) else list(values) if isinstance(values, (list, tuple)) else [values]
+    return [f"--{name.replace('_', '-')}={word(value)}" for value in items]
+
+
 def word(value: object) -> str:
     """One option value as text; an int too long to print is out of every bound, so ±inf."""
     try:

@@ -10,32 +10,39 @@ from collections.abc import Mapping
 from typing import Any
 
 from adapters.contract_client.envelope import Reply
-from adapters.contract_client.reading import read_availability
+from adapters.contract_client.reading import Evidence, read_availability
 
 #: Largest artifact text returned inline.
 ARTIFACT_TEXT_LIMIT = 200_000
 
 
 def artifact_of(reply: Reply, name: str, limit: int = ARTIFACT_TEXT_LIMIT) -> dict[str, Any]:
-    """`{name, text, says?, sha256_verified?, truncated?}` for one artifact an `output` reply listed.
+    """`{name, text, says?, kind?, sha256_verified?, truncated?}` for one artifact an `output` reply listed.
 
-    `text` is null whenever it cannot be vouched for; `says` then tells why (not listed, not a
-    regular file, unreadable, or changed since it was listed).
+    `text` is null whenever it cannot be vouched for; `says` then tells why and `kind` names it in
+    li's closed set of refusal kinds, as `li job output --artifact` refuses: `not_found` (the
+    listing has no such name), `unavailable` (the listing or the file cannot be read),
+    `invalid_input` (not a regular file), `conflict` (changed since it was listed).
     """
     listing = read_availability((reply.data or {}).get("artifacts"))
     rows = listing.value if isinstance(listing.value, list) else []
     row = next((r for r in rows if isinstance(r, Mapping) and r.get("name") == name), None)
     if row is None:
-        return {"name": name, "text": None, "says": f"not listed ({listing.describe()})"}
+        if listing.evidence is Evidence.UNKNOWN:  # no listing to look in: not "no such artifact"
+            return {"name": name, "text": None, "kind": "unavailable",
+                    "says": f"not listed: the listing is {listing.describe()}"}
+        names = ", ".join(str(r.get("name")) for r in rows if isinstance(r, Mapping)) or "none"
+        return {"name": name, "text": None, "kind": "not_found", "says": f"not listed (artifacts: {names})"}
     if row.get("type", "file") != "file" or not row.get("sha256"):
         kind = row.get("type", "entry")
-        return {"name": name, "text": None, "says": f"not a regular file ({kind}); its content is not served"}
+        return {"name": name, "text": None, "kind": "invalid_input",
+                "says": f"not a regular file ({kind}); its content is not served"}
     try:
         head, digest, size = read_head(str(row.get("path")), limit)
     except OSError as exc:
-        return {"name": name, "text": None, "says": f"unknown: unreadable ({exc})"}
+        return {"name": name, "text": None, "kind": "unavailable", "says": f"unknown: unreadable ({exc})"}
     if digest != row.get("sha256"):  # replaced since li listed it: these bytes are not the artifact
-        return {"name": name, "text": None, "sha256_verified": False,
+        return {"name": name, "text": None, "sha256_verified": False, "kind": "conflict",
                 "says": "changed since it was listed (sha256 differs); its content is not served"}
     return {"name": name, "text": head.decode("utf-8", errors="replace"), "sha256_verified": True,
             "truncated": size > limit}

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from adapters.contract_client.argv import option_words, present, verb_words
+from adapters.contract_client.argv import option_words, present, repeated_words, verb_words
 from adapters.contract_client.envelope import Reply, Verdict, classify, parse_one_object
 from adapters.contract_client.reading import RunView, run_view
 from adapters.contract_client.transport import Runner, SubprocessRunner
@@ -138,13 +138,16 @@ class ContractClient:
 
     def submit_agent(self, prompt: str, model: str | None = None, **options: object) -> Reply:
         """`li agent --detach --prompt-file - [MODEL]`; options: label, cwd, timeout, notify,
-        worktree (a flag), base, setup.
+        permission_mode, provider_args (a list: one `--provider-arg=ARG` each, as the CLI takes
+        them), worktree (a flag), base, setup.
 
         The prompt goes on li's stdin, never on its command line (where every local user could
         read it in /proc, and where the kernel caps one string at 128 KiB).
         """
         worktree = bool(options.pop("worktree", False))
-        head = ["agent", "--detach", *(["--worktree"] if worktree else []), *option_words(options)]
+        provider_args = repeated_words("provider_arg", options.pop("provider_args", None))
+        head = ["agent", "--detach", *(["--worktree"] if worktree else []), *option_words(options),
+                *provider_args]
         return self.call([*head, "--prompt-file", "-", "--", *present(model)], stdin=prompt)
 
     def diff(self, run_id: str) -> Reply:
@@ -181,9 +184,10 @@ class ContractClient:
         return self.call(["job", "output", *option_words({"tail_chars": tail_chars}), "--", run_id])
 
     def artifact_text(self, run_id: str, name: str) -> tuple[Reply, dict[str, Any]]:
-        """One artifact's text, checked: the `output` reply and `{name, text, says?, sha256_verified?,
-        truncated?}`. `text` is null unless the surface answered `ok`, the artifact is a listed
-        regular file, and its bytes still have the sha256 li listed (see `artifacts.artifact_of`)."""
+        """One artifact's text, checked: the `output` reply and `{name, text, says?, kind?,
+        sha256_verified?, truncated?}`. `text` is null unless the surface answered `ok`, the artifact
+        is a listed regular file, and its bytes still have the sha256 li listed; `says` then tells
+        why and, when li answered, `kind` names it (see `artifacts.artifact_of`)."""
         from adapters.contract_client.artifacts import artifact_of
 
         reply = self.output(run_id)
@@ -231,7 +235,9 @@ class ContractClient:
     def settle(
         self, run_ids: Sequence[str], max_wait: float = 60.0, poll_interval: float = 1.0
     ) -> WaitReport:
-        """Wait until every id ended, errored or was abandoned; a surface fault stops at once."""
+        """Wait until every id ended, errored or was abandoned; a surface fault stops at once.
+
+        An errored id is not waited on again, but it leaves the report unsettled (`errors`)."""
         wanted = list(dict.fromkeys(run_ids))
         views: dict[str, RunView] = {}
         standings: dict[str, Standing] = {}

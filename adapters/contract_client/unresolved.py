@@ -143,8 +143,19 @@ class WaitReport:
 
     @property
     def settled(self) -> bool:
-        """Nothing left to wait for: each id ended, errored, or was abandoned under the policy."""
-        return self.reply.ok and all(is_finished(s) for s in self.standings.values())
+        """Every id is a run that ended, or one abandoned under the policy (stop, tell a human).
+
+        An id li answered with a per-id error (`not_found`, an unreadable record) is no run that
+        ended: it is in `errors` and keeps the wait unsettled, though it is not waited on again
+        (see `waiting_on`). Issue 27: an unknown id once made a wait read `settled: true`.
+        """
+        return (self.reply.ok and not self.errors
+                and all(s.bucket == TERMINAL or s.abandoned for s in self.standings.values()))
+
+    @property
+    def waiting_on(self) -> list[str]:
+        """Ids worth observing again: not ended, not abandoned, no per-id error."""
+        return [run_id for run_id, s in self.standings.items() if not is_finished(s)]
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -153,11 +164,14 @@ class WaitReport:
             "policy": {run_id: asdict(s) for run_id, s in self.standings.items()},
             "abandoned": self.abandoned,
             "errors": dict(self.errors),
+            "waiting_on": self.waiting_on,
             "settled": self.settled,
         }
 
 
 def is_finished(standing: Standing | None) -> bool:
+    """Nothing more to observe of this id: it ended, errored (observing it again changes nothing),
+    or was abandoned. Not the same as settled: an errored id is finished but never settled."""
     return standing is not None and (standing.bucket in (TERMINAL, ERRORED) or standing.abandoned)
 
 

@@ -437,12 +437,28 @@ def test_settling_a_mixed_batch_keeps_what_each_round_learned() -> None:
 
 
 def test_an_unknown_id_is_a_per_id_error_not_a_retry() -> None:
+    # Issue 27 changed what `settled` means, on purpose: it once counted an errored id as
+    # finished, so a wait on an unknown id answered `settled: true` and an agent read "your run
+    # ended". Settled now means every id is a run that ended (or was abandoned): an unknown id is an
+    # error for that id, keeps the report unsettled, and is still not waited on again.
     row = run_row(run_id=OTHER_ID, error={"kind": "not_found", "message": "no such run"})
-    client = trusted(ScriptedRunner().then(ok(wait_data([row]))))
+    runner = ScriptedRunner().then(ok(wait_data([row])))
+    client = trusted(runner)
     report = client.settle([OTHER_ID], max_wait=5)
     assert (
-        report.settled and report.errors[OTHER_ID]["kind"] == "not_found" and report.abandoned == []
+        not report.settled and report.errors[OTHER_ID]["kind"] == "not_found" and report.abandoned == []
     )
+    assert report.waiting_on == [] and len(runner.calls) == 2  # the handshake and one wait: no retry
+    assert report.to_wire()["settled"] is False and report.to_wire()["waiting_on"] == []
+
+
+def test_one_unknown_id_beside_an_ended_run_leaves_the_wait_unsettled() -> None:
+    rows = [run_row("completed", True, "succeeded"),
+            run_row(run_id=OTHER_ID, error={"kind": "not_found", "message": "no such run"})]
+    report = trusted(ScriptedRunner().then(ok(wait_data(rows)))).wait([RUN_ID, OTHER_ID], 5)
+    assert not report.settled and list(report.errors) == [OTHER_ID] and report.waiting_on == []
+    ended = trusted(ScriptedRunner().then(ok(wait_data(rows[:1])))).wait([RUN_ID], 5)
+    assert ended.settled and ended.errors == {}
 
 
 def test_a_surface_fault_stops_settling_and_is_not_an_outcome() -> None:
@@ -495,6 +511,31 @@ def test_submit_runs_li_by_absolute_path_with_the_prompt_on_stdin_never_on_argv(
         "sh",
     ]
     assert runner.stdins[-1] == "-rf echo hi"
+
+
+def test_submit_agent_passes_permission_mode_provider_args_and_notify_as_the_cli_spells_them() -> None:
+    runner = ScriptedRunner().then(ok(run_row()))
+    client = trusted(runner)
+    client.submit_agent("hi", "claude", permission_mode="edits", provider_args=["--max-turns", "3"],
+                        notify="notify-send {run_id}")
+    assert runner.calls[-1] == [
+        LI, "agent", "--machine", "--detach", "--permission-mode=edits", "--notify=notify-send {run_id}",
+        "--provider-arg=--max-turns", "--provider-arg=3", "--prompt-file", "-", "--", "claude",
+    ]
+
+
+def test_an_artifact_not_served_says_why_with_a_refusal_kind(tmp_path: object) -> None:
+    from adapters.contract_client.artifacts import artifact_of
+
+    listed = {"available": True, "value": [{"name": "a.md", "path": "/nowhere/a.md", "type": "file",
+                                            "sha256": "00"}], "reason_code": None, "detail": None}
+    missing = artifact_of(Reply(Verdict.OK, {"artifacts": listed}), "b.md")
+    assert missing["text"] is None and missing["kind"] == "not_found" and "a.md" in missing["says"]
+    unreadable = artifact_of(Reply(Verdict.OK, {"artifacts": listed}), "a.md")
+    assert unreadable["text"] is None and unreadable["kind"] == "unavailable"
+    unknown = {"available": False, "value": None, "reason_code": "unreadable", "detail": "EACCES"}
+    unlisted = artifact_of(Reply(Verdict.OK, {"artifacts": unknown}), "a.md")
+    assert unlisted["kind"] == "unavailable" and "unknown" in unlisted["says"]
 
 
 def test_every_prompt_travels_on_stdin_for_agents_and_fanouts() -> None:
