@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -13,22 +12,27 @@ from typing import Annotated, Any, TypedDict
 import anyio
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
+from pydantic import Field
 
 from adapters.contract_client import (
     ContractClient,
     Reply,
     UnresolvedPolicy,
+    WaitReport,
     read_fields,
     run_view,
 )
 from adapters.contract_client.artifacts import artifact_of
 from domain.contract import EXIT_CONFIG
+from domain.vocabulary import PermissionMode
 
 INSTRUCTIONS = """\
 Runs agent work as detached, durable runs through the `li` command (lion machine-result contract v1).
 Workflow: submit (submit_agent; model `sh` runs the prompt as a shell command) -> wait with the
-run_id until classification.settled is true -> output to read the console and artifacts.
-Every answer carries `surface`: only `ok` carries data. `degraded`, `environment_fault`,
+run_id until classification.settled is true (an id in classification.errors is no run li knows:
+stop waiting on it) -> output to read the console and artifacts (artifact=NAME: its text at
+data.artifact.text). Each result's text is one line of summary; the answer is its structured
+content `{surface, data, error, classification}`. Every answer carries `surface`: only `ok` carries data. `degraded`, `environment_fault`,
 `transport_fault`, `contract_violation` and `unregistered` are faults of this surface, never of
 your run: do not report them as the run failing. Decide with classification `branch` (not_ended,
 succeeded, failed, cancelled, indeterminate), never with `status`, which is shown verbatim and
@@ -57,7 +61,10 @@ DESCRIPTIONS = {
         "model: `sh` runs prompt as a shell command (env LI_ARTIFACTS_DIR: write result files "
         "there; LI_RUN_ID), or claude, codex, gemini, `claude/opus`; omit for li's default. "
         "worktree=true: work in a new git worktree on branch li/<run_id> (from base, after setup); "
-        "then `diff` shows the change. Then call `wait` with the run_id, then `output`."
+        "then `diff` shows the change. permission_mode (read-only, edits, full; agent CLIs only, "
+        "default: the CLI's own), provider_args (passed verbatim to the agent CLI) and notify (an argv "
+        "template run when the run ends, no shell) are `li agent`'s --permission-mode, --provider-arg "
+        "and --notify. Then call `wait` with the run_id, then `output`."
     ),
     "submit_flow": (
         "Start a declared flow (spec_path: absolute path of a YAML/JSON DAG file of steps) as one "
@@ -73,9 +80,11 @@ DESCRIPTIONS = {
         "cannot be established: do not retry automatically, tell a human."
     ),
     "output": (
-        "Read a run's console tail, artifact listing and manifest. Evidence `none` means there "
-        "definitively is none; `unknown` means it could not be read. Pass `artifact` (a name from "
-        "the listing) to also get that artifact's text."
+        "Read a run's console tail (`tail_chars`, at least 1; omit it for li's default of 20000), "
+        "artifact listing and manifest. Evidence `none` means there definitively is none; `unknown` "
+        "means it could not be read. Pass `artifact` (a name from data.artifacts) to also get that "
+        "artifact's text at data.artifact.text; a name the listing lacks (not_found), or an artifact "
+        "that cannot be served (not a regular file, unreadable, changed since listed), is an error."
     ),
     "list_runs": "List recent runs, newest first (`truncated` says whether more exist).",
     "kill": (
@@ -94,14 +103,18 @@ DESCRIPTIONS = {
         "finish on its own; `unresolved_spawn`: the run's start was never recorded (an old "
         "`preparing` record) and it will not resolve either. This server retries those "
         "with backoff and, after its attempt limit, lists them in `abandoned`: stop waiting on "
-        "abandoned ids and tell a human. Done when classification.settled is true."
+        "abandoned ids and tell a human. Done when classification.settled is true: every id ended or "
+        "was abandoned. An id in classification.errors (not_found: li knows no such run) never "
+        "settles and is not waited on: check the id. classification.waiting_on lists the ids worth "
+        "another wait."
     ),
 }
 
 class ToolAnswer(TypedDict):
     """Every tool's structured result (published as its output schema): `surface` is the client's
-    verdict on the answer; `data` and `error` are li's envelope as given (data only when `ok`);
-    `classification` is what the client made of it (branch, evidence, artifact text, ...)."""
+    verdict on the answer; `data` and `error` are li's envelope as given (data only when `ok`),
+    `data.artifact` added by `output` when an artifact is asked for; `classification` is what the
+    client made of it (branch, evidence, settled, ...). The text content is one line of summary."""
 
     surface: str
     data: dict[str, Any] | None
@@ -113,20 +126,80 @@ class ToolAnswer(TypedDict):
 Answered = Annotated[CallToolResult, ToolAnswer]
 
 
-def answer(reply: Reply, classification: Mapping[str, Any]) -> CallToolResult:
-    """Data only when the surface answered `ok`; the client's classification always."""
+#: Most bytes of a result's text summary: the answer itself travels once, as structured content.
+SUMMARY_LIMIT = 280
+SEE_STRUCTURED = " (whole answer: structuredContent)"
+
+
+def answer(
+    reply: Reply,
+    classification: Mapping[str, Any],
+    said: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> CallToolResult:
+    """Data only when the surface answered `ok` (`data` replaces li's when given, to add to it);
+    the client's classification always; `said` is the one-line summary of an `ok` answer."""
     body = {
         "surface": reply.verdict.value,
-        "data": reply.data,
+        "data": (reply.data if data is None else data) if reply.ok else None,
         "error": reply.error,
         "classification": {**reply.to_wire(), **classification},
     }
-    text = json.dumps(body, ensure_ascii=False, indent=1)
+    line = f"ok: {said}" if reply.ok and said else fault_line(body)
+    return result(body, line, is_error=not reply.ok)
+
+
+def result(body: dict[str, Any], line: str, is_error: bool) -> CallToolResult:
+    """The answer sent once, as structured content, beside a one-line text summary of it (for MCP
+    clients that read only text): never the answer twice."""
     return CallToolResult(
-        content=[TextContent(type="text", text=text)],
+        content=[TextContent(type="text", text=summary_text(line))],
         structured_content=body,
-        is_error=not reply.ok,
+        is_error=is_error,
     )
+
+
+def summary_text(line: str) -> str:
+    """One line, at most SUMMARY_LIMIT bytes of UTF-8 (cut on a character), pointing at the rest."""
+    flat = " ".join(line.split())
+    room = SUMMARY_LIMIT - len(SEE_STRUCTURED.encode())
+    raw = flat.encode("utf-8")
+    if len(raw) > room:
+        flat = raw[: room - len("…".encode())].decode("utf-8", errors="ignore") + "…"
+    return flat + SEE_STRUCTURED
+
+
+def fault_line(body: Mapping[str, Any]) -> str:
+    """A refusal as `refused: KIND: message`; a fault of the surface with its diagnostic."""
+    error = body.get("error") or {}
+    if error:
+        return f"{body['surface']}: {error.get('kind')}: {error.get('message')}"
+    said = (body.get("classification") or {}).get("diagnostic")
+    return f"{body['surface']}: {said or 'no answer'}"
+
+
+def refused(kind: str, message: str, detail: Mapping[str, Any] | None, classification: Mapping[str, Any]) -> CallToolResult:
+    """A refusal of this server's own (not li's envelope): `surface: refused`, li's closed error kinds."""
+    body = {
+        "surface": "refused",
+        "data": None,
+        "error": {"kind": kind, "message": message, "detail": dict(detail) if detail else None},
+        "classification": {**classification, "surface": "refused", "surface_fault": False},
+    }
+    return result(body, fault_line(body), is_error=True)
+
+
+def run_line(reply: Reply, next_step: str = "") -> str:
+    """`run R: STATUS (branch B)`, from a status-bearing data object."""
+    view = run_view(reply.data or {})
+    return f"run {view.run_id}: {view.status} (branch {view.branch.value}){next_step}"
+
+
+def reading_line(name: str, wire: Mapping[str, Any]) -> str:
+    evidence_of = wire.get("evidence")
+    if evidence_of == "unknown":
+        return f"{name} unknown ({wire.get('reason_code')})"
+    return f"{name} {evidence_of}{' (truncated)' if wire.get('truncated') else ''}"
 
 
 def run_classification(reply: Reply) -> dict[str, Any]:
@@ -167,11 +240,7 @@ class LiServer(MCPServer):
             if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
                 raise
             refusal = one_line(exc.__cause__, f"{name}'s arguments")
-        body = {"surface": "refused", "data": None,
-                "error": {"kind": refusal.kind.value, "message": refusal.message, "detail": refusal.detail},
-                "classification": {"surface_fault": False}}
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
-                              structured_content=body, is_error=True)
+        return refused(refusal.kind.value, refusal.message, refusal.detail, {})
 
 
 class Tools:
@@ -195,7 +264,10 @@ class Tools:
         if hello.registered:
             self.register_verbs()
         state = {"registered": hello.registered, "reason": hello.reason}
-        return answer(hello.reply, {**state, "state": self.client.state.value})
+        spoken = (hello.reply.data or {}).get("contract_version")
+        said = (f"li speaks contract_version {spoken}; verbs registered (list tools again)" if hello.registered
+                else f"verbs not registered: {hello.reason}")
+        return answer(hello.reply, {**state, "state": self.client.state.value}, said)
 
     def submit_agent(
         self,
@@ -207,20 +279,31 @@ class Tools:
         worktree: bool = False,
         base: str | None = None,
         setup: str | None = None,
+        permission_mode: PermissionMode | None = None,
+        provider_args: list[str] | None = None,
+        notify: str | None = None,
     ) -> Answered:
+        # permission_mode is checked against li's own vocabulary by its type (refused in one line
+        # by LiServer); provider_args and notify are li's to judge, as the CLI's flags are.
         reply = self.client.submit_agent(
             prompt, model, label=label, cwd=cwd, timeout=timeout_seconds, worktree=worktree, base=base,
-            setup=setup,
+            setup=setup, permission_mode=permission_mode, provider_args=provider_args, notify=notify,
         )
-        return answer(reply, run_classification(reply))
+        return answer(reply, run_classification(reply), submitted_line(reply))
 
     def diff(self, run_id: str) -> Answered:
         reply = self.client.diff(run_id)
-        return answer(reply, evidence(reply, ("files", "patch")))
+        extra = evidence(reply, ("files", "patch"))
+        readings = extra.get("evidence", {})
+        files = (reply.data or {}).get("files") or {}
+        count = len(files.get("value") or []) if isinstance(files, Mapping) and files.get("available") else None
+        said = "; ".join([f"run {run_id}: {'?' if count is None else count} files changed",
+                          *(reading_line(name, wire) for name, wire in readings.items())])
+        return answer(reply, extra, said)
 
     def reply(self, run_id: str, prompt: str) -> Answered:
         reply = self.client.reply(run_id, prompt)
-        return answer(reply, run_classification(reply))
+        return answer(reply, run_classification(reply), submitted_line(reply))
 
     def submit_flow(
         self,
@@ -230,7 +313,7 @@ class Tools:
         timeout_seconds: float | None = None,
     ) -> Answered:
         reply = self.client.submit_flow(spec_path, label=label, cwd=cwd, timeout=timeout_seconds)
-        return answer(reply, run_classification(reply))
+        return answer(reply, run_classification(reply), submitted_line(reply))
 
     def submit_fanout(
         self,
@@ -247,45 +330,88 @@ class Tools:
             prompt, model, legs=legs, models=models, synthesize=synthesize, label=label,
             cwd=cwd, timeout=timeout_seconds,
         )
-        return answer(reply, run_classification(reply))
+        return answer(reply, run_classification(reply), submitted_line(reply))
 
     def status(self, run_id: str) -> Answered:
         reply = self.client.status(run_id)
-        return answer(
-            reply,
-            {**run_classification(reply), **evidence(reply, ("delivery", "manifest", "usage"))},
-        )
+        classification = {**run_classification(reply), **evidence(reply, ("delivery", "manifest", "usage"))}
+        return answer(reply, classification, run_line(reply, f": {run_view(reply.data or {}).to_wire()['advice']}"))
 
     def output(
-        self, run_id: str, tail_chars: int | None = None, artifact: str | None = None
+        self,
+        run_id: str,
+        tail_chars: Annotated[int, Field(ge=1)] | None = None,
+        artifact: str | None = None,
     ) -> Answered:
+        # tail_chars 0 is refused (by its type, in one line): a tail of nothing would read an
+        # empty console text and say nothing of the console (issue 27).
         reply = self.client.output(run_id, tail_chars)
         extra = evidence(reply, ("console", "artifacts", "manifest"))
-        if reply.ok and artifact is not None:
-            extra.update(artifact_text(reply, artifact))
-        return answer(reply, extra)
+        said = f"run {run_id}: " + "; ".join(reading_line(n, w) for n, w in extra.get("evidence", {}).items())
+        if not reply.ok or artifact is None:
+            return answer(reply, extra, said)
+        served = artifact_text(reply, artifact)["artifact"]
+        if served.get("text") is None:  # asked for, not served: an error, never `text: null`
+            return refused(str(served.get("kind") or "unavailable"),
+                           f"artifact {artifact!r} of run {run_id}: {served.get('says')}",
+                           {"run_id": run_id, "artifact": artifact}, reply.to_wire())
+        text = served["text"]
+        said += f"; artifact {artifact}: {len(text)} chars{' (truncated)' if served.get('truncated') else ''} " \
+                "at data.artifact.text"
+        return answer(reply, extra, said, data={**(reply.data or {}), "artifact": served})
 
     def list_runs(self, limit: int | None = None, status: str | None = None) -> Answered:
         reply = self.client.list_runs(limit, status)
         rows = (reply.data or {}).get("runs") or []
+        more = " (more exist)" if (reply.data or {}).get("truncated") else ""
         return answer(
-            reply, {"runs": [run_view(r).to_wire() for r in rows if isinstance(r, Mapping)]}
+            reply, {"runs": [run_view(r).to_wire() for r in rows if isinstance(r, Mapping)]},
+            f"{runs(len(rows))}{more}",
         )
 
     def kill(self, run_id: str) -> Answered:
         reply = self.client.kill(run_id)
         note = {"note": "kill reports signal delivery, not the run's end: call wait to observe it"}
-        return answer(reply, {**run_classification(reply), **note})
+        action = (reply.data or {}).get("action")
+        return answer(reply, {**run_classification(reply), **note},
+                      f"run {run_id}: {action}; call wait to observe its end")
 
     def prune(self, older_than_days: float | None = None, dry_run: bool = False) -> Answered:
         reply = self.client.prune(older_than_days, dry_run)
-        return answer(reply, {})
+        data = reply.data or {}
+        verb = "would remove" if dry_run else "removed"
+        said = f"{verb} {runs(len(data.get('removed') or []))}; kept {len(data.get('kept') or [])}"
+        return answer(reply, {}, said)
 
     def wait(
         self, run_ids: list[str], max_wait: float = 30.0, poll_interval: float = 1.0
     ) -> Answered:
         report = self.client.wait(run_ids, max_wait, poll_interval)
-        return answer(report.reply, report.to_wire())
+        return answer(report.reply, report.to_wire(), wait_line(report))
+
+
+def runs(count: int) -> str:
+    return f"{count} run{'' if count == 1 else 's'}"
+
+
+def submitted_line(reply: Reply) -> str:
+    return run_line(reply, "; call wait with its run_id")
+
+
+def wait_line(report: WaitReport) -> str:
+    """`settled: R1 succeeded, R2 failed` / `not settled: waiting on …; errors: R3 not_found`."""
+    parts = [f"{view.run_id} {view.branch.value}" for view in report.runs if str(view.run_id) not in report.errors]
+    words = ", ".join(parts) if parts else "no run"
+    line = f"{'settled' if report.settled else 'not settled'}: {words}"
+    if report.waiting_on:
+        line += f"; waiting on {len(report.waiting_on)}"
+    if report.abandoned:
+        line += f"; abandoned {', '.join(report.abandoned)}"
+    if report.errors:
+        kinds = ", ".join(f"{run_id} {(e or {}).get('kind') if isinstance(e, Mapping) else e}"
+                          for run_id, e in report.errors.items())
+        line += f"; errors: {kinds}"
+    return line
 
 
 VERBS = (

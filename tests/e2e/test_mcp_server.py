@@ -112,8 +112,9 @@ def test_a_session_submits_an_sh_run_waits_for_it_and_reads_its_artifact(
 
         failed, output = await call(client, "output", run_id=run_id, artifact="hello.txt")
         assert not failed, output
-        artifact = output["classification"]["artifact"]
+        artifact = output["data"]["artifact"]  # issue 27: in the result's data, in one place
         assert artifact["text"] == "hello from lionrun" and artifact["sha256_verified"]
+        assert "artifact" not in output["classification"]
         assert output["classification"]["evidence"]["artifacts"]["evidence"] == "present"
         listed = {a["name"]: a for a in output["data"]["artifacts"]["value"]}
         digest = hashlib.sha256(pathlib.Path(listed["hello.txt"]["path"]).read_bytes()).hexdigest()
@@ -356,3 +357,133 @@ def test_tool_arguments_pydantic_refuses_are_one_line_in_lis_words(tmp_path: pat
         assert "\n" not in refused["error"]["message"] and "(and 1 more problem)" in refused["error"]["message"]
 
     in_session(server(real_li(tmp_path / "li"), li_home), body)
+
+
+# --- issue 27 item 6: MCP an agent can use without guessing ------------------------------------
+
+
+UNKNOWN_ID = "20200101T000000-000000"
+FAKES_BIN = os.path.join(REPO, "tests", "fakes", "bin")
+
+
+async def settled_run(client: Client, prompt: str) -> str:
+    """Submit an sh run and wait for its end; its run id."""
+    failed, submitted = await call(client, "submit_agent", prompt=prompt, model="sh")
+    assert not failed, submitted
+    run_id = str(submitted["data"]["run_id"])
+    await wait_until_settled(client, run_id)
+    return run_id
+
+
+def test_an_unknown_or_unservable_artifact_is_an_error_not_null_text(tmp_path: pathlib.Path, li_home: str) -> None:
+    """The artifact asked for and not served is an error result with a kind, never `text: null`."""
+
+    async def body(client: Client) -> None:
+        run_id = await settled_run(client, 'printf hi > "$LI_ARTIFACTS_DIR/hello.txt"; '
+                                           'ln -s /etc/passwd "$LI_ARTIFACTS_DIR/link"')
+        failed, missing = await call(client, "output", run_id=run_id, artifact="nope.txt")
+        assert failed and missing["surface"] == "refused" and missing["data"] is None, missing
+        assert missing["error"]["kind"] == "not_found" and "hello.txt" in missing["error"]["message"]
+        assert missing["error"]["detail"] == {"run_id": run_id, "artifact": "nope.txt"}
+        assert missing["classification"]["surface_fault"] is False
+        failed, link = await call(client, "output", run_id=run_id, artifact="link")
+        assert failed and link["error"]["kind"] == "invalid_input", link
+        assert "not a regular file" in link["error"]["message"] and "root:" not in json.dumps(link)
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)
+
+
+def test_each_result_is_sent_once_as_structured_content_beside_a_one_line_summary(
+    tmp_path: pathlib.Path, li_home: str
+) -> None:
+    """An `output` of a 5,000-line run was sent twice (~52 KB): now the data once, the text a line."""
+
+    async def body(client: Client) -> None:
+        run_id = await settled_run(client, "seq -f 'line-%g' 5000")
+        result = await client.call_tool("output", {"run_id": run_id})
+        assert not result.is_error and result.structured_content is not None
+        assert "line-5000" in result.structured_content["data"]["console"]["value"]
+        assert len(result.content) == 1
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert len(text.encode()) < 300 and "\n" not in text, text
+        assert text.startswith(f"ok: run {run_id}: console present (truncated)") and "line-" not in text
+        assert "structuredContent" in text
+        refused = await client.call_tool("status", {"run_id": UNKNOWN_ID})
+        said = refused.content[0].text  # type: ignore[union-attr]
+        assert refused.is_error and said.startswith("refused: not_found: ") and len(said.encode()) < 300
+        waited = await client.call_tool("wait", {"run_ids": [run_id], "max_wait": 0})
+        assert waited.content[0].text.startswith(f"ok: settled: {run_id} succeeded")  # type: ignore[union-attr]
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)
+
+
+def test_a_zero_console_tail_is_refused_never_read_as_an_empty_console(tmp_path: pathlib.Path, li_home: str) -> None:
+    """`tail_chars: 0` read the console of a run that printed as `none`: a tail of nothing says
+    nothing of the console, so it is refused in one line (and the schema says at least 1)."""
+
+    async def body(client: Client) -> None:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert '"minimum": 1' in json.dumps(tools["output"].input_schema["properties"]["tail_chars"])
+        run_id = await settled_run(client, "echo printed")
+        failed, refused = await call(client, "output", run_id=run_id, tail_chars=0)
+        assert failed and refused["error"]["kind"] == "invalid_input", refused
+        assert refused["error"]["message"] == "output's arguments: `tail_chars` must be at least 1"
+        failed, one = await call(client, "output", run_id=run_id, tail_chars=1)
+        assert not failed and one["classification"]["evidence"]["console"]["evidence"] == "present", one
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)
+
+
+def test_submit_agent_takes_permission_mode_provider_args_and_notify(tmp_path: pathlib.Path, li_home: str) -> None:
+    """`li agent`'s --permission-mode, --provider-arg and --notify, in the CLI's vocabulary."""
+    li_path = install_li(tmp_path / "li", f'PATH={FAKES_BIN}:$PATH exec {li_bin()} "$@"')  # the fake claude
+    noticed = tmp_path / "noticed"
+
+    async def body(client: Client) -> None:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        schema = json.dumps(tools["submit_agent"].input_schema["properties"]["permission_mode"])
+        assert all(mode in schema for mode in ('"read-only"', '"edits"', '"full"')), schema
+        failed, bad = await call(client, "submit_agent", prompt="hi", model="claude", permission_mode="yolo")
+        assert failed and bad["error"]["kind"] == "invalid_input", bad
+        assert bad["error"]["message"] == ("submit_agent's arguments: `permission_mode` must be "
+                                           "'read-only', 'edits' or 'full'")
+        failed, sh = await call(client, "submit_agent", prompt="true", model="sh", permission_mode="edits")
+        assert failed and sh["error"]["kind"] == "invalid_input" and "agent CLIs" in sh["error"]["message"], sh
+        assert "\n" not in sh["error"]["message"]
+        failed, submitted = await call(client, "submit_agent", prompt="say hi", model="claude",
+                                       permission_mode="edits", provider_args=["--max-turns", "3"],
+                                       notify=f"touch {noticed}")
+        assert not failed, submitted
+        run_id = submitted["data"]["run_id"]
+        await wait_until_settled(client, run_id)
+        _, status = await call(client, "status", run_id=run_id)
+        assert status["data"]["agents"]["value"]["claude"] == {"permission_mode": "edits",
+                                                               "provider_args": ["--max-turns", "3"]}, status
+        with anyio.fail_after(60):  # the notice is sent after the end is recorded
+            while not noticed.exists():
+                await anyio.sleep(0.1)
+
+    in_session(server(li_path, li_home), body)
+
+
+def test_a_wait_on_an_unknown_id_is_an_error_for_that_id_and_never_settled(
+    tmp_path: pathlib.Path, li_home: str
+) -> None:
+    """`wait` on an unknown id answered `settled: true`; settled now means every id is a run that ended."""
+
+    async def body(client: Client) -> None:
+        run_id = await settled_run(client, "true")
+        for ids in ([UNKNOWN_ID], [run_id, UNKNOWN_ID]):
+            result = await client.call_tool("wait", {"run_ids": ids, "max_wait": 1, "poll_interval": 0.1})
+            waited = result.structured_content
+            assert waited is not None and waited["surface"] == "ok", waited
+            classification = waited["classification"]
+            assert classification["settled"] is False, classification
+            assert classification["errors"][UNKNOWN_ID]["kind"] == "not_found"
+            assert classification["waiting_on"] == [] and classification["abandoned"] == []
+            said = result.content[0].text  # type: ignore[union-attr]
+            assert said.startswith("ok: not settled") and f"errors: {UNKNOWN_ID} not_found" in said, said
+        assert [r["branch"] for r in classification["runs"]] == ["succeeded", "unobserved"]
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)
+
