@@ -487,3 +487,16 @@ def test_a_wait_on_an_unknown_id_is_an_error_for_that_id_and_never_settled(
 
     in_session(server(real_li(tmp_path / "li"), li_home), body)
 
+
+def test_the_docs_list_every_tool_and_that_the_host_must_set_li_home() -> None:
+    """docs/consumer-client.md's `li mcp` section and the wire contract's consumer section list every
+    tool (`diff`, `reply` and `prune` were missing from one or the other), one table row each, and
+    show `LI_HOME` in the host's `env`: the SDK's stdio client passes only a minimal environment."""
+    sections = {"consumer-client.md": ("## `li mcp`", None),
+                "wire-contract.md": ("## Consumers: where each value lives", "## Terminal notices")}
+    for doc, (head, tail) in sections.items():
+        text = pathlib.Path(REPO, "docs", doc).read_text(encoding="utf-8")
+        section = text[text.index(head): text.index(tail) if tail else None]
+        rows = {line.split("`")[1] for line in section.splitlines() if line.startswith("| `")}
+        assert VERBS | {"handshake"} <= rows, (doc, sorted(VERBS | {"handshake"} - rows))
+        assert '"env": {"LI_HOME"' in section and "minimal environment" in section, doc
