@@ -171,19 +171,7 @@ def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
             signal.signal(signum, signal.SIG_DFL)  # Python ignores these; the work must not
         os.chdir(spec["cwd"])
         what = "exec"
-        stdin = spec["stdin_fd"]
-        if stdin is None:
-            stdin = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(stdin, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        top = 3  # every other descriptor closed: the run folder's, the capture's, the spec's
-        for fd in sorted(keep | {report}):
-            os.closerange(top, fd)
-            top = fd + 1
-        os.closerange(top, max(top, os.sysconf("SC_OPEN_MAX")))
-        for fd in keep:
-            os.set_inheritable(fd, True)
+        _set_descriptors(spec["stdin_fd"], out_w, err_w, keep, report)
         os.execvpe(argv[0], argv, env)
     except BaseException as exc:  # noqa: BLE001 - the child only reports and leaves
         number = getattr(exc, "errno", None) or 0
@@ -192,6 +180,23 @@ def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
         finally:
             os._exit(127)
     raise AssertionError("unreachable")
+
+
+def _set_descriptors(stdin: int | None, out_w: int, err_w: int, keep: set[int], report: int) -> None:
+    """In the leg's child: stdin (else /dev/null), the two pipes, and of the rest only `keep`
+    (inheritable) and `report` (closed at the exec)."""
+    if stdin is None:
+        stdin = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(stdin, 0)
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    top = 3  # every other descriptor closed: the run folder's, the capture's, the spec's
+    for fd in sorted(keep | {report}):
+        os.closerange(top, fd)
+        top = fd + 1
+    os.closerange(top, max(top, os.sysconf("SC_OPEN_MAX")))
+    for fd in keep:
+        os.set_inheritable(fd, True)
 
 
 def _die_with(parent: int) -> None:
@@ -239,9 +244,9 @@ class Tree:
         proctree.signal_all(self.alive(), signum)
 
 
-def supervise(spec: Spec) -> tuple[int | None, str, bool, float]:
-    """Start and watch the leg; (exit code or None when never started, timed out: "0", "1" or
-    "idle" (stopped by the idle watchdog), cancelled, when the leg began on the monotonic clock)."""
+def _arm_signals() -> int:
+    """SIGTERM noted, SIGCHLD and SIGTERM wake the loop through the descriptor returned; a SIGTERM
+    kept pending until now arrives here."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -249,11 +254,11 @@ def supervise(spec: Spec) -> tuple[int | None, str, bool, float]:
     signal.signal(signal.SIGTERM, _on_term)
     signal.signal(signal.SIGCHLD, _on_child)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGTERM,))  # a SIGTERM kept pending arrives now
-    began = time.monotonic()
-    if _terms:
-        return None, "0", True, began
-    watch = KillWatch(spec["folder_fd"], spec["kill_watch"], spec["record"], spec["record_max_bytes"])
-    capture = spec["capture_fd"]
+    return wake_r
+
+
+def _launch(spec: Spec) -> tuple[int, int, int, bytes]:
+    """Start the leg; (its pid, its stdout and stderr pipes, the report of a failed start or b"")."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     report_r, report_w = os.pipe()
@@ -264,109 +269,183 @@ def supervise(spec: Spec) -> tuple[int | None, str, bool, float]:
         os.close(spec["stdin_fd"])
     report = _read_all(report_r, 4096)
     os.close(report_r)
+    return pid, out_r, err_r, report
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except (BlockingIOError, InterruptedError):
+        pass
+
+
+class Supervision:
+    """The watch over a started leg, one turn of the loop at a time: its output pumped to the
+    console, its stops (SIGTERM, a recorded kill request, the timeout, the idle timeout) and, once
+    its own process ended, what of the run it left running."""
+
+    def __init__(self, spec: Spec, pid: int, out_r: int, err_r: int, wake_r: int, began: float) -> None:
+        self.spec, self.pid, self.out_r, self.wake_r = spec, pid, out_r, wake_r
+        self.capture = spec["capture_fd"]
+        self.watch = KillWatch(spec["folder_fd"], spec["kill_watch"], spec["record"], spec["record_max_bytes"])
+        self.streams = {out_r: Lines(1), err_r: Lines(1)}
+        self.tree = Tree(spec.get("run_tag"))
+        timeout = spec["timeout"]
+        self.deadline = None if timeout is None else began + timeout
+        self.idle_for = spec.get("idle_timeout")  # an agent CLI that writes nothing this long is stopped
+        self.heard = began  # when the leg last wrote anything, on either stream (its own retry lines count)
+        self.idle = False
+        self.status: int | None = None
+        self.timed_out = self.cancelled = False
+        self.kill_at: float | None = None
+        self.drain_until = 0.0
+        self.next_look = began + (self.watch.interval or 0.0)
+        self.grace = float(spec["kill_grace"])
+        self.left: dict[int, int] = {}  # what of the run still lived after the leg's own process ended
+        self.left_stopped = self.left_killed = False
+        self.give_up = 0.0
+
+    def turn(self) -> bool:
+        """One turn of the loop; True once the supervision is over."""
+        now = time.monotonic()
+        self._reap(now)
+        if self.status is not None and self._ended(now):
+            return True
+        self._on_term(now)
+        if self.status is None:
+            self._look_for_kill_request(now)
+            self._on_limits(now)
+        self._pump(self._wait(now))
+        return False
+
+    def outcome(self, began: float) -> tuple[int | None, str, bool, float]:
+        """Close the streams; what `supervise` answers."""
+        for fd, lines in self.streams.items():
+            lines.close()
+            os.close(fd)
+        assert self.status is not None  # the loop ends only after the leg's own process ended
+        timed_out = "idle" if self.idle else str(int(self.timed_out))
+        return os.waitstatus_to_exitcode(self.status), timed_out, self.cancelled, began
+
+    def _stop(self, now: float) -> float:
+        self.tree.signal(self.pid, signal.SIGTERM)
+        return now + self.grace
+
+    def _reap(self, now: float) -> None:
+        for child, raw in proctree.reap_children():  # the leg, and orphans of the run adopted here
+            if child == self.pid and self.status is None:
+                self.status, self.drain_until = raw, now + self.spec["pump_join"]
+
+    def _ended(self, now: float) -> bool:
+        """After the leg's own process ended: stop what of the run still lives (none may outlive its
+        end); True once none does and the output is drained (or its time is up)."""
+        self.left = self.tree.alive()
+        if self.left:
+            self._end_left(self.left, now)
+        return not self.left and (not self.streams or now >= self.drain_until)
+
+    def _end_left(self, left: dict[int, int], now: float) -> None:
+        """SIGTERM what the work left running, SIGKILL it a grace later, give up on it after that."""
+        if not self.left_stopped:
+            self._stop_left(left, now)
+        if not self.left_killed and self.kill_at is not None and now >= self.kill_at:
+            self.left_killed = True
+            proctree.signal_all(left, signal.SIGKILL)
+        if self.left_stopped and now >= self.give_up:
+            _write_all(1, f"li runner: {len(left)} process(es) of the work could not be stopped: "
+                          f"{' '.join(map(str, sorted(left)))}\n".encode())
+            self.left = {}
+
+    def _stop_left(self, left: dict[int, int], now: float) -> None:
+        self.left_stopped, self.give_up = True, now + self.grace + self.spec["pump_join"]
+        _write_all(1, f"li runner: stopping {len(left)} process(es) the work left running\n".encode())
+        proctree.signal_all(left, signal.SIGTERM)
+        self.kill_at = now + self.grace if self.kill_at is None else min(self.kill_at, now + self.grace)
+
+    def _on_term(self, now: float) -> None:
+        if _terms and not self.cancelled:  # li job kill signals the work too: it may have ended first
+            self.cancelled = True
+            if self.status is None:
+                self.kill_at = self._stop(now)
+
+    def _look_for_kill_request(self, now: float) -> None:
+        if self.cancelled or self.watch.interval is None or now < self.next_look:
+            return
+        self.next_look = now + self.watch.interval
+        if self.watch.requested():
+            _write_all(1, self.spec["kill_seen"].encode())
+            self.cancelled, self.kill_at = True, self._stop(now)
+
+    def _on_limits(self, now: float) -> None:
+        """The timeout, the idle timeout, and the SIGKILL a grace after a stop (the leg still runs)."""
+        counting = not self.timed_out and not self.cancelled
+        if self.deadline is not None and counting and now >= self.deadline:
+            self.timed_out, self.kill_at = True, self._stop(now)
+        elif self.idle_for and counting and now - self.heard >= self.idle_for:
+            _write_all(1, self.spec["idle_said"].format(seconds=self.idle_for).encode())
+            self.timed_out = self.idle = True
+            self.kill_at = self._stop(now)
+        if self.kill_at is not None and now >= self.kill_at:
+            self.tree.signal(self.pid, signal.SIGKILL)
+            self.kill_at = None
+
+    def _wait(self, now: float) -> float:
+        """How long the next poll may wait, in seconds: until the next thing to do, at most 1 s."""
+        if self.status is not None:
+            return max(0.0, min(1.0, 0.05 if self.left else self.drain_until - now))
+        waits = [1.0]
+        if self.kill_at is not None:
+            waits.append(self.kill_at - now)
+        counting = not self.timed_out and not self.cancelled
+        if self.deadline is not None and counting:
+            waits.append(self.deadline - now)
+        if self.idle_for and counting:
+            waits.append(self.heard + self.idle_for - now)
+        if self.watch.interval is not None and not self.cancelled:
+            waits.append(self.next_look - now)
+        return max(0.0, min(waits))
+
+    def _pump(self, wait: float) -> None:
+        poller = select.poll()  # not select(): a descriptor above 1023 is fine here
+        for fd in (*self.streams, self.wake_r):
+            poller.register(fd, select.POLLIN)
+        for fd, _ in poller.poll(wait * 1000):
+            if fd == self.wake_r:
+                _drain(fd)
+            else:
+                self._read(fd)
+
+    def _read(self, fd: int) -> None:
+        data = os.read(fd, CHUNK)
+        self.heard = time.monotonic()
+        if not data:
+            self.streams.pop(fd).close()
+            os.close(fd)
+            return
+        self.streams[fd].feed(data)
+        if fd == self.out_r:
+            _write_all(self.capture, data)
+
+
+def supervise(spec: Spec) -> tuple[int | None, str, bool, float]:
+    """Start and watch the leg; (exit code or None when never started, timed out: "0", "1" or
+    "idle" (stopped by the idle watchdog), cancelled, when the leg began on the monotonic clock)."""
+    wake_r = _arm_signals()
+    began = time.monotonic()
+    if _terms:
+        return None, "0", True, began
+    pid, out_r, err_r, report = _launch(spec)
     if report:
         os.waitpid(pid, 0)
         os.close(out_r)
         os.close(err_r)
         _write_all(1, _failed_start(spec, report).encode())
         return 127, "0", False, began
-    streams = {out_r: Lines(1), err_r: Lines(1)}
-    tree = Tree(spec.get("run_tag"))
-    timeout = spec["timeout"]
-    deadline = None if timeout is None else began + timeout
-    idle_for = spec.get("idle_timeout")  # an agent CLI that writes nothing this long is stopped
-    heard = began  # when the leg last wrote anything, on either stream (its own retry lines count)
-    idle = False
-    status: int | None = None
-    timed_out = cancelled = False
-    kill_at: float | None = None
-    drain_until = 0.0
-    next_look = began + (watch.interval or 0.0)
-    grace = float(spec["kill_grace"])
-    left: dict[int, int] = {}  # what of the run still lived after the leg's own process ended
-    left_stopped = left_killed = False
-    give_up = 0.0
-
-    def stop(now: float) -> float:
-        tree.signal(pid, signal.SIGTERM)
-        return now + grace
-
-    while True:
-        now = time.monotonic()
-        for child, raw in proctree.reap_children():  # the leg, and orphans of the run adopted here
-            if child == pid and status is None:
-                status, drain_until = raw, now + spec["pump_join"]
-        if status is not None:
-            left = tree.alive()  # the run is every process its work started: none may outlive its end
-            if left and not left_stopped:
-                left_stopped, give_up = True, now + grace + spec["pump_join"]
-                _write_all(1, f"li runner: stopping {len(left)} process(es) the work left running\n".encode())
-                proctree.signal_all(left, signal.SIGTERM)
-                kill_at = now + grace if kill_at is None else min(kill_at, now + grace)
-            if left and not left_killed and kill_at is not None and now >= kill_at:
-                left_killed = True
-                proctree.signal_all(left, signal.SIGKILL)
-            if left and left_stopped and now >= give_up:
-                _write_all(1, f"li runner: {len(left)} process(es) of the work could not be stopped: "
-                              f"{' '.join(map(str, sorted(left)))}\n".encode())
-                left = {}
-            if not left and (not streams or now >= drain_until):
-                break
-        if _terms and not cancelled:  # li job kill signals the work too: it may have ended first
-            cancelled = True
-            if status is None:
-                kill_at = stop(now)
-        if status is None and not cancelled and watch.interval is not None and now >= next_look:
-            next_look = now + watch.interval
-            if watch.requested():
-                _write_all(1, spec["kill_seen"].encode())
-                cancelled, kill_at = True, stop(now)
-        if status is None and deadline is not None and not timed_out and not cancelled and now >= deadline:
-            timed_out, kill_at = True, stop(now)
-        if status is None and idle_for and not timed_out and not cancelled and now - heard >= idle_for:
-            _write_all(1, spec["idle_said"].format(seconds=idle_for).encode())
-            timed_out = idle = True
-            kill_at = stop(now)
-        if status is None and kill_at is not None and now >= kill_at:
-            tree.signal(pid, signal.SIGKILL)
-            kill_at = None
-        waits = [1.0]
-        if status is not None:
-            waits.append(0.05 if left else drain_until - now)
-        else:
-            if kill_at is not None:
-                waits.append(kill_at - now)
-            if deadline is not None and not timed_out and not cancelled:
-                waits.append(deadline - now)
-            if idle_for and not timed_out and not cancelled:
-                waits.append(heard + idle_for - now)
-            if watch.interval is not None and not cancelled:
-                waits.append(next_look - now)
-        poller = select.poll()  # not select(): a descriptor above 1023 is fine here
-        for fd in (*streams, wake_r):
-            poller.register(fd, select.POLLIN)
-        ready = [fd for fd, _ in poller.poll(max(0.0, min(waits)) * 1000)]
-        for fd in ready:
-            if fd == wake_r:
-                try:
-                    while os.read(wake_r, 512):
-                        pass
-                except (BlockingIOError, InterruptedError):
-                    pass
-                continue
-            data = os.read(fd, CHUNK)
-            heard = time.monotonic()
-            if not data:
-                streams.pop(fd).close()
-                os.close(fd)
-                continue
-            streams[fd].feed(data)
-            if fd == out_r:
-                _write_all(capture, data)
-    for fd, lines in streams.items():
-        lines.close()
-        os.close(fd)
-    return os.waitstatus_to_exitcode(status), "idle" if idle else str(int(timed_out)), cancelled, began
+    run = Supervision(spec, pid, out_r, err_r, wake_r, began)
+    while not run.turn():
+        pass
+    return run.outcome(began)
 
 
 def main(argv: list[str]) -> int:
