@@ -7,13 +7,20 @@ from entrypoints._di import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
 
     from adapters.diagnostics import SystemDiagnostics
+    from adapters.faults import PausingStore
+    from adapters.fs_store import FsRunStore
+    from adapters.pg_store import PgRunStore
     from application.observe import Observer
-    from application.ports import Clock
+    from application.ports import Clock, GitWorktrees
     from application.prune import Pruner
+    from application.reads import RunReads
     from application.worktrees import WorktreeReviews
+    from domain.run import Run
+
+    Store = FsRunStore | PausingStore | PgRunStore  # the core's store, as `entrypoints.services` names it
 
 
 def diagnostics(home: str) -> SystemDiagnostics:
@@ -22,24 +29,29 @@ def diagnostics(home: str) -> SystemDiagnostics:
     return SystemDiagnostics(home=home)
 
 
-def pruner(store: Any, observer: Observer, clock: Clock, git: Any = None) -> Pruner:
+def pruner(store: Store, observer: Observer, clock: Clock,
+           git: Callable[[], GitWorktrees] | None = None) -> Pruner:
     """Prune and rm; a run's worktree (issue 28) is removed with it through git, built on first use."""
     from application.prune import Pruner
 
-    def worktrees(run: Any, branches: bool) -> str | None:
+    if git is None:
+        return Pruner(store=store, observer=observer, clock=clock)
+    built_git = git
+
+    def worktrees(run: Run, branches: bool) -> str | None:
         from application.worktrees import RunWorktrees
 
-        return RunWorktrees(git(), store, store).remove(run, branches)
+        return RunWorktrees(built_git(), store, store).remove(run, branches)
 
-    return Pruner(store=store, observer=observer, clock=clock, worktrees=worktrees if git is not None else None)
+    return Pruner(store=store, observer=observer, clock=clock, worktrees=worktrees)
 
 
-def worktree_reviews(store: Any, git: Any, reads: Any) -> WorktreeReviews:
+def worktree_reviews(store: Store, git: Callable[[], GitWorktrees], reads: RunReads) -> WorktreeReviews:
     """`li job diff` and `li job apply` (issue 28), imported when first used; a run is observed
     (not_found, unusable, terminal) as every read observes it."""
     from application.worktrees import WorktreeReviews
 
-    def observe(run_id: str) -> tuple[Any, bool]:
+    def observe(run_id: str) -> tuple[Run, bool]:
         observed = reads.observe(run_id)
         return observed.run, observed.derivation.terminal
 
