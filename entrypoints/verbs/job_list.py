@@ -85,16 +85,18 @@ def watch(args: Namespace) -> int:
 def columns(with_host: bool = False, with_cost: bool = False, with_changes: bool = False) -> list[Any]:
     from entrypoints.table import Column
 
-    # drop: the higher goes first when even the narrowest cells do not fit
-    heads = [Column("RUN ID"), Column("KIND", drop=7), Column("MODEL", minimum=5, drop=3), Column("STATUS", minimum=9),
-             Column("OUTCOME"), Column("EXIT", drop=1), Column("STARTED", drop=6), Column("DURATION", drop=2),
-             Column("LABEL", minimum=5, drop=8), Column("COMMAND", minimum=7, drop=9)]
+    # drop: the higher goes first when even the narrowest cells do not fit. AGE outlasts STARTED
+    # (the same moment, in a third of the cells) and goes before MODEL, the first of the essentials.
+    heads = [Column("RUN ID"), Column("KIND", drop=14), Column("MODEL", minimum=5, drop=6),
+             Column("STATUS", minimum=9), Column("OUTCOME"), Column("EXIT", drop=2), Column("AGE", drop=7),
+             Column("STARTED", drop=12), Column("DURATION", drop=4),
+             Column("LABEL", minimum=5, drop=16), Column("COMMAND", minimum=7, drop=18)]
     if with_host:
-        heads.insert(HOST_COLUMN, Column("HOST", minimum=HOST_SHORT, drop=5))
+        heads.insert(HOST_COLUMN, Column("HOST", minimum=HOST_SHORT, drop=10))
     if with_cost:
-        heads.insert(COST_COLUMN, Column("COST", drop=4))
+        heads.insert(COST_COLUMN, Column("COST", drop=8))
     if with_changes:  # before LABEL and COMMAND, the last two
-        heads.insert(len(heads) - 2, Column("CHANGES", minimum=4, drop=4))
+        heads.insert(len(heads) - 2, Column("CHANGES", minimum=4, drop=8))
     return heads
 
 
@@ -109,9 +111,10 @@ def show_changes(rows: list[dict[str, Any]]) -> bool:
 
 
 STATUS_COLUMN = 3
-HOST_COLUMN = 8  # before LABEL, only when shown (see show_host)
-COST_COLUMN = 8  # after DURATION, only when some row has a cost (inserted before HOST)
-ESSENTIAL = frozenset({2, 3, 4, 5, 7})  # model, status, outcome, exit, duration: kept before whole ids
+HOST_COLUMN = 9  # before LABEL, only when shown (see show_host)
+COST_COLUMN = 9  # after DURATION, only when some row has a cost (inserted before HOST)
+# model, status, outcome, exit, age, duration: kept before whole ids
+ESSENTIAL = frozenset({2, 3, 4, 5, 6, 8})
 HOST_SHORT = 8  # the first 8 hex digits of a machine id name a host for a person, as a short id names a run
 
 
@@ -194,7 +197,7 @@ def changes_cell(changes: dict[str, Any] | None) -> str:
 def _all_cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | None]:
     if row["error"] is not None:
         error = row["error"]
-        return [row["run_id"], "?", "", f"unreadable ({error['reason_code']})", "-", "", "", "", "", ""], "red"
+        return [row["run_id"], "?", "", f"unreadable ({error['reason_code']})", "-", "", "", "", "", "", ""], "red"
     status = row["status"] + (" (orphan?)" if row["possibly_orphaned"] else "")
     from entrypoints.style import outcome_colour
 
@@ -203,7 +206,7 @@ def _all_cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | Non
     exit_text = str(code) if code is not None and row["terminal"] else ""
     started = row.get("started_at") or row["submitted_at"]
     return [row["run_id"], row["kind"], row.get("model") or "", status, row["outcome"] or "-", exit_text,
-            _started(started, now), _duration(started, row.get("finished_at"), now),
+            _age(row["submitted_at"], now), _started(started, now), _duration(started, row.get("finished_at"), now),
             row["label"] or "", row.get("command") or ""], tone
 
 
@@ -211,6 +214,14 @@ def _moment(text: str | None) -> datetime | None:
     from domain.timetext import moment
 
     return moment(text)
+
+
+def _age(submitted: str | None, now: datetime) -> str:
+    """How long ago the run was submitted: `42s`, `17m`, `5h`, `3d` (domain.timetext.age, as status says it)."""
+    from domain.timetext import age
+
+    at = _moment(submitted)
+    return "?" if at is None else age((now - at).total_seconds())
 
 
 def _started(text: str | None, now: datetime) -> str:

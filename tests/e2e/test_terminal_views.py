@@ -53,12 +53,13 @@ def test_list_fits_the_terminal_one_line_a_run(li_home: str, columns: int) -> No
     assert len(lines) == 1 + len(ids), lines  # no row wrapped onto a second line
     assert all(len(line) <= columns for line in lines)
     heading = lines[0].split()
-    for word in ("MODEL", "STATUS", "OUTCOME", "EXIT", "DURATION"):
+    for word in ("MODEL", "STATUS", "OUTCOME", "EXIT", "AGE", "DURATION"):
         assert word in heading, heading
     for run_id, line in zip(reversed(ids), lines[1:], strict=True):
         shown = run_id if columns >= 120 else run_id[-6:]
         assert line.startswith(shown), line
-        assert "claude/opus" in line or "clau…" in line
+        # the model whole, or cut with an ellipsis (how much stays depends on the columns beside it)
+        assert "claude/opus" in line or any(f"{'claude/opus'[:n]}…" in line for n in range(4, 11)), line
         assert ("failed" in line and " 3 " in line) or ("succeeded" in line and " 0 " in line)
         assert "1m15s" in line  # the duration: finished minus started
     if columns >= 120:  # whole ids, and the label and command cut with an ellipsis

@@ -85,3 +85,28 @@ def test_list_watch_redraws_until_ctrl_c_and_the_runs_go_on(li_home: str, column
 
 def test_list_watch_under_machine_is_one_envelope_refusing_it(li_home: str) -> None:
     assert machine("job", "list", "--watch", home=li_home).error["kind"] == "invalid_input"
+
+
+# --- the AGE column, doctor folded to the width, doctor judging only the store's files, liveness ---
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_list_has_an_age_column_in_the_one_time_style(li_home: str, columns: int) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from adapters.fs_store import FsRunStore
+    from domain.run import Run, iso
+
+    store, at = FsRunStore(li_home), datetime.now(UTC) - timedelta(hours=3, minutes=5)
+    run_id = store.reserve(at)
+    store.create(Run(run_id=run_id, kind="agent", status="completed", submitted_at=iso(at), spawn_state="started",
+                     started_at=iso(at), finished_at=iso(at + timedelta(seconds=42)), outcome="succeeded",
+                     exit_code=0, model="sh", label="nightly", extra={"command": "make check"}))
+    term = Terminal(["job", "list"], li_home, rows=20, columns=columns)
+    assert term.finish() == 0
+    heading, row = term.lines()
+    assert all(len(line) <= columns for line in (heading, row)), (heading, row)
+    at_age = heading.index("AGE")
+    assert row[at_age:].split()[0] == "3h", (heading, row)  # domain.timetext.age, as status says `(3h ago)`
+    assert "42s" in row.split()  # the duration beside it
+

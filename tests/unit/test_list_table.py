@@ -55,8 +55,8 @@ def test_a_host_is_shown_short_as_a_person_reads_it(host: str | None, short: str
 def test_on_a_filesystem_store_with_one_host_the_table_has_no_host_column(
         capsys: pytest.CaptureFixture[str]) -> None:
     lines = table(capsys, [row("20261203T100000-aaaaaa", A)])
-    assert lines[0].split() == ["RUN", "ID", "KIND", "MODEL", "STATUS", "OUTCOME", "EXIT", "STARTED", "DURATION",
-                                "LABEL", "COMMAND"]
+    assert lines[0].split() == ["RUN", "ID", "KIND", "MODEL", "STATUS", "OUTCOME", "EXIT", "AGE", "STARTED",
+                                "DURATION", "LABEL", "COMMAND"]
 
 
 def test_a_shared_store_shows_each_rows_host_short_before_the_label(
@@ -82,5 +82,36 @@ def test_a_narrow_terminal_drops_the_host_column_after_the_command_label_kind_an
         capsys: pytest.CaptureFixture[str]) -> None:
     heads = job_list.columns(with_host=True)
     drops = sorted((c for c in heads if c.drop), key=lambda c: -c.drop)
-    assert [c.name for c in drops] == ["COMMAND", "LABEL", "KIND", "STARTED", "HOST", "MODEL", "DURATION", "EXIT"]
+    assert [c.name for c in drops] == ["COMMAND", "LABEL", "KIND", "STARTED", "HOST", "AGE", "MODEL", "DURATION",
+                                       "EXIT"]
     assert [c.name for c in job_list.columns()] == [c.name for c in heads if c.name != "HOST"]
+
+
+def test_the_age_column_says_how_long_ago_each_run_was_submitted(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import UTC, datetime
+
+    from entrypoints import services
+
+    class Clock:
+        def now(self) -> datetime:
+            return datetime(2026, 12, 3, 13, 0, 5, tzinfo=UTC)
+
+    monkeypatch.setattr(services, "clock", Clock)
+    lines = table(capsys, [row("20261203T125958-bbbbbb", A, submitted_at="2026-12-03T12:59:58+00:00"),
+                           row("20261203T100000-aaaaaa", A), row("20261201T100000-cccccc", A,
+                                                                 submitted_at="2026-12-01T10:00:00+00:00"),
+                           unreadable("20261203T095959-dddddd")])
+    at = lines[0].index("AGE")
+    assert [line[at:].split()[0] if line[at:].strip() else "" for line in lines[1:]][:3] == ["7s", "3h", "2d"]
+    assert lines[4][at:at + 3].strip() == ""  # an unreadable row has no age to tell
+
+
+def test_at_60_columns_the_age_stays_and_started_goes(capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("entrypoints.table.stdout_width", lambda: 60)
+    job_list.show({"runs": [row("20261203T100000-aaaaaa", A, label="nightly", outcome="indeterminate")],
+                   "truncated": False, "limit": 50}, Namespace(wide=False))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["ID", "MODEL", "STATUS", "OUTCOME", "EXIT", "AGE", "DURATION"], lines
+    assert all(len(line) <= 60 for line in lines), lines
