@@ -9,6 +9,12 @@ opened and never changed; a regular file is opened (`O_NOFOLLOW|O_NONBLOCK`) onl
 it, checked by `fstat` to be the very file judged, and changed with `fchmod` — so a link's
 target, or a file swapped in since, is never touched. Only group and other bits are removed.
 The walk is bounded in entries and depth, and says so when it stops early.
+
+Only the store's own entries are judged: its folders, records, consoles and the other files li
+writes. A run's `artifacts/` folder is li's (made 0700, judged like any folder), but what is in
+it is what the work wrote there, in whatever modes the work chose (issue 27: a 0644 answer in
+`$LI_ARTIFACTS_DIR` is the work's, and unreachable to others through its private folder), so the
+walk never enters it: it neither warns about nor changes the work's files.
 """
 
 from __future__ import annotations
@@ -17,12 +23,15 @@ import os
 import stat
 
 from adapters.confined import NotConfined, open_file, open_folder
+from adapters.fs_store import ARTIFACTS
 from application.doctor import StoreModes
 
 OPEN_BITS = 0o077  # group and other: what a private store never grants
 ENTRIES_MAX = 100_000
 DEPTH_MAX = 64  # folders nested deeper than this under $LI_HOME are not entered
 STORE_ENTRIES = ("config.toml", "runs")  # what the store keeps in $LI_HOME; nothing else there is touched
+RUN_DEPTH = 2  # runs/ is at depth 1, a run's folder at 2, what li keeps in it at 3
+WORK_FOLDER = ARTIFACTS  # in a run's folder: li makes it, the work fills it (judged, never entered)
 _HOME_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -89,6 +98,8 @@ class _Walk:
             return
         try:
             self.judge(fd, path, folder=True)
+            if depth == RUN_DEPTH + 1 and name == WORK_FOLDER:
+                return  # the work's files: not the store's to judge or change
             if depth >= DEPTH_MAX:
                 self.truncated = True
                 return

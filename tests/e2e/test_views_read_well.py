@@ -4,6 +4,7 @@ reports; a flow's parts are steps; the detach hint fits 80 columns; wait ends wi
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -109,4 +110,21 @@ def test_list_has_an_age_column_in_the_one_time_style(li_home: str, columns: int
     at_age = heading.index("AGE")
     assert row[at_age:].split()[0] == "3h", (heading, row)  # domain.timetext.age, as status says `(3h ago)`
     assert "42s" in row.split()  # the duration beside it
+
+
+def private_check(home: str) -> dict:
+    return next(c for c in machine("doctor", home=home).data["checks"] if c["name"] == "store.private")
+
+
+def test_doctor_judges_the_stores_own_files_not_what_the_work_wrote_to_its_artifacts(li_home: str) -> None:
+    os.chmod(li_home, 0o700)  # made by the test under its umask; li makes its own home private
+    run_id = ended(li_home, "sh", 'echo answer > "$LI_ARTIFACTS_DIR/answer.md"; chmod 0644 "$LI_ARTIFACTS_DIR/answer.md"')
+    answer = Path(li_home, "runs", run_id, "artifacts", "answer.md")
+    assert answer.stat().st_mode & 0o777 == 0o644  # the work's own choice
+    check = private_check(li_home)
+    assert check["ok"] is True, check
+    console = Path(li_home, "runs", run_id, "console.log")
+    console.chmod(0o644)  # a file li owns, opened by hand
+    check = private_check(li_home)
+    assert check["ok"] is False and "console.log" in check["detail"], check
 

@@ -1,8 +1,10 @@
 """The store's modes on a real filesystem: found and tightened, links never followed, FIFOs never opened.
 
 Built under umask 022, as an old store would have been: folders 0755, files 0644. A run's work
-has planted a link to a file outside the store, a link to a folder outside it, a hard link to
-an outside file and a FIFO; none of them may be changed, followed or block the walk.
+(one run with `--confine off` reaches its run folder) has planted a link to a file outside the
+store, a link to a folder outside it, a hard link to an outside file and a FIFO in the run's
+folder; none of them may be changed, followed or block the walk. What the work wrote into its
+own `artifacts/` is the work's: never judged, never changed (issue 27).
 """
 
 from __future__ import annotations
@@ -56,14 +58,16 @@ def store(tmp_path: Path, umask_022: None) -> Store:
     home = tmp_path / "li"
     run = home / "runs" / RUN
     (run / "artifacts" / "deep").mkdir(parents=True)
+    (run / "planted").mkdir()
     for name in ("record.json", "console.log", "instruction.txt"):
         (run / name).write_text("{}")
-    (run / "artifacts" / "deep" / "answer.md").write_text("an answer")
+    (run / "planted" / "answer.md").write_text("an answer")
+    (run / "artifacts" / "deep" / "result.md").write_text("the work's own, 0644 as it chose")
     (home / "config.toml").write_text('notify = ["true"]\n')
-    os.symlink(secret, run / "artifacts" / "link-to-file")
-    os.symlink(outside, run / "artifacts" / "link-to-folder")
-    os.link(hard, run / "artifacts" / "hard-link")
-    os.mkfifo(run / "artifacts" / "fifo")
+    os.symlink(secret, run / "planted" / "link-to-file")
+    os.symlink(outside, run / "planted" / "link-to-folder")
+    os.link(hard, run / "planted" / "hard-link")
+    os.mkfifo(run / "planted" / "fifo")
     return Store(home, run, secret, outside, hard)
 
 
@@ -86,7 +90,7 @@ def walk(home: Path, tighten: bool, limit: int | None = None) -> StoreModes:
 def test_an_old_store_is_found_open_and_left_unchanged_by_the_check(store: Store) -> None:
     before = {p: mode(p) for p in store.home.rglob("*")}
     found = walk(store.home, tighten=False)
-    # home, runs/, the run, artifacts/, deep/, config.toml, three run files, answer.md, the hard link
+    # home, runs/, the run, artifacts/, planted/, config.toml, three run files, answer.md, the hard link
     assert found.loose == 11, found
     assert found.example == f"{store.home} (0755)"
     assert (found.tightened, found.failed, found.truncated) == (0, 0, False)
@@ -97,12 +101,12 @@ def test_fix_makes_folders_0700_and_files_0600_and_never_touches_what_links_poin
     outside = outside_modes(store)
     found = walk(store.home, tighten=True)
     assert found.tightened == 10 and found.truncated is False, found
-    for folder in (store.home, store.home / "runs", store.run, store.run / "artifacts", store.run / "artifacts" / "deep"):
+    for folder in (store.home, store.home / "runs", store.run, store.run / "artifacts", store.run / "planted"):
         assert mode(folder) == 0o700, folder
-    for file in (store.home / "config.toml", store.run / "record.json", store.run / "artifacts" / "deep" / "answer.md"):
+    for file in (store.home / "config.toml", store.run / "record.json", store.run / "planted" / "answer.md"):
         assert mode(file) == 0o600, file
     assert outside_modes(store) == outside  # link targets and the hard-linked file keep their modes
-    assert stat.S_ISFIFO(os.lstat(store.run / "artifacts" / "fifo").st_mode)
+    assert stat.S_ISFIFO(os.lstat(store.run / "planted" / "fifo").st_mode)
     # The hard link may be a file outside the store: left open, and said so.
     assert (found.loose, found.failed) == (1, 1) and "hard links" in (found.failure or "")
     assert "hard-link" in (found.example or "")
@@ -110,13 +114,13 @@ def test_fix_makes_folders_0700_and_files_0600_and_never_touches_what_links_poin
 
 def test_a_second_check_after_the_fix_finds_only_what_it_could_not_change(store: Store) -> None:
     walk(store.home, tighten=True)
-    os.unlink(store.run / "artifacts" / "hard-link")
+    os.unlink(store.run / "planted" / "hard-link")
     again = walk(store.home, tighten=False)
     assert (again.loose, again.failed, again.tightened) == (0, 0, 0), again
 
 
 def test_only_group_and_other_bits_are_removed(store: Store) -> None:
-    script = store.run / "artifacts" / "run.sh"
+    script = store.run / "planted" / "run.sh"
     script.write_text("#!/bin/sh\n")
     script.chmod(0o755)
     walk(store.home, tighten=True)
@@ -130,6 +134,30 @@ def test_a_run_folder_replaced_by_a_link_to_an_outside_folder_is_never_entered(s
     os.symlink(elsewhere, store.home / "runs" / "20260725T175011-bbbbbb")
     walk(store.home, tighten=True)
     assert (mode(elsewhere), mode(elsewhere / "file")) == (0o755, 0o644)
+
+
+def work_files(s: Store) -> dict[Path, int]:
+    return {p: mode(p) for p in (s.run / "artifacts").rglob("*")}
+
+
+def test_what_the_work_wrote_into_its_artifacts_is_neither_judged_nor_changed(store: Store) -> None:
+    (store.run / "artifacts").chmod(0o700)
+    work = work_files(store)
+    assert work[store.run / "artifacts" / "deep" / "result.md"] == 0o644
+    found = walk(store.home, tighten=False)
+    assert "artifacts" not in (found.example or "") and found.loose == 10, found
+    walk(store.home, tighten=True)
+    assert work_files(store) == work
+    again = walk(store.home, tighten=False)
+    assert again.loose == 1 and "hard-link" in (again.example or ""), again  # only what it could not change
+
+
+def test_the_artifacts_folder_itself_is_the_stores_and_judged(store: Store) -> None:
+    walk(store.home, tighten=True)
+    (store.run / "artifacts").chmod(0o755)
+    os.unlink(store.run / "planted" / "hard-link")
+    found = walk(store.home, tighten=False)
+    assert (found.loose, found.example) == (1, f"{store.run / 'artifacts'} (0755)"), found
 
 
 def test_other_things_in_li_home_are_not_the_stores_to_change(store: Store) -> None:
@@ -149,7 +177,7 @@ def test_no_store_yet_is_nothing_open(tmp_path: Path) -> None:
 
 
 def test_the_real_doctor_warns_then_fixes_then_passes(store: Store) -> None:
-    os.unlink(store.run / "artifacts" / "hard-link")
+    os.unlink(store.run / "planted" / "hard-link")
     diag = SystemDiagnostics(str(store.home), {})
 
     def private(report: dict) -> dict:
