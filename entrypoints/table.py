@@ -94,3 +94,20 @@ def lines(columns: list[Column], rows: list[list[str]], keep: list[int], widths:
 
 def stdout_width() -> int | None:
     return terminal_width(sys.stdout)
+
+
+FOLD_TEXT_MIN = 20  # cells a folded line keeps for its words; a deeper indent is narrowed to leave them
+
+
+def fold(line: str, width: int | None, indent: int = 4) -> list[str]:
+    """One line of words in lines of at most `width` cells, broken at spaces (a word is split only
+    when it is wider than a whole line), each line after the first indented by `indent` cells so
+    the text reads on under itself. `width` None (a pipe or a file): the line whole."""
+    if width is None or width_of(line) <= width:
+        return [line]
+    import textwrap
+
+    if width - indent < FOLD_TEXT_MIN:
+        indent = max(0, min(4, width - FOLD_TEXT_MIN))
+    return textwrap.wrap(line, width=max(1, width), subsequent_indent=" " * indent,
+                         break_on_hyphens=False) or [line]

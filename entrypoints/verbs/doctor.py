@@ -68,14 +68,21 @@ def human(args: Namespace) -> int:
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:
-    """One line per check; a failed one is followed by what to do. Exit 1 when an error failed."""
+    """One line per check; a failed one is followed by what to do. Exit 1 when an error failed.
+    A line wider than the terminal folds at spaces under its detail (entrypoints.table.fold)."""
+    from entrypoints.table import fold, stdout_width
+
     out = sys.stdout
+    columns = stdout_width()
     width = max((len(c["name"]) for c in data["checks"]), default=0)
+    under = 4 + 2 + width + 2  # where a check's detail starts
     for check in data["checks"]:
         word, colour = MARKS["ok" if check["ok"] else check["severity"]]
-        out.write(f"{paint(word.ljust(4), colour, out)}  {check['name'].ljust(width)}  {check['detail']}\n")
+        first, *rest = fold(f"{word.ljust(4)}  {check['name'].ljust(width)}  {check['detail']}", columns, under)
+        out.write(f"{paint(first[:4], colour, out)}{first[4:]}\n" + "".join(f"{line}\n" for line in rest))
         if not check["ok"] and check["fix"]:
-            out.write(f"{'':4}  {'':{width}}  fix: {check['fix']}\n")
+            out.write("".join(f"{line}\n" for line in fold(f"{'':4}  {'':{width}}  fix: {check['fix']}", columns,
+                                                             under + len("fix: "))))
     failed = [c for c in data["checks"] if not c["ok"] and c["severity"] == "error"]
     summary = "ready: runs can be started and observed here" if data["ok"] else (
         f"not ready: {len(failed)} check{'s' if len(failed) != 1 else ''} failed")

@@ -91,27 +91,16 @@ def show(data: dict[str, Any], args: Namespace) -> int:
 
 def wrapped(lines: list[str]) -> list[str]:
     """Each `  field      value` line folded to the terminal's width under its value (issue 27:
-    `una`/`vailable` at 60 columns); a pipe or a file gets the lines whole."""
-    import os
-    import sys
+    `una`/`vailable` at 60 columns; entrypoints.table.fold); a pipe or a file gets the lines whole."""
+    from entrypoints.table import fold, stdout_width
 
-    try:
-        width = os.get_terminal_size(sys.stdout.fileno()).columns
-    except (OSError, ValueError, AttributeError):
-        return lines
-    if all(len(line) <= width for line in lines):
-        return lines
-    import textwrap
+    width = stdout_width()
+    return [part for line in lines for part in fold(line, width, _indent(line))]
 
-    out = []
-    for line in lines:
-        if len(line) <= width:
-            out.append(line)
-            continue
-        indent = " " * (13 if line.startswith("  ") and len(line) > 13 and line[11:13] == "  " else 4)
-        out.extend(textwrap.wrap(line, width=max(20, width), subsequent_indent=indent,
-                                 break_on_hyphens=False) or [line])
-    return out
+
+def _indent(line: str) -> int:
+    """Where a field's value starts (`  status     …`: 13), else 4."""
+    return 13 if line.startswith("  ") and len(line) > 13 and line[11:13] == "  " else 4
 
 
 def _process(data: dict[str, Any]) -> str:

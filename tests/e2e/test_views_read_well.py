@@ -128,3 +128,23 @@ def test_doctor_judges_the_stores_own_files_not_what_the_work_wrote_to_its_artif
     check = private_check(li_home)
     assert check["ok"] is False and "console.log" in check["detail"], check
 
+def test_doctor_folds_to_60_columns_between_words(tmp_path: Path) -> None:
+    import tempfile
+
+    home = tempfile.mkdtemp(prefix="li-", dir="/tmp")  # short: every word of a detail fits a line
+    try:
+        checks = machine("doctor", home=home).data["checks"]
+        term = Terminal(["doctor"], home, rows=60, columns=60)
+        term.finish()
+        lines = term.lines()
+        assert all(len(line) <= 60 for line in lines), lines
+        width = max(len(c["name"]) for c in checks)
+        assert any(len(f"warn  {c['name']:{width}}  {c['detail']}") > 60 for c in checks), checks  # some fold
+        shown = " ".join(lines).split()
+        said = [word for c in checks for text in (c["detail"], c["fix"] or "") for word in text.split()]
+        assert [word for word in said if word not in shown] == [], lines  # no word split across two lines
+    finally:
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
+
