@@ -44,7 +44,6 @@ from domain.wire import (
     ListRow,
     OutputData,
     RowError,
-    RunnerEnd,
     StatusData,
     WorktreeValue,
 )
@@ -170,7 +169,7 @@ class RunReads:
             agents=agents_of(self.files, run_id),
             **{k: v for k, v in person_fields(run).items() if k in ("model", "exit_code", "started_at", "cost_usd")},
             retry_of=retry_of(run), job=BatchJob.of(run), queue_position=self.queue_position(run, d.status),
-            runner_end=RunnerEnd.of(run), confinement=confinement_of(run),
+            confinement=confinement_of(run),
             confinement_detail=run.confinement_detail[:500] if run.confinement_detail else None,
             worktree=WorktreeValue.of(run), changes=ChangesValue.of(run), continues=run.continues,
             chain=self.chain(run) if run.continues else None,

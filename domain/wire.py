@@ -190,6 +190,10 @@ class Lifecycle(Wire, frozen=True, kw_only=True):
     # and the agent CLI's own session / thread id its stream carried (one-leg runs), else null.
     retry_at: str | None = None
     session_id: str | None = None
+    # Added in v1 without a version bump (D2), issue 25: the runner's own end beside a recorded end
+    # it did not write (a forgery by work that reached the store, or a wrong reap), on every answer
+    # that carries the lifecycle, so a consumer that only lists or waits is told too.
+    runner_end: RunnerEnd | None = None
 
     @staticmethod
     def of(run: Run, d: Derivation) -> Lifecycle:
@@ -199,7 +203,7 @@ class Lifecycle(Wire, frozen=True, kw_only=True):
             outcome=d.outcome, reason_code=d.reason_code, possibly_orphaned=d.possibly_orphaned,
             spawn_state=run.spawn_state, submitted_at=run.submitted_at, host=run.host, queue=run.queue,
             reap_withheld=d.reap_withheld,
-            retry_at=run.retry_at, session_id=run.session_id,
+            retry_at=run.retry_at, session_id=run.session_id, runner_end=RunnerEnd.of(run),
         )
 
     @staticmethod
@@ -330,8 +334,6 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # additive (D2, issue 29): 1 for the next of its queue to start, while the run is `queued`;
     # null otherwise, and when the store could not tell
     queue_position: int | None = None
-    # additive (D2), issue 25: the runner's own end beside a recorded end it did not write
-    runner_end: RunnerEnd | None = None
     cost_usd: float | None = None  # additive (issue 29): what the run cost, where its providers reported it
     # additive (D2), issue 25: `store_hidden` when the work could not reach the store, `none` when
     # it could (`confinement_detail` says why: `--confine off`, or what the kernel refused); null
@@ -390,6 +392,7 @@ class Row(Wire, frozen=True, kw_only=True):
     reap_withheld: str | None = None  # added in v1 (D2, issue 25), as on Lifecycle
     retry_at: str | None = None  # added in v1 without a version bump (D2, issue 24), as on Lifecycle
     session_id: str | None = None  # added in v1 without a version bump (D2, issue 24), as on Lifecycle
+    runner_end: RunnerEnd | None = None  # added in v1 (D2, issue 25), as on Lifecycle
     error: RowError | None
 
     @classmethod

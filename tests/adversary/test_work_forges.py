@@ -89,10 +89,16 @@ def test_a_success_another_run_forged_is_never_kept_silently(tmp_path: Path, con
         assert isinstance(seen, dict), f"a forged end kept silently: {show(status_a)}"
         assert (seen["status"], seen["outcome"], seen["exit_code"], seen["reason_code"]) == (
             "failed", "failed", 3, "end_not_written_by_runner"), show(status_a)
+        # a consumer that only lists or waits sees it too
+        entry = li(home, "job", "wait", a["run_id"], "--max-wait", "0")["data"]["runs"][0]
+        row = next(r for r in li(home, "job", "list")["data"]["runs"] if r["run_id"] == a["run_id"])
+        assert entry["runner_end"] == row["runner_end"] == seen, (show(entry), show(row))
     else:
         assert (status_a["status"], status_a["outcome"], status_a["exit_code"]) == ("failed", "failed", 3), \
             show(status_a)
         assert status_a.get("runner_end") is None
+        entry = li(home, "job", "wait", a["run_id"], "--max-wait", "0")["data"]["runs"][0]
+        assert entry["runner_end"] is None, show(entry)
     assert status_b["terminal"] is True
 
 

@@ -22,7 +22,7 @@ from tests.support import machine, run_li
 
 ENTRY_KEYS = ["run_id", "kind", "label", "status", "terminal", "outcome", "reason_code",
               "possibly_orphaned", "spawn_state", "submitted_at", "host", "queue", "reap_withheld",
-              "retry_at", "session_id", "error"]
+              "retry_at", "session_id", "runner_end", "error"]
 
 
 def test_the_acceptance_batch_is_partitioned_exactly_with_per_id_errors_in_input_order(

@@ -32,7 +32,7 @@ WIRE_KEYS = {
 }
 ENTRY_KEYS = {
     "run_id", "kind", "label", "status", "terminal", "outcome", "reason_code", "possibly_orphaned",
-    "spawn_state", "submitted_at", "host", "queue", "reap_withheld", "retry_at", "session_id", "error",
+    "spawn_state", "submitted_at", "host", "queue", "reap_withheld", "retry_at", "session_id", "runner_end", "error",
 }
 COMPARED = ("run_id", "kind", "label", "status", "terminal", "outcome", "reason_code",
             "possibly_orphaned", "spawn_state", "submitted_at")
