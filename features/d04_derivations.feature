@@ -118,6 +118,13 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
       And the run has no response.md
 
     @D4.6 @cli
+    Scenario: A Gemini run whose stream carries no result and that exits 0 is a failure
+      Given an agent CLI "gemini" that replays its recorded "refused" stream and exits 0
+      When li runs an agent on it and the run ends
+      Then the run ended with status "failed", outcome "failed" and reason "provider_error"
+      And the run has no response.md
+
+    @D4.6 @cli
     Scenario: A Codex run that retried and then answered is a success
       Given an agent CLI "codex" that replays its recorded "transient" stream and exit
       When li runs an agent on it and the run ends

@@ -32,6 +32,7 @@ def recorded_cli(agent_end: dict[str, Any], cli: str, case: str) -> None:
 def recorded_cli_exit_0(agent_end: dict[str, Any], cli: str, case: str) -> None:
     recorded_cli(agent_end, cli, case)
     agent_end["env"]["FAKE_EXIT"] = "0"
+    agent_end["env"]["FAKE_SLOW_SECONDS"] = "0"  # it exits 0 at the stream's end, not after the wait it recorded
 
 
 @when("li runs an agent on it and the run ends")
