@@ -9,13 +9,16 @@ commits: no run pays for (or races) a repack.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
+import signal
 import stat
 import subprocess
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,6 +27,10 @@ from domain.worktree import AUTHOR_EMAIL, AUTHOR_NAME, INCLUDE_FILE, INCLUDE_MAX
 
 GIT_TIMEOUT = 300.0
 LOCK_RETRIES = 5
+SIGNAL_RETRIES = 3  # a git of the run's end killed by a signal meant for the work is run again
+SETUP_POLL = 0.1
+SETUP_STOP_GRACE = 3.0
+SETUP_OUTPUT_WAIT = 1.0
 _LOCKED = ("index.lock", "cannot lock ref", "Unable to create", ".lock': File exists")
 
 
@@ -45,17 +52,26 @@ class Git:
     # --- plumbing -----------------------------------------------------------------------------
 
     def _run(self, cwd: str, *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        for _attempt in range(SIGNAL_RETRIES):
+            done = self._once(cwd, *args, stdin=stdin)
+            # git is a process of the run (the runner's child): a kill's sweeps, meant for the work,
+            # may reach the git that commits the work's end. Killed by a signal, it is run again:
+            # what li runs is read-only or made so it can run twice (add, commit once staged).
+            if done.returncode >= 0:
+                break
+        if check and done.returncode != 0:
+            raise GitRefused(_first_line(done.stderr) or f"git {args[0]} exited {done.returncode}")
+        return done
+
+    def _once(self, cwd: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         try:
-            done = subprocess.run([self.executable, "-c", "gc.auto=0", "-c", "core.hooksPath=/dev/null", *args],
+            return subprocess.run([self.executable, "-c", "gc.auto=0", "-c", "core.hooksPath=/dev/null", *args],
                                   cwd=cwd, env=_env(), input=stdin, capture_output=True, text=True,
                                   errors="surrogateescape", timeout=GIT_TIMEOUT, check=False)
         except FileNotFoundError:
             raise GitRefused("git is not installed or not on PATH") from None
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GitRefused(f"git {args[0]} could not be run: {exc}") from None
-        if check and done.returncode != 0:
-            raise GitRefused(_first_line(done.stderr) or f"git {args[0]} exited {done.returncode}")
-        return done
 
     def _write(self, cwd: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         """A writing command, retried while another git holds one of its lock files."""
@@ -126,14 +142,41 @@ class Git:
                 copied.append(relative)
         return copied
 
-    def run_setup(self, worktree: str, command: str, env: Mapping[str, str], console: Any) -> int:
+    def run_setup(self, worktree: str, command: str, env: Mapping[str, str], console: Any,
+                  stopped: Callable[[], bool] | None = None) -> int:
+        """`sh -c COMMAND` in the worktree, in a process group of its own, its output copied to
+        `console`; its exit status (negative: the signal that ended it). While it runs, `stopped`
+        is asked every SETUP_POLL seconds: once it says so (a kill, the run's time run out), the
+        setup's group is sent SIGTERM, then SIGKILL after SETUP_STOP_GRACE seconds."""
         child = subprocess.Popen(["/bin/sh", "-c", command], cwd=worktree, env=dict(env), stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        assert child.stdout is not None
-        for raw in child.stdout:
-            console.write(raw.decode("utf-8", "replace"))
-            console.flush()
-        return child.wait()
+        out = child.stdout
+        assert out is not None
+
+        def copy() -> None:
+            for raw in out:
+                console.write(raw.decode("utf-8", "replace"))
+                console.flush()
+
+        copier = threading.Thread(target=copy, name="li-setup-output", daemon=True)
+        copier.start()
+        try:
+            while True:
+                try:
+                    code = child.wait(SETUP_POLL)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if stopped is not None and stopped():
+                    code = _stop_group(child)
+                    break
+        except BaseException:
+            _stop_group(child)
+            raise
+        # A process the setup left behind may hold its output open: what came before the setup
+        # ended is copied, and the setup is over when it is.
+        copier.join(SETUP_OUTPUT_WAIT)
+        return code
 
     def commit_all(self, worktree: str, base: str, message: str) -> Committed:
         with self._locked(worktree):
@@ -183,6 +226,20 @@ class Git:
     def listed(self, repository: str) -> list[str]:
         out = self._run(repository, "worktree", "list", "--porcelain").stdout
         return [line[len("worktree "):] for line in out.splitlines() if line.startswith("worktree ")]
+
+
+def _stop_group(child: subprocess.Popen[bytes]) -> int:
+    """SIGTERM the setup's process group, SIGKILL what is left of it after the grace (or at once
+    once its shell has ended); the setup's exit status."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGTERM)
+    try:
+        code: int | None = child.wait(SETUP_STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        code = None
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGKILL)
+    return child.wait() if code is None else code
 
 
 def _first_line(text: str) -> str:

@@ -25,7 +25,14 @@ from application.ports import (
     StoreBusy,
     StoreRefused,
 )
-from application.worktrees import Prepared, RunWorktrees, WorktreeFailed
+from application.worktrees import (
+    SETUP_KILLED,
+    SETUP_OUT_OF_TIME,
+    Prepared,
+    RunWorktrees,
+    SetupOutOfTime,
+    WorktreeFailed,
+)
 from domain.availability import UNREADABLE, Availability
 from domain.contract import ContractError
 from domain.ending import EXIT_DECIDES, End, decide, leg_status
@@ -115,6 +122,10 @@ class WorkService:
         self._refused: str | None = None
         self.git = git  # built on first use: only a run with a worktree needs git
         self._prepared: Prepared | WorktreeFailed | None = None
+        # A stop asked of this process that `cancelled` does not show yet (the runner's SIGTERM,
+        # held back while it prepares a lean run): a worktree's setup is stopped on it.
+        self.stop_asked: Callable[[], bool] = lambda: False
+        self._began: float | None = None  # the run's clock (its --timeout), from the first look
         self._changes: Changes | None = None
         self.files = files
         self.clock = clock
@@ -150,12 +161,12 @@ class WorkService:
 
     def perform(self, run_id: str, workspace: Workspace) -> Run | None:
         """Do the work and record its end; returns the ended record (None if it could not be written)."""
-        began = self.clock.monotonic()
+        began = self._start()
         outcomes: list[LegOutcome] = []
         request: RunRequest | None = None
         self._workspace = workspace
         with self._failures(workspace) as errors:
-            request = self._in_worktree(run_id, self._load(run_id), workspace)
+            request = self._in_worktree(run_id, self._load(run_id), workspace, began)
             self._confinement(run_id, request, workspace)
             if self._kill_requested(run_id):
                 self._cancelled.set()  # a kill recorded before there was a process to signal
@@ -187,10 +198,10 @@ class WorkService:
         when the run needs this process (several legs, a provider that runs only in-process, a
         kill already requested, a request that cannot be read, a timeout already spent): then
         `perform` does the whole run, and says what went wrong."""
-        began = self.clock.monotonic()
+        began = self._start()
         self._workspace = workspace
         try:
-            request = self._in_worktree(run_id, self._load(run_id), workspace)
+            request = self._in_worktree(run_id, self._load(run_id), workspace, began)
         except (ContractError, WorktreeFailed):
             return None  # `perform` records the end, and says why
         legs = plan(request)
@@ -304,18 +315,31 @@ class WorkService:
                 retry_at = iso(self.clock.now() + timedelta(seconds=limited.retry_after))
         return {"session_id": session, "retry_at": retry_at}
 
-    def _in_worktree(self, run_id: str, request: RunRequest, workspace: Workspace) -> RunRequest:
+    def _start(self) -> float:
+        """When the run started here: its --timeout counts from the first look (`supervise` or
+        `perform`), the worktree's setup included."""
+        if self._began is None:
+            self._began = self.clock.monotonic()
+        return self._began
+
+    def _in_worktree(self, run_id: str, request: RunRequest, workspace: Workspace, began: float) -> RunRequest:
         """The request its legs run with: in the run's own worktree when it asked for one, made
-        (once, whichever path asks first) before any leg starts."""
+        (once, whichever path asks first) before any leg starts. A setup whose run is killed, or
+        whose run's --timeout runs out, is stopped; the latter leaves the legs no time (timed_out)."""
         if request.worktree is None:
             return request
         if self._prepared is None:
             if self.git is None:
                 self._prepared = WorktreeFailed("worktree_failed", "git is not configured for this runner")
             else:
+                deadline = None if request.timeout is None else began + request.timeout
                 try:
                     self._prepared = RunWorktrees(self.git(), self.store, self.files).prepare(
-                        run_id, request, workspace.env, workspace.console, lambda text: self._say(workspace, text))
+                        run_id, request, workspace.env, workspace.console, lambda text: self._say(workspace, text),
+                        self._setup_stop(run_id, workspace, deadline))
+                except SetupOutOfTime as exc:
+                    self._say(workspace, f"li runner: {exc.detail}\n")
+                    self._prepared = exc.prepared  # no time is left: every leg ends timed_out unstarted
                 except WorktreeFailed as exc:
                     self._prepared = exc
                 except Exception as exc:  # noqa: BLE001 - a worktree li could not make is a failed start
@@ -324,6 +348,27 @@ class WorkService:
         if isinstance(self._prepared, Exception):
             raise self._prepared
         return self._prepared.request
+
+    def _setup_stop(self, run_id: str, workspace: Workspace, deadline: float | None) -> Callable[[], str | None]:
+        """What the setup is stopped on: a kill (this process's SIGTERM, or a request recorded in the
+        store, looked at every `kill_watch` seconds as for the legs) or the run's deadline."""
+        looked = [self.clock.monotonic()]
+
+        def stop() -> str | None:
+            if self.cancelled or self.stop_asked():
+                return SETUP_KILLED
+            now = self.clock.monotonic()
+            if deadline is not None and now >= deadline:
+                return SETUP_OUT_OF_TIME
+            if self.kill_watch is not None and self.kill_watch > 0 and now - looked[0] >= self.kill_watch:
+                looked[0] = now
+                if self._kill_requested(run_id):
+                    self._say(workspace, KILL_SEEN)
+                    self.mark_cancelled()
+                    return SETUP_KILLED
+            return None
+
+        return stop
 
     def _commit_worktree(self, run_id: str, workspace: Workspace) -> None:
         """Commit what the work left in the run's worktree (any outcome); a commit that fails is said

@@ -4,7 +4,7 @@ reviewed (`li job diff`), taken (`li job apply`) and cleaned up (prune, rm)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, cast
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -29,6 +29,16 @@ from domain.worktree import (
 )
 
 Say = Callable[[str], None]
+SETUP_KILLED = "killed"  # why a setup was stopped (`Stop`): the run was killed
+SETUP_OUT_OF_TIME = "timeout"  # ... the run's --timeout ran out
+Stop = Callable[[], str | None]  # asked while the setup runs: why it must stop now, or None
+
+
+class SetupRunner(Protocol):
+    """`GitWorktrees.run_setup` with the stop the runner asks about while the setup runs."""
+
+    def run_setup(self, worktree: str, command: str, env: Mapping[str, str], console: Any,
+                  stopped: Callable[[], bool] | None = None) -> int: ...
 
 
 class WorktreeFailed(Exception):
@@ -47,6 +57,15 @@ class Prepared(Struct, frozen=True):
     worktree: Worktree
 
 
+class SetupOutOfTime(WorktreeFailed):
+    """The run's --timeout ran out while the setup ran: the setup was stopped, the worktree is made
+    (`prepared`), and the run ends `timed_out` with no leg started."""
+
+    def __init__(self, prepared: Prepared, detail: str) -> None:
+        super().__init__(SETUP_FAILED, detail)
+        self.prepared = prepared
+
+
 class RunWorktrees:
     """What the runner does with a run's worktree, around the work."""
 
@@ -55,9 +74,11 @@ class RunWorktrees:
         self.store = store
         self.files = files
 
-    def prepare(self, run_id: str, request: RunRequest, env: Mapping[str, str], console: Any, say: Say) -> Prepared:
+    def prepare(self, run_id: str, request: RunRequest, env: Mapping[str, str], console: Any, say: Say,
+                stop: Stop | None = None) -> Prepared:
         """Make (or, for a reply, reuse) the worktree, record it, copy `.worktreeinclude`'s files,
-        run the setup command; WorktreeFailed when any of it fails."""
+        run the setup command; WorktreeFailed when any of it fails (SetupOutOfTime when `stop` said
+        the run's time ran out: the setup is stopped whenever `stop` gives a reason)."""
         plan = request.worktree
         assert plan is not None
         target = plan.target(run_id)
@@ -78,15 +99,29 @@ class RunWorktrees:
             if copied:
                 say(f"li runner: copied from .worktreeinclude: {', '.join(copied[:20])}"
                     f"{' …' if len(copied) > 20 else ''}\n")
+        prepared = Prepared(replace(request, cwd=target.path), target)
         if plan.setup and plan.reuse is None:
             say(f"li runner: setup: {plan.setup}\n")
+            why: list[str] = []
+
+            def stopped() -> bool:
+                reason = stop() if stop is not None else None
+                if reason is not None:
+                    why.append(reason)
+                return reason is not None
+
             try:
-                code = self.git.run_setup(target.path, plan.setup, env, console)
+                code = cast(SetupRunner, self.git).run_setup(target.path, plan.setup, env, console, stopped=stopped)
             except OSError as exc:
                 raise WorktreeFailed(SETUP_FAILED, f"the setup command could not be run: {exc}") from exc
+            if why and why[0] == SETUP_OUT_OF_TIME:
+                raise SetupOutOfTime(prepared, f"the setup command was stopped: the run's --timeout "
+                                               f"({request.timeout:g}s) ran out")
+            if why:
+                raise WorktreeFailed(SETUP_FAILED, "the setup command was stopped: the run was killed")
             if code != 0:
                 raise WorktreeFailed(SETUP_FAILED, f"the setup command exited {code}")
-        return Prepared(replace(request, cwd=target.path), target)
+        return prepared
 
     def conclude(self, run: Run, status: str | None) -> Changes:
         """Commit what the work left to the run's branch, keep the patch as `changes.patch`."""

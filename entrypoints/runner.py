@@ -258,6 +258,8 @@ def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:
     if watch is None or os.environ.get("LI_SUPERVISOR", "lean") != "lean":
         return
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    # a worktree's setup runs inside `supervise`: a SIGTERM held back meanwhile stops it at once
+    work.stop_asked = lambda: _early_term or signal.SIGTERM in signal.sigpending()
     try:
         if _early_term:
             return

@@ -384,3 +384,89 @@ def test_a_run_of_several_legs_with_worktree_is_refused_until_a_worktree_per_leg
     assert fanout["ok"] and ended(li_home, fanout["data"]["run_id"])["worktree"] is None
     one = li(li_home, repo, "orchestrate", "fanout", "sh", "echo x > x.txt", "--legs", "1", "--worktree", "--detach")
     assert ended(li_home, one["data"]["run_id"])["changes"]["files"] == 1
+
+
+def tagged_processes(run_id: str) -> list[int]:
+    """The live processes that carry the run's tag (LI_RUN_ID): its runner, its setup, its work."""
+    import psutil
+
+    left = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("LI_RUN_ID") == run_id and process.status() != psutil.STATUS_ZOMBIE:
+                left.append(process.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return left
+
+
+def console_says(home: str, run_id: str, text: str, within: float = 30.0) -> None:
+    deadline = time.monotonic() + within
+    while text not in console(home, run_id) if os.path.exists(os.path.join(home, "runs", run_id)) else True:
+        assert time.monotonic() < deadline, f"{run_id}: {text!r} never showed on the console"
+        time.sleep(0.1)
+
+
+SLOW_SETUP = "echo setting up; sleep 60; echo $((40 + 2)) seconds later"
+
+
+def nothing_of_it_left(run_id: str, within: float = 5.0) -> None:
+    deadline = time.monotonic() + within
+    while tagged_processes(run_id):
+        assert time.monotonic() < deadline, f"left running: {tagged_processes(run_id)}"
+        time.sleep(0.1)
+
+
+def cut_short(home: str, data: dict[str, Any], began: float, within: float) -> None:
+    """The run ended soon after `began`, its setup stopped, its work never run, its end committed."""
+    took = time.monotonic() - began
+    text = console(home, data["run_id"])
+    assert took < within, f"the run took {took:.1f}s to end: {text}"
+    assert "42 seconds later" not in text and not os.path.exists(os.path.join(data["worktree"]["path"], "ran")), text
+    # the end's commit (of nothing here) ran to its end: nothing of the kill reached it
+    assert data["changes"] is not None and "could not be committed" not in text, text
+    nothing_of_it_left(data["run_id"])
+
+
+@pytest.mark.parametrize("setup", [SLOW_SETUP, f"trap '' TERM; {SLOW_SETUP}"], ids=["plain", "ignoring-sigterm"])
+@pytest.mark.parametrize("supervisor", ["lean", "full"])
+def test_a_kill_during_the_setup_ends_the_run_cancelled_promptly_and_stops_the_setup(
+        li_home: str, repo: str, setup: str, supervisor: str) -> None:
+    run_id = submit(li_home, repo, "sh", "touch ran", "--worktree", "--setup", setup, LI_SUPERVISOR=supervisor)
+    console_says(li_home, run_id, "setting up")
+    began = time.monotonic()
+    killed = li(li_home, "/", "job", "kill", run_id, LI_KILL_GRACE="1")
+    assert killed["ok"] and killed["data"]["action"] == "signalled", killed
+    data = ended(li_home, run_id, within=20)
+    assert (data["status"], data["reason_code"]) == ("cancelled", "kill_requested"), console(li_home, run_id)
+    cut_short(li_home, data, began, within=8)
+
+
+@pytest.mark.parametrize("supervisor", ["lean", "full"])
+def test_a_kill_recorded_from_another_host_during_the_setup_stops_it(li_home: str, repo: str, supervisor: str) -> None:
+    """What `li job kill` on another host of a shared store does: record the request, signal nothing."""
+    from datetime import UTC, datetime
+
+    from adapters.fs_store import FsRunStore
+    from domain.run import iso
+
+    run_id = submit(li_home, repo, "sh", "touch ran", "--worktree", "--setup", SLOW_SETUP, LI_SUPERVISOR=supervisor)
+    console_says(li_home, run_id, "setting up")
+    began = time.monotonic()
+    FsRunStore(li_home).update(run_id, lambda run: run.evolve(kill_requested_at=iso(datetime.now(UTC))))
+    data = ended(li_home, run_id, within=20)
+    assert (data["status"], data["reason_code"]) == ("cancelled", "kill_requested"), console(li_home, run_id)
+    assert "a kill request is recorded" in console(li_home, run_id)
+    cut_short(li_home, data, began, within=8)
+
+
+@pytest.mark.parametrize("supervisor", ["lean", "full"])
+def test_the_runs_timeout_covers_the_setup(li_home: str, repo: str, supervisor: str) -> None:
+    began = time.monotonic()
+    run_id = submit(li_home, repo, "sh", "touch ran", "--worktree", "--timeout", "3", "--setup", SLOW_SETUP,
+                    LI_SUPERVISOR=supervisor)
+    data = ended(li_home, run_id, within=30)
+    assert (data["status"], data["reason_code"]) == ("timed_out", "timeout"), console(li_home, run_id)
+    assert "the setup command was stopped: the run's --timeout (3s) ran out" in console(li_home, run_id)
+    assert time.monotonic() - began >= 3
+    cut_short(li_home, data, began, within=12)
