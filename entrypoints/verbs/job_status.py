@@ -104,31 +104,49 @@ def _indent(line: str) -> int:
 
 
 def _process(data: dict[str, Any]) -> str:
-    """What is alive, in words (issue 27: `alive: yes` for a runner pid that was gone)."""
-    pid, alive = data["pid"], data["alive"]
+    """What is alive, in words, from what the answer carries and nothing else: li's own liveness
+    judgement (`alive`, and `finding` where the answer names it), never a probe of this reader's
+    (issue 27: `alive: yes` for a runner pid that was gone; a pid here says nothing of another
+    host's run, a Slurm run or a reused pid)."""
     orphan = "  (possibly orphaned)" if data["possibly_orphaned"] else ""
-    if pid is None:
-        return f"no runner recorded, alive: {_yes(alive)}{orphan}"
-    if alive is None:
-        return f"runner pid {pid}, whether anything of the run is alive is unknown{orphan}"
-    if not alive:
-        return f"runner pid {pid} and the run's work have exited{orphan}"
-    if not _pid_here(pid):
-        return f"runner pid {pid} gone; a process of the run is still running{orphan}"
-    return f"runner pid {pid} running{orphan}"
+    return liveness_words(data.get("finding"), data["alive"], data["pid"], data.get("job"),
+                          data.get("alive_processes")) + orphan
 
 
-def _pid_here(pid: int) -> bool:
-    """Whether a process of this pid exists on this host (a person's view only; advisory)."""
-    import os
+def liveness_words(finding: str | None, alive: bool | None, pid: int | None, job: dict[str, Any] | None = None,
+                   processes: int | None = None) -> str:
+    """The person's `process` line. `finding` is the liveness finding's code (domain.evidence,
+    domain.slurm) and `processes` how many of the run's processes besides its runner still run,
+    when the answer names them; without them only `alive` speaks, and it says the run (its runner
+    or work the runner started) is alive, never which of them."""
+    from domain import evidence as e
 
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError, OverflowError):
-        return True
-    return True
+    runner = f"runner pid {pid}" if pid is not None else "no runner recorded"
+    batch = f"Slurm job {job.get('job_id')}" if isinstance(job, dict) and job.get("job_id") else None
+    if alive is False:
+        return f"{runner} and the run's work have exited" if pid is not None else f"{runner}; nothing of it runs"
+    if finding == e.SESSION_ALIVE:
+        still = "work of the run" if processes is None else _processes(processes)
+        return f"runner gone (pid {pid}), {still} still running"
+    if finding == e.ALIVE:
+        return f"{runner} running"
+    if finding == e.JOB_ALIVE:
+        return f"{batch or 'its Slurm job'} running"
+    if finding == e.JOB_QUEUED:
+        return f"{batch or 'its Slurm job'} waiting in the cluster's queue"
+    if finding == e.FOREIGN_HOST:
+        return f"{runner}, on another host: only that host can tell whether it runs"
+    if finding == e.CLUSTER_UNREACHABLE:
+        return f"{batch or 'its Slurm job'}: the cluster could not be asked whether it runs"
+    if alive is True:
+        return f"the run is running (its runner, pid {pid}, or work it started)" if pid is not None else (
+            f"{runner}; the run is running")
+    why = f" ({finding.replace('_', ' ')})" if finding else ""
+    return f"{runner}; whether anything of the run is alive is unknown{why}"
+
+
+def _processes(count: int) -> str:
+    return f"{count} process{'es' if count != 1 else ''} of the run"
 
 
 def legs_of(manifest: dict[str, Any], kind: str | None) -> list[tuple[str, str, str, str]]:
@@ -160,10 +178,6 @@ def leg_lines(manifest: dict[str, Any], kind: str | None) -> list[str]:
         return []
     title = "steps" if kind == "flow" else "legs"  # a flow has steps; a fanout has legs
     return [f"  {title}", *(f"    {leg:<12} {model:<16} {status} {how}".rstrip() for leg, model, status, how in legs)]
-
-
-def _yes(value: bool | None) -> str:
-    return "unknown" if value is None else ("yes" if value else "no")
 
 
 def _unavailable(field: dict[str, Any]) -> str:
