@@ -470,3 +470,84 @@ def test_the_runs_timeout_covers_the_setup(li_home: str, repo: str, supervisor: 
     assert "the setup command was stopped: the run's --timeout (3s) ran out" in console(li_home, run_id)
     assert time.monotonic() - began >= 3
     cut_short(li_home, data, began, within=12)
+
+
+def edited(home: str, run_id: str, text: str, within: float = 30.0) -> None:
+    """Wait until the run's work has written `text` into shared.txt in its worktree."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        path = (li(home, "/", "job", "status", run_id)["data"].get("worktree") or {}).get("path")
+        if path and text in read(os.path.join(path, "shared.txt")):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{run_id}: the work's edit never showed in its worktree")
+
+
+def committed_and_shown(home: str, repo: str, data: dict[str, Any], line: str) -> None:
+    """The work's edit is committed to the run's branch, recorded, and `li job diff` shows it."""
+    run_id = data["run_id"]
+    changes = data["changes"]
+    assert changes is not None and changes["commit"] is not None, console(home, run_id)
+    assert (changes["files"], changes["insertions"], changes["deletions"]) == (1, 1, 0), changes
+    assert git(repo, "rev-parse", f"li/{run_id}").strip() == changes["commit"]
+    assert git(repo, "show", f"{changes['commit']}:shared.txt") == f"one\ntwo\n{line}\n"
+    diff = li(home, repo, "job", "diff", run_id)["data"]
+    assert diff["recovered"] is False and f"\n+{line}\n" in diff["patch"]["value"], diff
+    assert diff["files"]["value"] == [{"path": "shared.txt", "insertions": 1, "deletions": 0}]
+    person = run_li("job", "diff", run_id, home=home)
+    assert person.returncode == 0 and f"\n+{line}\n" in person.stdout
+
+
+@pytest.mark.parametrize("supervisor", ["lean", "full"])
+def test_a_run_that_times_out_has_its_changes_committed(li_home: str, repo: str, supervisor: str) -> None:
+    run_id = submit(li_home, repo, "sh", "echo late >> shared.txt; sleep 60", "--worktree", "--timeout", "2",
+                    LI_SUPERVISOR=supervisor)
+    data = ended(li_home, run_id)
+    assert data["status"] == "timed_out", console(li_home, run_id)
+    committed_and_shown(li_home, repo, data, "late")
+
+
+@pytest.mark.parametrize("supervisor", ["lean", "full"])
+def test_a_run_killed_with_li_job_kill_has_its_changes_committed(li_home: str, repo: str, supervisor: str) -> None:
+    run_id = submit(li_home, repo, "claude", "killed", "--worktree", FAKE_EDIT_FILE="shared.txt",
+                    FAKE_CLAUDE_MODE="slow", FAKE_SLOW_SECONDS="60", LI_SUPERVISOR=supervisor)
+    edited(li_home, run_id, "killed")
+    killed = li(li_home, "/", "job", "kill", run_id)
+    assert killed["ok"] and killed["data"]["action"] == "signalled", killed
+    data = ended(li_home, run_id)
+    assert (data["status"], data["reason_code"]) == ("cancelled", "kill_requested"), console(li_home, run_id)
+    committed_and_shown(li_home, repo, data, "killed")
+
+
+@pytest.mark.parametrize("argv", [("sh", "echo broken >> shared.txt; exit 3"), ("claude", "broken")],
+                         ids=["sh", "claude"])
+def test_a_run_whose_work_fails_has_its_changes_committed(li_home: str, repo: str, argv: tuple[str, ...]) -> None:
+    run_id = submit(li_home, repo, *argv, "--worktree", FAKE_EDIT_FILE="shared.txt", FAKE_CLAUDE_MODE="crash")
+    data = ended(li_home, run_id)
+    assert data["status"] == "failed", console(li_home, run_id)
+    committed_and_shown(li_home, repo, data, "broken")
+
+
+def test_diff_commits_and_says_recovered_for_a_run_whose_changes_li_never_committed(li_home: str, repo: str) -> None:
+    """The work leaves git's index lock behind, as a git it killed would: the runner's commit at the
+    end cannot take it and the run ends with its changes uncommitted, said on the console. Once the
+    lock is gone, `li job diff` commits them, records them and says so (`recovered`)."""
+    run_id = submit(li_home, repo, "sh", 'echo left >> shared.txt; touch "$(git rev-parse --git-dir)/index.lock"',
+                    "--worktree")
+    data = ended(li_home, run_id)
+    assert data["status"] == "completed" and data["changes"] is None, console(li_home, run_id)
+    assert "could not be committed" in console(li_home, run_id)
+    assert git(repo, "rev-parse", f"li/{run_id}").strip() == data["worktree"]["base_commit"]
+    lock = os.path.join(git(data["worktree"]["path"], "rev-parse", "--absolute-git-dir").strip(), "index.lock")
+    os.remove(lock)
+    diff = li(li_home, repo, "job", "diff", run_id)["data"]
+    assert diff["recovered"] is True and "\n+left\n" in diff["patch"]["value"], diff
+    commit = diff["changes"]["commit"]
+    assert commit is not None and git(repo, "rev-parse", f"li/{run_id}").strip() == commit
+    assert git(repo, "show", f"{commit}:shared.txt") == "one\ntwo\nleft\n"
+    again = li(li_home, "/", "job", "status", run_id)["data"]
+    assert again["changes"]["commit"] == commit  # recorded on the run: the next diff reads it
+    second = li(li_home, repo, "job", "diff", run_id)["data"]
+    assert second["recovered"] is False and second["patch"]["value"] == diff["patch"]["value"]
+    person = run_li("job", "diff", data["run_id"], home=li_home)
+    assert person.returncode == 0 and "ended without committing" not in person.stderr
