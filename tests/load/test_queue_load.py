@@ -1,5 +1,5 @@
-"""Load on one queue of `parallel 4` (issue 29): runs from several submitters at once, runners
-SIGKILLed at random while they wait and while their work runs.
+"""Load on one queue of `parallel 4` (issue 29): the issue's 200 runs from 8 submitters at once,
+runners SIGKILLed at random while they wait and while their work runs (each kind at least once).
 
 Proven, from outside li: never more than 4 works running at any sample (every 50 ms, from /proc:
 the processes of this test's works, told by an environment variable only this test sets), no slot
@@ -10,6 +10,7 @@ the queue; each submitter's own runs in the order it submitted them).
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import signal
@@ -18,11 +19,14 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+import pytest
+
 from adapters.fs_queues import FsQueues
 from tests.support import machine
 
 PARALLEL = 4
-RUNS = int(os.environ.get("LI_QUEUE_LOAD_RUNS", "40"))
+RUNS = int(os.environ.get("LI_QUEUE_LOAD_RUNS", "200"))  # the issue's figure (fewer only to measure by hand)
+SUBMITTERS = 8
 TAG = "LI_QUEUE_LOAD"
 SAMPLE_SECONDS = 0.05
 
@@ -104,7 +108,11 @@ def sampler(load: Load) -> None:
 
 def killer(load: Load, share: float, rng: random.Random) -> None:
     """SIGKILL the runner (the process its record names, when that process still carries the
-    run's id) of about `share` of the runs, at random moments: queued ones and running ones."""
+    run's id) of about `share` of the runs, at random moments, a waiting one and a running one
+    in turn: a waiting one among the last submitted, a running one among the works that wrote
+    their start last (its record saying `running` when it is killed)."""
+    kinds = itertools.cycle(("queued", "running"))
+    want = next(kinds)
     while not load.done.is_set():
         time.sleep(rng.uniform(0.02, 0.15))
         with load.lock:
@@ -112,13 +120,16 @@ def killer(load: Load, share: float, rng: random.Random) -> None:
             enough = len(load.killed) >= share * max(len(load.ids), 1)
         if not candidates or enough:
             continue
-        run_id = rng.choice(candidates[-16:])
+        pool = candidates[-16:] if want == "queued" else [i for i in started(load)[-PARALLEL:] if i in candidates]
+        if not pool:
+            continue
+        run_id = rng.choice(pool)
         record = read_record(load.home, run_id)
         incarnation = record.get("incarnation") if record else None
         if not record or record.get("finished_at") or not isinstance(incarnation, dict):
             continue
         status, pid = str(record["status"]), int(incarnation["pid"])
-        if status not in ("queued", "running") or not carries(pid, run_id):
+        if status != want or not carries(pid, run_id):
             continue
         try:
             os.kill(pid, signal.SIGKILL)
@@ -126,6 +137,16 @@ def killer(load: Load, share: float, rng: random.Random) -> None:
             continue
         with load.lock:
             load.killed[run_id] = status
+        want = next(kinds)
+
+
+def started(load: Load) -> list[str]:
+    """The runs whose work wrote its start, in that order."""
+    try:
+        with open(load.starts, encoding="utf-8") as handle:
+            return [line.strip() for line in handle if line.strip()]
+    except FileNotFoundError:
+        return []
 
 
 def read_record(home: str, run_id: str) -> dict[str, object] | None:
@@ -185,9 +206,10 @@ def run_load(home: str, tmp: str, runs: int, submitters: int, kill_share: float,
     for thread in watchers:
         thread.join()
     wall = time.monotonic() - began
-    print(f"queue load: {runs} runs, {submitters} submitters, {len(load.killed)} runners SIGKILLed "
-          f"({sum(v == 'queued' for v in load.killed.values())} queued), peak {load.peak} works of {PARALLEL}, "
-          f"{load.samples} samples, {wall:.1f} s")
+    kills = {kind: sum(v == kind for v in load.killed.values()) for kind in ("queued", "running")}
+    print(f"queue load (filesystem store): {runs} runs, {submitters} submitters, parallel {PARALLEL}, "
+          f"{len(load.killed)} runners SIGKILLed ({kills['queued']} waiting, {kills['running']} running), "
+          f"peak {load.peak} works of {PARALLEL}, {load.samples} samples, {wall:.1f} s wall")
     assert load.errors == [], load.errors[:10]
     assert len(load.ids) == runs == len(set(load.ids))
     stuck = [i for i in load.ids if not entries.get(i, {}).get("terminal")]
@@ -200,6 +222,7 @@ def run_load(home: str, tmp: str, runs: int, submitters: int, kill_share: float,
     assert_order(load, records(home, load.ids))
     assert_no_slot_lost(home)
     assert load.samples > 10 and load.peak >= 2, (load.samples, load.peak)
+    assert kills["queued"] >= 1 and kills["running"] >= 1, f"both kinds of runner must be SIGKILLed: {kills}"
     return load
 
 
@@ -232,8 +255,10 @@ def assert_no_slot_lost(home: str) -> None:
                 os.close(fd)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # 155 s on 2 cores busy with a second CI run (load 17); 300 s is too close
 def test_runs_from_eight_submitters_into_a_queue_of_four_with_runners_sigkilled(li_home: str, tmp_path: object) -> None:
-    """40 runs in CI (about 45 s on a busy 2-core machine). The issue's 200 runs are
-    LI_QUEUE_LOAD_RUNS=200 (about 4 min there: more than CI's budget leaves for one test)."""
+    """The issue's figures: 200 runs, 8 submitters, a queue of parallel 4."""
     runs = RUNS
-    run_load(li_home, str(tmp_path), runs=runs, submitters=8, kill_share=0.2 if runs < 100 else 0.15, seed=29 + runs)
+    run_load(li_home, str(tmp_path), runs=runs, submitters=SUBMITTERS, kill_share=0.2 if runs < 100 else 0.15,
+             seed=29 + runs)
