@@ -169,7 +169,7 @@ class RunReads:
             agents=agents_of(self.files, run_id),
             **{k: v for k, v in person_fields(run).items() if k in ("model", "exit_code", "started_at", "cost_usd")},
             retry_of=retry_of(run), job=BatchJob.of(run), queue_position=self.queue_position(run, d.status),
-            confinement=confinement_of(run),
+            confinement=confinement_of(run), finding=None if observed.finding is None else observed.finding.code,
             confinement_detail=run.confinement_detail[:500] if run.confinement_detail else None,
             worktree=WorktreeValue.of(run), changes=ChangesValue.of(run), continues=run.continues,
             chain=self.chain(run) if run.continues else None,

@@ -340,6 +340,11 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # before the runner decided, and for runs from before confinement
     confinement: Confinement | None = None
     confinement_detail: str | None = None
+    # additive (D2), issue 27: the code of the liveness finding `alive` comes from (domain.evidence,
+    # domain.slurm: `alive`, `session_alive` — the runner gone, work of the run still running —,
+    # `pid_absent`, `foreign_host`, `job_alive`, ...); advisory like `alive`; null when nothing was
+    # probed (an ended run)
+    finding: str | None = None
     # Additive (D2), issue 28: the run's own worktree (null: it worked in its cwd), what li
     # committed of its work there (null: nothing committed yet, or no worktree), the run whose
     # conversation it continues, and the chain of replies back to the first run (oldest first).

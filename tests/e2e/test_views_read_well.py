@@ -181,9 +181,6 @@ def test_status_of_a_run_whose_runner_was_killed_while_its_work_lives(li_home: s
 
 
 def runner_gone(process: str, pid: int, data: dict) -> None:
-    """Says the runner is gone and the work runs on: possible only once the status answer names li's
-    liveness finding (`session_alive`), which the wire does not carry yet (domain/wire.py StatusData)."""
-    if "finding" not in data:
-        pytest.xfail("the status answer carries no liveness finding; the view cannot tell the runner is gone")
+    """Says the runner is gone and the work runs on, from li's liveness finding (`session_alive`)."""
     assert data["finding"] == "session_alive", data
     assert re.search(rf"runner gone \(pid {pid}\), .* still running", process), process

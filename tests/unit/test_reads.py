@@ -23,7 +23,7 @@ STATUS_KEYS = {"run_id", "kind", "label", "status", "terminal", "outcome", "reas
                "spawn_state", "submitted_at", "finished_at", "possibly_orphaned", "age_seconds", "delivery",
                "manifest", "usage", "agents", "model", "exit_code", "started_at", "retry_of", "host",
                "job", "queue", "queue_position", "reap_withheld", "runner_end", "cost_usd", "retry_at", "session_id",
-               "confinement", "confinement_detail",
+               "confinement", "confinement_detail", "finding",
                "worktree", "changes", "continues", "chain"}
 AV_KEYS = {"available", "value", "reason_code", "detail"}
 
@@ -250,7 +250,7 @@ def test_every_list_row_carries_status_terminal_and_outcome(world) -> None:
     end(world.store, run.run_id, "timed_out", "failed", now=world.clock.now())
     row = reads(world).listing()["runs"][0]
     assert set(row) == {"run_id", "kind", "label", "status", "terminal", "outcome", "reason_code",
-                        "possibly_orphaned", "spawn_state", "submitted_at", "host", "queue", "reap_withheld",
+                        "possibly_orphaned", "spawn_state", "submitted_at", "host", "queue", "reap_withheld", "runner_end",
                         "error",
                         "model", "exit_code", "started_at", "finished_at", "command", "cost_usd", "retry_at", "session_id", "changes"}
     assert (row["status"], row["terminal"], row["outcome"], row["error"]) == ("timed_out", True, "failed", None)
