@@ -92,12 +92,14 @@ class SystemDiagnostics:
     def _config_entry(self, path: str) -> object:
         import tomllib
 
+        from adapters.config_file import config_bytes
+
         try:
-            with open(path, "rb") as handle:
-                config = tomllib.load(handle)
-        except FileNotFoundError:
-            return None
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raw = config_bytes(path)
+            if raw is None:
+                return None
+            config = tomllib.loads(raw.decode("utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigUnreadable(f"cannot read {path}: {exc}") from exc
         return config.get("notify")
 

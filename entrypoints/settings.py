@@ -132,11 +132,9 @@ def config_mentions(home: str, words: tuple[bytes, ...]) -> bool:
 
 
 def _config_bytes(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(1 << 20)
-    except FileNotFoundError:
-        return None
+    from adapters.config_file import config_bytes
+
+    return config_bytes(path)
 
 
 def _parse_config(raw: bytes, path: str) -> dict[str, Any]:

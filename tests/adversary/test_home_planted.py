@@ -72,3 +72,27 @@ def test_a_runs_folder_replaced_by_a_link_is_never_followed(arena: Arena, way: s
     arena.seal_made()
     _all_unavailable(arena, ids)
     arena.verify()
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link"])
+def test_a_config_toml_planted_as_a_fifo_or_a_link_never_hangs_li_nor_is_followed(tmp_path, plant: str) -> None:
+    """Work that reaches $LI_HOME (`--confine off`) can put a FIFO or a link where config.toml goes.
+    Every call still answers, promptly, in one envelope (D3/D8 checked by call_li, which fails on a
+    hang); what the link names is never read; a call that needs the file says why it is unusable."""
+    from tests.adversary.harness import call_li
+
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    canary = tmp_path / "canary.toml"
+    canary.write_text('notify = ["sh", "-c", "echo CANARY-CONFIG > /dev/null"]\nstore = "CANARY-STORE"\n')
+    if plant == "fifo":
+        os.mkfifo(home / "config.toml")
+    else:
+        os.symlink(canary, home / "config.toml")
+    for argv in (("job", "list"), ("job", "wait", "20250101T000000-abcdef", "--max-wait", "0"), ("doctor",),
+                 ("agent", "--detach", "sh", "echo hi")):
+        envelope, out, _ = call_li(argv, str(home), str(tmp_path), timeout=20)
+        assert b"CANARY" not in out, (argv, show(envelope))
+        if argv[0] == "agent":  # a submit reads its defaults there: refused, saying what the file is
+            assert envelope["ok"] is False and "config.toml" in envelope["error"]["message"], show(envelope)
+            assert ("symbolic link" if plant == "link" else "not a regular file") in envelope["error"]["message"]
