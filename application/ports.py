@@ -590,8 +590,11 @@ class GitWorktrees(Protocol):
         """Copy into the worktree the ignored files `.worktreeinclude` names; the paths copied."""
         ...
 
-    def run_setup(self, worktree: str, command: str, env: Mapping[str, str], console: Any) -> int:
-        """Run the setup command with `sh -c` in the worktree, its output to `console`; its exit status."""
+    def run_setup(self, worktree: str, command: str, env: Mapping[str, str], console: Any,
+                  stopped: Callable[[], bool] | None = None) -> int:
+        """Run the setup command with `sh -c` in the worktree, its output to `console`; its exit status.
+        `stopped` is asked while it runs: once it says so (a kill, the run's time run out), the setup
+        is stopped."""
         ...
 
     def commit_all(self, worktree: str, base: str, message: str) -> Committed:

@@ -4,7 +4,7 @@ reviewed (`li job diff`), taken (`li job apply`) and cleaned up (prune, rm)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, cast
+from typing import Any
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -32,13 +32,6 @@ Say = Callable[[str], None]
 SETUP_KILLED = "killed"  # why a setup was stopped (`Stop`): the run was killed
 SETUP_OUT_OF_TIME = "timeout"  # ... the run's --timeout ran out
 Stop = Callable[[], str | None]  # asked while the setup runs: why it must stop now, or None
-
-
-class SetupRunner(Protocol):
-    """`GitWorktrees.run_setup` with the stop the runner asks about while the setup runs."""
-
-    def run_setup(self, worktree: str, command: str, env: Mapping[str, str], console: Any,
-                  stopped: Callable[[], bool] | None = None) -> int: ...
 
 
 class WorktreeFailed(Exception):
@@ -111,7 +104,7 @@ class RunWorktrees:
                 return reason is not None
 
             try:
-                code = cast(SetupRunner, self.git).run_setup(target.path, plan.setup, env, console, stopped=stopped)
+                code = self.git.run_setup(target.path, plan.setup, env, console, stopped=stopped)
             except OSError as exc:
                 raise WorktreeFailed(SETUP_FAILED, f"the setup command could not be run: {exc}") from exc
             if why and why[0] == SETUP_OUT_OF_TIME:
