@@ -17,12 +17,13 @@ if TYPE_CHECKING:
     from application.follow import Follower
     from application.kill import Killer
     from application.notify import Notices
-    from application.ports import Clock, Cluster, ProcessProber, RunQueues
+    from application.ports import Clock, Cluster, GitWorktrees, ProcessProber, RunQueues
     from application.prune import Pruner
     from application.reads import RunReads
     from application.submit import SubmitService
     from application.wait import Waiter
     from application.work import AfterEnd, WorkService
+    from application.worktrees import WorktreeReviews
 
     Store = FsRunStore | PausingStore | PgRunStore
 
@@ -110,4 +111,14 @@ def pruner() -> Pruner:
 
 def diagnostics() -> SystemDiagnostics:
     built: SystemDiagnostics = get_container().upkeep.diagnostics()
+    return built
+
+
+def git() -> GitWorktrees:
+    built: GitWorktrees = get_container().core.git()
+    return built
+
+
+def reviews() -> WorktreeReviews:
+    built: WorktreeReviews = get_container().upkeep.reviews()
     return built

@@ -300,9 +300,9 @@ def worktree_options(args: Namespace, cwd: str) -> dict[str, Any]:
     setup = check_setup(setup) if setup is not None else check_setup(table.get("worktree_setup"),
                                                                      "config.toml worktree_setup")
     from application.ports import GitRefused
-    from entrypoints.container import get_container
+    from entrypoints import services
 
-    git = get_container().core.git()
+    git = services.git()
     try:
         repository = git.locate(cwd)
         if repository is None:

@@ -40,11 +40,10 @@ def stale_worktrees() -> list[str] | None:
     import os
 
     from application.worktrees import stale_worktrees as find
-    from entrypoints.container import get_container
+    from entrypoints import services
 
-    container = get_container()
     try:
-        return find(container.core.git(), container.core.store(), os.getcwd())
+        return find(services.git(), services.store(), os.getcwd())
     except Exception:  # noqa: BLE001 - doctor reports what it can; this check is advisory
         return None
 

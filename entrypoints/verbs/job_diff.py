@@ -19,9 +19,9 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from entrypoints.container import get_container
+    from entrypoints import services
 
-    result: dict[str, Any] = get_container().upkeep.reviews().diff(run_id_arg(args, args.run_id))
+    result: dict[str, Any] = services.reviews().diff(run_id_arg(args, args.run_id))
     return result
 
 

@@ -31,11 +31,11 @@ def replied_request(args: Namespace) -> Any:
 
     from domain.request import check_prompt, invalid
     from domain.worktree import WorktreePlan, check_session_id, reply_refusal
-    from entrypoints.container import get_container
+    from entrypoints import services
     from entrypoints.verbs.agent import read_prompt_file
 
     run_id = run_id_arg(args, args.run_id)
-    reads = get_container().reads.reads()
+    reads = services.reads()
     observed = reads.observe(run_id)
     run = observed.run
     request = reads.recorded_request(run_id)
