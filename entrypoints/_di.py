@@ -1,7 +1,7 @@
 """dependency-injector, imported without what it probes for and this container never uses (start-up cost).
 
 Only on the exact releases in SHIMMED, the ones tests/unit/test_di_import.py and `.ci/run` ran it
-on; any other release (pyproject.toml allows the range CI installs, oldest and newest) is imported
+on; any other release (pyproject.toml allows a range CI installs release by release) is imported
 plainly: correct, only slower. Nothing else in lionrun touches `sys.modules`; docs/performance.md
 says what this saves and how it was measured.
 

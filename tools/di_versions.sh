@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The oldest and the newest dependency-injector that pyproject.toml allows, each in a scratch venv
-# beside a regular (non-editable) install of this checkout: a detached submit and then
+# Every dependency-injector release that pyproject.toml allows (the registry's list of releases
+# between the pin's oldest and newest, both included), each in a scratch venv beside a regular
+# (non-editable) install of this checkout: a detached submit and then
 # `li job status --machine` of its run must each answer an ok envelope. entrypoints/_di.py's
 # import shim applies to the releases it names alone; every other release must work imported
 # plainly, and this is where that is proven. Reads the pin from pyproject.toml (">=OLDEST,<=NEWEST").
@@ -18,16 +19,30 @@ scratch=$(mktemp -d /tmp/li-di-versions.XXXXXX)
 trap 'rm -rf "${scratch}"' EXIT
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 
+# Every release the pin admits, as the registry lists them (so none installable goes untested);
+# where the registry cannot be asked, the oldest and the newest, and that is said.
+listed=$("${python}" -m pip index versions dependency-injector 2>/dev/null | sed -n 's/^Available versions: //p') || listed=""
+versions=$("${python}" - "${oldest}" "${newest}" "${listed}" <<'PY'
+import sys
+from pip._vendor.packaging.version import Version
+low, high, listed = Version(sys.argv[1]), Version(sys.argv[2]), sys.argv[3]
+found = sorted({Version(v.strip()) for v in listed.split(",") if v.strip()} | {low, high})
+print(" ".join(str(v) for v in found if low <= v <= high))
+PY
+)
+[ -n "${listed}" ] || echo "tools/di_versions.sh: the registry's releases could not be listed; only ${oldest} and ${newest} are tried" >&2
+echo "dependency-injector releases the pin allows: ${versions}"
+
 "${python}" -m pip wheel --quiet --no-deps --wheel-dir "${scratch}/wheel" . >/dev/null
 pids=()
-for version in "${oldest}" "${newest}"; do
+for version in ${versions}; do
     ("${python}" -m venv "${scratch}/${version}" &&
      "${scratch}/${version}/bin/pip" install --quiet "${scratch}"/wheel/*.whl "dependency-injector==${version}") &
     pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "${pid}"; done
 
-for version in "${oldest}" "${newest}"; do
+for version in ${versions}; do
     venv="${scratch}/${version}"
     home="${scratch}/home-${version}"
     mkdir -m 0700 "${home}"
