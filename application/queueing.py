@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from application.ports import Clock, RunQueues
+from application.outage import Outage
+from application.ports import Clock, RunQueues, StoreBusy
 from domain.queue import (
     BACKOFF_SECONDS,
     RATE_LIMITED,
@@ -24,6 +25,7 @@ from domain.run import Run, iso
 
 HEAD_POLL = 0.05  # how often the first in line looks for a free slot (seconds)
 LINE_POLL = 0.2  # how often a waiter behind others looks whether it is first
+_BUSY = QueueSettings(name="-")  # a look the store was too busy to answer: no turn yet, nothing taken
 
 
 @dataclass(frozen=True)
@@ -44,37 +46,60 @@ class QueueService:
         self.backoff = backoff
 
     def wait_turn(self, run_id: str, queue: str, waiting: int | None, stopped: Callable[[], bool],
-                  on_wait: Callable[[str], None] | None = None, on_slot: Callable[[], None] | None = None) -> Turn:
+                  on_wait: Callable[[str], None] | None = None, on_slot: Callable[[], None] | None = None,
+                  outage: Outage | None = None) -> Turn:
         """Wait, first come first served, until the queue is open and a slot is free; take it.
 
         `stopped` is asked between looks (a SIGTERM, a recorded kill request): then the run
         leaves the line without a slot. A queue whose settings are gone has no limit any more.
         `on_slot` (the start recorded) runs once the slot is held and before the run leaves the
         line, so the next in line cannot be recorded started before this one.
+
+        A store that does not answer for a while (a shared store's server restarting, a statement
+        timed out on a loaded machine: StoreUnavailable) or is busy (StoreBusy) is no reason to
+        give the run up: each step is retried as `outage` rides out outages (LI_STORE_OUTAGE), and
+        a busy look is simply a look that found no turn yet. Only an outage longer than that, or a
+        store that refuses, ends the wait (the exception passes).
         """
+        ride = outage if outage is not None else Outage(self.clock)
         said: str | None = None
         while True:
             if stopped():
-                self.queues.leave(queue, run_id, waiting)
+                ride.call("leaving the queue's line", lambda: self.queues.leave(queue, run_id, waiting))
                 return Turn(None, stopped=True)
-            settings = self.queues.settings(queue)
+            try:
+                settings, slot, first = ride.call("a look at the queue", lambda: self._look(queue, run_id))
+            except StoreBusy:
+                settings, slot, first = _BUSY, None, False
             if settings is None:
-                self.queues.leave(queue, run_id, waiting)
+                ride.call("leaving the queue's line", lambda: self.queues.leave(queue, run_id, waiting))
                 return Turn(None, stopped=False)
+            if slot is not None:
+                if on_slot is not None:
+                    on_slot()
+                ride.call("leaving the queue's line", lambda: self.queues.leave(queue, run_id, waiting))
+                return Turn(slot, stopped=False)
             now = self.clock.now()
-            first = self.queues.first_in_line(queue, run_id)
-            if first and not is_paused(settings, now):
-                slot = self.queues.take_slot(queue, settings.parallel)
-                if slot is not None:
-                    if on_slot is not None:
-                        on_slot()
-                    self.queues.leave(queue, run_id, waiting)
-                    return Turn(slot, stopped=False)
-            why = pause_reason(settings, now) or ("every slot is taken" if first else "runs before it wait")
+            if settings is _BUSY:
+                why = "the store is busy"
+            else:
+                why = pause_reason(settings, now) or ("every slot is taken" if first else "runs before it wait")
             if on_wait is not None and why != said:
                 on_wait(why)
                 said = why
             self.clock.sleep(HEAD_POLL if first else LINE_POLL)
+
+    def _look(self, queue: str, run_id: str) -> tuple[QueueSettings | None, int | None, bool]:
+        """One look: the queue's settings (None: no longer kept), the slot taken (None: not this
+        look's turn) and whether the run is first in line. A slot is taken last, so a look that
+        fails before it took nothing, and one retried after a failure takes at most one."""
+        settings = self.queues.settings(queue)
+        if settings is None:
+            return None, None, False
+        first = self.queues.first_in_line(queue, run_id)
+        if first and not is_paused(settings, self.clock.now()):
+            return settings, self.queues.take_slot(queue, settings.parallel), True
+        return settings, None, first
 
     def set(self, name: str, parallel: int | None) -> dict[str, Any]:
         check_queue_name(name, "NAME")

@@ -215,7 +215,13 @@ def _wait_for_slot(store: Any, run_id: str, waiting: int | None) -> bool:
             except (RunNotFound, RecordUnusable, StoreRefused, OSError):
                 return
 
-    turn = QueueService(queues, clock).wait_turn(run_id, run.queue, waiting, stopped, say, record_start)
+    from application.outage import Outage
+
+    def say_store(line: str) -> None:
+        print(f"li runner: {line}", flush=True)
+
+    outage = Outage(clock, float(services.container().config.store_outage()), say_store)
+    turn = QueueService(queues, clock).wait_turn(run_id, run.queue, waiting, stopped, say, record_start, outage)
     if turn.stopped:
         return True
     _slot = turn.slot

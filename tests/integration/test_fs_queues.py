@@ -237,3 +237,49 @@ class FakeQueues:
 
     def leave(self, name: str, run_id: str, waiting: int | None) -> None:
         self.left.append(run_id)
+
+
+class FlakyQueues(FakeQueues):
+    """The queue world of a shared store on a loaded machine: some looks fail, as scripted."""
+
+    def __init__(self, limit: int, faults: list[Exception]) -> None:
+        super().__init__(limit)
+        self.faults = faults
+        self.slots_taken = 0
+
+    def first_in_line(self, name: str, run_id: str) -> bool:
+        if self.faults:
+            raise self.faults.pop(0)
+        return True
+
+    def take_slot(self, name: str, limit: int | None) -> int | None:
+        self.slots_taken += 1
+        return super().take_slot(name, limit)
+
+
+def test_a_waiter_rides_out_a_store_that_does_not_answer_or_is_busy_and_takes_one_slot() -> None:
+    """A statement timed out or a connection dropped while a run waits in its queue (PostgreSQL
+    under load) does not end the runner: the look is made again, and one slot is taken."""
+    from application.outage import Outage
+    from application.ports import StoreBusy, StoreUnavailable
+
+    clock = FakeClock()
+    world = FlakyQueues(1, [StoreUnavailable("statement timeout"), StoreBusy("locked"),
+                            StoreUnavailable("server closed the connection")])
+    said: list[str] = []
+    turn = QueueService(world, clock).wait_turn(A, "q", None, lambda: False, said.append,
+                                                outage=Outage(clock, 60.0, said.append))
+    assert turn.slot == 99 and not turn.stopped and world.left == [A] and world.slots_taken == 1
+    assert "the store is busy" in said and any("unavailable" in line or "outage" in line for line in said), said
+
+
+def test_a_waiter_gives_up_only_after_the_outage_bound() -> None:
+    from application.outage import Outage
+    from application.ports import StoreUnavailable
+
+    clock = FakeClock()
+    world = FlakyQueues(1, [StoreUnavailable("down")] * 1000)
+    began = clock.monotonic()
+    with pytest.raises(StoreUnavailable):
+        QueueService(world, clock).wait_turn(A, "q", None, lambda: False, outage=Outage(clock, 30.0))
+    assert world.slots_taken == 0 and 30.0 <= clock.monotonic() - began <= 40.0
