@@ -1,11 +1,12 @@
-"""SIGKILL a run from the host it runs on: `python -m tests.load.kill_in_host session|runner RUN_ID
+"""SIGKILL a run from the host it runs on: `python -m tests.load.kill_in_host session|runner|alive RUN_ID
 INCARNATION_JSON`, started inside that host's namespaces (its pids are the record's pids there).
 
 `session` kills the runner and every member of its session (the work's process groups too) and
 returns once none is left alive; `runner` waits until the runner has started its work (a live
 member of its session besides itself: on a loaded machine a runner may take seconds to get there,
 and killed before, it leaves nothing alive to outlive it), then kills the recorded runner alone
-(verified to be that run's runner) and leaves its work running. Kept light (no psutil, no test builders): a load test
+(verified to be that run's runner) and leaves its work running; `alive` prints the run's live
+processes (for a failure's message). Kept light (no psutil, no test builders): a load test
 starts it many times on two cores.
 """
 
@@ -63,10 +64,28 @@ def kill_runner(run_id: str, incarnation: Incarnation) -> None:
         time.sleep(0.01)
 
 
+def show_alive(run_id: str, incarnation: Incarnation) -> None:
+    """Print (JSON) the run's live processes besides its runner, as this host's /proc shows them:
+    what a test names when a read ended a run it believed still working."""
+    from adapters import proctree
+
+    found = proctree.run_processes(-1, f"LI_RUN_ID={run_id}".encode()) or {}
+    rows = []
+    for pid in sorted(found):
+        stat = proctree.stat_of(str(pid))
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                command = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")[:80]
+        except OSError:
+            command = "?"
+        rows.append({"pid": pid, "stat": stat, "command": command})
+    print(json.dumps({"runner_alive": alive(incarnation.pid), "processes": rows}))
+
+
 def main(argv: list[str]) -> None:
     what, run_id, raw = argv
     incarnation = Incarnation(**json.loads(raw))
-    {"session": kill_session, "runner": kill_runner}[what](run_id, incarnation)
+    {"session": kill_session, "runner": kill_runner, "alive": show_alive}[what](run_id, incarnation)
 
 
 if __name__ == "__main__":

@@ -71,13 +71,15 @@ class Host:
                                  f"(exit {done.returncode}): {done.stdout!r} {done.stderr!r}") from exc
         return sent, answered, envelope
 
-    def kill(self, what: str, run_id: str, incarnation: dict[str, Any]) -> None:
-        """SIGKILL the run's session (or its runner alone) from inside this host."""
+    def kill(self, what: str, run_id: str, incarnation: dict[str, Any]) -> str:
+        """SIGKILL the run's session (or its runner alone) from inside this host; `alive` says
+        instead which of the run's processes live there (what it prints)."""
         done = subprocess.run(self.wrap([sys.executable, "-m", "tests.load.kill_in_host", what, run_id,
                                          json.dumps(incarnation)]),
                               env={**self.env, "PYTHONPATH": REPO}, cwd=REPO, capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=60)
         assert done.returncode == 0, (self.name, what, run_id, done.stderr)
+        return done.stdout
 
 
 @dataclass
@@ -180,7 +182,9 @@ def reader(host: Host, ledger: Ledger, seed: int) -> Callable[[], None]:
 def submitter(host: Host, other: Host, ledger: Ledger, records: Records, plan: list[str], gate: str,
               killers: list[threading.Thread], seed: int) -> Callable[[], None]:
     rng = random.Random(seed)
-    gated = (f"i=0; while [ ! -e {gate} ] && [ $i -lt 900 ]; do sleep 1; i=$((i+1)); done; " + QUICK)
+    # the work says it runs (a file named by its run id beside the gate) before it waits for the gate
+    gated = (f'touch "{gate}.$LI_RUN_ID"; i=0; while [ ! -e {gate} ] && [ $i -lt 900 ]; do sleep 1; '
+             f"i=$((i+1)); done; " + QUICK)
 
     def body() -> None:
         for fate in plan:
@@ -194,7 +198,7 @@ def submitter(host: Host, other: Host, ledger: Ledger, records: Records, plan: l
                 ledger.fate[run_id] = fate
             if fate in ("session", "runner"):
                 thread = guarded(ledger, killer(host, other, ledger, records, run_id, fate, rng.uniform(0.0, 2.0),
-                                                rng.uniform(0.5, 1.5)))
+                                                rng.uniform(0.5, 1.5), f"{gate}.{run_id}"))
                 killers.append(thread)
                 thread.start()
     return body
@@ -212,9 +216,10 @@ def observe(host: Host, ledger: Ledger, run_id: str) -> dict[str, Any]:
 
 
 def killer(host: Host, other: Host, ledger: Ledger, records: Records, run_id: str, fate: str, after: float,
-           work_lives: float) -> Callable[[], None]:
-    """SIGKILL the run from its own host; with the runner alone killed first, a read at home while
-    its work still lives must not end it. After the kill, the other host reads the orphan too."""
+           work_lives: float, working: str) -> Callable[[], None]:
+    """SIGKILL the run from its own host; with the runner alone killed first (once the work said
+    it runs: the file `working`), a read at home while its work still lives must not end it. After
+    the kill, the other host reads the orphan too."""
     def body() -> None:
         deadline = time.monotonic() + 90
         while True:
@@ -226,12 +231,21 @@ def killer(host: Host, other: Host, ledger: Ledger, records: Records, run_id: st
         assert record["incarnation"]["host_id"] == host.machine_id, (host.name, record["incarnation"])
         time.sleep(after)
         if fate == "runner":
+            # killed before its work started, a runner leaves nothing alive to outlive it (a fork of
+            # its own, such as the confinement's probe, is not the work): wait for the work's word
+            while not os.path.exists(working):
+                assert time.monotonic() < deadline, f"run {run_id}: its work never said it runs"
+                time.sleep(0.05)
             with ledger.lock:
                 ledger.runner_killed_at[run_id] = time.time()
             host.kill("runner", run_id, record["incarnation"])
             time.sleep(work_lives)  # the work is alive, its runner gone: no read may end the run
             seen = observe(host, ledger, run_id)
-            assert seen["terminal"] is False, (run_id, "ended while its work lived", seen)
+            if seen["terminal"] is not False:  # name what was reaped, and what /proc showed of the run then
+                ended = records.record(run_id) or {}
+                raise AssertionError(f"{run_id} on {host.name}: ended while its work lived: {seen['status']} "
+                                     f"{seen['reason_code']}, evidence {ended.get('terminal_evidence')}; "
+                                     f"on its host now: {host.kill('alive', run_id, record['incarnation'])}")
         with ledger.lock:
             ledger.killed_at[run_id] = time.time()
         host.kill("session", run_id, record["incarnation"])
