@@ -1,11 +1,12 @@
 """Per-call cost of `li --machine` as a ratio to the interpreter floor, measured in one run.
 
-    python benchmarks/bench_cli.py [--repeat 15] [--rev REV | --li /abs/li] [--peer /abs/li] [--quick]
+    python benchmarks/bench_cli.py [--repeat 15] [--rev REV | --li /abs/li] [--peer /abs/li
+                                   [--peer-python /abs/python]] [--quick]
 
 By default it installs this repository's HEAD (regular `pip install`, not editable) into a temp
 venv and measures that `li`. Each round runs, for every call, the floor `python -I -S -c pass`
-(the base interpreter of the li under measure) and then the call (and the peer's call), so floor
-and call samples are paired and interleaved. Figures: CPU time of the whole child (user + sys,
+(the base interpreter of the li under measure) and then the call (and the peer's call, after its own
+interpreter's floor with --peer-python), so floor and call samples are paired and interleaved. Figures: CPU time of the whole child (user + sys,
 from os.wait4) and wall time, min/median/max; the ratio is the median of the paired ratios
 call / floor. Stores are synthetic, in a temp LI_HOME. Nothing here passes or fails on speed:
 targets (benchmarks/targets.toml) are printed beside the figures. JSON: build/bench/cli.json.
@@ -82,25 +83,29 @@ def prepare(root: str) -> tuple[str, str, str, str]:
 
 
 def measure(li: str, peer: str | None, floor_python: str, repeat: int, root: str,
-            warm_up: bool = True) -> dict[str, Any]:
+            warm_up: bool = True, peer_python: str | None = None) -> dict[str, Any]:
+    """Each call paired with the floor of its own interpreter: `peer_python` is the peer's (another
+    Python's install of li, to compare two Pythons in one run), else both share `floor_python`."""
     empty, store, run_id, submits = prepare(root)
     peer_submits = os.path.join(root, "peer-submits")
     os.makedirs(peer_submits, mode=0o700)
     homes = {"handshake": empty, "status": store, "wait": store, "list": store, "submit": submits}
     floor_argv = [floor_python, "-I", "-S", "-c", "pass"]
-    floor = Series()
+    peer_floor_argv = [peer_python, "-I", "-S", "-c", "pass"] if peer_python else floor_argv
+    floor, peer_floor = Series(), Series()
     mine = {key: Series() for key, _, _ in CALLS}
     theirs = {key: Series() for key, _, _ in CALLS}
-    sides = [(li, mine, None)] + ([(peer, theirs, peer_submits)] if peer else [])
+    sides = [(li, mine, None, floor_argv, floor)] + (
+        [(peer, theirs, peer_submits, peer_floor_argv, peer_floor)] if peer else [])
     for round_no in range(0 if warm_up else 1, repeat + 1):  # round 0 warms caches up, not counted
         for key, _, template in CALLS:
             argv = [part.replace("{id}", run_id) for part in template]
-            for exe, series, submit_home in sides:
+            for exe, series, submit_home, its_floor, floor_series in sides:
                 if series[key].problem:
                     continue
                 home = submit_home if (key == "submit" and submit_home) else homes[key]
                 env = common.clean_env(home)
-                paired = common.spawn(floor_argv, env)
+                paired = common.spawn(its_floor, env)
                 sample = common.spawn([exe, *argv], env)
                 problem = common.envelope_problem(sample, "run_id" if key == "submit" else None)
                 if problem:
@@ -111,11 +116,12 @@ def measure(li: str, peer: str | None, floor_python: str, repeat: int, root: str
                     if isinstance(pid, int):
                         common.wait_gone([pid], 60)
                 if round_no:
-                    floor.add(paired, None)
+                    floor_series.add(paired, None)
                     series[key].add(sample, paired)
         print(f"  round {round_no}/{repeat}", file=sys.stderr)
     return {"floor": floor.summary(), "li": {k: s.summary() for k, s in mine.items()},
-            "peer": {k: s.summary() for k, s in theirs.items()} if peer else None}
+            "peer": {k: s.summary() for k, s in theirs.items()} if peer else None,
+            "peer_floor": peer_floor.summary() if peer_python and peer else None}
 
 
 def cell(summary: dict[str, Any], target: float | None = None) -> list[str]:
@@ -137,7 +143,10 @@ def table(result: dict[str, Any], targets: dict[str, float]) -> str:
     peer = result.get("peer")
     if peer:
         header += ["peer CPU ms", "peer wall ms", "peer × floor (CPU)"]
-        rows[0] += ["", "", ""]
+        own = result.get("peer_floor")  # the peer's own interpreter's floor (--peer-python)
+        rows[0] += ["", "", ""] if not own else [
+            f"{own['cpu_ms']['median']:.1f} ({own['cpu_ms']['min']:.1f}–{own['cpu_ms']['max']:.1f})",
+            f"{own['wall_ms']['median']:.1f}", "1.0× (its own floor)"]
     for key, shown, _ in CALLS:
         target = targets.get(key)
         row = [f"`{shown}`", *cell(result["li"][key], target), f"≤ {target:g}×" if target else "—"]
@@ -152,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=15,
                         help="counted rounds after one warm-up round (default 15; --quick: 1, no warm-up)")
     parser.add_argument("--peer", help="absolute path of another implementation's li, measured side by side")
+    parser.add_argument("--peer-python", help="the peer's own interpreter: its calls are paired with its own floor "
+                                              "(two Pythons' installs of li compared in one run)")
     common.add_target_arguments(parser)
     args = parser.parse_args(argv)
     repeat = 1 if args.quick else args.repeat
@@ -164,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         answer = common.spawn([target.li, "handshake", "--machine"], common.clean_env(root))
         module = None if common.envelope_problem(answer) else common.envelope_data(answer).get("module")
         result = measure(target.li, args.peer, target.python, repeat, os.path.join(root, "homes"),
-                         warm_up=not args.quick)
+                         warm_up=not args.quick, peer_python=args.peer_python)
     finally:
         common.remove(root)
     targets = common.load_targets()["cli"]
