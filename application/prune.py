@@ -161,20 +161,22 @@ class Pruner:
 
     def _remove_worktree(self, run_id: str) -> str | None:
         """Remove the run's worktree unless another run still works there (a reply's chain shares
-        one: it goes with the last of them); why it stays, when it does."""
+        one: it goes with the last of them), or every leg's of a run of several legs; why it
+        stays, when it does."""
         if self.worktrees is None:
             return None
         try:
             run = self.store.read(run_id)
         except (RunNotFound, RecordUnusable, StoreRefused, StoreBusy, OSError):
             return None  # the removal below says what became of the run
-        if run.worktree is None:
+        if run.worktree is None and not run.leg_worktrees:
             return None
-        users = self._worktree_users().get(run.worktree.path, set())
-        users.discard(run_id)
-        if users:
-            return None  # the worktree stays for the other runs of its conversation
-        return self.worktrees(run, self.branches)
+        if run.worktree is not None:
+            users = self._worktree_users().get(run.worktree.path, set())
+            users.discard(run_id)
+            if users:
+                return None  # the worktree stays for the other runs of its conversation
+        return self.worktrees(run, self.branches)  # its one worktree, or every leg's (never shared)
 
     def _worktree_users(self) -> dict[str, set[str]]:
         if self._users is None:

@@ -370,12 +370,22 @@ class WorkService:
 
         return stop
 
+    def _leg_cwd(self, request: RunRequest, leg: Leg) -> str:
+        """Where a leg works: its own worktree in a run of several legs with --worktree (made
+        before any leg started), else the request's cwd (the run's one worktree, or its --cwd)."""
+        prepared = self._prepared
+        return prepared.cwd_of(leg.id) if isinstance(prepared, Prepared) else request.cwd
+
     def _commit_worktree(self, run_id: str, workspace: Workspace) -> None:
         """Commit what the work left in the run's worktree (any outcome); a commit that fails is said
-        on the console and leaves the worktree as it is, for `li job diff` to recover."""
+        on the console and leaves the worktree as it is, for `li job diff` to recover. A run of
+        several legs has each leg's worktree committed to that leg's branch."""
         try:
             run = self.store.read(run_id)
         except Exception:  # noqa: BLE001 - the end is still recorded
+            return
+        if run.leg_worktrees and self.git is not None:
+            self._commit_legs(run, workspace)
             return
         if run.worktree is None or run.changes is not None or self.git is None:
             return
@@ -389,6 +399,23 @@ class WorkService:
         except Exception as exc:  # noqa: BLE001 - never costs the end; the worktree keeps the work
             self._say(workspace, f"li runner: the worktree's changes could not be committed: {_why(exc)}; "
                                  f"they stay in {run.worktree.path}\n")
+
+    def _commit_legs(self, run: Run, workspace: Workspace) -> None:
+        """Each leg's worktree committed to its branch and recorded on its entry (`leg_worktrees`);
+        one leg's commit failing is said and never stops another's."""
+        assert self.git is not None
+        status = "cancelled" if self.cancelled else None
+        for entry in run.leg_worktrees or []:
+            if entry.changes is not None:
+                continue
+            try:
+                changes = RunWorktrees(self.git(), self.store, self.files).conclude_leg(run, entry, status)
+                self._say(workspace, f"li runner: committed {changes.commit[:12]} on {entry.worktree.branch}: "
+                                     f"{changes.files} files, +{changes.insertions} -{changes.deletions}\n"
+                          if changes.commit else f"li runner: {entry.leg} left no changes in its worktree\n")
+            except Exception as exc:  # noqa: BLE001 - never costs the end; the worktree keeps the work
+                self._say(workspace, f"li runner: the changes of {entry.leg} could not be committed: {_why(exc)}; "
+                                     f"they stay in {entry.worktree.path}\n")
 
     def _kill_requested(self, run_id: str) -> bool:
         try:
@@ -452,7 +479,7 @@ class WorkService:
         if remaining is not None and remaining <= 0:
             return LegOutcome(leg, "timed_out", "timeout")
         provider = self.providers[leg.model.provider]
-        result = provider.run(prompt, leg.model.model, request.cwd, {**env, "LI_LEG_ID": leg.id},
+        result = provider.run(prompt, leg.model.model, self._leg_cwd(request, leg), {**env, "LI_LEG_ID": leg.id},
                               console, remaining, extra=request.arguments_for(leg.model.provider),
                               idle_timeout=idle_timeout_of(request, leg))
         status, reason = leg_status(result, self.cancelled)

@@ -17,7 +17,7 @@ from domain.vocabulary import FAILED as FAILED  # the spawn phases, where record
 from domain.vocabulary import PREPARING as PREPARING
 from domain.vocabulary import SPAWN_STATES, SpawnState
 from domain.vocabulary import STARTED as STARTED
-from domain.worktree import Changes, Worktree
+from domain.worktree import Changes, LegWorktree, Worktree
 
 RECORD_SCHEMA_VERSION = 1
 RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
@@ -169,6 +169,10 @@ class Run(Struct, frozen=True):
     worktree: Worktree | None = None
     changes: Changes | None = None
     continues: str | None = None
+    # Issue 28, a run of several legs (fanout, flow) with --worktree: each leg's own worktree and
+    # what li committed there, in the order the legs' worktrees were made. `worktree` and `changes`
+    # stay None for such a run (they are a run's one worktree); None for every other run.
+    leg_worktrees: list[LegWorktree] | None = None
 
     @property
     def job_id(self) -> str | None:

@@ -39,10 +39,11 @@ from domain.vocabulary import (
 if TYPE_CHECKING:
     from domain.lifecycle import Derivation
     from domain.run import Run
+    from domain.worktree import LegWorktree
 
 __all__ = [
     "AgentOptions", "AgentsAvailability", "ApplyData", "ChangedFile", "ChangesValue", "DiffData",
-    "FilesAvailability", "PatchAvailability", "WorktreeValue", "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
+    "FilesAvailability", "LegDiff", "PatchAvailability", "WorktreeValue", "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
     "DeliveryAvailability", "DeliveryValue", "DoctorCheck", "DoctorData", "Envelope", "ErrorBody",
     "HandshakeData", "HelpData", "KillData", "Lifecycle", "ListData", "ListRow", "ManifestAvailability", "OutputData",
     "PruneData", "PruneKept", "RemoveData", "QueueData", "QueueRow", "Row", "RowError", "StatusData", "StoreData",
@@ -613,16 +614,48 @@ class PatchAvailability(Availability[str], frozen=True, kw_only=True):
     value: str | None
 
 
-class DiffData(Wire, frozen=True, kw_only=True):
-    """`li job diff RUN_ID` (issue 28): the run's changes against its base, under D7 wrappers.
-    `recovered` is true when li committed them only now (the runner could not: it was killed)."""
+class LegDiff(Wire, frozen=True, kw_only=True):
+    """One leg's (a fanout's leg, a flow's step) change in a run of several legs with --worktree:
+    the leg's own worktree (branch `li/<run-id>.<leg>`), what li committed there (null: nothing
+    committed yet), its files and patch under D7 wrappers, and whether li committed it only now."""
 
-    run_id: str
+    leg: str
     worktree: WorktreeValue
     changes: ChangesValue | None
     files: FilesAvailability
     patch: PatchAvailability
     recovered: bool
+
+    @staticmethod
+    def of(entry: LegWorktree, files: FilesAvailability, patch: PatchAvailability, recovered: bool) -> LegDiff:
+        w, c = entry.worktree, entry.changes
+        return LegDiff(leg=entry.leg, worktree=WorktreeValue(repository=w.repository, base_commit=w.base_commit,
+                                                             branch=w.branch, path=w.path),
+                       changes=None if c is None else ChangesValue(commit=c.commit, files=c.files,
+                                                                   insertions=c.insertions, deletions=c.deletions,
+                                                                   patch_artifact=c.patch_artifact),
+                       files=files, patch=patch, recovered=recovered)
+
+
+class DiffData(Wire, frozen=True, kw_only=True):
+    """`li job diff RUN_ID` (issue 28): the run's changes against its base, under D7 wrappers.
+    `recovered` is true when li committed them only now (the runner could not: it was killed).
+
+    A run of several legs with --worktree (each leg in its own worktree): `legs` holds each leg's
+    change, and the run's own `worktree` and `changes` are null, its `files` and `patch`
+    unavailable (`several_legs`: no one patch is the run's). With `--leg LEG`, that one leg's
+    change in this same shape, `leg` naming it."""
+
+    run_id: str
+    worktree: WorktreeValue | None
+    changes: ChangesValue | None
+    files: FilesAvailability
+    patch: PatchAvailability
+    recovered: bool
+    # additive (D2), issue 28: the leg `--leg` named (null: the whole run), and each leg's change
+    # of a run of several legs (null for a run of one worktree, and with --leg)
+    leg: str | None = None
+    legs: list[LegDiff] | None = None
 
 
 class ApplyData(Wire, frozen=True, kw_only=True):
@@ -632,6 +665,7 @@ class ApplyData(Wire, frozen=True, kw_only=True):
     target: str
     applied: bool
     files: list[ChangedFile]
+    leg: str | None = None  # additive (D2), issue 28: the leg whose change was applied (`--leg`)
 
 
 # The verb table of the published schema: file stem -> data class.

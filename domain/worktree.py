@@ -107,12 +107,21 @@ def resume_arguments(provider: str, session_id: str | None) -> list[str]:
     return [*RESUME_ARGUMENTS[provider], session_id]
 
 
-def commit_message(run_id: str, label: str | None, status: str | None = None) -> str:
-    """The message of the commit li makes of a run's work: the run, its label, how it ended."""
+def commit_message(run_id: str, label: str | None, status: str | None = None, leg: str | None = None) -> str:
+    """The message of the commit li makes of a run's work: the run (and the leg, in a run of
+    several legs), its label, how it ended."""
     shown = "" if not label else " " + "".join(" " if ord(c) < 32 else c for c in label[:MESSAGE_LABEL_MAX])
-    subject = f"li run {run_id}{shown}"
-    return f"{subject}\n\nThe changes the work of run {run_id} left in its worktree" + (
+    of_leg = "" if leg is None else f" {leg}"
+    subject = f"li run {run_id}{of_leg}{shown}"
+    whose = f"run {run_id}" if leg is None else f"leg {leg} of run {run_id}"
+    return f"{subject}\n\nThe changes the work of {whose} left in its worktree" + (
         f" (it ended {status})." if status else ".")
+
+
+def patch_artifact_for(leg: str | None = None) -> str:
+    """The artifact holding the patch: `changes.patch` for a run's one worktree,
+    `changes-<leg>.patch` for each leg's of a run of several legs."""
+    return PATCH_ARTIFACT if leg is None else f"changes-{leg}.patch"
 
 
 def is_sha(text: object) -> bool:
@@ -170,6 +179,30 @@ class Changes(Struct, frozen=True):
 
 
 NO_CHANGES = Changes(commit=None, files=0, insertions=0, deletions=0, patch_artifact=None)
+
+
+class LegWorktree(Struct, frozen=True):
+    """One leg's (a fanout's leg, a flow's step) own worktree in a run of several legs, and what
+    li committed of that leg's work there (None until the leg's end was committed)."""
+
+    leg: NonEmpty
+    worktree: Worktree
+    changes: Changes | None = None
+
+
+def with_leg_changes(entries: list[LegWorktree], leg: str, changes: Changes) -> list[LegWorktree] | None:
+    """`entries` with `leg`'s changes recorded; None when that leg has none to record (no such
+    leg, or its changes are recorded already: the first commit recorded stays)."""
+    if not any(e.leg == leg and e.changes is None for e in entries):
+        return None
+    return [LegWorktree(e.leg, e.worktree, changes) if e.leg == leg else e for e in entries]
+
+
+def several_legs_refusal(verb: str, run_id: str, legs: list[str]) -> str:
+    """The one line that asks for --leg on a run whose legs each have a worktree of their own."""
+    shown = ", ".join(legs[:20]) + (" …" if len(legs) > 20 else "")
+    return (f"{run_id} has {len(legs)} legs, each with its own worktree and changes; name one: "
+            f"li job {verb} {run_id} --leg LEG (its legs: {shown})")
 
 
 def parse_numstat(text: str) -> tuple[int, int, int]:
