@@ -77,7 +77,6 @@ def flow_request(args: Namespace) -> RunRequest:
     spec = decode_spec(text, args.spec)
     legs = parse_flow(spec)
     common["label"] = common["label"] or describe(spec)
-    one_worktree_only(common, len(legs), args)
     return with_agent_options(RunRequest(kind="flow", instruction=text, legs=legs, **common), args)
 
 
@@ -122,22 +121,6 @@ def fanout_request(args: Namespace) -> RunRequest:
     if synthesize is not None and synthesize.provider == "sh":
         raise invalid("--synthesize needs an agent model (claude, codex, gemini); sh cannot merge answers")
     legs = tuple(Leg(f"leg-{n}", model) for n, model in enumerate(models, start=1))
-    one_worktree_only(common, len(legs) + (1 if synthesize is not None else 0), args)
     return with_agent_options(RunRequest(kind="fanout", instruction=check_prompt(prompt), legs=legs,
                                          synthesize=synthesize, **common), args)
 
-
-def one_worktree_only(common: dict[str, Any], legs: int, args: Namespace) -> None:
-    """A worktree per leg is not built yet (issue 28): a run of several legs with --worktree is
-    refused, rather than letting its legs edit one worktree at once; config.toml's `worktree =
-    true` (the default for agent runs) gives such a run none."""
-    from domain.request import invalid
-
-    if common.get("worktree") is None or legs <= 1:
-        return
-    if getattr(args, "worktree", None) is None:
-        del common["worktree"]
-        return
-    if legs > 1:
-        raise invalid(f"--worktree gives a run one worktree, and this one has {legs} legs; a worktree per leg "
-                      "is not supported yet: run the legs as separate li agent --worktree runs, or use --no-worktree")

@@ -373,17 +373,219 @@ def test_doctor_lists_a_worktree_whose_run_is_gone(li_home: str, repo: str) -> N
     assert check["ok"] is False and check["severity"] == "warning" and data["worktree"]["path"] in check["detail"]
 
 
-def test_a_run_of_several_legs_with_worktree_is_refused_until_a_worktree_per_leg_exists(
+def orchestrated(home: str, cwd: str, *argv: str, **env: str) -> str:
+    envelope = li(home, cwd, "orchestrate", *argv, "--detach", **env)
+    assert envelope["ok"], envelope
+    return str(envelope["data"]["run_id"])
+
+
+def record(home: str, run_id: str) -> dict[str, Any]:
+    with open(os.path.join(home, "runs", run_id, "record.json"), encoding="utf-8") as handle:
+        data: dict[str, Any] = json.load(handle)
+    return data
+
+
+def leg_diffs(home: str, run_id: str) -> dict[str, dict[str, Any]]:
+    """`li job diff RUN --machine` of a run of several legs: each leg's change, by leg."""
+    body = li(home, "/", "job", "diff", run_id)["data"]
+    assert body["worktree"] is None and body["changes"] is None and body["legs"] is not None, body
+    assert body["patch"]["available"] is False and body["patch"]["reason_code"] == "several_legs"
+    assert body["files"]["available"] is False and body["files"]["reason_code"] == "several_legs"
+    return {leg["leg"]: leg for leg in body["legs"]}
+
+
+EACH_LEG_EDITS = 'echo "edited by $LI_LEG_ID" >> shared.txt'
+
+
+def test_a_fanout_of_two_legs_editing_one_file_lands_on_two_branches_and_leaves_the_person_alone(
         li_home: str, repo: str) -> None:
-    refused = li(li_home, repo, "orchestrate", "fanout", "sh", "true", "--legs", "2", "--worktree", "--detach")
-    assert refused["error"]["kind"] == "invalid_input" and "2 legs" in refused["error"]["message"]
+    with open(os.path.join(repo, "shared.txt"), "a") as handle:
+        handle.write("the person's own edit\n")  # uncommitted, and must stay so
+    run_id = orchestrated(li_home, repo, "fanout", "claude", "an agent's edit", "--legs", "2", "--worktree",
+                          FAKE_EDIT_FILE="shared.txt")
+    data = ended(li_home, run_id)
+    assert data["status"] == "completed", console(li_home, run_id)
+    assert data["worktree"] is None and data["changes"] is None  # a run of several legs has no one worktree
+    legs = leg_diffs(li_home, run_id)
+    assert sorted(legs) == ["leg-1", "leg-2"]
+    base = git(repo, "rev-parse", "main").strip()
+    paths = set()
+    for leg, entry in legs.items():
+        worktree, changes = entry["worktree"], entry["changes"]
+        assert worktree["branch"] == f"li/{run_id}.{leg}" and worktree["repository"] == repo
+        assert worktree["base_commit"] == base
+        assert worktree["path"] == os.path.join(repo, ".git", "li-worktrees", f"{run_id}.{leg}")
+        paths.add(worktree["path"])
+        # each leg's branch holds its own one edit: neither leg saw the other's, nor the person's
+        assert (changes["files"], changes["insertions"], changes["deletions"]) == (1, 1, 0)
+        assert changes["patch_artifact"] == f"changes-{leg}.patch"
+        assert git(repo, "show", f"{changes['commit']}:shared.txt") == "one\ntwo\nan agent's edit\n"
+        assert git(repo, "rev-parse", f"li/{run_id}.{leg}").strip() == changes["commit"]
+        assert git(repo, "log", "-1", "--format=%an %s", changes["commit"]).startswith(f"li li run {run_id} {leg}")
+        assert os.path.isfile(os.path.join(li_home, "runs", run_id, "artifacts", f"changes-{leg}.patch"))
+        assert entry["recovered"] is False
+    assert len(paths) == 2 and legs["leg-1"]["changes"]["commit"] != legs["leg-2"]["changes"]["commit"]
+    with open(os.path.join(repo, "shared.txt")) as handle:
+        assert handle.read() == "one\ntwo\nthe person's own edit\n"
+    assert git(repo, "status", "--porcelain") == " M shared.txt\n"
+    assert git(repo, "branch", "--show-current").strip() == "main"
+    # the record keeps each leg's worktree and changes; the one-leg fields stay null
+    kept = record(li_home, run_id)
+    assert kept["worktree"] is None and kept["changes"] is None
+    assert [(e["leg"], e["changes"]["commit"]) for e in kept["leg_worktrees"]] == [
+        (leg, legs[leg]["changes"]["commit"]) for leg in ("leg-1", "leg-2")]
+
+
+def test_diff_shows_every_legs_change_or_the_one_leg_names(li_home: str, repo: str) -> None:
+    run_id = orchestrated(li_home, repo, "fanout", "sh", EACH_LEG_EDITS, "--legs", "2", "--worktree")
+    assert ended(li_home, run_id)["status"] == "completed", console(li_home, run_id)
+    legs = leg_diffs(li_home, run_id)
+    for leg, other in (("leg-1", "leg-2"), ("leg-2", "leg-1")):
+        patch = legs[leg]["patch"]
+        assert patch["available"] and f"+edited by {leg}\n" in patch["value"] and other not in patch["value"]
+        assert legs[leg]["files"]["value"] == [{"path": "shared.txt", "insertions": 1, "deletions": 0}]
+    one = li(li_home, "/", "job", "diff", run_id, "--leg", "leg-2")["data"]
+    assert one["leg"] == "leg-2" and one["legs"] is None
+    assert one["worktree"] == legs["leg-2"]["worktree"] and one["changes"] == legs["leg-2"]["changes"]
+    assert one["patch"] == legs["leg-2"]["patch"] and one["files"] == legs["leg-2"]["files"]
+    person = run_li("job", "diff", run_id, "--leg", "leg-1", home=li_home)
+    assert person.returncode == 0 and person.stdout == legs["leg-1"]["patch"]["value"]
+    every = run_li("job", "diff", run_id, home=li_home)
+    assert every.returncode == 0
+    first, second = every.stdout.index(f"# leg-1: li/{run_id}.leg-1\n"), every.stdout.index(f"# leg-2: li/{run_id}.leg-2\n")
+    assert first < every.stdout.index("+edited by leg-1") < second < every.stdout.index("+edited by leg-2")
+    stat = run_li("job", "diff", run_id, "--stat", home=li_home)
+    assert stat.returncode == 0 and stat.stdout.count("1 file changed, 1 insertions(+), 0 deletions(-)") == 2
+    unknown = li(li_home, "/", "job", "diff", run_id, "--leg", "leg-9")["error"]
+    assert unknown["kind"] == "invalid_input" and "leg-1, leg-2" in unknown["message"]
+    single = finished(li_home, repo, "echo a > a.txt")
+    refused = li(li_home, "/", "job", "diff", single["run_id"], "--leg", "leg-1")["error"]
+    assert refused["kind"] == "invalid_input" and "one worktree" in refused["message"]
+
+
+def test_apply_takes_one_legs_change_and_refuses_without_leg_naming_the_legs(li_home: str, repo: str) -> None:
+    run_id = orchestrated(li_home, repo, "fanout", "sh", EACH_LEG_EDITS, "--legs", "2", "--worktree")
+    assert ended(li_home, run_id)["status"] == "completed", console(li_home, run_id)
+    refused = run_li("job", "apply", run_id, home=li_home, cwd=repo)
+    assert refused.returncode != 0 and refused.stdout == ""
+    line = refused.stderr.strip()
+    assert "\n" not in line and "--leg" in line and "leg-1, leg-2" in line, refused.stderr
+    machine = li(li_home, repo, "job", "apply", run_id)["error"]
+    assert machine["kind"] == "invalid_input" and machine["detail"]["legs"] == ["leg-1", "leg-2"]
+    assert git(repo, "status", "--porcelain") == ""  # nothing was applied
+    applied = li(li_home, repo, "job", "apply", run_id, "--leg", "leg-2")
+    assert applied["ok"], applied
+    assert applied["data"]["leg"] == "leg-2" and applied["data"]["files"] == [
+        {"path": "shared.txt", "insertions": 1, "deletions": 0}]
+    with open(os.path.join(repo, "shared.txt")) as handle:
+        assert handle.read() == "one\ntwo\nedited by leg-2\n"
+    assert git(repo, "status", "--porcelain") == " M shared.txt\n"  # applied, not committed
+    assert git(repo, "rev-parse", "HEAD").strip() == git(repo, "rev-parse", "main").strip()
+    # the other leg's change touches the same line: it conflicts, refused with one line, the tree as it was
+    conflict = li(li_home, repo, "job", "apply", run_id, "--leg", "leg-1")["error"]
+    assert conflict["kind"] == "conflict" and "leg-1" in conflict["message"]
+    with open(os.path.join(repo, "shared.txt")) as handle:
+        assert handle.read() == "one\ntwo\nedited by leg-2\n"
+
+
+def test_prune_and_rm_remove_every_legs_worktree_never_one_with_changes_li_did_not_commit(
+        li_home: str, repo: str) -> None:
+    first = orchestrated(li_home, repo, "fanout", "sh", EACH_LEG_EDITS, "--legs", "2", "--worktree")
+    ended(li_home, first)
+    paths = {leg: entry["worktree"]["path"] for leg, entry in leg_diffs(li_home, first).items()}
+    assert all(os.path.isdir(path) for path in paths.values())
+    with open(os.path.join(paths["leg-2"], "later.txt"), "w") as handle:
+        handle.write("written after li committed\n")
+    kept = {row["run_id"]: row for row in li(li_home, repo, "job", "prune")["data"]["kept"]}
+    assert kept[first]["reason"] == "worktree_kept" and paths["leg-2"] in kept[first]["detail"], kept
+    assert all(os.path.isdir(path) for path in paths.values())  # neither leg's goes while one is kept
+    os.remove(os.path.join(paths["leg-2"], "later.txt"))
+    pruned = li(li_home, repo, "job", "prune")["data"]
+    assert first in pruned["removed"], pruned
+    assert not any(os.path.exists(path) for path in paths.values())
+    assert [line.split()[0] for line in git(repo, "worktree", "list").splitlines()] == [repo]
+    for leg in paths:  # the branches stay for git merge
+        assert git(repo, "branch", "--list", f"li/{first}.{leg}").strip() == f"li/{first}.{leg}"
+    second = orchestrated(li_home, repo, "fanout", "sh", EACH_LEG_EDITS, "--legs", "2", "--worktree")
+    ended(li_home, second)
+    paths = {leg: entry["worktree"]["path"] for leg, entry in leg_diffs(li_home, second).items()}
+    removed = li(li_home, repo, "job", "rm", second)
+    assert removed["ok"] and removed["data"]["removed"] == [second], removed
+    assert not any(os.path.exists(path) for path in paths.values())
+    pruned = li(li_home, repo, "job", "prune", "--branches")  # nothing left to remove: no error either
+    assert pruned["ok"], pruned
+
+
+def test_each_leg_gets_the_worktreeinclude_files_and_the_setup(li_home: str, repo: str) -> None:
+    for name, text in ((".gitignore", ".env\n"), (".worktreeinclude", ".env\n"), (".env", "TOKEN=1\n")):
+        with open(os.path.join(repo, name), "w") as handle:
+            handle.write(text)
+    git(repo, "add", ".gitignore", ".worktreeinclude")
+    git(repo, "commit", "-qm", "include")
+    run_id = orchestrated(li_home, repo, "fanout", "sh", 'echo "$LI_LEG_ID $(cat .env) $(cat made-by-setup)"',
+                          "--legs", "2", "--worktree", "--setup", 'echo "ready in $PWD" > made-by-setup')
+    data = ended(li_home, run_id)
+    text = console(li_home, run_id)
+    assert data["status"] == "completed", text
+    legs = leg_diffs(li_home, run_id)
+    for leg in ("leg-1", "leg-2"):
+        path = legs[leg]["worktree"]["path"]
+        assert f"copied from .worktreeinclude of {leg}: .env" in text and f"setup of {leg}:" in text
+        assert f"{leg} TOKEN=1 ready in {path}" in text  # the leg ran in its own worktree, set up there
+        assert legs[leg]["files"]["value"] == [{"path": "made-by-setup", "insertions": 1, "deletions": 0}]
+
+
+def test_a_flow_runs_each_step_in_its_own_worktree_from_the_same_base(li_home: str, repo: str, tmp_path: Any) -> None:
+    spec = tmp_path / "flow.yaml"
+    spec.write_text("steps:\n  - id: write\n    prompt: echo written > step.txt; pwd\n"
+                    "  - id: check\n    depends_on: [write]\n    prompt: test ! -e step.txt && echo clean >> shared.txt\n")
+    run_id = orchestrated(li_home, repo, "flow", str(spec), "--worktree")
+    data = ended(li_home, run_id)
+    assert data["status"] == "completed", console(li_home, run_id)
+    steps = leg_diffs(li_home, run_id)
+    assert sorted(steps) == ["check", "write"]
+    assert steps["write"]["worktree"]["branch"] == f"li/{run_id}.write"
+    assert [f["path"] for f in steps["write"]["files"]["value"]] == ["step.txt"]
+    assert [f["path"] for f in steps["check"]["files"]["value"]] == ["shared.txt"]
+    assert steps["write"]["worktree"]["base_commit"] == steps["check"]["worktree"]["base_commit"]
+    assert not os.path.exists(os.path.join(repo, "step.txt"))
+
+
+def test_worktree_true_in_config_gives_each_leg_its_worktree_and_one_leg_keeps_the_one_worktree_shape(
+        li_home: str, repo: str) -> None:
     os.makedirs(li_home, exist_ok=True)
     with open(os.path.join(li_home, "config.toml"), "w") as handle:
         handle.write("worktree = true\n")
-    fanout = li(li_home, repo, "orchestrate", "fanout", "sh", "true", "--legs", "2", "--detach")
-    assert fanout["ok"] and ended(li_home, fanout["data"]["run_id"])["worktree"] is None
-    one = li(li_home, repo, "orchestrate", "fanout", "sh", "echo x > x.txt", "--legs", "1", "--worktree", "--detach")
-    assert ended(li_home, one["data"]["run_id"])["changes"]["files"] == 1
+    fanout = orchestrated(li_home, repo, "fanout", "sh", EACH_LEG_EDITS, "--legs", "2")
+    ended(li_home, fanout)
+    assert sorted(leg_diffs(li_home, fanout)) == ["leg-1", "leg-2"]
+    off = orchestrated(li_home, repo, "fanout", "sh", "true", "--legs", "2", "--no-worktree")
+    ended(li_home, off)
+    assert record(li_home, off)["leg_worktrees"] is None and record(li_home, off)["worktree"] is None
+    one = orchestrated(li_home, repo, "fanout", "sh", "echo x > x.txt", "--legs", "1", "--worktree")
+    data = ended(li_home, one)
+    assert data["changes"]["files"] == 1 and data["worktree"]["branch"] == f"li/{one}"
+    assert record(li_home, one)["leg_worktrees"] is None
+    assert li(li_home, "/", "job", "diff", one)["data"]["legs"] is None
+
+
+def test_one_legs_commit_failing_never_stops_anothers_and_diff_recovers_it(li_home: str, repo: str) -> None:
+    """leg-2 leaves git's index lock behind in its worktree: its commit at the end cannot be made,
+    leg-1's is; once the lock is gone `li job diff` commits leg-2's change and says so."""
+    script = (EACH_LEG_EDITS + '; if [ "$LI_LEG_ID" = leg-2 ]; then touch "$(git rev-parse --git-dir)/index.lock"; fi')
+    run_id = orchestrated(li_home, repo, "fanout", "sh", script, "--legs", "2", "--worktree")
+    assert ended(li_home, run_id)["status"] == "completed", console(li_home, run_id)
+    assert "the changes of leg-2 could not be committed" in console(li_home, run_id)
+    entries = {e["leg"]: e for e in record(li_home, run_id)["leg_worktrees"]}
+    assert entries["leg-1"]["changes"]["files"] == 1 and entries["leg-2"]["changes"] is None
+    path = entries["leg-2"]["worktree"]["path"]
+    os.remove(os.path.join(git(path, "rev-parse", "--absolute-git-dir").strip(), "index.lock"))
+    legs = leg_diffs(li_home, run_id)
+    assert (legs["leg-1"]["recovered"], legs["leg-2"]["recovered"]) == (False, True)
+    commit = legs["leg-2"]["changes"]["commit"]
+    assert git(repo, "rev-parse", f"li/{run_id}.leg-2").strip() == commit
+    assert git(repo, "show", f"{commit}:shared.txt") == "one\ntwo\nedited by leg-2\n"
+    assert {e["leg"]: e for e in record(li_home, run_id)["leg_worktrees"]}["leg-2"]["changes"]["commit"] == commit
 
 
 def tagged_processes(run_id: str) -> list[int]:
