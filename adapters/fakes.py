@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from application.ports import NoticeResult, SpawnFailed, SpawnRequest
+from application.ports import NoticeResult, SpawnFailed, SpawnRequest, Stop
 from domain.evidence import HostFacts, ProcessObservation, SessionMember, members
 from domain.run import Incarnation
 
@@ -76,30 +76,30 @@ class RecordingNotifier:
 
 
 class RecordingSignaller:
-    """Remembers every (pid or group, signal) it sent; the signals in `fatal` end what they reach.
+    """Remembers every (pid or group, stop) it sent; the stops in `fatal` end what they reach.
 
     A session is signalled member by member, as the domain tells members from strangers in the
     scripted prober's session scan.
     """
 
-    def __init__(self, prober: ScriptedProber | None = None, fatal: tuple[int, ...] = ()) -> None:
-        self.signals: list[tuple[int, int]] = []
+    def __init__(self, prober: ScriptedProber | None = None, fatal: tuple[Stop, ...] = ()) -> None:
+        self.signals: list[tuple[int, Stop]] = []
         self.prober = prober
         self.fatal = fatal
 
-    def signal_group(self, pgid: int, signum: int) -> bool:
-        self.signals.append((pgid, signum))
+    def signal_group(self, pgid: int, stop: Stop) -> bool:
+        self.signals.append((pgid, stop))
         return self.prober is None or pgid in self.prober.processes
 
-    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int,
+    def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
                        spare_leader: bool = False) -> tuple[int, ...]:
         if self.prober is None:
             return ()
         reached = tuple(m.pid for m in members(incarnation, self.prober.session(incarnation.pid, run_id) or ())
                         if not (spare_leader and m.pid == incarnation.pid))
         for pid in reached:
-            self.signals.append((pid, signum))
-            if signum in self.fatal:
+            self.signals.append((pid, stop))
+            if stop in self.fatal:
                 self.prober.kill(pid)
         return reached
 

@@ -31,7 +31,7 @@ from adapters.confined import (
     read_file,
     write_atomic,
 )
-from application.ports import QueueBroken, StoreRefused, Waiting
+from application.ports import Held, QueueBroken, StoreRefused, Waiting
 from domain.queue import (
     QueueRefused,
     QueueSettings,
@@ -165,7 +165,7 @@ class FsQueues:
                             os.unlink(entry_name(ticket, run_id), dir_fd=line)
                         raise
         os.set_inheritable(fd, True)
-        return Waiting(queue=name, ticket=ticket, descriptor=fd)
+        return Waiting(queue=name, ticket=ticket, place=Held(fd))
 
     def claim(self, name: str, run_id: str) -> Waiting:
         """A place for a runner started without the one its submitter hands over (by hand): a new
@@ -174,9 +174,9 @@ class FsQueues:
 
     def let_go(self, waiting: Waiting) -> None:
         """This process's descriptor of the place closed (a child that inherited it still holds it)."""
-        if waiting.descriptor is not None:
+        if waiting.place is not None:
             with suppress(OSError):
-                os.close(waiting.descriptor)
+                os.close(waiting.place)
 
     def line(self, name: str) -> list[tuple[int, str]]:
         """The line as its entries say (a gone waiter not yet noticed included): first come first."""
@@ -209,7 +209,7 @@ class FsQueues:
                         return False
             return True
 
-    def leave(self, name: str, run_id: str, waiting: int | None) -> None:
+    def leave(self, name: str, run_id: str, waiting: Held | None) -> None:
         """Take `run_id`'s entry out of the line, and let go of its lock."""
         with self._queue(name, create=False) as folder:
             if folder is not None:
@@ -235,7 +235,7 @@ class FsQueues:
             with closing(slots):
                 return sum(_held(slots, entry) for entry in os.listdir(slots) if entry.isdigit())
 
-    def take_slot(self, name: str, limit: int | None) -> int | None:
+    def take_slot(self, name: str, limit: int | None) -> Held | None:
         """A free slot's descriptor, locked (inheritable: held across the exec into the lean
         supervisor and the finisher), when fewer than `limit` are held; else None. With no
         limit, a slot is still taken, so `li queue list` can count the running."""
@@ -263,9 +263,10 @@ class FsQueues:
                 if taken is not None and limit is not None and held >= limit:
                     os.close(taken)
                     return None
-                if taken is not None:
-                    os.set_inheritable(taken, True)
-                return taken
+                if taken is None:
+                    return None
+                os.set_inheritable(taken, True)
+                return Held(taken)
 
 
 def _new_slot(slots: int, start: int) -> int | None:

@@ -35,6 +35,7 @@ from adapters.confined import (
     write_atomic,
 )
 from application.ports import (
+    Held,
     NotStoreOwner,
     RunNotFound,
     StoreBusy,
@@ -337,7 +338,7 @@ class FsRunStore:
         return os.path.join(self.run_dir(run_id), CONSOLE)
 
     @contextmanager
-    def console_sink(self, run_id: str) -> Iterator[int]:
+    def console_sink(self, run_id: str) -> Iterator[Held]:
         """A descriptor appending to the run's console (0600, never through a link), for the runner."""
         self._require_owner()
         try:
@@ -347,7 +348,7 @@ class FsRunStore:
             raise StoreRefused(f"cannot open {CONSOLE}: {_why(exc)}") from exc
         with closing(fd):
             os.set_blocking(fd, True)
-            yield fd
+            yield Held(fd)
 
     def console(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
         tail_chars = max(tail_chars, 0)

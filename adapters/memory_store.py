@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from application.ports import RunNotFound
+from application.ports import Held, RunNotFound
 from domain.availability import MALFORMED, MISSING, Availability, ConsoleAvailability
 from domain.lifecycle import next_generation
 from domain.run import Run, is_run_id, make_run_id, parse_record
@@ -118,11 +118,11 @@ class MemoryRunStore:
         return _shown(run_id, "console.log")
 
     @contextmanager
-    def console_sink(self, run_id: str) -> Iterator[int]:
+    def console_sink(self, run_id: str) -> Iterator[Held]:
         """Nothing to append to in memory: the child's output goes to /dev/null."""
         fd = os.open(os.devnull, os.O_WRONLY)
         try:
-            yield fd
+            yield Held(fd)
         finally:
             os.close(fd)
 

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from application.ports import QueueBroken, RunNotFound, StoreRefused, Waiting
+from application.ports import Held, QueueBroken, RunNotFound, StoreRefused, Waiting
 from domain.queue import QueueRefused, QueueSettings, ahead_of, check_queue_name, line_of
 from domain.run import RecordUnusable
 
@@ -93,7 +93,7 @@ class PgQueues:
                 raise StoreRefused(f"the queue {name} is not kept by the store")
             ticket = int(row[0])
             cur.execute("INSERT INTO queue_line (queue, ticket, run_id) VALUES (%s, %s, %s)", (name, ticket, run_id))
-        return Waiting(queue=name, ticket=ticket, descriptor=None)
+        return Waiting(queue=name, ticket=ticket, place=None)
 
     def claim(self, name: str, run_id: str) -> Waiting:
         """The runner takes its place: the lock of its row (a new row at the end when it has none)."""
@@ -106,7 +106,7 @@ class PgQueues:
         with self._cursor() as cur:
             cur.execute("SELECT pg_advisory_lock(hashtext(%s), %s)", (_line(name), ticket % INT4))
             cur.execute("UPDATE queue_line SET held = true WHERE queue = %s AND ticket = %s", (name, ticket))
-        return Waiting(queue=name, ticket=ticket, descriptor=None)
+        return Waiting(queue=name, ticket=ticket, place=None)
 
     def claim_new(self, name: str, run_id: str) -> Waiting:
         self.enqueue(name, run_id)
@@ -160,7 +160,7 @@ class PgQueues:
         except RecordUnusable:
             return False
 
-    def leave(self, name: str, run_id: str, waiting: int | None) -> None:
+    def leave(self, name: str, run_id: str, waiting: Held | None) -> None:
         with self._cursor() as cur:
             cur.execute("DELETE FROM queue_line WHERE queue = %s AND run_id = %s RETURNING ticket", (name, run_id))
             for (ticket,) in cur.fetchall():
@@ -171,7 +171,7 @@ class PgQueues:
             cur.execute(HELD_SLOTS, (_slot(name),))
             return int(cur.fetchone()[0])
 
-    def take_slot(self, name: str, limit: int | None) -> int | None:
+    def take_slot(self, name: str, limit: int | None) -> Held | None:
         """A slot's lock taken by this session (its number + 1), when fewer than `limit` are held."""
         held = self.running(name)
         if limit is not None and held >= limit:
@@ -180,7 +180,7 @@ class PgQueues:
             for index in range(limit if limit is not None else held + 1):
                 cur.execute("SELECT pg_try_advisory_lock(hashtext(%s), %s)", (_slot(name), index))
                 if cur.fetchone()[0]:
-                    return index + 1
+                    return Held(index + 1)
         return None
 
 

@@ -43,6 +43,7 @@ from adapters.confined import (
 from adapters.processes import host_facts
 from application.outage import OUTAGE_SECONDS_DEFAULT, Outage
 from application.ports import (
+    Held,
     ImportedArtifact,
     RunNotFound,
     StoreBusy,
@@ -439,7 +440,7 @@ class PgRunStore:
         return f"postgresql:runs/{_checked(run_id)}/console.log"
 
     @contextmanager
-    def console_sink(self, run_id: str) -> Iterator[int]:
+    def console_sink(self, run_id: str) -> Iterator[Held]:
         """The run's console spooled on this host (0600, never through a link), for the runner's
         output; the runner forwards it into the store as ordered chunks (`forward_console`)."""
         self._open_console(_checked(run_id))
@@ -450,7 +451,7 @@ class PgRunStore:
             raise StoreRefused(f"cannot open the console spool: {exc}") from exc
         with closing(fd):
             os.set_blocking(fd, True)
-            yield fd
+            yield Held(fd)
 
     @contextmanager
     def forward_console(self, run_id: str) -> Iterator[None]:

@@ -9,7 +9,7 @@ from functools import cache
 from typing import NamedTuple
 
 from adapters import proctree
-from application.ports import SpawnFailed, SpawnRequest
+from application.ports import SpawnFailed, SpawnRequest, Stop
 from domain.evidence import (
     CREATE_TIME_TOLERANCE,
     HostFacts,
@@ -20,6 +20,7 @@ from domain.evidence import (
 )
 from domain.run import RUN_TAG, Incarnation
 
+SIGNALS: dict[Stop, int] = {"terminate": 15, "kill": 9}  # SIGTERM, SIGKILL: POSIX gives them these numbers
 MACHINE_ID_PATHS = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id"
 
@@ -90,19 +91,25 @@ class GroupSignaller:
 
     sweeps = 8  # rescans that catch members forked while the previous sweep was signalling
 
-    def signal_group(self, pgid: int, signum: int) -> bool:
+    def signal_group(self, pgid: int, stop: Stop) -> bool:
         if pgid <= 1:
             return False  # 0 is the caller's own group, 1 is init's: never a run's
         groups = session_groups(pgid)
-        if signum == 0:
-            return bool(groups) if groups is not None else _killpg(pgid, 0)
         delivered = False
         for group in sorted((groups or set()) | {pgid}):
-            delivered = _killpg(group, signum) or delivered
+            delivered = _killpg(group, SIGNALS[stop]) or delivered
         return delivered
 
-    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int,
+    def group_alive(self, pgid: int) -> bool:
+        """Whether anything of a group this process started (or of its session) is still there."""
+        if pgid <= 1:
+            return False
+        groups = session_groups(pgid)
+        return bool(groups) if groups is not None else _killpg(pgid, 0)
+
+    def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
                        spare_leader: bool = False) -> tuple[int, ...]:
+        signum = SIGNALS[stop]
         # A live leader that is the run's own runner vouches for its whole session; without one,
         # each member must carry the run's tag itself (a rewritten record may name any session).
         needs_tag = None if _vouches(run_id, incarnation) else run_id
@@ -290,7 +297,7 @@ class DetachedSpawner:
                 child = subprocess.Popen(
                     list(request.argv), cwd=request.cwd, env=dict(request.env),
                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    start_new_session=True, close_fds=True, pass_fds=tuple(request.pass_fds),
+                    start_new_session=True, close_fds=True, pass_fds=tuple(request.keeps),
                 )
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             raise SpawnFailed(f"{type(exc).__name__}: {exc}") from exc
@@ -299,9 +306,9 @@ class DetachedSpawner:
 
 @contextmanager
 def _output(request: SpawnRequest) -> Iterator[int]:
-    """The child's stdout: the descriptor the store opened, else `log_path` opened for appending."""
-    if request.stdout is not None:
-        yield request.stdout
+    """The child's stdout: the console sink the store opened, else `log_path` opened for appending."""
+    if request.console is not None:
+        yield request.console
         return
     fd = os.open(request.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from adapters import proctree
-from application.ports import LegLaunch, Provider, ProviderResult
+from application.ports import Held, LegLaunch, Provider, ProviderResult
 from domain.run import RUN_TAG
 from domain.transcript import IDLE_TIMEOUT, end_reason, outcome
 
@@ -268,16 +268,16 @@ class ShProvider:
             console.write(f"li: could not hand the instruction to {self.shell}: {exc}\n")
             return ProviderResult(exit_code=127)
         try:
-            code, timed_out, _ = self.child(launch.argv, cwd, env, console, timeout, tee, pass_fds=launch.pass_fds)
+            code, timed_out, _ = self.child(launch.argv, cwd, env, console, timeout, tee, pass_fds=launch.keeps)
         finally:
-            close_all(launch.pass_fds)
+            close_all(launch.keeps)
         return self.conclude(lines, code, timed_out)
 
     def launch(self, instruction: str, model: str | None, env: Mapping[str, str],
                extra: Sequence[str] = ()) -> LegLaunch:
         """The argv and the script's descriptor (the caller closes it: `close_all`)."""
         script = script_descriptor(instruction)
-        return LegLaunch(argv=tuple(self.command(model, env, script)), pass_fds=(script,))
+        return LegLaunch(argv=tuple(self.command(model, env, script)), keeps=(Held(script),))
 
     def conclude(self, lines: Sequence[str], exit_code: int, timed_out: bool, idle: bool = False) -> ProviderResult:
         """Its stdout is the answer."""

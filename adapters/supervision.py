@@ -39,7 +39,7 @@ def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str
         made.append(capture)
         spec = {
             "run_id": supervision.run_id, "argv": list(launch.argv), "cwd": supervision.cwd,
-            "env": dict(supervision.env), "stdin_fd": stdin, "pass_fds": list(launch.pass_fds),
+            "env": dict(supervision.env), "stdin_fd": stdin, "pass_fds": list(launch.keeps),
             "timeout": supervision.timeout, "began": supervision.began, "kill_watch": supervision.kill_watch,
             "folder_fd": folder, "capture_fd": capture, "finish": list(finish),
             "confine": None if supervision.confine is None else dict(supervision.confine),
@@ -53,7 +53,7 @@ def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str
         }
         spec_fd = script_descriptor(json.dumps(spec), "li-supervision")
         made.append(spec_fd)
-        for fd in (*made, *launch.pass_fds, *(() if folder is None else (folder,))):
+        for fd in (*made, *launch.keeps, *(() if folder is None else (folder,))):
             os.set_inheritable(fd, True)
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
@@ -63,7 +63,7 @@ def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str
         os.execv(sys.executable, [sys.executable, "-I", "-S", SUPERVISOR, str(spec_fd), supervision.run_id])
     except OSError:
         close_all(made)
-        close_all(launch.pass_fds)
+        close_all(launch.keeps)
 
 
 def captured_lines(fd: int) -> list[str]:

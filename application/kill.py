@@ -8,8 +8,6 @@ from typing import Any, Final
 
 from application.observe import Observer
 from application.ports import (
-    SIGKILL,
-    SIGTERM,
     Clock,
     Cluster,
     RunNotFound,
@@ -209,14 +207,14 @@ class Killer:
         The runner is spared the first SIGKILL because it is what records the end the kill asked
         for: a lean run's runner starts a fresh interpreter for that once its work has stopped.
         """
-        if not self.signaller.signal_session(run.run_id, incarnation, SIGTERM):
+        if not self.signaller.signal_session(run.run_id, incarnation, "terminate"):
             return False
         self._wait_while_alive(run, self.grace)
         if self._lives(run):  # re-scanned, re-verified
-            self.signaller.signal_session(run.run_id, incarnation, SIGKILL, spare_leader=True)
+            self.signaller.signal_session(run.run_id, incarnation, "kill", spare_leader=True)
             self._wait_while_alive(run, self.runner_end)
             if self._lives(run):
-                self.signaller.signal_session(run.run_id, incarnation, SIGKILL)
+                self.signaller.signal_session(run.run_id, incarnation, "kill")
         return True
 
     def _wait_while_alive(self, run: Run, seconds: float) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NewType, Protocol
 
 from msgspec import Struct
 from msgspec import field as msgspec_field
@@ -17,6 +17,16 @@ from domain.run import Incarnation, Run
 if TYPE_CHECKING:
     from domain.queue import QueueSettings
     from domain.slurm import SlurmJob  # only the Slurm paths load it
+
+
+Stop = Literal["terminate", "kill"]
+"""What a use case asks of processes it stops: `terminate` lets them end on their own terms (the
+grace a kill gives), `kill` ends them now. The signaller alone knows the signals (SIGTERM, SIGKILL)."""
+
+Held = NewType("Held", int)
+"""Something an adapter holds open for this process (the run's console sink, a queued run's place in
+its queue's line, its slot, a leg's script): the adapter makes it and lets go of it; a use case only
+hands it on, to a process it starts that then holds it too. A NewType: nothing made up passes for one."""
 
 
 class RunNotFound(Exception):
@@ -151,8 +161,8 @@ class RunFiles(Protocol):
         """
         ...
 
-    def console_sink(self, run_id: str) -> AbstractContextManager[int]:
-        """A descriptor appending to the run's console, for the child's stdout and stderr."""
+    def console_sink(self, run_id: str) -> AbstractContextManager[Held]:
+        """What appends to the run's console, for the child's stdout and stderr."""
         ...
 
     def forward_console(self, run_id: str) -> AbstractContextManager[None]:
@@ -259,19 +269,14 @@ class ProcessProber(Protocol):
         ...
 
 
-# The POSIX signal numbers a Signaller is asked to deliver (named here so use cases need no `signal`).
-SIGTERM = 15
-SIGKILL = 9
-
-
 class Signaller(Protocol):
-    """Delivers signals to a fresh child's group, or to the verified members of a run's session."""
+    """Stops a fresh child's group, or the verified members of a run's session (`Stop`: how)."""
 
-    def signal_group(self, pgid: int, signum: int) -> bool:
-        """Signal a group this process just started; whether anything was there to signal."""
+    def signal_group(self, pgid: int, stop: Stop) -> bool:
+        """Stop a group this process just started; whether anything was there to signal."""
         ...
 
-    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int,
+    def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
                        spare_leader: bool = False) -> tuple[int, ...]:
         """Signal every live member of run `run_id`'s session (but its leader, the runner, when
         `spare_leader`); the pids signalled.
@@ -289,9 +294,9 @@ class SpawnRequest(Struct, frozen=True):
     argv: Sequence[str]
     cwd: str
     env: Mapping[str, str]
-    log_path: str  # opened for appending when `stdout` is not given (the notice sender's /dev/null)
-    stdout: int | None = None  # a descriptor the store opened for the child's output (the console)
-    pass_fds: Sequence[int] = ()  # descriptors the child keeps (a queued run's place in its queue's line)
+    log_path: str  # opened for appending when `console` is not given (the notice sender's /dev/null)
+    console: Held | None = None  # the console sink the store opened, for the child's output
+    keeps: Sequence[Held] = ()  # what the child keeps open (a queued run's place in its queue's line)
 
 
 class SpawnFailed(Exception):
@@ -425,11 +430,11 @@ class ProviderResult(Struct):
 
 class LegLaunch(Struct, frozen=True):
     """What starting one leg's process takes: its argv, the text for its stdin (else /dev/null)
-    and descriptors it inherits at the same numbers (the launcher's to close once it started)."""
+    and what it keeps open as its argv names it (the launcher's to let go of once it started)."""
 
     argv: tuple[str, ...]
     stdin_text: str | None = None
-    pass_fds: tuple[int, ...] = ()
+    keeps: tuple[Held, ...] = ()
 
 
 class LaunchableProvider(Protocol):
@@ -477,12 +482,13 @@ class QueueBroken(StoreRefused):
 
 
 class Waiting(Struct, frozen=True):
-    """A run's place in its queue's line: its ticket, and the descriptor whose lock holds the
-    place (None for a store whose place is held elsewhere, e.g. a database session)."""
+    """A run's place in its queue's line: its ticket, and what holds the place (a lock the kernel
+    lets go of with its last holder; None for a store whose place is held elsewhere, e.g. a
+    database session)."""
 
     queue: str
     ticket: int
-    descriptor: int | None
+    place: Held | None
 
 
 class RunQueues(Protocol):
@@ -527,7 +533,7 @@ class RunQueues(Protocol):
         """Whether no live waiter is before `run_id` (gone ones are taken out on the way)."""
         ...
 
-    def leave(self, name: str, run_id: str, waiting: int | None) -> None:
+    def leave(self, name: str, run_id: str, waiting: Held | None) -> None:
         """Take `run_id` out of the line and let go of its place."""
         ...
 
@@ -535,8 +541,8 @@ class RunQueues(Protocol):
         """How many slots of the queue are held now."""
         ...
 
-    def take_slot(self, name: str, limit: int | None) -> int | None:
-        """A slot held for this process (its descriptor), when fewer than `limit` are held; else None."""
+    def take_slot(self, name: str, limit: int | None) -> Held | None:
+        """A slot held for this process (what holds it), when fewer than `limit` are held; else None."""
 # --- git worktrees (issue 28) ---------------------------------------------------------------------
 
 

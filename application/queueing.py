@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from application.outage import Outage
-from application.ports import Clock, RunQueues, StoreBusy
+from application.ports import Clock, Held, RunQueues, StoreBusy
 from domain.queue import (
     BACKOFF_SECONDS,
     RATE_LIMITED,
@@ -30,10 +30,10 @@ _BUSY = QueueSettings(name="-")  # a look the store was too busy to answer: no t
 
 @dataclass(frozen=True)
 class Turn:
-    """How a wait for a slot ended: with the slot's descriptor (None for a store that holds the
+    """How a wait for a slot ended: with what holds the slot (None for a store that holds the
     slot elsewhere, or a queue no longer kept), or stopped (a kill) before any slot was taken."""
 
-    slot: int | None
+    slot: Held | None
     stopped: bool
 
 
@@ -45,7 +45,7 @@ class QueueService:
         self.clock = clock
         self.backoff = backoff
 
-    def wait_turn(self, run_id: str, queue: str, waiting: int | None, stopped: Callable[[], bool],
+    def wait_turn(self, run_id: str, queue: str, waiting: Held | None, stopped: Callable[[], bool],
                   on_wait: Callable[[str], None] | None = None, on_slot: Callable[[], None] | None = None,
                   outage: Outage | None = None) -> Turn:
         """Wait, first come first served, until the queue is open and a slot is free; take it.
@@ -89,7 +89,7 @@ class QueueService:
                 said = why
             self.clock.sleep(HEAD_POLL if first else LINE_POLL)
 
-    def _look(self, queue: str, run_id: str) -> tuple[QueueSettings | None, int | None, bool]:
+    def _look(self, queue: str, run_id: str) -> tuple[QueueSettings | None, Held | None, bool]:
         """One look: the queue's settings (None: no longer kept), the slot taken (None: not this
         look's turn) and whether the run is first in line. A slot is taken last, so a look that
         fails before it took nothing, and one retried after a failure takes at most one."""

@@ -8,10 +8,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from application.ports import (
-    SIGKILL,
     BatchRequest,
     Clock,
     Cluster,
+    Held,
     ProcessProber,
     Provider,
     RunFiles,
@@ -187,7 +187,7 @@ class SubmitService:
         try:
             self._attach(run_id, pid)
         except BaseException as exc:
-            self.signaller.signal_group(pid, SIGKILL)  # an unattached child would run unrecorded
+            self.signaller.signal_group(pid, "kill")  # an unattached child would run unrecorded
             error = self._refuse(run_id, ATTACH_FAILED, f"the started run could not be recorded: {exc}")
             if isinstance(exc, Exception):
                 raise error from exc
@@ -239,18 +239,18 @@ class SubmitService:
 
     def _spawn(self, run_id: str, request: RunRequest, waiting: Waiting | None = None) -> int:
         """Start the runner with its output on the console the store opened (never through a link);
-        a queued run's runner inherits its place in line (the descriptor named by QUEUE_FD)."""
+        a queued run's runner inherits its place in line (QUEUE_FD names it to the runner)."""
         with self.files.console_sink(run_id) as console:
             # LI_RUN_ID in the runner's own environment is how a kill later tells the run's
             # processes from any a rewritten record might name (the kernel keeps it; the work
             # cannot put it into a process it does not own).
             env = {**self.env, RUN_TAG: run_id}
-            keep: tuple[int, ...] = ()
-            if waiting is not None and waiting.descriptor is not None:
-                env[QUEUE_FD] = str(waiting.descriptor)
-                keep = (waiting.descriptor,)
+            keeps: tuple[Held, ...] = ()
+            if waiting is not None and waiting.place is not None:
+                env[QUEUE_FD] = str(waiting.place)
+                keeps = (waiting.place,)
             spawn = SpawnRequest([*self.runner_command, run_id], request.cwd, env,
-                                 self.log_path(run_id), stdout=console, pass_fds=keep)
+                                 self.log_path(run_id), console=console, keeps=keeps)
             return self.spawner.spawn(spawn)
 
     def _attach(self, run_id: str, pid: int) -> None:

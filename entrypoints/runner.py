@@ -7,10 +7,13 @@ import signal
 import sys
 import threading
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from application.ports import Held
 
 _early_term = False
-_slot: int | None = None  # the queue slot this runner holds (issue 29), kept open until it exits
+_slot: Held | None = None  # the queue slot this runner holds (issue 29), kept open until it exits
 
 
 def _remember_term(signum: int, frame: FrameType | None) -> None:
@@ -61,9 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     return perform(args[0], waiting=waiting)
 
 
-def _place_in_line() -> int | None:
+def _place_in_line() -> Held | None:
     """The descriptor the submitter handed over that holds this run's place in its queue's line,
     taken out of the environment before the work (or the supervisor's exec) could inherit the name."""
+    from application.ports import Held
     from domain.queue import QUEUE_FD
 
     raw = os.environ.pop(QUEUE_FD, None)
@@ -74,7 +78,7 @@ def _place_in_line() -> int | None:
         os.set_inheritable(fd, False)  # the place is this runner's alone, never the work's
     except OSError:
         return None
-    return fd
+    return Held(fd)
 
 
 def _finishing(args: list[str]) -> Any:
@@ -118,7 +122,7 @@ def _cancel_on_sigterm(work: Any) -> None:
         on_term(signal.SIGTERM, None)
 
 
-def perform(run_id: str, finishing: Any = None, waiting: int | None = None) -> int:
+def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> int:
     """Everything from the container: the work service, its hook, the store's run folder.
 
     A one-leg run on a store whose run folder this host holds is handed to the lean supervisor
@@ -152,7 +156,7 @@ def perform(run_id: str, finishing: Any = None, waiting: int | None = None) -> i
     return exit_code_of(ended.status) if ended is not None else 70
 
 
-def _wait_for_slot(store: Any, run_id: str, waiting: int | None) -> bool:
+def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
     """A `queued` run waits here, its runner alive, until its queue gives it a slot (issue 29);
     True when a kill (SIGTERM, or a request recorded from another host) came first. The slot's
     descriptor is inheritable: the lean supervisor and the finisher exec'd in this process's
@@ -179,7 +183,7 @@ def _wait_for_slot(store: Any, run_id: str, waiting: int | None) -> bool:
     clock = services.clock()
     if waiting is None:  # a store whose runner takes its own place (PostgreSQL), or started by hand
         try:
-            waiting = queues.claim(run.queue, run_id).descriptor
+            waiting = queues.claim(run.queue, run_id).place
         except (StoreRefused, OSError) as exc:
             print(f"li runner: no place in the queue {run.queue}: {exc}; the work starts now", flush=True)
             return False

@@ -430,7 +430,7 @@ def kill_session(run_id: str, incarnation: Incarnation | dict[str, Any], within:
 
     if isinstance(incarnation, dict):
         incarnation = Incarnation(**incarnation)
-    GroupSignaller().signal_session(run_id, incarnation, signal.SIGKILL)
+    GroupSignaller().signal_session(run_id, incarnation, "kill")
     deadline = time.monotonic() + within
     while session_work(incarnation.pid) or not is_gone(incarnation.pid):
         assert time.monotonic() < deadline, "the run's session survived SIGKILL"

@@ -16,7 +16,7 @@ import pytest
 from adapters import fs_queues
 from adapters.clocks import FakeClock
 from adapters.fs_queues import FsQueues
-from application.ports import QueueBroken
+from application.ports import Held, QueueBroken
 from application.queueing import QueueService
 from domain.queue import set_parallel
 from domain.run import Run, iso
@@ -108,8 +108,8 @@ def test_many_concurrent_enqueues_are_in_line_in_ticket_order_with_no_gap(tmp_pa
 
 def test_a_waiter_whose_holder_died_is_passed_over_and_taken_out(queues: FsQueues) -> None:
     first, second = queues.enqueue("q", A), queues.enqueue("q", B)
-    assert first.descriptor is not None and second.descriptor is not None
-    os.close(first.descriptor)  # what the kernel does when the runner holding it is SIGKILLed
+    assert first.place is not None and second.place is not None
+    os.close(first.place)  # what the kernel does when the runner holding it is SIGKILLed
     assert queues.first_in_line("q", B)
     assert [run_id for _, run_id in queues.line("q")] == [B]
 
@@ -117,9 +117,9 @@ def test_a_waiter_whose_holder_died_is_passed_over_and_taken_out(queues: FsQueue
 def test_a_place_in_line_is_inherited_by_a_child_and_freed_when_it_dies(queues: FsQueues) -> None:
     first = queues.enqueue("q", A)
     queues.enqueue("q", B)
-    assert first.descriptor is not None
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], pass_fds=(first.descriptor,))
-    os.close(first.descriptor)
+    assert first.place is not None
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], pass_fds=(first.place,))
+    os.close(first.place)
     try:
         assert not queues.first_in_line("q", B)  # the child holds A's place
     finally:
@@ -232,10 +232,10 @@ class FakeQueues:
     def first_in_line(self, name: str, run_id: str) -> bool:
         return True
 
-    def take_slot(self, name: str, limit: int | None) -> int | None:
-        return 99 if limit is None or self.running_now < limit else None
+    def take_slot(self, name: str, limit: int | None) -> Held | None:
+        return Held(99) if limit is None or self.running_now < limit else None
 
-    def leave(self, name: str, run_id: str, waiting: int | None) -> None:
+    def leave(self, name: str, run_id: str, waiting: Held | None) -> None:
         self.left.append(run_id)
 
 
@@ -252,7 +252,7 @@ class FlakyQueues(FakeQueues):
             raise self.faults.pop(0)
         return True
 
-    def take_slot(self, name: str, limit: int | None) -> int | None:
+    def take_slot(self, name: str, limit: int | None) -> Held | None:
         self.slots_taken += 1
         return super().take_slot(name, limit)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -46,12 +45,12 @@ def test_a_sigkill_reaches_legs_running_in_their_own_groups_of_the_runs_session(
         assert os.getpgid(leg) == leg != leader.pid and os.getsid(leg) == leader.pid
         assert session_groups(leader.pid) == {leader.pid, leg}
         signaller = GroupSignaller()
-        assert signaller.signal_group(leader.pid, signal.SIGTERM) is True  # ignored by the leader
-        assert signaller.signal_group(leader.pid, 0) is True
-        assert signaller.signal_group(leader.pid, signal.SIGKILL) is True
+        assert signaller.signal_group(leader.pid, "terminate") is True  # ignored by the leader
+        assert signaller.group_alive(leader.pid) is True
+        assert signaller.signal_group(leader.pid, "kill") is True
         leader.wait(timeout=10)
         assert wait_until(lambda: gone(leg)), "the leg in its own group survived the run's SIGKILL"
-        assert signaller.signal_group(leader.pid, 0) is False
+        assert signaller.group_alive(leader.pid) is False
     finally:
         if leader.poll() is None:
             leader.kill()
@@ -62,7 +61,7 @@ def test_a_group_of_unreaped_zombies_is_not_still_alive() -> None:
     child = subprocess.Popen(["true"], start_new_session=True)
     assert wait_until(lambda: gone(child.pid))  # exited, not yet reaped: a zombie of ours
     try:
-        assert GroupSignaller().signal_group(child.pid, 0) is False
+        assert GroupSignaller().group_alive(child.pid) is False
     finally:
         child.wait()
 
@@ -70,4 +69,4 @@ def test_a_group_of_unreaped_zombies_is_not_still_alive() -> None:
 def test_signalling_a_group_that_does_not_exist_reports_nothing_delivered() -> None:
     child = subprocess.Popen(["true"], start_new_session=True)
     child.wait()
-    assert GroupSignaller().signal_group(child.pid, signal.SIGTERM) is False
+    assert GroupSignaller().signal_group(child.pid, "terminate") is False

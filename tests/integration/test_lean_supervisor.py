@@ -235,11 +235,11 @@ def test_captured_lines_split_as_the_in_process_runner_reads_them() -> None:
 
 def test_a_hand_over_told_a_sigterm_came_execs_nothing_and_closes_what_it_opened() -> None:
     from adapters.supervision import hand_over
-    from application.ports import LegLaunch
+    from application.ports import Held, LegLaunch
     from application.work import Supervision
 
     script = script_descriptor("echo never")
-    launch = LegLaunch(argv=("/bin/sh", f"/dev/fd/{script}"), stdin_text="the prompt", pass_fds=(script,))
+    launch = LegLaunch(argv=("/bin/sh", f"/dev/fd/{script}"), stdin_text="the prompt", keeps=(Held(script),))
     supervision = Supervision(run_id="20261203T000000-abcdef", launch=launch, cwd="/", env={}, timeout=None,
                               began=0.0, kill_watch=None)
     before = len(os.listdir("/proc/self/fd"))

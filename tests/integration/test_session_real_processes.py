@@ -61,7 +61,7 @@ def session() -> Iterator[Session]:
                               stdout=subprocess.PIPE, text=True, env=TAGGED)
     leg, sleep = (int(word) for word in runner.stdout.readline().split())  # type: ignore[union-attr]
     yield Session(runner, leg, sleep)
-    GroupSignaller().signal_group(runner.pid, signal.SIGKILL)  # every group of the session
+    GroupSignaller().signal_group(runner.pid, "kill")  # every group of the session
     with contextlib.suppress(ProcessLookupError):
         runner.kill()
     runner.wait()
@@ -93,7 +93,7 @@ def test_a_run_whose_runner_was_sigkilled_lives_while_its_work_does(session: Ses
         assert observed.finding is not None and observed.finding.code == "session_alive"
         assert (observed.derivation.terminal, observed.derivation.alive) == (False, True)
     assert store.read(run.run_id) == run
-    GroupSignaller().signal_group(session.runner.pid, signal.SIGKILL)
+    GroupSignaller().signal_group(session.runner.pid, "kill")
     assert wait_until(lambda: gone(session.leg) and gone(session.sleep))
     d = observer(store).observe(run.run_id).derivation
     assert (d.terminal, d.outcome, d.reason_code) == (True, "indeterminate", "process_gone_without_outcome")
@@ -102,14 +102,14 @@ def test_a_run_whose_runner_was_sigkilled_lives_while_its_work_does(session: Ses
 def test_the_signaller_reaches_the_work_of_a_runner_that_is_gone(session: Session) -> None:
     incarnation = session.incarnation()
     session.kill_runner_only()
-    signalled = GroupSignaller().signal_session(RUN, incarnation, signal.SIGTERM)
+    signalled = GroupSignaller().signal_session(RUN, incarnation, "terminate")
     assert sorted(signalled) == sorted([session.leg, session.sleep])
     assert wait_until(lambda: gone(session.leg) and gone(session.sleep))
-    assert GroupSignaller().signal_session(RUN, incarnation, signal.SIGKILL) == ()
+    assert GroupSignaller().signal_session(RUN, incarnation, "kill") == ()
 
 
 def test_a_live_runner_is_signalled_first_with_its_work(session: Session) -> None:
-    signalled = GroupSignaller().signal_session(RUN, session.incarnation(), signal.SIGKILL)
+    signalled = GroupSignaller().signal_session(RUN, session.incarnation(), "kill")
     assert signalled[0] == session.runner.pid and set(signalled) == {session.runner.pid, session.leg, session.sleep}
     session.runner.wait(timeout=10)
     assert wait_until(lambda: gone(session.leg) and gone(session.sleep))
@@ -120,7 +120,7 @@ def test_processes_that_started_before_the_recorded_runner_are_never_members(
     later = replace(session.incarnation(), create_time=time.time() + 100)  # the record's runner started later
     run = record_for(store, session.runner.pid, create_time=later.create_time)
     session.kill_runner_only()
-    assert GroupSignaller().signal_session(RUN, later, signal.SIGKILL) == ()
+    assert GroupSignaller().signal_session(RUN, later, "kill") == ()
     time.sleep(0.2)
     assert not gone(session.leg) and not gone(session.sleep)
     assert observer(store).observe(run.run_id).derivation.terminal  # nothing of the record's session lives
@@ -135,7 +135,7 @@ SELF_KILL = textwrap.dedent("""
     here, me = host_facts(), os.getpid()
     mine = Incarnation(here.host_id, here.boot_id, me, PsutilProber().observe(me).create_time, me)
     print(json.dumps({"child": child.pid,
-                      "signalled": GroupSignaller().signal_session(os.environ["LI_RUN_ID"], mine, signal.SIGTERM)}))
+                      "signalled": GroupSignaller().signal_session(os.environ["LI_RUN_ID"], mine, "terminate")}))
 """)
 
 
@@ -188,21 +188,21 @@ def test_a_setsid_decoy_on_the_freed_runner_pid_is_never_the_runs(store: FsRunSt
     try:
         child = int(decoy.stdout.readline())  # type: ignore[union-attr]
         assert os.getsid(child) == runner.pid  # the decoy's work sits in a session numbered like the run's
-        assert GroupSignaller().signal_session(run.run_id, run.incarnation, signal.SIGKILL) == ()
+        assert GroupSignaller().signal_session(run.run_id, run.incarnation, "kill") == ()
         observed = observer(store).observe(run.run_id)
         assert observed.derivation.reason_code == "process_gone_pid_recycled"
         assert decoy.poll() is None and not gone(child)
     finally:
-        GroupSignaller().signal_group(decoy.pid, signal.SIGKILL)
+        GroupSignaller().signal_group(decoy.pid, "kill")
         decoy.wait()
 
 
 def test_a_session_that_does_not_carry_the_runs_tag_is_never_signalled_for_it(session: Session) -> None:
     """A rewritten record can name any session; only processes the kernel shows to be this run's are hit."""
     incarnation = session.incarnation()
-    assert GroupSignaller().signal_session("20260101T000000-07e400", incarnation, signal.SIGKILL) == ()
+    assert GroupSignaller().signal_session("20260101T000000-07e400", incarnation, "kill") == ()
     session.kill_runner_only()  # no live leader to vouch: each member must carry the tag itself
-    assert GroupSignaller().signal_session("20260101T000000-07e400", incarnation, signal.SIGKILL) == ()
+    assert GroupSignaller().signal_session("20260101T000000-07e400", incarnation, "kill") == ()
     time.sleep(0.2)
     assert not gone(session.leg) and not gone(session.sleep)
 

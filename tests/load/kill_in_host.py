@@ -40,7 +40,7 @@ def session_alive(leader: int) -> list[int]:
 def kill_session(run_id: str, incarnation: Incarnation) -> None:
     deadline = time.monotonic() + WITHIN
     while True:
-        GroupSignaller().signal_session(run_id, incarnation, signal.SIGKILL)
+        GroupSignaller().signal_session(run_id, incarnation, "kill")
         if not session_alive(incarnation.pid) and not alive(incarnation.pid):
             return
         if time.monotonic() > deadline:

@@ -333,7 +333,7 @@ def _kill_action(reads_ctx: ReadsContext, action: str) -> None:
 @then("the run's process group received SIGTERM")
 def _got_sigterm(reads_ctx: ReadsContext) -> None:
     run = reads_ctx.world.store.read(reads_ctx.kill["run_id"])
-    assert (run.incarnation.pgid, signal.SIGTERM) == reads_ctx.world.signaller.signals[0]
+    assert (run.incarnation.pgid, "terminate") == reads_ctx.world.signaller.signals[0]
 
 
 @then(parsers.parse('the stored record of "{name}" carries the kill request'))
@@ -347,7 +347,7 @@ def _work_got_sigterm(reads_ctx: ReadsContext) -> None:
     world = reads_ctx.world
     runner = world.store.read(reads_ctx.kill["run_id"]).pid
     work = {pid for pid, session in world.prober.sessions.items() if session == runner and pid != runner}
-    assert work and {(pid, signal.SIGTERM) for pid in work} <= set(world.signaller.signals)
+    assert work and {(pid, "terminate") for pid in work} <= set(world.signaller.signals)
 
 
 @then(parsers.parse('the kill answer says status "{status}", terminal {terminal}, outcome {outcome}'))
@@ -499,7 +499,7 @@ def _stop_session(reads_ctx: ReadsContext) -> None:
 
     incarnation = FsRunStore(_cli_home(reads_ctx)).read(reads_ctx.ids["real"]).incarnation
     if incarnation is not None:
-        GroupSignaller().signal_session(reads_ctx.ids["real"], incarnation, signal.SIGKILL)
+        GroupSignaller().signal_session(reads_ctx.ids["real"], incarnation, "kill")
 
 
 @when("only the run's runner is killed with SIGKILL")

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import signal
-
 import pytest
 
 from adapters.fakes import RecordingSignaller, ScriptedProber
 from application.kill import Killer
+from application.ports import Stop
 from domain.contract import ContractError
 from domain.run import Incarnation
 from tests.builders import RunState, a_run, end, scripted_incarnation
 
 
 class DyingSignaller(RecordingSignaller):
-    """Members that die of the signals listed in `fatal`."""
+    """Members that die of the stops listed in `fatal`."""
 
-    def __init__(self, prober: ScriptedProber, fatal: tuple[int, ...] = (signal.SIGTERM, signal.SIGKILL)) -> None:
+    def __init__(self, prober: ScriptedProber, fatal: tuple[Stop, ...] = ("terminate", "kill")) -> None:
         super().__init__(prober, fatal)
 
 
@@ -31,8 +30,8 @@ def live_run(world, pid: int = 5151, **fields):
                    incarnation=scripted_incarnation(world.prober, pid), **fields)
 
 
-def sent(signaller) -> list[tuple[int, int]]:
-    return [s for s in signaller.signals if s[1] != 0]
+def sent(signaller) -> list[tuple[int, Stop]]:
+    return list(signaller.signals)
 
 
 def test_a_live_run_is_signalled_with_sigterm_and_its_kill_request_recorded(world) -> None:
@@ -40,7 +39,7 @@ def test_a_live_run_is_signalled_with_sigterm_and_its_kill_request_recorded(worl
     signaller = DyingSignaller(world.prober)
     answer = killer(world, signaller).kill(run.run_id)
     assert answer["action"] == "signalled"
-    assert sent(signaller) == [(5151, signal.SIGTERM)]
+    assert sent(signaller) == [(5151, "terminate")]
     record = world.store.read(run.run_id)
     assert record.kill_requested_at == "2026-07-25T17:50:10.000000+00:00"
     assert set(answer) == {"run_id", "action", "status", "terminal", "outcome"}
@@ -55,10 +54,10 @@ def test_the_answer_reports_what_the_authority_says_after_the_signal(world) -> N
 
 def test_a_group_that_outlives_the_grace_gets_sigkill(world) -> None:
     run = live_run(world)
-    stubborn = DyingSignaller(world.prober, fatal=(signal.SIGKILL,))
+    stubborn = DyingSignaller(world.prober, fatal=("kill",))
     answer = killer(world, stubborn, grace=2.0).kill(run.run_id)
     assert answer["action"] == "signalled"
-    assert sent(stubborn) == [(5151, signal.SIGTERM), (5151, signal.SIGKILL)]
+    assert sent(stubborn) == [(5151, "terminate"), (5151, "kill")]
     assert sum(world.clock.naps) >= 2.0
 
 
@@ -66,7 +65,7 @@ def test_sigkill_is_not_sent_to_a_group_that_died_of_sigterm(world) -> None:
     run = live_run(world)
     signaller = DyingSignaller(world.prober)
     killer(world, signaller, grace=2.0).kill(run.run_id)
-    assert signal.SIGKILL not in [s for _, s in sent(signaller)]
+    assert "kill" not in [s for _, s in sent(signaller)]
     assert world.clock.naps == []
 
 
@@ -227,7 +226,7 @@ def test_work_that_outlives_its_runner_is_signalled_member_by_member(world) -> N
     signaller = DyingSignaller(world.prober)
     answer = killer(world, signaller).kill(run.run_id)
     assert answer["action"] == "signalled"
-    assert sent(signaller) == [(LEG, signal.SIGTERM), (SLEEP, signal.SIGTERM)]
+    assert sent(signaller) == [(LEG, "terminate"), (SLEEP, "terminate")]
     assert world.store.read(run.run_id).kill_requested_at is not None
     # Nothing of the session lives any more: the first observation reaps it as the cancel it was.
     assert (answer["status"], answer["terminal"], answer["outcome"]) == ("cancelled", True, "cancelled")
@@ -235,10 +234,10 @@ def test_work_that_outlives_its_runner_is_signalled_member_by_member(world) -> N
 
 def test_members_that_outlive_the_grace_get_sigkill_after_a_rescan(world) -> None:
     run = orphaned_work(world)
-    stubborn = DyingSignaller(world.prober, fatal=(signal.SIGKILL,))
+    stubborn = DyingSignaller(world.prober, fatal=("kill",))
     killer(world, stubborn, grace=2.0).kill(run.run_id)
-    assert sent(stubborn) == [(LEG, signal.SIGTERM), (SLEEP, signal.SIGTERM),
-                              (LEG, signal.SIGKILL), (SLEEP, signal.SIGKILL)]
+    assert sent(stubborn) == [(LEG, "terminate"), (SLEEP, "terminate"),
+                              (LEG, "kill"), (SLEEP, "kill")]
     assert sum(world.clock.naps) >= 2.0
 
 
@@ -247,14 +246,14 @@ class RunnerRecordsItsEnd(RecordingSignaller):
     after its SIGTERM, as a lean run's finisher does once it has recorded the end."""
 
     def __init__(self, world, after: float) -> None:
-        super().__init__(world.prober, fatal=(signal.SIGKILL,))
+        super().__init__(world.prober, fatal=("kill",))
         self.world, self.after, self.ends_at = world, after, None
 
-    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int,
+    def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
                        spare_leader: bool = False) -> tuple[int, ...]:
-        if signum == signal.SIGTERM and self.ends_at is None:
+        if stop == "terminate" and self.ends_at is None:
             self.ends_at = self.world.clock.monotonic() + self.after
-        return super().signal_session(run_id, incarnation, signum, spare_leader)
+        return super().signal_session(run_id, incarnation, stop, spare_leader)
 
     def tick(self) -> None:
         if self.ends_at is not None and self.world.clock.monotonic() >= self.ends_at:
@@ -278,7 +277,7 @@ def runner_and_stubborn_work(world, after: float) -> tuple[object, RunnerRecords
 def test_after_the_grace_the_work_is_sigkilled_and_the_runner_spared_while_it_records_the_end(world) -> None:
     run, signaller = runner_and_stubborn_work(world, after=3.5)  # past the 2 s grace, within the runner's time
     killer(world, signaller, grace=2.0).kill(run.run_id)
-    assert sent(signaller) == [(RUNNER, signal.SIGTERM), (LEG, signal.SIGTERM), (LEG, signal.SIGKILL)]
+    assert sent(signaller) == [(RUNNER, "terminate"), (LEG, "terminate"), (LEG, "kill")]
     assert RUNNER not in world.prober.processes
 
 
@@ -287,8 +286,8 @@ def test_a_runner_that_never_ends_is_sigkilled_after_its_own_time(world) -> None
 
     run, signaller = runner_and_stubborn_work(world, after=1e9)
     killer(world, signaller, grace=2.0).kill(run.run_id)
-    assert sent(signaller) == [(RUNNER, signal.SIGTERM), (LEG, signal.SIGTERM), (LEG, signal.SIGKILL),
-                               (RUNNER, signal.SIGKILL)]
+    assert sent(signaller) == [(RUNNER, "terminate"), (LEG, "terminate"), (LEG, "kill"),
+                               (RUNNER, "kill")]
     assert sum(world.clock.naps) >= 2.0 + RUNNER_END_SECONDS
 
 
@@ -313,13 +312,13 @@ class Vanishing(RecordingSignaller):
         super().__init__(prober)
         self.then = then
 
-    def signal_session(self, run_id: str, incarnation: Incarnation, signum: int,
+    def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
                        spare_leader: bool = False) -> tuple[int, ...]:
         for pid in list(self.prober.processes):
             self.prober.kill(pid)
         if self.then is not None:
             self.then()
-        return super().signal_session(run_id, incarnation, signum, spare_leader)
+        return super().signal_session(run_id, incarnation, stop, spare_leader)
 
 
 def test_a_kill_whose_members_end_before_the_signal_withdraws_its_request(world) -> None:
@@ -377,5 +376,5 @@ def test_a_preparing_run_that_started_meanwhile_is_killed_as_a_started_one(world
 
     signaller = DyingSignaller(world.prober)
     answer = Killer(Attaching(), world.container.reads.observer(), signaller, world.clock).kill(run.run_id)
-    assert answer["action"] == "signalled" and sent(signaller) == [(RUNNER, signal.SIGTERM)]
+    assert answer["action"] == "signalled" and sent(signaller) == [(RUNNER, "terminate")]
     assert world.store.read(run.run_id).kill_requested_at is not None

@@ -122,7 +122,7 @@ def test_a_pid_that_cannot_be_attached_is_killed_and_the_run_ended(world) -> Non
     with pytest.raises(ContractError) as caught:
         submitter(world).submit(request())
     assert caught.value.detail["reason_code"] == "attach_failed"
-    assert world.signaller.signals == [(world.spawner.next_pid, 9)]
+    assert world.signaller.signals == [(world.spawner.next_pid, "kill")]
     assert world.store.read(only_run(world)).end_recorded
 
 
