@@ -57,16 +57,17 @@ class ChildGroups:
                     leg: str | None = None) -> None:
         """Stop every process of the run that outlived its legs (SIGTERM, SIGKILL after `grace`)
         and wait until none lives (`grace` + PUMP_JOIN at most): before the end is recorded, and
-        after each leg's own process ended (`leg`: its LI_LEG_ID; while other legs run, only what
-        carries it is that leg's)."""
+        after each leg's own process ended (`leg`: its LI_LEG_ID; only what carries it is that
+        leg's)."""
         import time  # the runner's, once (not a provider's import cost)
 
         def strays() -> dict[int, int]:
             found = self._tree()
-            with self._lock:
-                others = bool(self._groups)
-            if leg is None or not others:
+            if leg is None:
                 return found
+            # A leg's end takes only what carries that leg's id: another leg may be forked and not
+            # yet registered (or just unregistered), and is no stray of this one. What lost its
+            # environment is taken by the run's last stop, before the end is recorded.
             mark = f"LI_LEG_ID={leg}".encode()
             return {pid: start for pid, start in found.items() if proctree.carries(pid, mark)}
 
