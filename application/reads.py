@@ -40,6 +40,7 @@ from domain.wire import (
     BatchJob,
     ChangesValue,
     DeliveryAvailability,
+    LegWorktreeValue,
     ListData,
     ListRow,
     OutputData,
@@ -172,6 +173,7 @@ class RunReads:
             confinement=confinement_of(run), finding=None if observed.finding is None else observed.finding.code,
             confinement_detail=run.confinement_detail[:500] if run.confinement_detail else None,
             worktree=WorktreeValue.of(run), changes=ChangesValue.of(run), continues=run.continues,
+            leg_worktrees=LegWorktreeValue.of(run),
             chain=self.chain(run) if run.continues else None,
         ).to_wire()
 

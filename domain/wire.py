@@ -39,7 +39,7 @@ from domain.vocabulary import (
 if TYPE_CHECKING:
     from domain.lifecycle import Derivation
     from domain.run import Run
-    from domain.worktree import LegWorktree
+    from domain.worktree import Changes, LegWorktree, Worktree
 
 __all__ = [
     "AgentOptions", "AgentsAvailability", "ApplyData", "ChangedFile", "ChangesValue", "DiffData",
@@ -293,9 +293,11 @@ class WorktreeValue(Wire, frozen=True, kw_only=True):
 
     @staticmethod
     def of(run: Run) -> WorktreeValue | None:
-        w = run.worktree
-        return None if w is None else WorktreeValue(repository=w.repository, base_commit=w.base_commit,
-                                                    branch=w.branch, path=w.path)
+        return None if run.worktree is None else WorktreeValue.value(run.worktree)
+
+    @staticmethod
+    def value(w: Worktree) -> WorktreeValue:
+        return WorktreeValue(repository=w.repository, base_commit=w.base_commit, branch=w.branch, path=w.path)
 
 
 class ChangesValue(Wire, frozen=True, kw_only=True):
@@ -310,9 +312,29 @@ class ChangesValue(Wire, frozen=True, kw_only=True):
 
     @staticmethod
     def of(run: Run) -> ChangesValue | None:
-        c = run.changes
-        return None if c is None else ChangesValue(commit=c.commit, files=c.files, insertions=c.insertions,
-                                                   deletions=c.deletions, patch_artifact=c.patch_artifact)
+        return None if run.changes is None else ChangesValue.value(run.changes)
+
+    @staticmethod
+    def value(c: Changes) -> ChangesValue:
+        return ChangesValue(commit=c.commit, files=c.files, insertions=c.insertions, deletions=c.deletions,
+                            patch_artifact=c.patch_artifact)
+
+
+class LegWorktreeValue(Wire, frozen=True, kw_only=True):
+    """One leg's own worktree in a run of several legs (`li orchestrate --worktree`), and what li
+    committed of that leg's work there (null until its end was committed)."""
+
+    leg: str
+    worktree: WorktreeValue
+    changes: ChangesValue | None
+
+    @staticmethod
+    def of(run: Run) -> list[LegWorktreeValue] | None:
+        if not run.leg_worktrees:
+            return None
+        return [LegWorktreeValue(leg=e.leg, worktree=WorktreeValue.value(e.worktree),
+                                 changes=None if e.changes is None else ChangesValue.value(e.changes))
+                for e in run.leg_worktrees]
 
 
 class StatusData(Lifecycle, frozen=True, kw_only=True):
@@ -353,6 +375,9 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     changes: ChangesValue | None = None
     continues: str | None = None
     chain: list[str] | None = None
+    # Additive (D2), issue 28: a run of several legs with --worktree has a worktree per leg (then
+    # `worktree` and `changes` are null: they mean the run's one worktree); null otherwise
+    leg_worktrees: list[LegWorktreeValue] | None = None
 
 
 class OutputData(Wire, frozen=True, kw_only=True):

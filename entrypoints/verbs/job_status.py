@@ -248,6 +248,10 @@ def worktree_lines(data: dict[str, Any]) -> list[str]:
             lines.append(f"  changes    {changes_cell(changes)}" + (f" in {str(commit)[:12]}" if commit else ""))
         else:
             lines.append("  changes    not committed yet" + (" (li job diff commits them)" if data["terminal"] else ""))
+    for entry in data.get("leg_worktrees") or ():
+        leg_tree, leg_changes = entry.get("worktree") or {}, entry.get("changes")
+        done = changes_cell(leg_changes) if isinstance(leg_changes, dict) else "not committed yet"
+        lines.append(f"  leg {entry.get('leg')}  {leg_tree.get('path')} (branch {leg_tree.get('branch')}): {done}")
     if data.get("continues"):
         lines.append(f"  continues  {data['continues']}")
     chain = data.get("chain")

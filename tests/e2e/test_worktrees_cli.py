@@ -434,6 +434,11 @@ def test_a_fanout_of_two_legs_editing_one_file_lands_on_two_branches_and_leaves_
     assert kept["worktree"] is None and kept["changes"] is None
     assert [(e["leg"], e["changes"]["commit"]) for e in kept["leg_worktrees"]] == [
         (leg, legs[leg]["changes"]["commit"]) for leg in ("leg-1", "leg-2")]
+    # and li job status says them, to a program and to a person
+    assert [(e["leg"], e["worktree"]["branch"], e["changes"]["commit"]) for e in data["leg_worktrees"]] == [
+        (leg, f"li/{run_id}.{leg}", legs[leg]["changes"]["commit"]) for leg in ("leg-1", "leg-2")]
+    shown = run_li("job", "status", run_id, home=li_home).stdout
+    assert all(f"leg {leg}" in shown and f"li/{run_id}.{leg}" in shown for leg in ("leg-1", "leg-2")), shown
 
 
 def test_diff_shows_every_legs_change_or_the_one_leg_names(li_home: str, repo: str) -> None:
