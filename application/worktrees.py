@@ -398,6 +398,20 @@ class WorktreeReviews:
         updated = self.store.update(run.run_id, change)
         return updated if updated is not None else (recorded[0] if recorded else run.evolve(changes=changes))
 
+    def recover_legs(self, run: Run) -> None:
+        """The same for a run of several legs: each leg whose end was not committed is committed
+        to its branch and recorded on its entry (one leg's failure stops no other's)."""
+        ours = RunWorktrees(self.git(), self.store, self.files)
+        failed: list[BaseException] = []
+        for entry in run.leg_worktrees or []:
+            if entry.changes is None:
+                try:
+                    ours.conclude_leg(run, entry, run.status)
+                except Exception as exc:  # noqa: BLE001 - the next leg is still committed; diff recovers this one
+                    failed.append(exc)
+        if failed:
+            raise failed[0]
+
 
 def _files(patch: Availability[str]) -> Any:
     from domain.wire import ChangedFile, FilesAvailability

@@ -39,7 +39,9 @@ def on_first_use(notices: Callable[[], NoticesSide], store: Any = None,
     """
 
     def send(run: Run) -> None:
-        if run.worktree is not None and run.changes is None and store is not None and git is not None:
+        uncommitted = (run.worktree is not None and run.changes is None) or any(
+            entry.changes is None for entry in run.leg_worktrees or [])
+        if uncommitted and store is not None and git is not None:
             commit_reaped(run, store, git)
         notices().reap_notices().send(run)
 
@@ -47,12 +49,17 @@ def on_first_use(notices: Callable[[], NoticesSide], store: Any = None,
 
 
 def commit_reaped(run: Run, store: Any, git: Callable[[], GitWorktrees]) -> None:
+    """What the run's work left in its worktree (or in each leg's) committed, as its runner would have."""
     from contextlib import suppress
 
     from application.worktrees import WorktreeReviews
 
+    reviews = WorktreeReviews(store, store, git)
     with suppress(Exception):  # `li job diff` recovers them later; the reap is already published
-        WorktreeReviews(store, store, git).recover(run)
+        if run.worktree is not None:
+            reviews.recover(run)
+        else:
+            reviews.recover_legs(run)
 
 
 class Container(containers.DeclarativeContainer):

@@ -218,6 +218,31 @@ def test_a_sigkilled_run_has_its_changes_committed_by_the_reap(li_home: str, rep
     assert diff["recovered"] is False and "+edit then hang" in diff["patch"]["value"]
 
 
+def test_a_sigkilled_run_of_several_legs_has_each_legs_changes_committed_by_the_reap(
+        li_home: str, repo: str) -> None:
+    run_id = orchestrated(li_home, repo, "fanout", "claude", "edit then hang", "--legs", "2", "--worktree",
+                          FAKE_EDIT_FILE="shared.txt", FAKE_CLAUDE_MODE="slow", FAKE_SLOW_SECONDS="60")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        entries = record(li_home, run_id).get("leg_worktrees") or []
+        if len(entries) == 2 and all("edit then hang" in read(os.path.join(e["worktree"]["path"], "shared.txt"))
+                                     for e in entries):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"{run_id}: the legs' edits never showed in their worktrees")
+    kill_session(run_id, record(li_home, run_id)["incarnation"])
+    data = ended(li_home, run_id)  # the first status after the kill reaps it, and commits each leg
+    assert data["status"] == "exited", data
+    kept = {e["leg"]: e["changes"] for e in record(li_home, run_id)["leg_worktrees"]}
+    assert sorted(kept) == ["leg-1", "leg-2"] and all(c is not None for c in kept.values()), kept
+    for leg, changes in kept.items():
+        assert (changes["files"], changes["insertions"]) == (1, 1), (leg, console(li_home, run_id))
+        assert git(repo, "rev-parse", f"li/{run_id}.{leg}").strip() == changes["commit"]
+        assert git(repo, "show", f"{changes['commit']}:shared.txt").endswith("edit then hang\n")
+    assert all(entry["recovered"] is False for entry in leg_diffs(li_home, run_id).values())
+
+
 def finished(home: str, repo: str, script: str) -> dict[str, Any]:
     return ended(home, submit(home, repo, "sh", script, "--worktree"))
 
