@@ -43,7 +43,8 @@ def add_submit_options(parser: Any) -> None:
     parser.add_argument("--slurm-arg", action="append", metavar="ARG",
                         help="an sbatch option passed as is (repeatable; write --slurm-arg=--time=10)")
     parser.add_argument("--worktree", action="store_true", default=None,
-                        help="work in a new git worktree on branch li/RUN_ID (`worktree = true` in config.toml)")
+                        help="work in a new git worktree on branch li/RUN_ID (one per leg, li/RUN_ID.LEG, for a run of several "
+                             "legs; `worktree = true` in config.toml)")
     parser.add_argument("--no-worktree", action="store_false", dest="worktree",
                         help="work in --cwd itself, whatever config.toml says")
     parser.add_argument("--base", metavar="REF", help="the commit the worktree starts from (default: HEAD)")

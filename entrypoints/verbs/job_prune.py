@@ -16,7 +16,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
                         help="only runs that ended at least AGE ago: days (0.5), or as --since takes it "
                              "(30m, 2h, 7d, an ISO time); default 0: every ended run")
     parser.add_argument("--branches", action="store_true",
-                        help="also delete each removed run's branch li/RUN_ID (a --worktree run's commit)")
+                        help="also delete each removed run's branch li/RUN_ID (li/RUN_ID.LEG for each leg: a --worktree run's commits)")
     parser.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
     parser.set_defaults(verb=this(__name__))
 

@@ -16,7 +16,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
                                         "Nothing is removed unless every named run can be.")
     parser.add_argument("run_ids", nargs="+", metavar="RUN_ID")
     parser.add_argument("--branches", action="store_true",
-                        help="also delete each removed run's branch li/RUN_ID (a --worktree run's commit)")
+                        help="also delete each removed run's branch li/RUN_ID (li/RUN_ID.LEG for each leg: a --worktree run's commits)")
     parser.add_argument("--force", action="store_true",
                         help="also remove an ended run whose notice is still being delivered (never a live run)")
     parser.set_defaults(verb=this(__name__))
