@@ -31,6 +31,7 @@ from adapters.confined import (
     read_file,
     write_atomic,
 )
+from adapters.fs_store import require_owner
 from application.ports import Held, QueueBroken, StoreRefused, Waiting
 from domain.queue import (
     QueueRefused,
@@ -62,10 +63,21 @@ class FsQueues:
 
     # -- folders ------------------------------------------------------------------------------
 
+    def _owned(self) -> bool:
+        """Whether this process may tidy the store's queues (remove a gone waiter's entry): only
+        the store's owner changes it (issue 25)."""
+        try:
+            require_owner(self.home)
+        except StoreRefused:
+            return False
+        return True
+
     @contextmanager
     def _queue(self, name: str, create: bool) -> Iterator[int | None]:
         """The queue's folder descriptor; None when it does not exist (and `create` is off)."""
         check_queue_name(name)
+        if create:
+            require_owner(self.home)  # another user's store (root's reads included) is changed by none
         try:
             if create:
                 os.makedirs(self.home, mode=0o700, exist_ok=True)
@@ -195,7 +207,8 @@ class FsQueues:
             except FileNotFoundError:
                 return 0
             with closing(line):
-                return sum(_held(line, entry_name(t, r), remove_if_free=True) for t, r in line_of(os.listdir(line)))
+                tidy = self._owned()
+                return sum(_held(line, entry_name(t, r), remove_if_free=tidy) for t, r in line_of(os.listdir(line)))
 
     def first_in_line(self, name: str, run_id: str) -> bool:
         """Whether no live waiter is before `run_id`; the gone ones met on the way are removed."""
@@ -204,8 +217,9 @@ class FsQueues:
                 return True
             line = open_folder(LINE, folder)
             with closing(line):
+                tidy = self._owned()
                 for ticket, other in ahead_of(line_of(os.listdir(line)), run_id):
-                    if _held(line, entry_name(ticket, other), remove_if_free=True):
+                    if _held(line, entry_name(ticket, other), remove_if_free=tidy):
                         return False
             return True
 
@@ -231,7 +245,10 @@ class FsQueues:
         with self._queue(name, create=False) as folder:
             if folder is None:
                 return 0
-            slots = make_folder(SLOTS, folder)
+            try:
+                slots = open_folder(SLOTS, folder)  # a count makes nothing: no slots/ is none held
+            except FileNotFoundError:
+                return 0
             with closing(slots):
                 return sum(_held(slots, entry) for entry in os.listdir(slots) if entry.isdigit())
 

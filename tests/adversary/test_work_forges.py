@@ -153,6 +153,7 @@ def test_root_reading_a_store_of_nobody_runs_no_command_of_its_work_and_leaves_n
     run_id = handle["run_id"]
     current = started(home, run_id)
     kill_session(run_id, current["incarnation"])
+    assert li(home, "queue", "set", "q", "--parallel", "1")["ok"]  # a queue the store keeps
     forged = {**record(home, run_id), "notify": ["sh", "-c", f"id -u > {proof}"]}
     (home / "runs" / run_id / "record.json").write_text(json.dumps(forged, indent=1))
     for folder, dirs, files in os.walk(home):
@@ -180,6 +181,15 @@ def test_root_reading_a_store_of_nobody_runs_no_command_of_its_work_and_leaves_n
             False, "not_store_owner"), (argv, show(refused))
     assert not (home / "store.lock").exists()
     assert (home / "runs" / run_id / "record.json").read_bytes() == before
+    # the queues too: root lists them (making nothing: no slots/ there is none held), changes none
+    (home / "queues" / "q" / "slots").rmdir()
+    settings = (home / "queues" / "q" / "settings.json").read_bytes()
+    listed = li(home, "queue", "list")
+    assert listed["ok"] and [(q["name"], q["running"]) for q in listed["data"]["queues"]] == [("q", 0)], show(listed)
+    refused = li(home, "queue", "set", "q", "--parallel", "3")
+    assert refused["ok"] is False and "not to this uid" in refused["error"]["message"], show(refused)
+    assert not (home / "queues" / "q" / "slots").exists()
+    assert (home / "queues" / "q" / "settings.json").read_bytes() == settings
     foreign = [os.path.join(folder, name) for folder, dirs, files in os.walk(home)
                for name in [*dirs, *files] if os.lstat(os.path.join(folder, name)).st_uid != NOBODY]
     assert foreign == [], f"left owned by another user than the store's: {foreign}"
