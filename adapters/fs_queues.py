@@ -32,9 +32,8 @@ from adapters.confined import (
     write_atomic,
 )
 from adapters.fs_store import require_owner
-from application.ports import Held, QueueBroken, StoreRefused, Waiting
+from application.ports import Held, QueueBroken, StoreBusy, StoreRefused, Waiting
 from domain.queue import (
-    QueueRefused,
     QueueSettings,
     ahead_of,
     check_queue_name,
@@ -42,6 +41,7 @@ from domain.queue import (
     line_of,
     next_ticket,
     parse_entry,
+    settings_of,
 )
 
 QUEUES = "queues"
@@ -333,12 +333,9 @@ def _read_settings(folder: int, name: str) -> QueueSettings | None:
     except OSError as exc:
         raise QueueBroken(name, f"{SETTINGS} cannot be read: {exc}") from exc
     try:
-        settings = QueueSettings.from_dict(json.loads(raw))
-    except (ValueError, QueueRefused) as exc:
-        raise QueueBroken(name, f"{SETTINGS} is malformed: {exc}") from exc
-    if settings.name != name:
-        raise QueueBroken(name, f"{SETTINGS} names the queue {settings.name!r}")
-    return settings
+        return settings_of(name, raw)
+    except ValueError as exc:
+        raise QueueBroken(name, f"{SETTINGS} {'is ' if str(exc).startswith('malformed') else ''}{exc}") from exc
 
 
 def _last_ticket(folder: int) -> int | None:
@@ -361,16 +358,11 @@ def _write_ticket(folder: int, ticket: int) -> None:
 
 
 def _acquire(lock: int, timeout: float) -> None:
-    import time
+    """The queue's lock within `timeout` seconds (the store's one polling flock); StoreRefused when
+    it stays taken."""
+    from adapters.fs_store import flock_within
 
-    deadline = time.monotonic() + timeout
-    pause = 0.001
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise StoreRefused(f"a queue's lock was not free within {timeout}s") from None
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
+    try:
+        flock_within(lock, timeout, "a queue")
+    except StoreBusy as exc:
+        raise StoreRefused(str(exc)) from None

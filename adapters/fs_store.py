@@ -255,7 +255,7 @@ class FsRunStore:
         with self._run(run_id) as (runs, folder):
             lock = _open_lock(folder)
             with closing(lock):
-                _acquire(lock, timeout, run_id)
+                flock_within(lock, timeout, run_id)
                 if not same_folder(folder, run_id, runs):
                     raise RunNotFound(run_id)
                 self._held[run_id] = self._held.get(run_id, 0) + 1
@@ -533,8 +533,9 @@ def _write_record(folder: int, run: Run) -> None:
     write_atomic(folder, RECORD, json.dumps(run.to_dict(), indent=1, sort_keys=True).encode("utf-8"))
 
 
-def _acquire(lock: int, timeout: float, run_id: str) -> None:
-    """flock the descriptor within `timeout` seconds, polling; StoreBusy when it stays taken."""
+def flock_within(lock: int, timeout: float, what: str) -> None:
+    """flock the descriptor within `timeout` seconds, polling; StoreBusy naming `what`'s lock when
+    it stays taken."""
     import time
 
     deadline = time.monotonic() + max(timeout, 0.0)
@@ -546,7 +547,7 @@ def _acquire(lock: int, timeout: float, run_id: str) -> None:
         except BlockingIOError:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise StoreBusy(f"the lock of {run_id} was not free within {timeout}s") from None
+                raise StoreBusy(f"the lock of {what} was not free within {timeout}s") from None
             time.sleep(min(pause, left))
             pause = min(pause * 2, LOCK_POLL_MAX)
 

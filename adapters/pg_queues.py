@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from application.ports import Held, QueueBroken, RunNotFound, StoreRefused, Waiting
-from domain.queue import QueueRefused, QueueSettings, ahead_of, check_queue_name, line_of
+from domain.queue import QueueSettings, ahead_of, check_queue_name, line_of, settings_of
 from domain.run import RecordUnusable
 
 START_GRACE = 60.0  # seconds a submitted run's runner has to take its place in line
@@ -194,9 +194,6 @@ def _slot(name: str) -> str:
 
 def _parse(name: str, text: str) -> QueueSettings:
     try:
-        settings = QueueSettings.from_dict(json.loads(text))
-    except (ValueError, QueueRefused) as exc:
-        raise QueueBroken(name, f"its settings are malformed: {exc}") from exc
-    if settings.name != name:
-        raise QueueBroken(name, f"its settings name the queue {settings.name!r}")
-    return settings
+        return settings_of(name, text)
+    except ValueError as exc:
+        raise QueueBroken(name, f"its settings {'are ' if str(exc).startswith('malformed') else ''}{exc}") from exc

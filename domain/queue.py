@@ -104,6 +104,20 @@ class QueueSettings:
                    paused_reason=texts[1], paused_by=texts[2])
 
 
+def settings_of(name: str, raw: str | bytes) -> QueueSettings:
+    """The settings a store kept of queue `name`, from their JSON text: ValueError saying what is
+    wrong when they are malformed or name another queue (the stores say it as QueueBroken)."""
+    import json
+
+    try:
+        settings = QueueSettings.from_dict(json.loads(raw))
+    except (ValueError, QueueRefused) as exc:
+        raise ValueError(f"malformed: {exc}") from exc
+    if settings.name != name:
+        raise ValueError(f"names the queue {settings.name!r}")
+    return settings
+
+
 def _moment(text: str | None) -> datetime | None:
     if not text:
         return None
