@@ -106,7 +106,7 @@ def test_human_list_is_an_aligned_table_without_colour_when_piped(home) -> None:
     result = run_li("job", "list", home=home["home"], env={"NO_COLOR": ""})
     lines = result.stdout.splitlines()
     assert "\x1b[" not in result.stdout
-    assert lines[0].split() == ["RUN", "ID", "KIND", "MODEL", "STATUS", "OUTCOME", "EXIT", "STARTED", "DURATION",
+    assert lines[0].split() == ["RUN", "ID", "KIND", "MODEL", "STATUS", "OUTCOME", "EXIT", "AGE", "STARTED", "DURATION",
                                 "LABEL", "COMMAND"]
     column = lines[0].index("STATUS")
     assert [line[column:].split()[0] for line in lines[1:]] == ["unreadable", "exited", "completed"]
