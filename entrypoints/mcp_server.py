@@ -44,7 +44,8 @@ DESCRIPTIONS = {
     "diff": (
         "The changes a run submitted with worktree=true committed on its branch li/<run_id>, against "
         "the commit its worktree started from: files and the patch, each with `available` (false with "
-        "a reason when they cannot be read, never an empty patch)."
+        "a reason when they cannot be read, never an empty patch). A run of several legs has a worktree "
+        "per leg (branch li/<run_id>.<leg>): each leg's change is under `legs`, or pass `leg` for one."
     ),
     "reply": (
         "Continue a finished agent run's conversation: a new detached run resuming the agent CLI's "
@@ -291,8 +292,8 @@ class Tools:
         )
         return answer(reply, run_classification(reply), submitted_line(reply))
 
-    def diff(self, run_id: str) -> Answered:
-        reply = self.client.diff(run_id)
+    def diff(self, run_id: str, leg: str | None = None) -> Answered:
+        reply = self.client.diff(run_id, leg)
         extra = evidence(reply, ("files", "patch"))
         readings = extra.get("evidence", {})
         files = (reply.data or {}).get("files") or {}

@@ -150,9 +150,10 @@ class ContractClient:
                 *provider_args]
         return self.call([*head, "--prompt-file", "-", "--", *present(model)], stdin=prompt)
 
-    def diff(self, run_id: str) -> Reply:
-        """`li job diff RUN_ID`: a --worktree run's changes, files and patch under D7 wrappers."""
-        return self.call(["job", "diff", "--", run_id])
+    def diff(self, run_id: str, leg: str | None = None) -> Reply:
+        """`li job diff RUN_ID [--leg LEG]`: a --worktree run's changes, files and patch under D7
+        wrappers (a run of several legs: each leg's under `legs`, or the one `leg` names)."""
+        return self.call(["job", "diff", *(["--leg", leg] if leg is not None else []), "--", run_id])
 
     def reply(self, run_id: str, prompt: str) -> Reply:
         """`li job reply --detach RUN_ID`: a new run resuming the agent's session; the prompt on stdin."""

@@ -336,6 +336,9 @@ def test_a_worktree_run_through_mcp_is_diffed_and_an_sh_run_cannot_be_replied_to
         assert not failed, diff
         assert diff["data"]["patch"]["available"] and "+two" in diff["data"]["patch"]["value"]
         assert diff["data"]["files"]["value"] == [{"path": "a.txt", "insertions": 1, "deletions": 0}]
+        # `leg` reaches li: a run of one worktree has no legs to name, and li says so
+        failed, no_leg = await call(client, "diff", run_id=run_id, leg="leg-1")
+        assert failed and no_leg["error"]["kind"] == "invalid_input" and "leg" in no_leg["error"]["message"], no_leg
         failed, refused = await call(client, "reply", run_id=run_id, prompt="more")
         assert failed and refused["error"]["kind"] == "invalid_input" and "sh run" in refused["error"]["message"]
 
