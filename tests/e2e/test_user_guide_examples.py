@@ -39,13 +39,18 @@ GUIDE_IDS = {"20261202T105327-c3406e": COUNTER, "20261202T105332-a9f93f": FANOUT
              "20261202T105323-239c90": OTHER}
 # `RUN` names the counter run, except where the text around the example says what RUN is.
 RUN_IS = {"li job diff RUN": "worktree", "li job apply RUN": "worktree", "li job reply RUN 'now add tests'": "claude",
-          "li job kill RUN": "long"}
+          "li job kill RUN": "long",
+          # a fanout whose legs each worked in a worktree of their own
+          "li job diff RUN --leg leg-2": "legs", "li job apply RUN --leg leg-2": "legs"}
 # Examples that change the runs they name get runs of their own, made just before (kind: argv).
 OWN_RUNS = {
     "li job rm 406e 20261202T105323-239c90": {COUNTER: ("sh", "echo x"), OTHER: ("sh", "echo y")},
     "li job kill RUN": {"long": ("--label", "long", "sh", "sleep 300")},
     # "a selection that names no run is refused": give it a run that is running and will succeed
     "li job wait --status running": {"short": ("sh", "sleep 1")},
+    # the fanouts section waits on and reads the fanout it makes (an example above prunes the store)
+    "li orchestrate fanout --detach --legs 3 sh 'echo \"leg $LI_RUN_ID\"; sleep 1'": {
+        FANOUT: ("orchestrate", "fanout", "--detach", "--legs", "3", "sh", 'echo "leg $LI_RUN_ID"; sleep 1')},
 }
 ARTIFACT = "tick.txt"  # the counter run's artifact, for `--artifact NAME`
 FLOW = "steps:\n  - id: hello\n    model: sh\n    prompt: echo hello\n"
@@ -178,6 +183,8 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
     runs[FANOUT] = str(machine("orchestrate", "fanout", "--detach", "--legs", "2", "sh", "echo x", home=str(li_home),
                                cwd=str(work), env=env).data["run_id"])
+    runs["legs"] = str(machine("orchestrate", "fanout", "--detach", "--legs", "2", "--worktree", "sh",
+                               'echo "$LI_LEG_ID" > legs.txt', home=str(li_home), cwd=str(work), env=env).data["run_id"])
     machine("job", "wait", *runs.values(), "--max-wait", "60", home=str(li_home), env=env)
     return {"cwd": str(work), **env, **{f"ID_{k}": v for k, v in runs.items()}}
 
@@ -200,7 +207,9 @@ def substituted(example: Example, place: dict[str, str]) -> str:
         run = place[f"ID_{RUN_IS.get(example.first, COUNTER)}"]
         script = re.sub(r'"\$RUN"|\bRUN\b(?![_=.])', run, script)
     script = re.sub(r"--artifact NAME\b", f"--artifact {ARTIFACT}", script)
-    latest = "$(li job status @last --machine | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"data\"][\"run_id\"])')"
+    # the newest flow (runs of one second are listed in no particular order: pick by kind)
+    latest = ("$(li job list --machine | python3 -c 'import json,sys; "
+              "print(next(r[\"run_id\"] for r in json.load(sys.stdin)[\"data\"][\"runs\"] if r[\"kind\"] == \"flow\"))')")
     return script.replace("<run id>", latest)
 
 
@@ -210,7 +219,8 @@ def fresh(place: dict[str, str], example: Example) -> dict[str, str]:
     if not own:
         return place
     env = {k: v for k, v in place.items() if k != "cwd" and not k.startswith("ID_")}
-    ids = {kind: str(machine("agent", "--detach", *argv, home=place["LI_HOME"], env=env).data["run_id"])
+    ids = {kind: str(machine(*(argv if argv[0] == "orchestrate" else ("agent", "--detach", *argv)),
+                             home=place["LI_HOME"], env=env).data["run_id"])
            for kind, argv in own.items()}
     ending = [run for kind, run in ids.items() if kind not in ("long", "short")]
     if ending:
