@@ -106,14 +106,14 @@ def test_an_update_that_loses_the_race_to_a_removal_is_not_found_and_leaves_no_g
     import adapters.fs_store as fs_store
 
     store, run = fresh(tmp_path)
-    real_acquire = fs_store._acquire
+    real_acquire = fs_store.flock_within
 
     def removed_just_before(lock: int, *args: Any) -> None:
-        monkeypatch.setattr(fs_store, "_acquire", real_acquire)
+        monkeypatch.setattr(fs_store, "flock_within", real_acquire)
         FsRunStore(store.home).remove(run.run_id)  # a prune in another process wins the race
         real_acquire(lock, *args)
 
-    monkeypatch.setattr(fs_store, "_acquire", removed_just_before)
+    monkeypatch.setattr(fs_store, "flock_within", removed_just_before)
     with pytest.raises(RunNotFound):
         store.update(run.run_id, lambda r: r.evolve(status="completed"))
     assert os.listdir(store.runs) == []
