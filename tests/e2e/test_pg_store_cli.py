@@ -225,3 +225,17 @@ def test_the_human_list_on_a_shared_store_shows_each_runs_host(
         assert other.machine_id[:8] != _machine_id()[:8]
     finally:
         other.stop()
+
+
+def test_a_runs_work_on_the_postgresql_store_gets_no_way_into_the_store(store: dict[str, str], li_home: str) -> None:
+    """Issue 25 item 4: li's way into a shared store (its URL, which may carry a password, and any
+    libpq variable it was given) is li's, never the work's: the work's environment holds none."""
+    env = {**store, "PGPASSWORD": "li-secret", "PGHOST": "127.0.0.1", "PGAPPNAME": "li-app"}
+    script = "env"  # onto the console, which this store keeps
+    run_id = machine("agent", "--detach", "sh", script, home=li_home, env=env).envelope["data"]["run_id"]
+    waited = machine("job", "wait", run_id, "--max-wait", "30", home=li_home, env=env).envelope["data"]
+    assert waited["runs"][0]["outcome"] == "succeeded", waited
+    text = machine("job", "output", run_id, home=li_home, env=env).envelope["data"]["console"]["value"]
+    assert f"LI_RUN_ID={run_id}" in text, "the artifact was not read: the check would prove nothing"
+    assert "LI_STORE=" not in text and "li-secret" not in text and "PGHOST=" not in text and "PGAPPNAME" not in text
+    assert store["LI_STORE"].split("//", 1)[1] not in text
