@@ -16,6 +16,7 @@ psycopg is imported on first use only: a filesystem user never pays for it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
@@ -406,6 +407,22 @@ class PgRunStore:
             return self._read_bounded(run_id, name, TEXT_MAX_BYTES).decode("utf-8", "surrogateescape")
         except Untrusted as exc:
             raise OSError(exc.detail) from None
+
+    def artifact_bytes(self, run_id: str, name: str, limit: int) -> bytes:
+        """An artifact the store holds (sealed at the run's end), at most `limit` bytes: what
+        `li job output RUN --artifact NAME` prints. An entry with no body (a link or folder the
+        work left, listed but never read) or a larger one is an OSError saying so."""
+        with self._cursor() as cur:
+            cur.execute("SELECT body IS NULL, coalesce(length(body), 0), substring(body FROM 1 FOR %s) "
+                        "FROM artifacts WHERE run_id = %s AND name = %s", (limit, _checked(run_id), name))
+            row = cur.fetchone()
+        if row is None:
+            raise FileNotFoundError(errno.ENOENT, f"artifacts/{name} is not in the store")
+        if row[0]:
+            raise OSError(errno.EINVAL, f"artifacts/{name} is not a regular file; it is never read")
+        if int(row[1]) > limit:
+            raise OSError(errno.EFBIG, f"artifacts/{name} is {int(row[1])} bytes, over the {limit} read at most")
+        return bytes(row[2])
 
     def _read_bounded(self, run_id: str, name: str, limit: int) -> bytes:
         """A run file's bytes, never more than `limit` fetched; a larger one is Untrusted (too_large)."""

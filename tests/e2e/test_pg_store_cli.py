@@ -51,6 +51,11 @@ def test_a_run_is_submitted_waited_on_and_read_back_from_the_store(store: dict[s
     names = {a["name"]: a for a in out["artifacts"]["value"]}
     assert names["out.txt"]["size"] == 4 and names["out.txt"]["path"].startswith("postgresql:runs/")
     assert out["manifest"]["available"] and "out.txt" in out["manifest"]["value"]["artifacts"]["value"]
+    # and a person prints it by name, from the store
+    printed = run_li("job", "output", run_id, "--artifact", "out.txt", home=li_home, env=store)
+    assert (printed.returncode, printed.stdout) == (0, "data"), printed.stderr
+    missing = run_li("job", "output", run_id, "--artifact", "none.txt", home=li_home, env=store)
+    assert missing.returncode != 0 and missing.stdout == "" and "none.txt" in missing.stderr
     # Nothing of the run stays on this host's disk once its end is recorded.
     assert not os.path.exists(os.path.join(li_home, "runs", run_id))
     assert not os.path.exists(os.path.join(li_home, "spool", run_id))
