@@ -223,7 +223,7 @@ def scan_session(sid: int, run_id: str | None = None) -> tuple[SessionMember, ..
     since = head[4] if head is not None else 0
     seen = {m.pid for m in found}
     tag = f"{RUN_TAG}={run_id}".encode()
-    kin = proctree.kin(sid, ((pid, s[1]) for pid, s in rows), tag) if head is not None else set()
+    kin = proctree.kin(sid, ((pid, s[1]) for pid, s in rows)) if head is not None else set()
     for pid, s in rows:
         if pid in seen or proctree.zombie(s[0]) or s[4] < since:
             continue

@@ -106,21 +106,12 @@ def carries(pid: int, tag: bytes) -> bool:
     return found is not None and tag in found
 
 
-def heads_another_run(pid: int, tag: bytes) -> bool:
-    """True when the process's environment names a run other than `tag`'s (`NAME=other`): the
-    runner of a run this run's work submitted (`li agent --detach` from the work's shell), which
-    is re-parented to this run's subreaper once its submitter exits, yet is that run's, never this
-    one's; so is everything below it."""
-    found = environment(pid)
-    if found is None:
-        return False
-    name = tag.split(b"=", 1)[0] + b"="
-    return any(entry.startswith(name) and entry != tag for entry in found)
-
-
-def kin(head: int, parents: Iterable[tuple[int, int]], tag: bytes | None) -> set[int]:
-    """The descendants of `head`, from (pid, parent pid) pairs, less every subtree another run
-    heads (`heads_another_run`; only where `tag` names this run)."""
+def kin(head: int, parents: Iterable[tuple[int, int]]) -> set[int]:
+    """The descendants of `head`, from (pid, parent pid) pairs. Every one is the run's, whatever
+    its environment says: a process of the work that names another run (LI_RUN_ID=other) is still
+    the work's, or the work could hide a process from the run's stop by renaming it. (So the
+    runner of a run the work submits with the store in reach, re-parented here once its
+    submitter exits, is counted too: known, see docs/architecture.md.)"""
     children: dict[int, list[int]] = {}
     for pid, ppid in parents:
         children.setdefault(ppid, []).append(pid)
@@ -128,7 +119,7 @@ def kin(head: int, parents: Iterable[tuple[int, int]], tag: bytes | None) -> set
     todo = list(children.get(head, ()))
     while todo:
         pid = todo.pop()
-        if pid in found or pid == head or (tag is not None and heads_another_run(pid, tag)):
+        if pid in found or pid == head:
             continue
         found.add(pid)
         todo.extend(children.get(pid, ()))
@@ -146,7 +137,7 @@ def run_processes(head: int, tag: bytes | None, since: int = 0) -> dict[int, int
     if rows is None:
         return None
     stats = {pid: stat for pid, stat in rows if not zombie(stat[0])}
-    found = {pid: stats[pid][4] for pid in kin(head, ((pid, stat[1]) for pid, stat in stats.items()), tag)}
+    found = {pid: stats[pid][4] for pid in kin(head, ((pid, stat[1]) for pid, stat in stats.items()))}
     if tag is not None:
         me = os.getpid()
         for pid, stat in stats.items():

@@ -8,7 +8,6 @@ would have written later is never written.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -146,22 +145,16 @@ def test_an_escaped_tool_keeps_a_run_whose_runner_was_sigkilled_alive_and_kill_r
         kill_session(run_id, incarnation)
 
 
-def test_a_run_the_work_submitted_is_its_own_and_outlives_the_parent(li_home: str, tmp_path: Path,
-                                                                    supervisor_mode: str) -> None:
-    """A run the work submits (`li agent --detach` from its shell, the store in reach) has a runner
-    that is re-parented to the parent's runner, a child subreaper, once its submitter exits; it is
-    still the child run's, never the parent's: the parent's end neither stops it nor waits for it."""
-    from tests.support import li_bin, wait_terminal
-
-    child = tmp_path / "child.json"
-    work = (f"{li_bin()} agent --detach --machine sh 'sleep 2; echo child-done' > {child}; "
-            "echo parent-done")
-    run_id = submit(li_home, tmp_path, "--confine", "off", mode=supervisor_mode, work=work)
-    parent = wait_terminal(li_home, run_id, timeout=30)
-    assert (parent["status"], parent["outcome"]) == ("completed", "succeeded"), parent
-    said = machine("job", "output", run_id, home=li_home).data["console"]["value"]
-    assert "the work left running" not in said, said
-    child_id = json.loads(child.read_text())["data"]["run_id"]
-    ended = wait_terminal(li_home, child_id, timeout=30)
+def test_a_process_of_the_work_that_names_another_run_is_still_stopped(li_home: str, tmp_path: Path,
+                                                                      supervisor_mode: str) -> None:
+    """The work cannot hide a process from the run's stop by renaming it: one that left the session
+    with LI_RUN_ID set to another run is still the runner's descendant, so the run's end waits for
+    it to be stopped, and what it would have written later is never written."""
+    work = "LI_RUN_ID=20990101T000000-aaaaaa setsid sh -c 'sleep 3; touch late' & echo started"
+    run_id = submit(li_home, tmp_path, mode=supervisor_mode, work=work)
+    ended = ended_with_nothing_alive(li_home, run_id)
     assert (ended["status"], ended["outcome"]) == ("completed", "succeeded"), ended
-    assert "child-done" in machine("job", "output", child_id, home=li_home).data["console"]["value"]
+    output = machine("job", "output", run_id, home=li_home).data
+    assert "process(es) the work left running" in output["console"]["value"], output
+    time.sleep(3.5)
+    assert not (tmp_path / "late").exists()
