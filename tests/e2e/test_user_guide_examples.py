@@ -15,6 +15,7 @@ import os
 import re
 import shlex
 import subprocess
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -51,7 +52,13 @@ OWN_RUNS = {
     # the fanouts section waits on and reads the fanout it makes (an example above prunes the store)
     "li orchestrate fanout --detach --legs 3 sh 'echo \"leg $LI_RUN_ID\"; sleep 1'": {
         FANOUT: ("orchestrate", "fanout", "--detach", "--legs", "3", "sh", 'echo "leg $LI_RUN_ID"; sleep 1')},
+    # `li job retry @last` follows the retry to its end: `@last` must be a run that ends, in a queue
+    # that runs, whatever example this worker ran before (a `sleep 300`, a paused queue's run)
+    "li job retry @last": {"retried": ("sh", "echo again")},
 }
+# What runs after an example in the same script, to leave the place as it was: xdist may give the
+# pause and the resume of a queue to different workers, and a paused queue holds its runs forever.
+UNDO = {"li queue pause shells": "li queue resume shells"}
 ARTIFACT = "tick.txt"  # the counter run's artifact, for `--artifact NAME`
 FLOW = "steps:\n  - id: hello\n    model: sh\n    prompt: echo hello\n"
 PLACEHOLDERS = {"...", "RUN...", "PATH", "N", "S", "L", "M", "WHEN", "SECONDS", "CMD", "TEXT", "DIR", "KIND",
@@ -150,6 +157,7 @@ def test_the_guide_has_examples_to_run() -> None:
     assert set(EXPECTED_EXIT) <= set(firsts), set(EXPECTED_EXIT) - set(firsts)
     assert set(RUN_IS) <= set(firsts), set(RUN_IS) - set(firsts)
     assert set(OWN_RUNS) <= set(firsts), set(OWN_RUNS) - set(firsts)
+    assert set(UNDO) <= set(firsts), set(UNDO) - set(firsts)
 
 
 @pytest.fixture(scope="module")
@@ -219,6 +227,10 @@ def fresh(place: dict[str, str], example: Example) -> dict[str, str]:
     if not own:
         return place
     env = {k: v for k, v in place.items() if k != "cwd" and not k.startswith("ID_")}
+    if "@last" in example.first:
+        # `@last` is the newest id, and ids count seconds: a run made in the second of an earlier
+        # example's run could sort before it
+        time.sleep(1.0)
     ids = {kind: str(machine(*(argv if argv[0] == "orchestrate" else ("agent", "--detach", *argv)),
                              home=place["LI_HOME"], env=env).data["run_id"])
            for kind, argv in own.items()}
@@ -238,6 +250,8 @@ def test_each_example_runs(example: Example, place: dict[str, str]) -> None:
         checks += '\nprintf "RUN=%s\\n" "$RUN" >&2'
     if "completion bash" in script and "eval" in script:
         checks += "\ncomplete -p li >&2"
+    if example.first in UNDO:
+        checks += f"\n{UNDO[example.first]}"
     proc = subprocess.run(["bash", "-c", f"set -eo pipefail\n{script}{checks}"], cwd=place["cwd"], env=env,
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     said = proc.stdout + proc.stderr
