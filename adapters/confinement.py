@@ -32,6 +32,7 @@ no pid namespace, so liveness and kills read `/proc` as before.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 
 TYPE_CHECKING = False
@@ -96,8 +97,9 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
-def confine(home: str, artifacts: str | None, marker: str | None = None) -> None:
-    """Hide `home` from this process and what it execs, `artifacts` (inside it) left reachable.
+def confine(home: str, artifacts: str | None, marker: str | None = None, broker: str | None = None) -> None:
+    """Hide `home` from this process and what it execs, `artifacts` (inside it) left reachable;
+    the `marker` file, left in the hidden `home`, holds the name of the run's `broker` socket.
     Call in a forked, single-threaded child. Raises Refused (an OSError) when the kernel refuses a
     step; the process is then in an unknown state of confinement and must not run the work as if
     confined (the caller decides: exit, or — having said so — run unconfined in a fresh fork)."""
@@ -129,7 +131,11 @@ def confine(home: str, artifacts: str | None, marker: str | None = None) -> None
             _mount(f"/proc/self/fd/{keep}", os.path.join(home, inside), None, MS_BIND)
         if marker:  # how an `li` the work runs knows the store is hidden, not empty
             fd = os.open(os.path.join(home, marker), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o400)
-            os.close(fd)
+            try:
+                if broker:
+                    os.write(fd, f"{broker}\n".encode())
+            finally:
+                os.close(fd)
         _mount(None, home, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     finally:
         if keep is not None:
@@ -140,10 +146,12 @@ class StoreHider:
     """The `Confiner` port over `confine`: the full runner's legs through their `Popen` pre-exec
     step (`ChildGroups.pre_exec`), the lean supervisor's from the spec `engage` returns."""
 
-    def __init__(self, home: str, groups: Any = None, marker: str | None = None) -> None:
+    def __init__(self, home: str, groups: Any = None, marker: str | None = None,
+                 li: list[str] | None = None) -> None:
         self.home = home
         self.groups = groups
         self.marker = marker
+        self.li = li  # the `li` command the run's head runs for the work (adapters/broker.py); None: none
         self._refusal: tuple[str | None] | None = None
 
     def refusal(self) -> str | None:
@@ -154,11 +162,29 @@ class StoreHider:
                 self._refusal = (f"the confinement could not be tried: {exc}",)
         return self._refusal[0]
 
-    def engage(self, artifacts: str | None) -> dict[str, str]:
+    def engage(self, artifacts: str | None, run_id: str) -> dict[str, str]:
         home, marker = self.home, self.marker
+        target = {"home": home, "artifacts": artifacts or "", "marker": marker or ""}
+        name = None
+        if self.li and marker:
+            try:
+                from adapters import broker
+            except ImportError:  # the lean supervisor: no package, its siblings on sys.path
+                import broker  # type: ignore[no-redef]
+
+            sock, name = broker.open_socket(run_id)
+            mark = broker.new_mark()
+            env = broker.environment(os.environ, run_id, mark)
+            broker.serve(sock, run_id, self.li, env)
+            self._socket = sock  # held open for the legs' lifetime (and the lean supervisor's exec)
+            os.set_inheritable(sock.fileno(), True)
+            target.update(broker=name, broker_fd=str(sock.fileno()), mark=mark, run_id=run_id,
+                          li=json.dumps(self.li))
+            if self.groups is not None:
+                self.groups.cut = f"{broker.MARK}={mark}".encode()
         if self.groups is not None:
-            self.groups.pre_exec = lambda: confine(home, artifacts, marker)
-        return {"home": home, "artifacts": artifacts or "", "marker": marker or ""}
+            self.groups.pre_exec = lambda: confine(home, artifacts, marker, name)
+        return target
 
 
 def probe(home: str) -> str | None:

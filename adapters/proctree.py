@@ -17,6 +17,7 @@ pid reused in between is never hit. Zombies count as gone.
 
 from __future__ import annotations
 
+import _thread
 import os
 
 TYPE_CHECKING = False  # typing is not imported at run time: the lean supervisor holds every import
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
     Stat = tuple[str, int, int, int, int]  # state, ppid, pgrp, session, start ticks
 
 PR_SET_CHILD_SUBREAPER = 36
+
+# Children this process waits for itself from another thread (adapters/broker.py): a reaper of
+# adopted orphans leaves them, and holds `reaping` while it looks, so none is added meanwhile.
+reaping = _thread.allocate_lock()
+spawned: set[int] = set()
 
 
 def become_subreaper() -> bool:
@@ -130,14 +136,23 @@ def zombie(state: str) -> bool:
     return state in ("Z", "X")
 
 
-def run_processes(head: int, tag: bytes | None, since: int = 0) -> dict[int, int] | None:
+def run_processes(head: int, tag: bytes | None, since: int = 0, cut: bytes | None = None) -> dict[int, int] | None:
     """The live processes of a run other than `head`: pid -> start ticks. Each is a descendant of
-    `head`, or carries `tag` and started at or after `since` ticks. None when /proc is unreadable."""
+    `head`, or carries `tag` and started at or after `since` ticks. A descendant that leads a
+    session of its own and carries `cut` (the mark of what the run's head started for it: a child
+    run's detached runner, adapters/broker.py) is no process of the run, nor is what it started.
+    None when /proc is unreadable."""
     rows = table()
     if rows is None:
         return None
     stats = {pid: stat for pid, stat in rows if not zombie(stat[0])}
-    found = {pid: stats[pid][4] for pid in kin(head, ((pid, stat[1]) for pid, stat in stats.items()))}
+    parents = [(pid, stat[1]) for pid, stat in stats.items()]
+    family = kin(head, parents)
+    if cut is not None:
+        for pid in [pid for pid in family if stats[pid][3] == pid and carries(pid, cut)]:
+            family.discard(pid)
+            family -= kin(pid, parents)
+    found = {pid: stats[pid][4] for pid in family}
     if tag is not None:
         me = os.getpid()
         for pid, stat in stats.items():
@@ -173,25 +188,38 @@ def reap_children() -> list[tuple[int, int]]:
     """Collect every ended child of this process (adopted orphans come here as a subreaper's): the
     (pid, wait status) of each. Only for a process that waits for no child otherwise."""
     done: list[tuple[int, int]] = []
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
+    with reaping:
+        if spawned:  # a thread waits for some children itself: collect only the others
+            me = os.getpid()
+            for pid, stat in table() or ():
+                if stat[1] == me and zombie(stat[0]) and pid not in spawned:
+                    try:
+                        found, status = os.waitpid(pid, os.WNOHANG)
+                    except ChildProcessError:
+                        continue
+                    if found:
+                        done.append((found, status))
             return done
-        if pid == 0:
-            return done
-        done.append((pid, status))
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return done
+            if pid == 0:
+                return done
+            done.append((pid, status))
 
 
 def reap_adopted(spare: set[int]) -> int:
     """Collect the ended children of this process that are not in `spare` (the children another
     part of it waits for itself, such as a `subprocess.Popen`'s): how many were."""
     me, reaped = os.getpid(), 0
-    for pid, stat in table() or ():
-        if stat[1] == me and zombie(stat[0]) and pid not in spare:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-                reaped += 1
-            except ChildProcessError:
-                continue
+    with reaping:
+        for pid, stat in table() or ():
+            if stat[1] == me and zombie(stat[0]) and pid not in spare and pid not in spawned:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                    reaped += 1
+                except ChildProcessError:
+                    continue
     return reaped

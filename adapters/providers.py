@@ -41,6 +41,9 @@ class ChildGroups:
         # What each leg's process does between fork and exec (the store hidden from it, issue 25:
         # `adapters.confinement.StoreHider.engage` sets it); None: nothing.
         self.pre_exec: Callable[[], None] | None = None
+        # The mark of what the run's head started for its work (a child run's detached runner is
+        # no process of this run, adapters/broker.py); set with `pre_exec`.
+        self.cut: bytes | None = None
         self._run_id = run_id
 
     def _tree(self) -> dict[int, int]:
@@ -51,7 +54,7 @@ class ChildGroups:
             return {}
         tag = f"{RUN_TAG}={run_id}".encode()
         own = proctree.stat_of(str(os.getpid()))
-        return proctree.run_processes(os.getpid(), tag, own[4] if own else 0) or {}
+        return proctree.run_processes(os.getpid(), tag, own[4] if own else 0, self.cut) or {}
 
     def stop_strays(self, say: Callable[[str], None] | None = None, grace: float = KILL_GRACE,
                     leg: str | None = None) -> None:

@@ -161,7 +161,8 @@ def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
         confine = spec.get("confine")
         if confine:  # first: the user namespace's new credentials would clear the death signal
             what = "confine"
-            confinement.confine(confine["home"], confine["artifacts"] or None, confine.get("marker") or None)  # type: ignore[attr-defined]
+            confinement.confine(confine["home"], confine["artifacts"] or None, confine.get("marker") or None,  # type: ignore[attr-defined]
+                                confine.get("broker") or None)
             what = "cwd"
         if spec.get("die_with_runner"):
             _die_with(parent)
@@ -229,14 +230,15 @@ class Tree:
     """Every process of the run besides this one: its descendants (this process is a child
     subreaper, so what left the leg's session or group stays one) and what carries the run's tag."""
 
-    def __init__(self, tag: str | None) -> None:
+    def __init__(self, tag: str | None, cut: str | None = None) -> None:
         self.me = os.getpid()
         own = proctree.stat_of(str(self.me))
         self.since = own[4] if own is not None else 0
         self.tag = tag.encode() if tag else None
+        self.cut = cut.encode() if cut else None  # what the broker started for the work is not the run's
 
     def alive(self) -> dict[int, int]:
-        return proctree.run_processes(self.me, self.tag, self.since) or {}
+        return proctree.run_processes(self.me, self.tag, self.since, self.cut) or {}
 
     def signal(self, pgid: int, signum: int) -> None:
         """The leg's group, then every other process of the run."""
@@ -290,7 +292,8 @@ class Supervision:
         self.capture = spec["capture_fd"]
         self.watch = KillWatch(spec["folder_fd"], spec["kill_watch"], spec["record"], spec["record_max_bytes"])
         self.streams = {out_r: Lines(1), err_r: Lines(1)}
-        self.tree = Tree(spec.get("run_tag"))
+        confine = spec.get("confine") or {}
+        self.tree = Tree(spec.get("run_tag"), f"LI_BROKER_MARK={confine['mark']}" if confine.get("mark") else None)
         timeout = spec["timeout"]
         self.deadline = None if timeout is None else began + timeout
         self.idle_for = spec.get("idle_timeout")  # an agent CLI that writes nothing this long is stopped
@@ -443,9 +446,26 @@ def supervise(spec: Spec) -> tuple[int | None, str, bool, float]:
         _write_all(1, _failed_start(spec, report).encode())
         return 127, "0", False, began
     run = Supervision(spec, pid, out_r, err_r, wake_r, began)
+    _serve_the_work(spec)  # after the fork of the leg: no thread is copied into it
     while not run.turn():
         pass
     return run.outcome(began)
+
+
+def _serve_the_work(spec: Spec) -> None:
+    """Answer what the confined work asks of the store through `li` (adapters/broker.py), on the
+    socket the runner opened and its exec kept open."""
+    confine = spec.get("confine") or {}
+    if not confine.get("broker_fd"):
+        return
+    import socket
+
+    import broker  # noqa: PLC0415 - only a confined leg's supervisor pays for it
+
+    sock = socket.socket(fileno=int(confine["broker_fd"]))
+    os.set_inheritable(sock.fileno(), False)  # never into the finisher
+    env = broker.environment(os.environ, confine["run_id"], confine["mark"])
+    broker.serve(sock, confine["run_id"], json.loads(confine["li"]), env)
 
 
 def main(argv: list[str]) -> int:

@@ -61,9 +61,10 @@ class Confiner(Protocol):
         """None when the kernel confines a work here; else why not, in one line."""
         ...
 
-    def engage(self, artifacts: str | None) -> Mapping[str, str]:
-        """From now on every leg this process starts is confined; returns what a lean supervisor
-        needs to confine its leg the same way (it imports nothing of lionrun)."""
+    def engage(self, artifacts: str | None, run_id: str) -> Mapping[str, str]:
+        """From now on every leg this process starts is confined, and what the legs ask of the
+        store through `li` is answered for them (`adapters/broker.py`); returns what a lean
+        supervisor needs to do the same in this process's place (it imports nothing of lionrun)."""
         ...
 
 

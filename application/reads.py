@@ -175,6 +175,7 @@ class RunReads:
             worktree=WorktreeValue.of(run), changes=ChangesValue.of(run), continues=run.continues,
             leg_worktrees=LegWorktreeValue.of(run),
             chain=self.chain(run) if run.continues else None,
+            parent=run.parent if run.parent and is_run_id(run.parent) else None,
         ).to_wire()
 
     def queue_position(self, run: Run, status: str) -> int | None:
@@ -247,11 +248,12 @@ class RunReads:
         ).to_wire()
 
     def listing(self, limit: int = LIMIT_DEFAULT, status: str | None = None, label: str | None = None,
-                model: str | None = None, since: datetime | None = None) -> dict[str, Any]:
+                model: str | None = None, since: datetime | None = None, parent: str | None = None) -> dict[str, Any]:
         """Newest first; reads only as many records as the limit needs (ids sort by time).
 
         `status`, `label` are exact; `model` matches a provider or a whole model spec; `since` keeps
-        runs submitted at or after it. A row that could not be read matches only the status filter.
+        runs submitted at or after it; `parent` the runs whose confined work that run submitted
+        (issue 25). A row that could not be read matches only the status filter.
         """
         rows: list[ListRow] = []
         truncated = False
@@ -259,8 +261,8 @@ class RunReads:
             second = submitted_second(run_id)
             if since is not None and second is not None and second < since.replace(microsecond=0):
                 break  # every later id is older still
-            row = self._row(run_id)
-            if row is None or not _matches(row, status, label, model, since):
+            row = self._row(run_id, parent)
+            if row is None or not _matches(row, status, label, model, since, parent):
                 continue
             if len(rows) >= limit:
                 truncated = True
@@ -273,21 +275,24 @@ class RunReads:
         rows = self.listing(LIMIT_MAX, status, label)["runs"]
         return [row["run_id"] for row in rows if row["error"] is None]
 
-    def _row(self, run_id: str) -> ListRow | None:
-        """One list row; None for a folder that is not (or no longer) a run, e.g. a reservation."""
+    def _row(self, run_id: str, parent: str | None = None) -> ListRow | None:
+        """One list row; None for a folder that is not (or no longer) a run, e.g. a reservation,
+        and for a run whose parent is not `parent` (when given)."""
         try:
             observed = self.observer.observe(run_id)
         except RunNotFound:
             return None
         except RecordUnusable as exc:
             return error_row(run_id, exc.reason_code, exc.detail)
+        if parent is not None and observed.run.parent != parent:
+            return None
         return ListRow.listed(observed.run, observed.derivation, **person_fields(observed.run))
 
 
 def _matches(row: ListRow, status: str | None, label: str | None, model: str | None,
-             since: datetime | None) -> bool:
+             since: datetime | None, parent: str | None = None) -> bool:
     if row.error is not None:
-        return label is None and model is None and since is None
+        return label is None and model is None and since is None and parent is None
     if status is not None and row.status != status:
         return False
     if label is not None and row.label != label:

@@ -242,7 +242,7 @@ class WorkService:
         why = "--confine off" if request.confine == "off" else self.confiner.refusal()
         state, target = UNCONFINED, None
         if why is None:
-            state, target = STORE_HIDDEN, self.confiner.engage(workspace.env.get("LI_ARTIFACTS_DIR"))
+            state, target = STORE_HIDDEN, self.confiner.engage(workspace.env.get("LI_ARTIFACTS_DIR"), run_id)
         with suppress(Exception):  # the record says it where it can; the console always does
             self.store.update(run_id, lambda current: None if current.end_recorded else current.evolve(
                 confinement=state, confinement_detail=why))

@@ -164,6 +164,9 @@ class Run(Struct, frozen=True):
     # kernel's refusal); None until the runner decided it (and for records from before).
     confinement: str | None = None
     confinement_detail: str | None = None
+    # Issue 25: the run whose confined work submitted this one (through its broker); None for a
+    # run a person or a program submitted.
+    parent: str | None = None
     # Issue 28: the run's own git worktree (--worktree), what li committed of its work there, and
     # the run whose conversation this one continues (`li job reply`).
     worktree: Worktree | None = None

@@ -378,6 +378,9 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # Additive (D2), issue 28: a run of several legs with --worktree has a worktree per leg (then
     # `worktree` and `changes` are null: they mean the run's one worktree); null otherwise
     leg_worktrees: list[LegWorktreeValue] | None = None
+    # Additive (D2), issue 25: the run whose confined work submitted this one through li (its
+    # children are the runs that work may read, wait on and kill); null for any other run
+    parent: str | None = None
 
 
 class OutputData(Wire, frozen=True, kw_only=True):

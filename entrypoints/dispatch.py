@@ -117,6 +117,7 @@ def answer(args: list[str]) -> dict[str, Any]:
         if verb is None:
             raise UsageError("no command given; try `li --help`", parser().format_usage())
         refuse_home(namespace)
+        admit_acting(namespace)
         data = invoke(namespace, verb.run)
         if not isinstance(data, dict):
             raise TypeError(f"{namespace.command} answered {type(data).__name__}, not an object")
@@ -186,6 +187,17 @@ def dispatch(args: list[str], *, machine: bool, out: IO[str]) -> int:
     return human(args, out)
 
 
+def admit_acting(namespace: Namespace) -> None:
+    """An li a run's broker runs for its confined work takes only what that work may ask
+    (entrypoints/acting.py); any other li takes everything (one look at the environment)."""
+    import os
+
+    if os.environ.get("LI_ACTING_FOR"):
+        from entrypoints.acting import admit
+
+        admit(namespace)
+
+
 def refuse(message: str, code: int) -> int:
     """A person gets one line on stderr and a non-zero exit, never a traceback."""
     print("li: " + " ".join(message.split()), file=sys.stderr)
@@ -228,6 +240,7 @@ def _human(args: list[str], out: IO[str]) -> int:
         return 0
     try:
         refuse_home(namespace)
+        admit_acting(namespace)
         return int(invoke(namespace, verb.human))
     except ContractError as error:
         message = home_said(error.message) if error.kind is ErrorKind.UNAVAILABLE else error.message

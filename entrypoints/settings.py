@@ -15,6 +15,7 @@ from application.kill import KILL_GRACE_DEFAULT
 from application.outage import OUTAGE_SECONDS_DEFAULT
 from domain.lifecycle import PREPARING_THRESHOLD_SECONDS
 from domain.notify import DEFAULT_TIMEOUT_SECONDS
+from entrypoints.home import default_home
 
 KILL_GRACE_MAX: Final = 60.0
 STORE_CONNECT_TIMEOUT: Final = 5.0  # seconds a shared store's server has to accept a connection
@@ -37,15 +38,6 @@ DEFAULTS: Final[Mapping[str, Any]] = {
 }
 
 STORE_SCHEMES: Final = ("postgresql://", "postgres://")
-
-
-def default_home(environ: Mapping[str, str] | None = None) -> str:
-    """`$LI_HOME`, else `$XDG_STATE_HOME/li`, else `~/.local/state/li`."""
-    env = os.environ if environ is None else environ
-    if env.get("LI_HOME"):
-        return os.path.abspath(env["LI_HOME"])
-    state = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(state, "li")
 
 
 def home_refusal(environ: Mapping[str, str] | None = None, check_folder: bool = False) -> str | None:
@@ -78,7 +70,8 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     `LI_NOTIFY_TIMEOUT` (a positive number), `LI_FAULT_PAUSE` (the fault suite only),
     `LI_STORE` (else `store` in `$LI_HOME/config.toml`; a `postgresql://` URL names a shared store),
     `LI_STORE_CONNECT_TIMEOUT` and `LI_STORE_STATEMENT_TIMEOUT` (seconds, positive, at most an
-    hour) and `LI_STORE_OUTAGE` (seconds, 0 to a day; 0: never wait out an outage).
+    hour), `LI_STORE_OUTAGE` (seconds, 0 to a day; 0: never wait out an outage) and
+    `LI_ACTING_FOR` (the run whose confined work this li acts for: it sees that run's children only).
     """
     env = os.environ if environ is None else environ
     settings: dict[str, Any] = {"home": default_home(env)}
@@ -97,6 +90,8 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
             settings[key] = value
     if env.get("LI_FAULT_PAUSE"):
         settings["fault_pause"] = env["LI_FAULT_PAUSE"]
+    if env.get("LI_ACTING_FOR"):  # set by a run's broker only (adapters/broker.py)
+        settings["acting_for"] = env["LI_ACTING_FOR"]
     return settings
 
 
@@ -161,6 +156,12 @@ def _number(raw: str | None) -> float | None:
 def runner_command() -> list[str]:
     """The detached child: this interpreter running `entrypoints.runner` (the run id is appended)."""
     return [sys.executable, "-m", "entrypoints.runner"]
+
+
+def li_command() -> list[str]:
+    """`li` itself, as a run's head runs it for the work (adapters/broker.py): this interpreter,
+    no directory of the caller's on sys.path (-P: the caller's cwd is the work's)."""
+    return [sys.executable, "-P", "-m", "entrypoints.bootstrap"]
 
 
 def notice_command() -> list[str]:

@@ -148,7 +148,8 @@ def idle_timeout(providers: set[str], args: Namespace) -> float | None:
         return None
     seconds = flag
     if seconds is None:
-        from entrypoints.settings import config_mentions, default_home
+        from entrypoints.home import default_home
+        from entrypoints.settings import config_mentions
 
         if config_mentions(default_home(), (b"idle_timeout",)):
             seconds = parse_idle_timeout(config_table().get("idle_timeout"), "config.toml idle_timeout")
@@ -232,7 +233,8 @@ def common_options(args: Namespace) -> dict[str, Any]:
 def confine_option(args: Namespace) -> dict[str, Any]:
     """`--confine MODE`, else `confine` in config.toml, else auto (issue 25)."""
     from domain.request import parse_confine
-    from entrypoints.settings import config_mentions, default_home
+    from entrypoints.home import default_home
+    from entrypoints.settings import config_mentions
 
     flag = getattr(args, "confine", None)
     if flag is not None:
@@ -260,7 +262,8 @@ def queue_option(args: Namespace, executor: str | None) -> dict[str, Any]:
 def with_queue(request: RunRequest) -> RunRequest:
     """The run's queue when --queue named none: the model's in config.toml's `[queues]` table
     (`claude = "claude"`, or a whole spec such as `"claude/opus" = "opus"`), else the default."""
-    from entrypoints.settings import config_mentions, default_home
+    from entrypoints.home import default_home
+    from entrypoints.settings import config_mentions
 
     if request.queue is not None or request.executor == "slurm" or not config_mentions(default_home(), (b"queues",)):
         return request
@@ -322,7 +325,8 @@ def worktree_options(args: Namespace, cwd: str) -> dict[str, Any]:
 
 
 def config_may_name_worktree() -> bool:
-    from entrypoints.settings import config_mentions, default_home
+    from entrypoints.home import default_home
+    from entrypoints.settings import config_mentions
 
     return config_mentions(default_home(), (b"worktree",))
 
@@ -355,7 +359,8 @@ def executor_options(args: Namespace) -> dict[str, Any]:
 
 def config_may_name_executor() -> bool:
     """Parse config.toml only when it may say something about the executor (start-up cost)."""
-    from entrypoints.settings import config_mentions, default_home
+    from entrypoints.home import default_home
+    from entrypoints.settings import config_mentions
 
     return config_mentions(default_home(), (b"executor", b"slurm"))
 
@@ -369,7 +374,8 @@ def check_executable(request: RunRequest) -> None:
     """
     from adapters.providers import command_line
     from domain.request import LEG_ID_RESERVE, RUN_ID_SHAPE, check_exec, exec_plan
-    from entrypoints.settings import default_home, runner_command, runner_environment
+    from entrypoints.home import default_home
+    from entrypoints.settings import runner_command, runner_environment
 
     home = default_home()
     env = {**runner_environment(home), "LI_RUN_ID": RUN_ID_SHAPE,
@@ -427,8 +433,8 @@ def config_notify_entry() -> object:
 def config_table() -> dict[str, Any]:
     """`$LI_HOME/config.toml` as a table (entrypoints/settings.py reads it); empty when there is none."""
     from domain.request import invalid
+    from entrypoints.home import default_home
     from entrypoints.settings import config_table as read
-    from entrypoints.settings import default_home
 
     home = default_home()
     path = os.path.join(home, "config.toml")

@@ -51,7 +51,8 @@ def stale_worktrees() -> list[str] | None:
 def slurm_configured() -> bool:
     """Whether config.toml makes Slurm the default executor (a file that cannot be read: no; the
     notify check reports it)."""
-    from entrypoints.settings import config_mentions, config_table, default_home
+    from entrypoints.home import default_home
+    from entrypoints.settings import config_mentions, config_table
 
     home = default_home()
     if not config_mentions(home, (b"executor",)):

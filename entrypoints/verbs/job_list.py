@@ -19,6 +19,8 @@ def register(sub: Any, words: list[str] | None = None) -> None:
     parser.add_argument("--status", help="only rows whose status is exactly this")
     parser.add_argument("--label", help="only runs whose label is exactly this")
     parser.add_argument("--model", help="only runs with this model (a provider, e.g. claude, or claude/opus)")
+    parser.add_argument("--parent", metavar="RUN_ID",
+                        help="only the runs that run's confined work submitted through li (its children)")
     parser.add_argument("--since", help="only runs submitted since: a duration back (30m, 2h, 7d) or an ISO time")
     parser.add_argument("--wide", action="store_true", help="show every column and cell whole, whatever the width")
     parser.add_argument("--watch", action="store_true", help="redraw the list every 2 seconds until Ctrl-C")
@@ -47,7 +49,12 @@ def run(args: Namespace) -> dict[str, Any]:
     from domain.run import status_filter
 
     status = status_filter(args.status)
-    result: dict[str, Any] = services.reads().listing(limit, status, args.label, args.model, since)
+    parent = None
+    if getattr(args, "parent", None) is not None:
+        from entrypoints.verbs._common import run_id_arg
+
+        parent = run_id_arg(args, args.parent)
+    result: dict[str, Any] = services.reads().listing(limit, status, args.label, args.model, since, parent)
     return result
 
 

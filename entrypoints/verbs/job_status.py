@@ -55,6 +55,8 @@ def show(data: dict[str, Any], args: Namespace) -> int:
         lines.append(f"  confined   {'the store hidden from the work' if data['confinement'] == 'store_hidden' else 'no: the work could reach the store'}{why}")
     if data.get("retry_of"):
         lines.append(f"  retry of   {data['retry_of']}")
+    if data.get("parent"):
+        lines.append(f"  parent     {data['parent']}  (its confined work submitted this run)")
     lines.extend(worktree_lines(data))
     if data.get("model"):
         lines.append(f"  model      {data['model']}")

@@ -80,6 +80,15 @@ def git_worktrees() -> Git:
     return Git()
 
 
+def seen_by(store: object, acting_for: str | None) -> object:
+    """`store`, or what of it an li acting for run `acting_for`'s work may see (application/acting.py)."""
+    if not acting_for:
+        return store
+    from application.acting import ChildrenOf
+
+    return ChildrenOf(store, acting_for)
+
+
 def spool(home: str) -> str:
     """Where a shared store's runs keep their work's files on this host until the end is recorded."""
     return f"{home}/spool"
@@ -93,7 +102,7 @@ class Core(containers.DeclarativeContainer):
     plain_store = providers.Singleton(FsRunStore, home=home)
     # The fault suite's pause points wrap the real store when configured (LI_FAULT_PAUSE): a
     # provider-level choice, so production code never patches the container.
-    store = providers.Selector(
+    own_store = providers.Selector(
         providers.Callable(store_kind, config.fault_pause, config.store),
         plain=plain_store,
         pausing=providers.Singleton(PausingStore, plain_store),
@@ -101,6 +110,9 @@ class Core(containers.DeclarativeContainer):
                                        connect_timeout=config.store_connect_timeout,
                                        statement_timeout=config.store_statement_timeout, outage=config.store_outage),
     )
+    # The store as this li may use it: the whole of it, or, for an li acting for a confined run's
+    # work (issue 25), that run's children only.
+    store = providers.Singleton(seen_by, own_store, config.acting_for)
     # What wakes a waiting `li job wait` when a record changes: the store's companion (inotify on
     # the run folders; another store brings its own, e.g. LISTEN/NOTIFY). None: the poll alone.
     run_changes = providers.Selector(
@@ -114,7 +126,7 @@ class Core(containers.DeclarativeContainer):
         providers.Callable(store_kind, config.fault_pause, config.store),
         plain=providers.Singleton(local_queues, home=home),
         pausing=providers.Singleton(local_queues, home=home),
-        postgresql=providers.Singleton(shared_queues, store=store),
+        postgresql=providers.Singleton(shared_queues, store=own_store),
     )
     prober = providers.Singleton(PsutilProber)
     signaller = providers.Singleton(GroupSignaller)

@@ -58,8 +58,9 @@ def store_hider(home: str, groups: ChildGroups) -> Confiner:
     """Issue 25: the work's legs started with the store hidden from them (adapters/confinement.py)."""
     from adapters.confinement import StoreHider
     from adapters.fs_store import HIDDEN
+    from entrypoints.settings import li_command
 
-    return StoreHider(home, groups, HIDDEN)
+    return StoreHider(home, groups, HIDDEN, li_command())
 
 
 def work_service(store: RunRecords, files: RunFiles, clock: Clock, providers: Mapping[str, Provider],

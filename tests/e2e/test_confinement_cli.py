@@ -79,21 +79,21 @@ def test_an_unknown_confine_mode_is_refused(li_home: str, argv: tuple[str, ...])
     assert answer.envelope["ok"] is False and answer.envelope["error"]["kind"] == "invalid_input", answer.envelope
 
 
-def test_an_li_inside_a_confined_run_says_the_store_is_hidden_never_that_it_is_empty(li_home: str) -> None:
-    """Nested runs are not offered yet (issue 25 item 2): the work's own `li` answers `unavailable`
-    with why, so a listing from inside never reads as "no runs"."""
-    from tests.support import li_bin
+@pytest.mark.parametrize("marker", ["", "li-broker-20261205T000000-abcdef-0000000000000000\n"])
+def test_an_li_that_finds_the_store_hidden_and_no_broker_says_so_never_that_it_is_empty(
+        tmp_path: Path, marker: str) -> None:
+    """What a work's `li` answers when the store is hidden and no broker acts for it (an empty
+    marker, or a broker gone with its run's head): `unavailable` with why, so a listing never
+    reads as "no runs", a submit makes none. (With a broker, tests/e2e/test_nested_runs.py.)"""
+    from tests.support import run_li
 
-    earlier = submit(li_home, "true")
-    ended(li_home, earlier)
-    run_id = submit(li_home, f"{li_bin()} job list --machine; {li_bin()} job status {earlier} --machine; "
-                             f"{li_bin()} agent --detach --machine sh true")
-    assert ended(li_home, run_id)["outcome"] == "succeeded"
-    lines = [line for line in machine("job", "output", run_id, home=li_home).data["console"]["value"].splitlines()
-             if line.startswith("{")]
-    answers = [json.loads(line) for line in lines]
-    assert len(answers) == 3, lines
-    for answer in answers:
+    hidden = tmp_path / "hidden-home"
+    hidden.mkdir()
+    (hidden / ".li-store-hidden").write_text(marker)
+    for argv in (("job", "list"), ("job", "status", "20261205T000000-abcdef"), ("agent", "--detach", "sh", "true")):
+        result = run_li(*argv, "--machine", home=str(hidden))
+        answer = json.loads(result.stdout)
         assert answer["ok"] is False and answer["error"]["kind"] == "unavailable", answer
         assert "hidden from this run's work" in answer["error"]["message"], answer
-    assert len(machine("job", "list", home=li_home).data["runs"]) == 2  # the inner submit made no run
+        assert ("did not answer" in result.stderr) == bool(marker), result.stderr
+    assert sorted(os.listdir(hidden)) == [".li-store-hidden"]  # nothing made beside the marker

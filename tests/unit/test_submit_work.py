@@ -378,7 +378,7 @@ class RefusingConfiner:
     def refusal(self) -> str | None:
         return self.why
 
-    def engage(self, artifacts: str | None) -> dict[str, str]:
+    def engage(self, artifacts: str | None, run_id: str) -> dict[str, str]:
         self.engaged.append(artifacts)
         return {"home": "/h", "artifacts": artifacts or ""}
 
