@@ -63,6 +63,7 @@ from domain.untrusted import (
 RECORD = "record.json"
 LOCK = "record.lock"
 CONSOLE = "console.log"
+LI_LOG = "li.log"  # li's own lines (the runner's, the lean supervisor's), apart from the work's console
 ARTIFACTS = "artifacts"
 MANIFEST = "manifest.json"
 # A removed run's folder is first renamed to `runs/.trash-<run_id>-<hex>` (never a run id, so no
@@ -337,48 +338,70 @@ class FsRunStore:
         """The console's absolute path, shown to people (the handle's `log`); never opened by path."""
         return os.path.join(self.run_dir(run_id), CONSOLE)
 
-    @contextmanager
-    def console_sink(self, run_id: str) -> Iterator[Held]:
+    def console_sink(self, run_id: str) -> AbstractContextManager[Held]:
         """A descriptor appending to the run's console (0600, never through a link), for the runner."""
-        self._require_owner()
-        try:
-            with self._run(run_id) as (_, folder):
-                fd = open_file(CONSOLE, folder, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        except (OSError, RecordUnusable) as exc:
-            raise StoreRefused(f"cannot open {CONSOLE}: {_why(exc)}") from exc
-        with closing(fd):
-            os.set_blocking(fd, True)
-            yield Held(fd)
+        return self._sink(run_id, CONSOLE)
+
+    def li_log_sink(self, run_id: str) -> AbstractContextManager[Held]:
+        """A descriptor appending to the run's `li.log` (0600, never through a link), the runner's stderr."""
+        return self._sink(run_id, LI_LOG)
 
     def console(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
-        tail_chars = max(tail_chars, 0)
-        try:
-            raw, size, start = self._console_tail(run_id, tail_chars * 4)
-        except (OSError, RunNotFound, RecordUnusable) as exc:
-            return ConsoleAvailability.unavailable(*_not_read(CONSOLE, exc))
-        text = raw.decode("utf-8", errors="replace")
-        if start > 0 and text:
-            text = text[1:] if text[0] == "\ufffd" else text  # a cut multibyte character
-        tail = text[-tail_chars:] if tail_chars > 0 else ""
-        return ConsoleAvailability.tail(tail, start > 0 or len(tail) < len(text))
+        return self._tail(run_id, CONSOLE, tail_chars)
 
-    def _console_tail(self, run_id: str, span: int) -> tuple[bytes, int, int]:
-        with self._run(run_id) as (_, folder), closing(open_file(CONSOLE, folder)) as fd:
-            size = os.fstat(fd).st_size
-            start = max(0, size - span)
-            return read_span(fd, start, size - start), size, start
+    def li_log(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
+        return self._tail(run_id, LI_LOG, tail_chars)
 
     def console_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
         """Up to `limit` console bytes from `offset`, and the console's size now (for follow loops).
 
         Raises OSError (NotConfined for a planted link or FIFO) when there is no console to read.
         """
+        return self._bytes(run_id, CONSOLE, offset, limit)
+
+    def li_log_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
+        """`console_bytes` of the run's `li.log`."""
+        return self._bytes(run_id, LI_LOG, offset, limit)
+
+    # The console and the li log are kept alike: appended through a descriptor, read by span.
+
+    @contextmanager
+    def _sink(self, run_id: str, name: str) -> Iterator[Held]:
+        self._require_owner()
         try:
-            with self._run(run_id) as (_, folder), closing(open_file(CONSOLE, folder)) as fd:
+            with self._run(run_id) as (_, folder):
+                fd = open_file(name, folder, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        except (OSError, RecordUnusable) as exc:
+            raise StoreRefused(f"cannot open {name}: {_why(exc)}") from exc
+        with closing(fd):
+            os.set_blocking(fd, True)
+            yield Held(fd)
+
+    def _tail(self, run_id: str, name: str, tail_chars: int) -> ConsoleAvailability:
+        tail_chars = max(tail_chars, 0)
+        try:
+            raw, size, start = self._tail_bytes(run_id, name, tail_chars * 4)
+        except (OSError, RunNotFound, RecordUnusable) as exc:
+            return ConsoleAvailability.unavailable(*_not_read(name, exc))
+        text = raw.decode("utf-8", errors="replace")
+        if start > 0 and text:
+            text = text[1:] if text[0] == "\ufffd" else text  # a cut multibyte character
+        tail = text[-tail_chars:] if tail_chars > 0 else ""
+        return ConsoleAvailability.tail(tail, start > 0 or len(tail) < len(text))
+
+    def _tail_bytes(self, run_id: str, name: str, span: int) -> tuple[bytes, int, int]:
+        with self._run(run_id) as (_, folder), closing(open_file(name, folder)) as fd:
+            size = os.fstat(fd).st_size
+            start = max(0, size - span)
+            return read_span(fd, start, size - start), size, start
+
+    def _bytes(self, run_id: str, name: str, offset: int, limit: int) -> tuple[bytes, int]:
+        try:
+            with self._run(run_id) as (_, folder), closing(open_file(name, folder)) as fd:
                 size = os.fstat(fd).st_size
                 return (read_span(fd, offset, min(limit, size - offset)) if offset < size else b""), size
         except (RunNotFound, RecordUnusable) as exc:
-            raise FileNotFoundError(errno.ENOENT, f"no run folder to read {CONSOLE} from: {exc}") from None
+            raise FileNotFoundError(errno.ENOENT, f"no run folder to read {name} from: {exc}") from None
 
     def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
         try:

@@ -19,6 +19,9 @@ from domain.availability import MALFORMED, MISSING, Availability, ConsoleAvailab
 from domain.lifecycle import next_generation
 from domain.run import Run, is_run_id, make_run_id, parse_record
 
+CONSOLE = "console.log"
+LI_LOG = "li.log"
+
 
 class MemoryRunStore:
     """Keeps records as serialized JSON so a record read here is as detached as one read from disk."""
@@ -115,7 +118,7 @@ class MemoryRunStore:
         return nullcontext()
 
     def console_location(self, run_id: str) -> str:
-        return _shown(run_id, "console.log")
+        return _shown(run_id, CONSOLE)
 
     @contextmanager
     def console_sink(self, run_id: str) -> Iterator[Held]:
@@ -126,17 +129,34 @@ class MemoryRunStore:
         finally:
             os.close(fd)
 
+    def li_log_sink(self, run_id: str) -> AbstractContextManager[Held]:
+        """As the console's: in memory li's lines arrive by `append_li_log`."""
+        return self.console_sink(run_id)
+
     def console_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
+        return self._bytes(run_id, CONSOLE, offset, limit)
+
+    def li_log_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
+        return self._bytes(run_id, LI_LOG, offset, limit)
+
+    def _bytes(self, run_id: str, name: str, offset: int, limit: int) -> tuple[bytes, int]:
         with self._lock:
-            text = self._files.get((run_id, "console.log"))
+            text = self._files.get((run_id, name))
         if text is None:
-            raise FileNotFoundError("console.log")
+            raise FileNotFoundError(name)
         raw = text.encode("utf-8", "surrogateescape")
         return raw[offset:offset + max(limit, 0)], len(raw)
 
     def append_console(self, run_id: str, text: str) -> None:
+        self._append(run_id, CONSOLE, text)
+
+    def append_li_log(self, run_id: str, text: str) -> None:
+        """One of li's own lines, apart from the console (what the runner's stderr gets on disk)."""
+        self._append(run_id, LI_LOG, text)
+
+    def _append(self, run_id: str, name: str, text: str) -> None:
         with self._lock:
-            self._files[(run_id, "console.log")] = self._files.get((run_id, "console.log"), "") + text
+            self._files[(run_id, name)] = self._files.get((run_id, name), "") + text
 
     def put_artifact(self, run_id: str, name: str, body: bytes) -> None:
         with self._lock:
@@ -150,10 +170,16 @@ class MemoryRunStore:
         return body
 
     def console(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
+        return self._tail(run_id, CONSOLE, tail_chars)
+
+    def li_log(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
+        return self._tail(run_id, LI_LOG, tail_chars)
+
+    def _tail(self, run_id: str, name: str, tail_chars: int) -> ConsoleAvailability:
         with self._lock:
-            text = self._files.get((run_id, "console.log"))
+            text = self._files.get((run_id, name))
         if text is None:
-            return ConsoleAvailability.unavailable(MISSING, "console.log does not exist")
+            return ConsoleAvailability.unavailable(MISSING, f"{name} does not exist")
         tail = text[-tail_chars:] if tail_chars > 0 else ""
         return ConsoleAvailability.tail(tail, len(tail) < len(text))
 

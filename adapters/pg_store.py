@@ -2,7 +2,8 @@
 
 One row per run in `runs` (the record as the JSON text the filesystem store would hold, so
 `domain.run.parse_record` applies the very same untrusted-input rules), small run files in
-`run_files`, the console as ordered chunks in `console_chunks`, and the artifacts listing (with
+`run_files`, the console as ordered chunks in `console_chunks` (li's own lines likewise in
+`li_log_chunks`, apart from the work's bytes), and the artifacts listing (with
 bodies up to a documented cap) in `artifacts`. The fenced write is a transaction: the row is
 locked with `SELECT … FOR UPDATE` under `lock_timeout`, judged, and rewritten with
 `UPDATE … WHERE generation = <judged>`; a lock not had in time is `StoreBusy`. A server that is
@@ -25,9 +26,9 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from adapters.clocks import SystemClock
 from adapters.confined import (
@@ -74,6 +75,7 @@ ARTIFACT_BODY_MAX = 16 * 1024 * 1024  # a larger artifact is listed with `availa
 CONSOLE_CHUNK_MAX = 64 * 1024
 CONSOLE_FORWARD_INTERVAL = 0.2  # seconds between moves of the spooled console into the store
 CONSOLE = "console.log"
+LI_LOG = "li.log"  # li's own lines (the runner's stderr), spooled and moved in as the console is
 CONNECT_TIMEOUT = 5.0  # seconds; a server that does not answer is `unavailable`, not a hang
 STATEMENT_TIMEOUT = 30.0  # seconds a statement, or its wait for a lock, may take (then `unavailable`)
 
@@ -86,6 +88,13 @@ TRANSIENT_STATES = frozenset({"57P01", "57P02", "57P03", "57P05", "57014", "55P0
 # A connection the server refused at once with one of these is not up yet (or going down); any
 # other FATAL at connect (no such database or role, authentication) is a refusal.
 TRANSIENT_AT_CONNECT = ("the database system is", "too many clients", "remaining connection slots")
+
+# li's own lines, apart from the console (issue 27); added to schema 1 as `queue_line`'s column was
+LI_LOG_TABLE = """CREATE TABLE IF NOT EXISTS li_log_chunks (
+        run_id text NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        start_offset bigint NOT NULL,
+        body bytea NOT NULL,
+        PRIMARY KEY (run_id, start_offset))"""
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS lionrun_schema (
@@ -108,6 +117,7 @@ SCHEMA = (
         start_offset bigint NOT NULL,
         body bytea NOT NULL,
         PRIMARY KEY (run_id, start_offset))""",
+    LI_LOG_TABLE,
     """CREATE TABLE IF NOT EXISTS artifacts (
         run_id text NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
         name text NOT NULL,
@@ -117,7 +127,22 @@ SCHEMA = (
 )
 
 
-TABLES = ("runs", "run_files", "console_chunks", "artifacts", "lionrun_schema")
+TABLES = ("runs", "run_files", "console_chunks", "li_log_chunks", "artifacts", "lionrun_schema")
+# Added after schema 1 was first published (issue 27): made by `li store init`, or by the first
+# runner that writes to it; a reader of a database that has none yet finds no li log (missing).
+LATER_TABLES = ("li_log_chunks",)
+
+
+class _Stream(NamedTuple):
+    """An append-only stream of a run kept as ordered chunks: its spooled file and run_files marker
+    (`name`), and its table."""
+
+    name: str
+    table: str
+
+
+CONSOLE_STREAM = _Stream(CONSOLE, "console_chunks")
+LI_LOG_STREAM = _Stream(LI_LOG, "li_log_chunks")
 
 
 class SchemaMissing(StoreRefused):
@@ -145,6 +170,7 @@ class PgRunStore:
         self._conn: psycopg.Connection[Any] | None = None
         self._lock = threading.RLock()
         self._drain_lock = threading.Lock()
+        self._li_log_ready: set[str] = set()  # runs whose li log (table and marker) this store made
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -201,6 +227,10 @@ class PgRunStore:
             with self._cursor() as cur:
                 problems = []
                 for table in TABLES:
+                    if table in LATER_TABLES:
+                        cur.execute("SELECT to_regclass(%s) IS NOT NULL", (table,))
+                        if not cur.fetchone()[0]:
+                            continue  # made by the first runner that needs it
                     cur.execute("SELECT has_table_privilege(current_user, %s, 'SELECT,INSERT,UPDATE,DELETE')",
                                 (table,))
                     (allowed,) = cur.fetchone()
@@ -456,24 +486,47 @@ class PgRunStore:
         """Where a person finds the console: in the store, read with `li job output`."""
         return f"postgresql:runs/{_checked(run_id)}/console.log"
 
-    @contextmanager
-    def console_sink(self, run_id: str) -> Iterator[Held]:
+    def console_sink(self, run_id: str) -> AbstractContextManager[Held]:
         """The run's console spooled on this host (0600, never through a link), for the runner's
         output; the runner forwards it into the store as ordered chunks (`forward_console`)."""
-        self._open_console(_checked(run_id))
+        return self._sink(run_id, CONSOLE_STREAM)
+
+    def li_log_sink(self, run_id: str) -> AbstractContextManager[Held]:
+        """The run's li log spooled on this host beside its console, forwarded into the store as it
+        is. A store that does not answer now does not stop it: the spool keeps every line, and the
+        first move that reaches the store makes the li log there."""
+        return self._sink(run_id, LI_LOG_STREAM)
+
+    def _ready_li_log(self, run_id: str) -> None:
+        """`li_log_chunks` (made on first use in a database initialised before it existed) and the
+        run's marker there: its li log exists from now on."""
+        with self._cursor() as cur:
+            cur.execute("SELECT to_regclass('li_log_chunks') IS NOT NULL")
+            if not cur.fetchone()[0]:
+                cur.execute(LI_LOG_TABLE)
+        self._open_stream(run_id, LI_LOG_STREAM)
+        self._li_log_ready.add(run_id)
+
+    @contextmanager
+    def _sink(self, run_id: str, stream: _Stream) -> Iterator[Held]:
+        if stream is LI_LOG_STREAM:
+            with suppress(StoreRefused):  # the first move makes it
+                self._ready_li_log(_checked(run_id))
+        else:
+            self._open_stream(_checked(run_id), stream)
         try:
             with self._spool_run(run_id) as folder:
-                fd = open_file(CONSOLE, folder, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+                fd = open_file(stream.name, folder, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         except OSError as exc:
-            raise StoreRefused(f"cannot open the console spool: {exc}") from exc
+            raise StoreRefused(f"cannot open the {stream.name} spool: {exc}") from exc
         with closing(fd):
             os.set_blocking(fd, True)
             yield Held(fd)
 
     @contextmanager
     def forward_console(self, run_id: str) -> Iterator[None]:
-        """While the work runs (in the runner), move what its spooled console gets into the store,
-        a chunk at a time in order; everything left is moved when the block ends.
+        """While the work runs (in the runner), move what its spooled console and li log get into
+        the store, a chunk at a time in order; everything left is moved when the block ends.
 
         The spool keeps every byte while the store is away: a round that fails leaves them for
         the next, which goes on from what the store holds (chunks are keyed by their offset, so a
@@ -494,96 +547,122 @@ class PgRunStore:
             stop.set()
             mover.join()
             try:
-                Outage(SystemClock(), self.outage).call("the console", lambda: self._move_console(run_id))
+                Outage(SystemClock(), self.outage).call("the console", lambda: self._move_spooled(run_id))
             except (OSError, StoreRefused):
                 pass  # the spool keeps what the store could not take
             else:  # all of it is in the store: nothing of the run stays here
                 shutil.rmtree(os.path.join(self.spool, run_id), ignore_errors=True)
 
     def _drain_console(self, run_id: str) -> bool:
-        """One round of the forwarder: whether the store now holds the whole spooled console."""
+        """One round of the forwarder: whether the store now holds the whole spooled console and li log."""
         try:
-            self._move_console(run_id)
+            self._move_spooled(run_id)
         except (OSError, StoreRefused):
             return False  # a spool the work replaced, or a store that is away: the next round tries again
         return True
 
-    def _move_console(self, run_id: str) -> None:
-        """Append the spooled console's bytes past what the store holds (one mover at a time).
-
-        Raises StoreRefused (StoreUnavailable when the server did not answer) or OSError.
-        """
+    def _move_spooled(self, run_id: str) -> None:
+        """Append the spooled console's and li log's bytes past what the store holds (one mover at
+        a time). Raises StoreRefused (StoreUnavailable when the server did not answer) or OSError."""
         with self._drain_lock:
-            try:
-                with self._spool_run(run_id) as folder, closing(open_file(CONSOLE, folder)) as fd:
-                    offset = self._console_size(run_id)
-                    while chunk := read_span(fd, offset, CONSOLE_CHUNK_MAX):
-                        self._append_console(run_id, offset, chunk)
-                        offset += len(chunk)
-            except FileNotFoundError:
-                return  # no console was spooled here
+            for stream in (CONSOLE_STREAM, LI_LOG_STREAM):
+                try:
+                    with self._spool_run(run_id) as folder, closing(open_file(stream.name, folder)) as fd:
+                        if stream is LI_LOG_STREAM and run_id not in self._li_log_ready:
+                            self._ready_li_log(run_id)
+                        offset = self._size(run_id, stream)
+                        while chunk := read_span(fd, offset, CONSOLE_CHUNK_MAX):
+                            self._append(run_id, stream, offset, chunk)
+                            offset += len(chunk)
+                except FileNotFoundError:
+                    continue  # nothing of it was spooled here
 
-    def _append_console(self, run_id: str, offset: int, chunk: bytes) -> None:
+    def _append(self, run_id: str, stream: _Stream, offset: int, chunk: bytes) -> None:
         """One chunk at its offset; a chunk already stored there (a retry) is left as it is."""
         with self._cursor() as cur:
             if chunk:
-                cur.execute("INSERT INTO console_chunks (run_id, start_offset, body) VALUES (%s, %s, %s) "
+                cur.execute(f"INSERT INTO {stream.table} (run_id, start_offset, body) VALUES (%s, %s, %s) "
                             "ON CONFLICT DO NOTHING", (run_id, offset, chunk))
 
-    def _open_console(self, run_id: str) -> None:
-        """The console exists from now on, empty until its first chunk."""
+    def _open_stream(self, run_id: str, stream: _Stream) -> None:
+        """The stream exists from now on, empty until its first chunk."""
         with self._cursor() as cur:
-            cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, 'console.log', '') "
-                        "ON CONFLICT DO NOTHING", (run_id,))
+            cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, %s, '') "
+                        "ON CONFLICT DO NOTHING", (run_id, stream.name))
 
     def append_console(self, run_id: str, text: str) -> None:
         """Append text to the console (tests and the store copy)."""
-        self._open_console(run_id)
-        self._append_console(run_id, self._console_size(run_id), text.encode("utf-8", "surrogateescape"))
+        self._append_text(run_id, CONSOLE_STREAM, text)
 
-    def _console_size(self, run_id: str) -> int:
+    def append_li_log(self, run_id: str, text: str) -> None:
+        """Append one of li's own lines to the li log (tests)."""
+        self._ready_li_log(_checked(run_id))
+        self._append_text(run_id, LI_LOG_STREAM, text)
+
+    def _append_text(self, run_id: str, stream: _Stream, text: str) -> None:
+        self._open_stream(run_id, stream)
+        self._append(run_id, stream, self._size(run_id, stream), text.encode("utf-8", "surrogateescape"))
+
+    def _size(self, run_id: str, stream: _Stream) -> int:
         with self._cursor() as cur:
-            cur.execute("SELECT coalesce(max(start_offset + length(body)), 0) FROM console_chunks "
+            cur.execute(f"SELECT coalesce(max(start_offset + length(body)), 0) FROM {stream.table} "
                         "WHERE run_id = %s", (run_id,))
             (size,) = cur.fetchone()
         return int(size)
 
     def console_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
+        return self._bytes(run_id, CONSOLE_STREAM, offset, limit)
+
+    def li_log_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
+        try:
+            return self._bytes(run_id, LI_LOG_STREAM, offset, limit)
+        except SchemaMissing:  # a database that has no li log table yet holds no li log
+            raise FileNotFoundError(LI_LOG) from None
+
+    def _bytes(self, run_id: str, stream: _Stream, offset: int, limit: int) -> tuple[bytes, int]:
         _checked(run_id)
         with self._cursor() as cur:
             cur.execute("SELECT 1 FROM runs WHERE run_id = %s", (run_id,))
             if cur.fetchone() is None:
-                raise FileNotFoundError(f"no run {run_id} to read console.log from")
+                raise FileNotFoundError(f"no run {run_id} to read {stream.name} from")
             cur.execute(
-                "SELECT start_offset, body FROM console_chunks WHERE run_id = %s "
+                f"SELECT start_offset, body FROM {stream.table} WHERE run_id = %s "
                 "AND start_offset + length(body) > %s AND start_offset < %s ORDER BY start_offset",
                 (run_id, offset, offset + max(limit, 0)))
             rows = cur.fetchall()
-            cur.execute("SELECT coalesce(max(start_offset + length(body)), 0) FROM console_chunks "
+            cur.execute(f"SELECT coalesce(max(start_offset + length(body)), 0) FROM {stream.table} "
                         "WHERE run_id = %s", (run_id,))
             (size,) = cur.fetchone()
-        if not rows and int(size) == 0 and not self._has_console(run_id):
-            raise FileNotFoundError("console.log")
+        if not rows and int(size) == 0 and not self._has(run_id, stream):
+            raise FileNotFoundError(stream.name)
         data = b"".join(bytes(body) for _, body in rows)
         first = int(rows[0][0]) if rows else offset
         data = data[offset - first:][:max(limit, 0)]
         return data, int(size)
 
-    def _has_console(self, run_id: str) -> bool:
+    def _has(self, run_id: str, stream: _Stream) -> bool:
         with self._cursor() as cur:
-            cur.execute("SELECT 1 FROM run_files WHERE run_id = %s AND name = 'console.log'", (run_id,))
+            cur.execute("SELECT 1 FROM run_files WHERE run_id = %s AND name = %s", (run_id, stream.name))
             return cur.fetchone() is not None
 
     def console(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
+        return self._tail(run_id, self.console_bytes, CONSOLE, tail_chars)
+
+    def li_log(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
+        return self._tail(run_id, self.li_log_bytes, LI_LOG, tail_chars)
+
+    @staticmethod
+    def _tail(run_id: str, read: Callable[[str, int, int], tuple[bytes, int]], name: str,
+              tail_chars: int) -> ConsoleAvailability:
         tail_chars = max(tail_chars, 0)
         try:
-            _, size = self.console_bytes(run_id, 0, 0)
+            _, size = read(run_id, 0, 0)
             start = max(0, size - tail_chars * 4)
-            raw, size = self.console_bytes(run_id, start, size - start)
+            raw, size = read(run_id, start, size - start)
         except FileNotFoundError:
-            return ConsoleAvailability.unavailable(MISSING, "console.log does not exist")
+            return ConsoleAvailability.unavailable(MISSING, f"{name} does not exist")
         except StoreRefused as exc:
-            return ConsoleAvailability.unavailable(UNREADABLE, f"console.log: {exc}")
+            return ConsoleAvailability.unavailable(UNREADABLE, f"{name}: {exc}")
         text = raw.decode("utf-8", errors="replace")
         if start > 0 and text:
             text = text[1:] if text[0] == "\ufffd" else text
@@ -633,7 +712,7 @@ class PgRunStore:
         Raises OSError (NotConfined for a planted folder) or StoreRefused; the spool is removed
         once the listing is stored.
         """
-        self._move_console(_checked(run_id))  # the console is whole in the store before the end is
+        self._move_spooled(_checked(run_id))  # the console is whole in the store before the end is
         shown = f"postgresql:runs/{run_id}/artifacts"
         with self._spool_run(run_id) as folder, closing(make_folder("artifacts", folder)) as root:
             entries = list_tree(root, shown)
@@ -665,9 +744,9 @@ class PgRunStore:
     artifact_body_max = ARTIFACT_BODY_MAX
 
     def import_run(self, run: Run, files: Mapping[str, str], console: Iterable[bytes] | None,
-                   artifacts: Sequence[ImportedArtifact] | None) -> bool:
+                   artifacts: Sequence[ImportedArtifact] | None, li_log: Iterable[bytes] | None = None) -> bool:
         """A whole run of another store in one transaction (`li store copy`): the record as is
-        (its generation and host kept), its files, console chunks and artifacts listing.
+        (its generation and host kept), its files, console and li log chunks and artifacts listing.
         False, writing nothing, when this store already holds the run."""
         run_id = _checked(run.run_id)
         pg = _psycopg()
@@ -684,15 +763,11 @@ class PgRunStore:
                     for name, text in files.items():
                         cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, %s, %s)",
                                     (run_id, name, text.encode("utf-8", "surrogateescape")))
-                    if console is not None:
-                        cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, 'console.log', '')",
-                                    (run_id,))
-                        offset = 0
-                        for chunk in console:  # a source that fails mid-way undoes the whole import
-                            if chunk:
-                                cur.execute("INSERT INTO console_chunks (run_id, start_offset, body) "
-                                            "VALUES (%s, %s, %s)", (run_id, offset, chunk))
-                                offset += len(chunk)
+                    if li_log is not None:
+                        cur.execute(LI_LOG_TABLE)
+                    for stream, chunks in ((CONSOLE_STREAM, console), (LI_LOG_STREAM, li_log)):
+                        if chunks is not None:
+                            _import_chunks(cur, run_id, stream, chunks)
                     if artifacts is not None:
                         for item in artifacts:
                             body = item.body if item.body is not None and len(item.body) <= ARTIFACT_BODY_MAX \
@@ -767,6 +842,17 @@ class PgRunWatch:
             with suppress(Exception):
                 self._conn.close()
             self._conn = None
+
+
+def _import_chunks(cur: Any, run_id: str, stream: _Stream, chunks: Iterable[bytes]) -> None:
+    """A stream's marker and its chunks in order, inside the caller's transaction."""
+    cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, %s, '')", (run_id, stream.name))
+    offset = 0
+    for chunk in chunks:  # a source that fails mid-way undoes the whole import
+        if chunk:
+            cur.execute(f"INSERT INTO {stream.table} (run_id, start_offset, body) VALUES (%s, %s, %s)",
+                        (run_id, offset, chunk))
+            offset += len(chunk)
 
 
 def _schema_version(conn: Any) -> int | None:

@@ -133,7 +133,8 @@ def _kill_group(pgid: int, signum: int) -> None:
 
 
 class ChildRun:
-    """One provider child: own process group, stdout lines to a callback, stderr to the console."""
+    """One provider child: own process group, stdout lines to a callback, stderr to the console;
+    li's own lines about it (could not start, idle, strays) to the console's `say` (the li log)."""
 
     def __init__(self, groups: ChildGroups) -> None:
         self.groups = groups
@@ -154,7 +155,7 @@ class ChildRun:
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=self.groups.pre_exec,
             )
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
-            console.write(f"li: could not start {argv[0]}: {exc}\n")
+            console.say(f"li runner: could not start {argv[0]}: {exc}\n")
             return 127, False, False
         self.groups.add(child.pid)
         try:
@@ -191,7 +192,7 @@ class ChildRun:
                 now = time.monotonic()
                 if idle_timeout is not None and now - heard[0] >= idle_timeout:
                     idle = True
-                    console.write(IDLE_SAID.format(seconds=idle_timeout))
+                    console.say(IDLE_SAID.format(seconds=idle_timeout))
                 elif deadline is None or now < deadline:
                     continue
             timed_out = True
@@ -202,7 +203,7 @@ class ChildRun:
                 _kill_group(child.pid, signal.SIGKILL)
                 child.wait()
         self.groups.discard(child.pid)  # what it left running is stopped before its output is awaited
-        self.groups.stop_strays(console.write, leg=leg)
+        self.groups.stop_strays(console.say, leg=leg)
         for pump in pumps:
             pump.join(PUMP_JOIN)
         return child.returncode, timed_out, idle
@@ -269,7 +270,7 @@ class ShProvider:
         try:
             launch = self.launch(instruction, model, env, extra)
         except OSError as exc:
-            console.write(f"li: could not hand the instruction to {self.shell}: {exc}\n")
+            console.say(f"li runner: could not hand the instruction to {self.shell}: {exc}\n")
             return ProviderResult(exit_code=127)
         try:
             code, timed_out, _ = self.child(launch.argv, cwd, env, console, timeout, tee, pass_fds=launch.keeps)

@@ -11,7 +11,9 @@ While the work runs it:
 - starts the leg's process in its own process group, stdin from the prepared text (else
   /dev/null), stdout and stderr through pipes;
 - copies both to the run's console (fd 1) in whole lines, and stdout to the capture descriptor
-  (the answer and the agent's event stream, parsed after the end);
+  (the answer and the agent's event stream, parsed after the end); li's own lines (a kill seen,
+  the idle stop, leftover processes, a failed start) go to the run's li log (fd 2, which the
+  runner pointed there before the exec), never into the console: that is the work's bytes alone;
 - is a child subreaper (`adapters/proctree.py`), so what the leg starts in a session of its own
   (an agent's shell tool) stays its descendant;
 - on SIGTERM (li job kill, scancel) or a kill request recorded in the run's record.json (li job
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     Spec = dict[str, Any]
 
 CHUNK = 1 << 16
+LI_LOG = 2  # the runner made its stderr the run's li log; kept across the exec
 LINE_MAX = 1 << 20  # a partial line held longer than this goes to the console as it is
 
 _terms: list[int] = []
@@ -212,11 +215,11 @@ def _die_with(parent: int) -> None:
 
 
 def _failed_start(spec: Spec, report: bytes) -> str:
-    """The console line of a leg that could not be started, as the in-process runner says it."""
+    """The li log line of a leg that could not be started, as the in-process runner says it."""
     number, _, what = report.decode("ascii", "replace").partition(" ")
     code = int(number) if number.isdigit() else 0
     name = {"cwd": spec["cwd"], "confine": "the store could not be hidden"}.get(what, spec["argv"][0])
-    return f"li: could not start {spec['argv'][0]}: [Errno {code}] {os.strerror(code)}: {name!r}\n"
+    return f"li runner: could not start {spec['argv'][0]}: [Errno {code}] {os.strerror(code)}: {name!r}\n"
 
 
 def _signal_group(pgid: int, signum: int) -> None:
@@ -356,13 +359,13 @@ class Supervision:
             self.left_killed = True
             proctree.signal_all(left, signal.SIGKILL)
         if self.left_stopped and now >= self.give_up:
-            _write_all(1, f"li runner: {len(left)} process(es) of the work could not be stopped: "
+            _write_all(LI_LOG, f"li runner: {len(left)} process(es) of the work could not be stopped: "
                           f"{' '.join(map(str, sorted(left)))}\n".encode())
             self.left = {}
 
     def _stop_left(self, left: dict[int, int], now: float) -> None:
         self.left_stopped, self.give_up = True, now + self.grace + self.spec["pump_join"]
-        _write_all(1, f"li runner: stopping {len(left)} process(es) the work left running\n".encode())
+        _write_all(LI_LOG, f"li runner: stopping {len(left)} process(es) the work left running\n".encode())
         proctree.signal_all(left, signal.SIGTERM)
         self.kill_at = now + self.grace if self.kill_at is None else min(self.kill_at, now + self.grace)
 
@@ -377,7 +380,7 @@ class Supervision:
             return
         self.next_look = now + self.watch.interval
         if self.watch.requested():
-            _write_all(1, self.spec["kill_seen"].encode())
+            _write_all(LI_LOG, self.spec["kill_seen"].encode())
             self.cancelled, self.kill_at = True, self._stop(now)
 
     def _on_limits(self, now: float) -> None:
@@ -386,7 +389,7 @@ class Supervision:
         if self.deadline is not None and counting and now >= self.deadline:
             self.timed_out, self.kill_at = True, self._stop(now)
         elif self.idle_for and counting and now - self.heard >= self.idle_for:
-            _write_all(1, self.spec["idle_said"].format(seconds=self.idle_for).encode())
+            _write_all(LI_LOG, self.spec["idle_said"].format(seconds=self.idle_for).encode())
             self.timed_out = self.idle = True
             self.kill_at = self._stop(now)
         if self.kill_at is not None and now >= self.kill_at:
@@ -443,7 +446,7 @@ def supervise(spec: Spec) -> tuple[int | None, str, bool, float]:
         os.waitpid(pid, 0)
         os.close(out_r)
         os.close(err_r)
-        _write_all(1, _failed_start(spec, report).encode())
+        _write_all(LI_LOG, _failed_start(spec, report).encode())
         return 127, "0", False, began
     run = Supervision(spec, pid, out_r, err_r, wake_r, began)
     _serve_the_work(spec)  # after the fork of the leg: no thread is copied into it
@@ -481,7 +484,7 @@ def main(argv: list[str]) -> int:
     try:
         code, timed_out, cancelled, leg_began = supervise(spec)
     except Exception as exc:  # noqa: BLE001 - a fault here still ends in a recorded end, never a lost run
-        _write_all(1, f"li runner: the supervision failed: {type(exc).__name__}: {exc}\n".encode())
+        _write_all(LI_LOG, f"li runner: the supervision failed: {type(exc).__name__}: {exc}\n".encode())
         code, timed_out, cancelled, leg_began = 70, "0", False, time.monotonic()
     signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGTERM,))  # from here on the finisher records the end
     cancelled = cancelled or bool(_terms)  # a SIGTERM before the end is recorded cancels, as in the runner
@@ -493,7 +496,7 @@ def main(argv: list[str]) -> int:
     try:
         os.execv(finish[0], finish)
     except OSError as exc:
-        _write_all(1, f"li runner: the end could not be recorded: the finisher did not start: {exc}\n".encode())
+        _write_all(LI_LOG, f"li runner: the end could not be recorded: the finisher did not start: {exc}\n".encode())
     return 70
 
 

@@ -1,14 +1,17 @@
 """Follow one run's console to its end: the one loop `li agent` (foreground) and `li job output --follow` share.
 
-The loop yields the console as it grows, in `ConsoleChunk`s of raw bytes, and ends with one
-`FollowEnd`: the run's final observation and why following stopped. What the bytes become on a
-screen is the caller's: a `ConsoleRenderer` is fed every chunk (the raw stream, the work's lines
-apart from the runner's, or the transcript of an agent CLI's events: `entrypoints.console_view`).
+The loop yields the console as it grows, in `ConsoleChunk`s of raw bytes, and li's own lines (the
+run's li log, kept apart from the console) as they come, in chunks marked `li`; it ends with one
+`FollowEnd`: the run's final observation and why following stopped. Both are polled every round,
+the console first, so the two streams interleave in time as closely as one poll interval allows.
+What the bytes become on a screen is the caller's: a `ConsoleRenderer` is written every console
+chunk (the raw stream, or the transcript of an agent CLI's events: `entrypoints.console_view`) and
+told every li chunk (`say`: a person's terminal shows them on stderr).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
@@ -27,10 +30,12 @@ Why = Literal["ended", "stopped", "never_started"]
 
 @dataclass(frozen=True)
 class ConsoleChunk:
-    """Console bytes as written (a line may be cut anywhere), and the offset just after them."""
+    """Console bytes as written (a line may be cut anywhere), and the offset just after them;
+    with `li`, bytes of the run's li log instead (li's own lines, never the work's)."""
 
     data: bytes
     end: int
+    li: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,10 +65,14 @@ FollowEvent = ConsoleChunk | FollowEnd
 
 
 class ConsoleRenderer(Protocol):
-    """What a caller plugs in to show a followed console: written every chunk (cut anywhere) and
-    flushed after it, closed once at the end."""
+    """What a caller plugs in to show a followed console: written every console chunk (cut
+    anywhere) and flushed after it, told every li log chunk, closed once at the end."""
 
     def write(self, chunk: bytes) -> object:
+        ...
+
+    def say(self, chunk: bytes) -> object:
+        """Bytes of li's own lines (the li log), apart from the work's."""
         ...
 
     def flush(self) -> None:
@@ -89,19 +98,22 @@ class Follower:
         self.clock = clock
         self.poll_seconds = poll_seconds
 
-    def follow(self, run_id: str, offset: int = 0) -> Iterator[FollowEvent]:
-        """The console from `offset` as it grows, then one FollowEnd.
+    def follow(self, run_id: str, offset: int = 0, li_offset: int = 0) -> Iterator[FollowEvent]:
+        """The console from `offset` and the li log from `li_offset` as they grow, then one FollowEnd.
 
         A bad, missing or unusable run is refused (ContractError) before anything is yielded.
-        Each round observes first and drains the console after, so the bytes written before an
-        end was recorded are all yielded before that end. A console that shrank is read again
-        from its start; one that is missing or unusable for now is tried again next round.
-        To resume after an interruption, follow again from the last chunk's `end`.
+        Each round observes first and drains the console and then the li log after, so the bytes
+        written before an end was recorded are all yielded before that end. A stream that shrank
+        is read again from its start; one that is missing or unusable for now is tried again next
+        round. To resume after an interruption, follow again from the last chunks' `end`s.
         """
         observed = observe_or_refuse(self.observer, run_id, probe_ended=False)
         while True:
-            for chunk in self._drain(run_id, offset):
+            for chunk in self._drain(self.files.console_bytes, run_id, offset, li=False):
                 offset = chunk.end
+                yield chunk
+            for chunk in self._drain(self.files.li_log_bytes, run_id, li_offset, li=True):
+                li_offset = chunk.end
                 yield chunk
             why = _why_over(observed)
             if why is not None:
@@ -110,41 +122,52 @@ class Follower:
             self.clock.sleep(self.poll_seconds)
             observed = observe_or_refuse(self.observer, run_id, probe_ended=False)
 
-    def render(self, run_id: str, renderer: ConsoleRenderer, offset: int = 0) -> FollowEnd:
-        """Follow into `renderer` (each chunk written and flushed, then closed once); how it ended."""
-        for event in self.follow(run_id, offset):
+    def render(self, run_id: str, renderer: ConsoleRenderer, offset: int = 0, li_offset: int = 0) -> FollowEnd:
+        """Follow into `renderer` (each chunk written, or said, and flushed; then closed once); how it ended."""
+        for event in self.follow(run_id, offset, li_offset):
             if isinstance(event, FollowEnd):
                 renderer.close()
                 return event
-            renderer.write(event.data)
-            renderer.flush()
+            show(renderer, event)
         raise AssertionError("a follow always ends with a FollowEnd")  # pragma: no cover
 
-    def tail_start(self, run_id: str, tail_bytes: int) -> int:
-        """The offset of about the last `tail_bytes` of the console, moved on to a character
-        boundary (0 when there is no console yet)."""
+    def tail_start(self, run_id: str, tail_bytes: int, li: bool = False) -> int:
+        """The offset of about the last `tail_bytes` of the console (with `li`, of the li log),
+        moved on to a character boundary (0 when there is none yet)."""
+        read = self.files.li_log_bytes if li else self.files.console_bytes
         try:
-            _, size = self.files.console_bytes(run_id, 0, 0)
+            _, size = read(run_id, 0, 0)
             start = max(0, size - max(tail_bytes, 0))
-            head, _ = self.files.console_bytes(run_id, start, 4)
-        except OSError:  # no console yet, or one that is not a file: start at 0
+            head, _ = read(run_id, start, 4)
+        except OSError:  # none yet, or one that is not a file: start at 0
             return 0
         skip = next((i for i, byte in enumerate(head) if not 0x80 <= byte <= 0xBF), len(head))
         return start + skip
 
-    def _drain(self, run_id: str, offset: int) -> Iterator[ConsoleChunk]:
+    @staticmethod
+    def _drain(read: Callable[[str, int, int], tuple[bytes, int]], run_id: str, offset: int,
+               li: bool) -> Iterator[ConsoleChunk]:
         while True:
             try:
-                data, size = self.files.console_bytes(run_id, offset, READ_BYTES)
+                data, size = read(run_id, offset, READ_BYTES)
             except OSError:  # missing or unusable for now; the next round tries again
                 return
-            if size < offset:  # the console shrank: read it again from its start
+            if size < offset:  # it shrank: read it again from its start
                 offset = 0
                 continue
             if not data:
                 return
             offset += len(data)
-            yield ConsoleChunk(data, offset)
+            yield ConsoleChunk(data, offset, li)
+
+
+def show(renderer: ConsoleRenderer, chunk: ConsoleChunk) -> None:
+    """One chunk into a renderer: the work's bytes written, li's lines said; flushed after."""
+    if chunk.li:
+        renderer.say(chunk.data)
+    else:
+        renderer.write(chunk.data)
+    renderer.flush()
 
 
 def _why_over(observed: Observed) -> Why | None:

@@ -125,19 +125,32 @@ def _settle(leg: Leg, future: Future[LegOutcome]) -> LegOutcome:
 
 
 class LegConsole:
-    """A console shared by parallel legs: whole lines, each prefixed with its leg's id."""
+    """A console shared by parallel legs: whole lines, each prefixed with its leg's id; `say`
+    writes li's own lines about the leg to the run's li log instead (never into the console)."""
 
-    def __init__(self, console: Any, prefix: str, lock: threading.Lock) -> None:
+    def __init__(self, console: Any, prefix: str, lock: threading.Lock, li_log: Any) -> None:
         self.console = console
         self.prefix = prefix
         self.lock = lock
+        self.li_log = li_log
 
     def write(self, text: str) -> int:
+        return self._put(self.console, text)
+
+    def say(self, text: str) -> int:
+        """One of li's own lines (a leg that could not start, went idle, left processes behind):
+        best effort, as every li line is: a li log that cannot be written never stops the leg."""
+        try:
+            return self._put(self.li_log, text)
+        except Exception:  # noqa: BLE001 - nowhere left to say it
+            return 0
+
+    def _put(self, stream: Any, text: str) -> int:
         lines = text.splitlines(keepends=True) if self.prefix else [text]
         with self.lock:
             for line in lines:
-                self.console.write(f"{self.prefix}{line}")
-            self.console.flush()
+                stream.write(f"{self.prefix}{line}")
+            stream.flush()
         return len(text)
 
     def flush(self) -> None:

@@ -166,9 +166,14 @@ class RunFiles(Protocol):
         """What appends to the run's console, for the child's stdout and stderr."""
         ...
 
+    def li_log_sink(self, run_id: str) -> AbstractContextManager[Held]:
+        """What appends to the run's li log, for the runner's stderr: li's own lines (`li runner: …`)
+        kept apart from the console, so that the console is exactly what the work wrote (issue 27)."""
+        ...
+
     def forward_console(self, run_id: str) -> AbstractContextManager[None]:
-        """In the runner, around the work: move what the console sink gets into the store as it
-        comes. Nothing to do where the sink is the store's own console (filesystem, memory)."""
+        """In the runner, around the work: move what the console and li log sinks get into the store
+        as it comes. Nothing to do where the sinks are the store's own files (filesystem, memory)."""
         ...
 
     def console_location(self, run_id: str) -> str:
@@ -184,6 +189,18 @@ class RunFiles(Protocol):
 
     def console(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
         """The last `tail_chars` characters of the console log, read from the end."""
+        ...
+
+    def li_log_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
+        """Up to `limit` bytes of the li log from `offset` and its size (`console_bytes`' twin).
+
+        Raises OSError when the li log is missing (a run from before it existed, or whose runner
+        has not started yet), not a regular file or unreadable.
+        """
+        ...
+
+    def li_log(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
+        """The last `tail_chars` characters of the li log, read from the end (`console`'s twin)."""
         ...
 
     def artifacts(self, run_id: str) -> Availability[list[dict[str, Any]]]:
@@ -240,11 +257,11 @@ class RunImport(Protocol):
     artifact_body_max: int  # an artifact larger than this is listed with `available: false` (too_large)
 
     def import_run(self, run: Run, files: Mapping[str, str], console: Iterable[bytes] | None,
-                   artifacts: Sequence[ImportedArtifact] | None) -> bool:
-        """Write the record as is (generation and host kept), its run files, console (its bytes in
-        order, a chunk at a time) and artifacts listing in one transaction: all of it or nothing
-        (an exception from `console` undoes it and passes through). False when the store already
-        holds the run.
+                   artifacts: Sequence[ImportedArtifact] | None, li_log: Iterable[bytes] | None = None) -> bool:
+        """Write the record as is (generation and host kept), its run files, console and li log
+        (their bytes in order, a chunk at a time) and artifacts listing in one transaction: all of
+        it or nothing (an exception from `console` or `li_log` undoes it and passes through).
+        False when the store already holds the run.
 
         Raises StoreRefused when the store cannot take it.
         """

@@ -232,7 +232,8 @@ class RunReads:
                                 {"run_id": run_id, "reason_code": "unreadable"}) from exc
 
     def output(self, run_id: str, tail_chars: int = TAIL_CHARS_DEFAULT) -> dict[str, Any]:
-        """The console tail, the artifacts listing and the manifest, each saying whether it could be read."""
+        """The console tail, the artifacts listing, the manifest and the li log's tail (li's own lines,
+        apart from the console), each saying whether it could be read."""
         check_run_id(run_id)
         try:
             self.store.read(run_id)
@@ -245,6 +246,7 @@ class RunReads:
             console=self.files.console(run_id, tail_chars),
             artifacts=ArtifactsAvailability.listing(self.files.artifacts(run_id)),
             manifest=ManifestAvailability.recast(self.files.manifest(run_id)),
+            li_log=self.files.li_log(run_id, tail_chars),
         ).to_wire()
 
     def listing(self, limit: int = LIMIT_DEFAULT, status: str | None = None, label: str | None = None,

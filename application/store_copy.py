@@ -9,7 +9,7 @@ is skipped too (copying a live run would split its authority between two stores)
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -78,13 +78,14 @@ def copy_runs(source: CopySource, target: RunImport) -> CopyOutcome:
             continue
         try:
             files = _files(source, run_id)
-            console = _console(source, run_id)
+            console = _stream(source.console_bytes, run_id, "console.log")
+            li_log = _stream(source.li_log_bytes, run_id, "li.log")
             artifacts = _artifacts(source, run_id, target.artifact_body_max)
         except Unreadable as exc:
             outcome.skip(run_id, exc.reason_code, exc.detail)
             continue
         try:
-            imported = target.import_run(run, files, console, artifacts)
+            imported = target.import_run(run, files, console, artifacts, li_log)
         except Unreadable as exc:  # the console failed mid-way: the import was undone
             outcome.skip(run_id, exc.reason_code, exc.detail)
             continue
@@ -107,26 +108,30 @@ def _files(source: CopySource, run_id: str) -> dict[str, str]:
     return files
 
 
-def _console(source: CopySource, run_id: str) -> Iterator[bytes] | None:
-    """The console's bytes a chunk at a time (never all of it in memory), None when there is none."""
+Read = Callable[[str, int, int], tuple[bytes, int]]
+
+
+def _stream(read: Read, run_id: str, name: str) -> Iterator[bytes] | None:
+    """A stream's bytes (the console, or the li log) a chunk at a time (never all of it in
+    memory), None when there is none."""
     try:
-        _, size = source.console_bytes(run_id, 0, 0)
+        _, size = read(run_id, 0, 0)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise Unreadable(getattr(exc, "reason_code", UNREADABLE), f"console.log: {exc}") from None
-    return _chunks(source, run_id, size)
+        raise Unreadable(getattr(exc, "reason_code", UNREADABLE), f"{name}: {exc}") from None
+    return _chunks(read, run_id, name, size)
 
 
-def _chunks(source: CopySource, run_id: str, size: int) -> Iterator[bytes]:
+def _chunks(read: Read, run_id: str, name: str, size: int) -> Iterator[bytes]:
     offset = 0
     while offset < size:  # the size when the copy began: an ended run's console does not grow
         try:
-            chunk, _ = source.console_bytes(run_id, offset, min(CONSOLE_CHUNK, size - offset))
+            chunk, _ = read(run_id, offset, min(CONSOLE_CHUNK, size - offset))
         except OSError as exc:
-            raise Unreadable(getattr(exc, "reason_code", UNREADABLE), f"console.log: {exc}") from None
+            raise Unreadable(getattr(exc, "reason_code", UNREADABLE), f"{name}: {exc}") from None
         if not chunk:
-            raise Unreadable(UNREADABLE, f"console.log shrank below {size} bytes while it was copied")
+            raise Unreadable(UNREADABLE, f"{name} shrank below {size} bytes while it was copied")
         yield chunk
         offset += len(chunk)
 

@@ -102,10 +102,12 @@ def _launchable(provider: object) -> TypeGuard[LaunchableProvider]:
 
 @dataclass(frozen=True)
 class Workspace:
-    """Where the work happens: the console stream and the environment legs run with."""
+    """Where the work happens: the console stream (the work's bytes only), the li log stream (li's
+    own lines, kept apart so the console is exactly what the work wrote) and the legs' environment."""
 
     console: Any
     env: Mapping[str, str]
+    li_log: Any
 
 
 class WorkService:
@@ -176,7 +178,7 @@ class WorkService:
 
     @contextmanager
     def _failures(self, workspace: Workspace) -> Iterator[list[str]]:
-        """The runner's own failure while it works, said on the console and kept (in the list it
+        """The runner's own failure while it works, said in the li log and kept (in the list it
         yields) as the end's error: an unreadable request, or anything else raised."""
         errors: list[str] = []
         try:
@@ -466,7 +468,8 @@ class WorkService:
         shared = len(legs) > 1
 
         def run_leg(leg: Leg, prompt: str) -> LegOutcome:
-            console = LegConsole(workspace.console, f"[{leg.id}] " if shared else "", self._console_lock)
+            console = LegConsole(workspace.console, f"[{leg.id}] " if shared else "", self._console_lock,
+                                 workspace.li_log)
             return self._run_leg(run_id, request, leg, prompt, console, workspace.env, deadline)
 
         return run_dag(legs, run_leg, lambda leg, answers: prompt_for(request, leg, answers),
@@ -596,16 +599,17 @@ class WorkService:
         return None
 
     def _say_runner(self, text: str) -> None:
-        """One line of the runner's own on the console of the run being performed (if any)."""
+        """One line of the runner's own in the li log of the run being performed (if any)."""
         if self._workspace is not None:
             self._say(self._workspace, f"li runner: {text}\n")
 
     def _say(self, workspace: Workspace, text: str) -> None:
-        """Best effort: a console that cannot be written (a full disk) never stops the end."""
+        """One of li's own lines, to the run's li log (never its console: that is the work's bytes).
+        Best effort: a li log that cannot be written (a full disk) never stops the end."""
         with self._console_lock:
             try:
-                workspace.console.write(text)
-                workspace.console.flush()
+                workspace.li_log.write(text)
+                workspace.li_log.flush()
             except Exception:  # noqa: BLE001 - nowhere left to say it; the record still gets the end
                 pass
 

@@ -390,6 +390,11 @@ class OutputData(Wire, frozen=True, kw_only=True):
     console: ConsoleAvailability
     artifacts: ArtifactsAvailability
     manifest: ManifestAvailability
+    # Additive (D2), issue 27: li's own lines about the run (the runner's and its supervisor's:
+    # queued, stopping leftover processes, the end it recorded, ...), kept apart from `console`,
+    # which is exactly what the work wrote; its tail as long as the console's (`tail_chars`).
+    # Unavailable (`missing`) for a run whose runner has not started, or from before it existed.
+    li_log: ConsoleAvailability | None = None
 
 
 class RowError(Wire, frozen=True, kw_only=True):

@@ -6,18 +6,16 @@ from typing import Any, BinaryIO
 
 from domain.transcript import MAX_LINE, Transcript
 
-RUNNER_PREFIX = b"li runner: "  # what the runner itself writes into the console
-
 
 class ConsoleView:
-    """A sink for console bytes (any chunking): rendered or raw on `out`, the runner's lines on `err`.
+    """A sink for a followed run (any chunking): the console rendered or raw on `out`, li's own
+    lines (the run's li log, `say`) on `err`, so that `out` carries the work's bytes alone.
 
-    With `err` None the runner's lines stay in the stream, as the console has them. Call
-    `close()` once the run has ended: it shows a partial last line and the transcript's end
+    Call `close()` once the run has ended: it shows a partial last line and the transcript's end
     (the usage line).
     """
 
-    def __init__(self, out: BinaryIO, err: BinaryIO | None = None, rendered: bool = True,
+    def __init__(self, out: BinaryIO, err: BinaryIO, rendered: bool = True,
                  cut_first_line: bool = False) -> None:
         self.out = out
         self.err = err
@@ -31,7 +29,7 @@ class ConsoleView:
             if end < 0:
                 return len(chunk)
             self._cutting, chunk = False, chunk[end + 1:]
-        if self.transcript is None and self.err is None:
+        if self.transcript is None:
             self.out.write(chunk)  # the raw stream as it comes, partial lines included
             return len(chunk)
         data = self._pending + chunk
@@ -39,40 +37,28 @@ class ConsoleView:
         if len(data) - cut > MAX_LINE:  # a line without end: shown in pieces rather than held
             cut = len(data)
         self._pending = data[cut:]
-        self._lines(data[:cut])
+        self.out.write(self.transcript.feed(data[:cut]).encode("utf-8", "surrogateescape"))
+        return len(chunk)
+
+    def say(self, chunk: bytes) -> int:
+        """li's own lines, on `err` (what the work wrote so far is flushed on `out` first)."""
+        self.out.flush()
+        self.err.write(chunk)
+        self.err.flush()
         return len(chunk)
 
     def flush(self) -> None:
         self.out.flush()
-        if self.err is not None:
-            self.err.flush()
+        self.err.flush()
 
     def close(self) -> None:
         """Show what is held back and the transcript's end; a second close shows nothing more."""
         rest, self._pending = self._pending, b""
-        if rest:
-            self._lines(rest)
         if self.transcript is not None:
+            if rest:
+                self.out.write(self.transcript.feed(rest).encode("utf-8", "surrogateescape"))
             self.out.write(self.transcript.close().encode("utf-8", "surrogateescape"))
         self.flush()
-
-    def _lines(self, data: bytes) -> None:
-        for line in data.splitlines(keepends=True):
-            cut = line.find(RUNNER_PREFIX) if self.err is not None else -1
-            work, runner = (line, b"") if cut < 0 else (line[:cut], line[cut:])  # after output with no newline
-            if work:
-                self._work(work)
-            if runner and self.err is not None:
-                self.out.flush()
-                self.err.write(runner)
-                self.err.flush()
-        self.out.flush()
-
-    def _work(self, data: bytes) -> None:
-        if self.transcript is None:
-            self.out.write(data)
-        else:
-            self.out.write(self.transcript.feed(data).encode("utf-8", "surrogateescape"))
 
 
 def rendered_for(providers: Any, raw: bool) -> bool:

@@ -82,7 +82,9 @@ DESCRIPTIONS = {
     ),
     "output": (
         "Read a run's console tail (`tail_chars`, at least 1; omit it for li's default of 20000), "
-        "artifact listing and manifest. Evidence `none` means there definitively is none; `unknown` "
+        "artifact listing and manifest; li's own lines about the run (queued, stopping, the end it "
+        "recorded) are apart from the work's console, at data.li_log (same tail). "
+        "Evidence `none` means there definitively is none; `unknown` "
         "means it could not be read. Pass `artifact` (a name from data.artifacts) to also get that "
         "artifact's text at data.artifact.text; a name the listing lacks (not_found), or an artifact "
         "that cannot be served (not a regular file, unreadable, changed since listed), is an error."

@@ -139,6 +139,7 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
     from entrypoints import services
 
     store = services.store()
+    _li_log_on_stderr(store, run_id)
     if finishing is None and os.environ.get("SLURM_JOB_ID"):  # Slurm started this runner (or li ran in a job)
         refused = _attach_batch(store, run_id)
         if refused is not None:
@@ -147,19 +148,41 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     if finishing is not None:
-        ended = work.finish_supervised(run_id, Workspace(console=sys.stdout, env={}), finishing)
+        ended = work.finish_supervised(run_id, Workspace(console=sys.stdout, env={}, li_log=sys.stderr), finishing)
         _after_end_in_queue(ended)
         return exit_code_of(ended.status) if ended is not None else 70
     if _wait_for_slot(store, run_id, waiting):
         work.mark_cancelled()  # killed while queued: the end is recorded, the work never starts
     artifacts = _work_artifacts_dir(store, run_id)
-    workspace = Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts))
+    workspace = Workspace(console=sys.stdout, env=provider_environment(run_id, artifacts), li_log=sys.stderr)
     _hand_over(work, store, run_id, workspace)
     _cancel_on_sigterm(work)
     with store.forward_console(run_id):  # a shared store takes the console in as it comes
         ended = work.perform(run_id, workspace)
     _after_end_in_queue(ended)
     return exit_code_of(ended.status) if ended is not None else 70
+
+
+def _li_log_on_stderr(store: Any, run_id: str) -> None:
+    """From here on this process's stderr (fd 2, kept by the lean supervisor and the finisher it
+    exec's) is the run's li log: every line li says of the run goes there, and its stdout, the
+    console, carries the work's bytes alone (issue 27). A li log that cannot be opened leaves
+    stderr as the submitter gave it (the console): a line said there beats a line lost."""
+    from application.ports import StoreRefused
+
+    try:
+        with store.li_log_sink(run_id) as li_log:
+            sys.stderr.flush()
+            os.dup2(li_log, 2)
+    except (StoreRefused, OSError):
+        return
+    if hasattr(sys.stderr, "reconfigure"):
+        sys.stderr.reconfigure(line_buffering=True)
+
+
+def _say(text: str) -> None:
+    """One of the runner's own lines, to the run's li log (its stderr)."""
+    print(f"li runner: {text}", file=sys.stderr, flush=True)
 
 
 def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
@@ -191,7 +214,7 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
         try:
             waiting = queues.claim(run.queue, run_id).place
         except (StoreRefused, OSError) as exc:
-            print(f"li runner: no place in the queue {run.queue}: {exc}; the work starts now", flush=True)
+            _say(f"no place in the queue {run.queue}: {exc}; the work starts now")
             return False
     looked = [0.0]
 
@@ -208,7 +231,7 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
             return False
 
     def say(why: str) -> None:
-        print(f"li runner: queued in {run.queue}: {why}", flush=True)
+        _say(f"queued in {run.queue}: {why}")
 
     def record_start() -> None:
         started = iso(clock.now())
@@ -227,15 +250,12 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
 
     from application.outage import Outage
 
-    def say_store(line: str) -> None:
-        print(f"li runner: {line}", flush=True)
-
-    outage = Outage(clock, float(services.container().config.store_outage()), say_store)
+    outage = Outage(clock, float(services.container().config.store_outage()), _say)
     turn = QueueService(queues, clock).wait_turn(run_id, run.queue, waiting, stopped, say, record_start, outage)
     if turn.stopped:
         return True
     _slot = turn.slot
-    print(f"li runner: {run.queue} gave a slot; the work starts", flush=True)
+    _say(f"{run.queue} gave a slot; the work starts")
     return False
 
 
@@ -255,10 +275,10 @@ def _after_end_in_queue(ended: Any) -> None:
     try:
         paused = QueueService(queues, services.clock()).after_end(ended)
     except (StoreRefused, OSError) as exc:
-        print(f"li runner: the queue could not be paused after the rate limit: {exc}", flush=True)
+        _say(f"the queue could not be paused after the rate limit: {exc}")
         return
     if paused is not None and paused.paused_until:
-        print(f"li runner: queue {paused.name} paused until {paused.paused_until} (rate limited)", flush=True)
+        _say(f"queue {paused.name} paused until {paused.paused_until} (rate limited)")
 
 
 def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:
@@ -298,7 +318,7 @@ def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:
 
 
 def _attach_batch(store: Any, run_id: str) -> int | None:
-    """A run submitted to Slurm: take the console over (the job's own output goes nowhere), then
+    """A run submitted to Slurm: take the console over as stdout (the job's own output goes nowhere), then
     attach this runner's incarnation by the fenced `preparing` → `started` write. Returns the exit
     status when the work must not run here (another attempt's, restarted, no longer preparing)."""
     from adapters.slurm import batch_start
@@ -310,12 +330,10 @@ def _attach_batch(store: Any, run_id: str) -> int | None:
         return None
     with store.console_sink(run_id) as console:
         sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(console, 1)
-        os.dup2(console, 2)
+        os.dup2(console, 1)  # stderr is the li log already (`_li_log_on_stderr`)
     result = attach.attach(run_id, batch_start(os.environ), os.getpid(), os.getpgid(0))
     if result.refused is not None:
-        print(f"li runner: not running the work: {result.refused}", flush=True)
+        _say(f"not running the work: {result.refused}")
         return 75
     return None
 
@@ -328,7 +346,7 @@ def _work_artifacts_dir(files: Any, run_id: str) -> str:
     try:
         return str(files.work_artifacts_dir(run_id))
     except WorkFolderRefused as exc:
-        print(f"li runner: {exc}", flush=True)
+        _say(str(exc))
         return exc.where
 
 

@@ -112,7 +112,8 @@ def version(cli: str) -> str:
 
 @dataclass
 class Ended:
-    """A run of one real CLI, ended: its status record, the person's transcript, the raw stream."""
+    """A run of one real CLI, ended: its status record, the person's transcript, the raw stream,
+    and what li said of it (its li log, apart from the console)."""
 
     cli: str
     run_id: str
@@ -123,6 +124,7 @@ class Ended:
     workspace: pathlib.Path
     seconds: float
     requests: list[Any] = field(default_factory=list)
+    said: str = ""
 
     @property
     def leg(self) -> dict[str, Any]:
@@ -193,7 +195,10 @@ class Agents:
         raw = run_li("job", "output", "--raw", run_id, home=self.home, env=env).stdout
         response_path = pathlib.Path(self.home, "runs", run_id, "artifacts", "response.md")
         response = response_path.read_text() if response_path.exists() else None
-        ended = Ended(cli, run_id, data, transcript, raw, response, self.workspace, seconds, list(self.stub.requests))
+        said = pathlib.Path(self.home, "runs", run_id, "li.log").read_text(errors="replace")
+        assert "li runner" not in raw, raw  # the console is the CLI's own stream, nothing of li's
+        ended = Ended(cli, run_id, data, transcript, raw, response, self.workspace, seconds, list(self.stub.requests),
+                      said)
         TABLE.parent.mkdir(exist_ok=True)
         with open(TABLE, "a", encoding="utf-8") as table:
             table.write(f"{cli}\t{self.request.node.name}\t{data['status']}\t{data['outcome']}\t"

@@ -481,11 +481,11 @@ def follow(handle: Handle, rendered: bool = False) -> int:
 
     The one follow loop (`application.follow`) shown through a ConsoleView: `rendered`, agent
     events as a transcript (text, tool calls, errors, the answer and usage), else the console's
-    bytes as they are; the work's on stdout, the runner's lines on stderr. The terminal is only a
+    bytes as they are; the work's on stdout, li's own lines (the run's li log) on stderr. The terminal is only a
     view: ^C stops watching, never the run (which runs in its own session), says how to follow
     again and how to kill, and exits 130.
     """
-    from application.follow import FollowEnd
+    from application.follow import FollowEnd, show
     from entrypoints import services
     from entrypoints.console_view import ConsoleView
     from entrypoints.verbs._common import stopped_watching
@@ -501,8 +501,7 @@ def follow(handle: Handle, rendered: bool = False) -> int:
                 elif event.exit_code != 0:
                     say_failure(services.reads().status(handle.run_id))
                 return event.exit_code
-            view.write(event.data)
-            view.flush()
+            show(view, event)
     except KeyboardInterrupt:
         view.flush()
         return stopped_watching([handle.run_id], "li job output {} --follow")

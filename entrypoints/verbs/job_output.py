@@ -183,9 +183,10 @@ def _size(size: object) -> str:
 
 
 def follow(args: Namespace) -> int:
-    """Stream the console as it grows, from its start (or the first whole line of its last MiB, or
-    of its last --tail-chars); exit when the run records an end, with the run's exit code — the one
-    follow loop `li agent` uses too. On an ended run it prints the whole console so bounded."""
+    """Stream the console as it grows on stdout, from its start (or the first whole line of its
+    last MiB, or of its last --tail-chars), and li's own lines (the li log) on stderr; exit when
+    the run records an end, with the run's exit code — the one follow loop `li agent` uses too.
+    On an ended run it prints the whole console so bounded."""
     from entrypoints import services
     from entrypoints.console_view import ConsoleView
 
@@ -196,9 +197,11 @@ def follow(args: Namespace) -> int:
     if offset > 0 and not given:
         print(f"(the console is longer than {FOLLOW_FROM_MAX >> 20} MiB; following from a line in its last MiB)",
               file=sys.stderr)
-    view = ConsoleView(sys.stdout.buffer, rendered=rendered(args, run_id), cut_first_line=offset > 0)
+    # li's own lines from as far back as the console's tail goes (all of them when it is followed whole)
+    li_offset = follower.tail_start(run_id, _tail_chars(args), li=True) if offset > 0 else 0
+    view = ConsoleView(sys.stdout.buffer, sys.stderr.buffer, rendered=rendered(args, run_id), cut_first_line=offset > 0)
     try:
-        ended: FollowEnd = follower.render(run_id, view, offset)  # refuses a missing or unusable run first
+        ended: FollowEnd = follower.render(run_id, view, offset, li_offset)  # refuses a missing or unusable run first
     except KeyboardInterrupt:  # the terminal is only a view: the run goes on
         from entrypoints.verbs._common import stopped_watching
 

@@ -18,13 +18,13 @@ def fakes(**extra: str) -> dict[str, str]:
 
 
 def ended(home: str, run_id: str, within: float = 30.0) -> None:
-    """Terminal, and the runner's last line written (it says the end after recording it)."""
+    """Terminal, and the runner's last line written in its li log (it says the end after recording it)."""
     deadline = time.monotonic() + within
-    console = os.path.join(home, "runs", run_id, "console.log")
+    li_log = os.path.join(home, "runs", run_id, "li.log")
     while time.monotonic() < deadline:
         if machine("job", "status", run_id, home=home).data["terminal"]:
-            with open(console, "rb") as handle:
-                if b"li runner: " in handle.read():
+            with open(li_log, "rb") as handle:
+                if b"li runner: completed" in handle.read():
                     return
         time.sleep(0.1)
     raise AssertionError(f"{run_id} did not end")
@@ -93,10 +93,12 @@ def test_job_output_renders_for_people_and_keeps_the_raw_stream_for_programs(li_
     assert shown.stdout.splitlines() == [
         "→ shell  bash -lc 'ls -la'", "→ shell  bash -lc 'pytest -q'", "✗ shell bash -lc 'pytest -q' exited 1",
         "→ docs.search  greeting style", "→ edit app.py (update)", "I updated app.py; one test still fails.",
-        "tokens: in 51200 · cached in 40960 · out 830", "li runner: completed"]
+        "tokens: in 51200 · cached in 40960 · out 830"]  # the work's, rendered; li's lines are apart
     raw = run_li("job", "output", "--raw", run_id, home=li_home).stdout
-    console = machine("job", "output", run_id, home=li_home).data["console"]["value"]
-    assert raw == console and json.loads(raw.splitlines()[0])["type"] == "thread.started"
+    data = machine("job", "output", run_id, home=li_home).data
+    assert raw == data["console"]["value"] and json.loads(raw.splitlines()[0])["type"] == "thread.started"
+    assert all(json.loads(line) for line in raw.splitlines())  # nothing but the agent's own events
+    assert data["li_log"]["value"] == "li runner: completed\n"
 
 
 def test_job_output_follow_renders_and_a_cut_tail_starts_at_a_whole_line(li_home: str) -> None:
@@ -104,7 +106,10 @@ def test_job_output_follow_renders_and_a_cut_tail_starts_at_a_whole_line(li_home
     ended(li_home, run_id)
     followed = run_li("job", "output", "--follow", run_id, home=li_home)
     assert followed.returncode == 0
-    assert followed.stdout.splitlines() == [*CLAUDE_TOOLS, "li runner: completed"]
-    tail = run_li("job", "output", "--follow", "--tail-chars", "1500", run_id, home=li_home).stdout.splitlines()
-    assert tail[-2:] == [CLAUDE_TOOLS[-1], "li runner: completed"] and not any('"type"' in line for line in tail)
+    assert followed.stdout.splitlines() == CLAUDE_TOOLS  # the work's, rendered
+    assert followed.stderr == "li runner: completed\n"  # li's own, apart
+    cut = run_li("job", "output", "--follow", "--tail-chars", "1500", run_id, home=li_home)
+    tail = cut.stdout.splitlines()
+    assert tail[-1] == CLAUDE_TOOLS[-1] and not any('"type"' in line for line in tail)
+    assert cut.stderr == "li runner: completed\n"
     assert run_li("job", "output", "--follow", "--raw", run_id, home=li_home).stdout.startswith('{"type":"system"')

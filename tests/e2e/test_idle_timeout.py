@@ -40,7 +40,8 @@ def test_a_cli_that_goes_silent_is_stopped_and_ends_idle_timeout(li_home: str, t
     assert (data["status"], data["outcome"], data["reason_code"]) == ("timed_out", "failed", "idle_timeout"), data
     assert time.monotonic() - began < 25  # the fake would hang 30 s
     console = Path(li_home, "runs", data["run_id"], "console.log").read_text()
-    assert "no event from the agent for 1 s; stopping it" in console
+    said = Path(li_home, "runs", data["run_id"], "li.log").read_text()
+    assert "li runner: no event from the agent for 1 s; stopping it" in said and "li runner" not in console
 
 
 def test_codex_retrying_an_unreachable_endpoint_for_ever_is_stopped_by_the_watchdog(li_home: str,

@@ -62,7 +62,9 @@ def test_a_one_leg_run_is_watched_by_the_lean_supervisor_and_killed_through_it(l
     record = store.read(run_id)
     assert (record.terminal_source, record.incarnation.pid if record.incarnation else None) == ("runner", pid)
     console = Path(store.run_dir(run_id), "console.log").read_text()
-    assert "started\n" in console and "li runner: cancelled" in console
+    said = Path(store.run_dir(run_id), "li.log").read_text()
+    assert console.startswith("started\n") and "li runner" not in console  # the work's bytes alone
+    assert "li runner: cancelled" in said
 
 
 def test_a_kill_request_recorded_in_the_record_stops_a_lean_run(li_home: str) -> None:
@@ -76,7 +78,8 @@ def test_a_kill_request_recorded_in_the_record_stops_a_lean_run(li_home: str) ->
     ended = wait_terminal(li_home, run_id)
     assert (ended["status"], ended["reason_code"]) == ("cancelled", "kill_requested"), ended
     assert time.monotonic() - asked < 5
-    assert "a kill request is recorded" in Path(store.run_dir(run_id), "console.log").read_text()
+    assert "li runner: a kill request is recorded" in Path(store.run_dir(run_id), "li.log").read_text()
+    assert "li runner" not in Path(store.run_dir(run_id), "console.log").read_text()
 
 
 def test_a_lean_run_s_answer_manifest_and_timeout_are_the_runner_s(li_home: str) -> None:

@@ -47,7 +47,7 @@ def test_a_run_is_submitted_waited_on_and_read_back_from_the_store(store: dict[s
     status = machine("job", "status", run_id, home=li_home, env=store).envelope["data"]
     assert (status["status"], status["outcome"], status["host"]) == ("completed", "succeeded", _machine_id())
     out = machine("job", "output", run_id, home=li_home, env=store).envelope["data"]
-    assert out["console"]["value"].startswith("hello from the store\n")
+    assert out["console"]["value"] == "hello from the store\n"  # the work's bytes alone
     names = {a["name"]: a for a in out["artifacts"]["value"]}
     assert names["out.txt"]["size"] == 4 and names["out.txt"]["path"].startswith("postgresql:runs/")
     assert out["manifest"]["available"] and "out.txt" in out["manifest"]["value"]["artifacts"]["value"]
@@ -59,6 +59,24 @@ def test_a_run_is_submitted_waited_on_and_read_back_from_the_store(store: dict[s
     # Nothing of the run stays on this host's disk once its end is recorded.
     assert not os.path.exists(os.path.join(li_home, "runs", run_id))
     assert not os.path.exists(os.path.join(li_home, "spool", run_id))
+
+
+def test_a_runs_output_is_exactly_what_the_work_wrote_and_li_s_lines_are_in_the_store_apart(
+        store: dict[str, str], li_home: str) -> None:
+    """Issue 27 on the shared store: the console chunks hold the work's bytes, li_log_chunks li's."""
+    run_id = machine("agent", "--detach", "sh", "printf abc", home=li_home, env=store).envelope["data"]["run_id"]
+    waited = machine("job", "wait", run_id, "--max-wait", "30", home=li_home, env=store).envelope["data"]
+    assert waited["runs"][0]["outcome"] == "succeeded"
+    deadline = time.monotonic() + 15  # the runner moves its last line in as it exits
+    while os.path.exists(os.path.join(li_home, "spool", run_id)):
+        assert time.monotonic() < deadline, "the runner never moved its spool into the store"
+        time.sleep(0.05)
+    shown = run_li("job", "output", run_id, home=li_home, env=store)
+    assert (shown.returncode, shown.stdout) == (0, "abc"), shown.stderr
+    out = machine("job", "output", run_id, home=li_home, env=store).envelope["data"]
+    assert out["console"]["value"] == "abc" and out["li_log"]["value"] == "li runner: completed\n"
+    followed = run_li("job", "output", "--follow", run_id, home=li_home, env=store)
+    assert (followed.returncode, followed.stdout, followed.stderr) == (0, "abc", "li runner: completed\n")
 
 
 def test_a_server_that_is_down_answers_unavailable_on_every_verb_and_a_submit_leaves_nothing(li_home: str) -> None:
@@ -151,8 +169,9 @@ def test_a_kill_from_another_host_is_recorded_and_the_owning_runner_stops_its_wo
         machine("job", "wait", second, "--max-wait", "10", home=li_home, env=store)
         left = other.run(["sh", "-c", "ps -eo args | grep -c '^sleep 60$' || true"], env, timeout=30)
         assert left.stdout.strip() == "0", left
-        console = machine("job", "output", run_id, home=li_home, env=store).envelope["data"]["console"]["value"]
-        assert "a kill request is recorded; stopping the work" in console
+        out = machine("job", "output", run_id, home=li_home, env=store).envelope["data"]
+        assert out["console"]["value"] == "started\n"  # the work's bytes alone
+        assert "li runner: a kill request is recorded; stopping the work" in out["li_log"]["value"]
     finally:
         other.stop()
 

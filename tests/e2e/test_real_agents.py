@@ -146,7 +146,7 @@ def test_each_vendor_failure_ends_failed_with_its_reason_and_one_line_for_the_pe
     assert (ended.data["outcome"], ended.data["reason_code"]) == ("failed", reason), ended.transcript
     assert ended.data["status"] in ("failed", "completed_empty")
     assert ended.data["status"] == "completed_empty" or ended.data["exit_code"] != 0
-    assert f"li runner: {ended.data['status']} ({reason})" in ended.transcript.splitlines()
+    assert f"li runner: {ended.data['status']} ({reason})" in ended.said.splitlines()
     if case != "empty":  # the vendor's own words, once, marked as an error
         one_line_with(ended, SAYS[(cli, case)])
     assert ended.response is None  # response.md only ever holds an answer the stream delivered
@@ -189,7 +189,7 @@ def test_a_codex_run_through_transient_500s_ends_succeeded(agents: Agents) -> No
 def test_an_unreachable_endpoint_ends_timed_out_by_the_idle_watchdog(agents: Agents, cli: str) -> None:
     ended = agents.run(cli, "--idle-timeout", IDLE, url=refused_url(), retries=None, limit=200)
     assert (ended.data["status"], ended.data["reason_code"]) == ("timed_out", "idle_timeout"), ended.transcript
-    assert "li runner: timed_out (idle_timeout)" in ended.transcript.splitlines()  # the console says why
+    assert "li runner: timed_out (idle_timeout)" in ended.said.splitlines()  # the li log says why
     assert members(ended.run_id) == []
 
 
@@ -197,7 +197,7 @@ def test_an_unreachable_endpoint_ends_timed_out_by_the_idle_watchdog(agents: Age
 def test_a_model_that_never_answers_ends_timed_out_by_the_idle_watchdog(agents: Agents, cli: str) -> None:
     ended = agents.run(cli, "--idle-timeout", IDLE, steps=(hang(),))
     assert (ended.data["status"], ended.data["reason_code"]) == ("timed_out", "idle_timeout"), ended.transcript
-    assert "li runner: timed_out (idle_timeout)" in ended.transcript.splitlines()
+    assert "li runner: timed_out (idle_timeout)" in ended.said.splitlines()
     assert ended.response is None and members(ended.run_id) == []
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import envelope_of, li_bin, machine, run_li
+from tests.support import envelope_of, li_bin, machine, run_li, wait_terminal
 
 FAKES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fakes", "bin")
 
@@ -250,5 +251,26 @@ def test_a_flow_spec_holding_an_impossible_date_is_invalid_input(li_home: str, t
 def test_a_foreground_agent_writes_the_works_output_to_stdout_and_its_own_lines_to_stderr(li_home: str) -> None:
     person = run_li("agent", "sh", 'echo hello; printf "no newline"', home=li_home)
     assert person.returncode == 0, person.stderr
-    assert person.stdout == "hello\nno newline"
+    assert person.stdout == "hello\nno newline"  # the work's bytes, exactly
     assert "li runner: completed" in person.stderr
+    run_id = person.stderr.splitlines()[0].removeprefix("run ")
+    assert (Path(li_home) / "runs" / run_id / "console.log").read_bytes() == b"hello\nno newline"
+
+
+def test_a_detached_runs_output_is_exactly_what_the_work_wrote_and_li_s_lines_are_apart(li_home: str) -> None:
+    """Issue 27: `li job output RUN > file` is the work's output; li's lines live in the li log."""
+    run_id = machine("agent", "--detach", "sh", "printf abc", home=li_home).data["run_id"]
+    assert wait_terminal(li_home, run_id, timeout=60)["status"] == "completed"
+    shown = run_li("job", "output", run_id, home=li_home)
+    assert shown.returncode == 0 and shown.stdout == "abc"
+    data = machine("job", "output", run_id, home=li_home).data
+    assert data["console"]["value"] == "abc"
+    deadline = time.monotonic() + 10  # the runner says the end just after recording it
+    while "completed" not in (data["li_log"]["value"] or "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        data = machine("job", "output", run_id, home=li_home).data
+    assert data["li_log"]["value"] == "li runner: completed\n"
+    li_log = Path(li_home) / "runs" / run_id / "li.log"
+    assert stat.S_IMODE(li_log.stat().st_mode) == 0o600
+    followed = run_li("job", "output", "--follow", run_id, home=li_home)
+    assert (followed.returncode, followed.stdout, followed.stderr) == (0, "abc", "li runner: completed\n")

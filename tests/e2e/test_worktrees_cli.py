@@ -66,7 +66,14 @@ def ended(home: str, run_id: str, within: float = 60.0) -> dict[str, Any]:
 
 
 def console(home: str, run_id: str) -> str:
+    """What the work (and its setup command) wrote: the run's console."""
     with open(os.path.join(home, "runs", run_id, "console.log"), encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+def said(home: str, run_id: str) -> str:
+    """What li said of the run (worktree made, files copied, setup run, committed): its li log."""
+    with open(os.path.join(home, "runs", run_id, "li.log"), encoding="utf-8", errors="replace") as handle:
         return handle.read()
 
 
@@ -122,7 +129,7 @@ def test_worktreeinclude_files_are_copied_in_and_the_setup_runs_there_first(li_h
     text = console(li_home, run_id)
     assert data["status"] == "completed", text
     assert text.index("setting up") < text.index("TOKEN=1") < text.rindex("ready")
-    assert "copied from .worktreeinclude: .env" in text
+    assert "li runner: copied from .worktreeinclude: .env" in said(li_home, run_id) and "li runner" not in text
     # the setup's own file is committed as the work's (it is not ignored); .env is not (it is)
     assert data["changes"]["files"] == 1
 
@@ -131,7 +138,8 @@ def test_a_failing_setup_is_a_failed_start_with_its_reason_and_the_work_never_ru
     run_id = submit(li_home, repo, "sh", "touch ran", "--worktree", "--setup", "echo cannot install; exit 3")
     data = ended(li_home, run_id)
     assert (data["status"], data["outcome"], data["reason_code"]) == ("failed", "failed", "worktree_setup_failed")
-    assert "cannot install" in console(li_home, run_id) and "the setup command exited 3" in console(li_home, run_id)
+    assert console(li_home, run_id) == "cannot install\n"  # the setup's own output; li's lines are apart
+    assert "the setup command exited 3" in said(li_home, run_id)
     assert not os.path.exists(os.path.join(data["worktree"]["path"], "ran"))
 
 
@@ -560,7 +568,8 @@ def test_each_leg_gets_the_worktreeinclude_files_and_the_setup(li_home: str, rep
     legs = leg_diffs(li_home, run_id)
     for leg in ("leg-1", "leg-2"):
         path = legs[leg]["worktree"]["path"]
-        assert f"copied from .worktreeinclude of {leg}: .env" in text and f"setup of {leg}:" in text
+        assert f"copied from .worktreeinclude of {leg}: .env" in said(li_home, run_id)
+        assert f"li runner: setup of {leg}:" in said(li_home, run_id) and "li runner" not in text
         assert f"{leg} TOKEN=1 ready in {path}" in text  # the leg ran in its own worktree, set up there
         assert legs[leg]["files"]["value"] == [{"path": "made-by-setup", "insertions": 1, "deletions": 0}]
 
@@ -605,7 +614,7 @@ def test_one_legs_commit_failing_never_stops_anothers_and_diff_recovers_it(li_ho
     script = (EACH_LEG_EDITS + '; if [ "$LI_LEG_ID" = leg-2 ]; then touch "$(git rev-parse --git-dir)/index.lock"; fi')
     run_id = orchestrated(li_home, repo, "fanout", "sh", script, "--legs", "2", "--worktree")
     assert ended(li_home, run_id)["status"] == "completed", console(li_home, run_id)
-    assert "the changes of leg-2 could not be committed" in console(li_home, run_id)
+    assert "the changes of leg-2 could not be committed" in said(li_home, run_id)
     entries = {e["leg"]: e for e in record(li_home, run_id)["leg_worktrees"]}
     assert entries["leg-1"]["changes"]["files"] == 1 and entries["leg-2"]["changes"] is None
     path = entries["leg-2"]["worktree"]["path"]
@@ -656,7 +665,7 @@ def cut_short(home: str, data: dict[str, Any], began: float, within: float) -> N
     assert took < within, f"the run took {took:.1f}s to end: {text}"
     assert "42 seconds later" not in text and not os.path.exists(os.path.join(data["worktree"]["path"], "ran")), text
     # the end's commit (of nothing here) ran to its end: nothing of the kill reached it
-    assert data["changes"] is not None and "could not be committed" not in text, text
+    assert data["changes"] is not None and "could not be committed" not in said(home, data["run_id"]), text
     nothing_of_it_left(data["run_id"])
 
 
@@ -688,7 +697,7 @@ def test_a_kill_recorded_from_another_host_during_the_setup_stops_it(li_home: st
     FsRunStore(li_home).update(run_id, lambda run: run.evolve(kill_requested_at=iso(datetime.now(UTC))))
     data = ended(li_home, run_id, within=20)
     assert (data["status"], data["reason_code"]) == ("cancelled", "kill_requested"), console(li_home, run_id)
-    assert "a kill request is recorded" in console(li_home, run_id)
+    assert "a kill request is recorded" in said(li_home, run_id)
     cut_short(li_home, data, began, within=8)
 
 
@@ -699,7 +708,7 @@ def test_the_runs_timeout_covers_the_setup(li_home: str, repo: str, supervisor: 
                     LI_SUPERVISOR=supervisor)
     data = ended(li_home, run_id, within=30)
     assert (data["status"], data["reason_code"]) == ("timed_out", "timeout"), console(li_home, run_id)
-    assert "the setup command was stopped: the run's --timeout (3s) ran out" in console(li_home, run_id)
+    assert "the setup command was stopped: the run's --timeout (3s) ran out" in said(li_home, run_id)
     assert time.monotonic() - began >= 3
     cut_short(li_home, data, began, within=12)
 
@@ -762,13 +771,13 @@ def test_a_run_whose_work_fails_has_its_changes_committed(li_home: str, repo: st
 
 def test_diff_commits_and_says_recovered_for_a_run_whose_changes_li_never_committed(li_home: str, repo: str) -> None:
     """The work leaves git's index lock behind, as a git it killed would: the runner's commit at the
-    end cannot take it and the run ends with its changes uncommitted, said on the console. Once the
+    end cannot take it and the run ends with its changes uncommitted, said in its li log. Once the
     lock is gone, `li job diff` commits them, records them and says so (`recovered`)."""
     run_id = submit(li_home, repo, "sh", 'echo left >> shared.txt; touch "$(git rev-parse --git-dir)/index.lock"',
                     "--worktree")
     data = ended(li_home, run_id)
     assert data["status"] == "completed" and data["changes"] is None, console(li_home, run_id)
-    assert "could not be committed" in console(li_home, run_id)
+    assert "could not be committed" in said(li_home, run_id)
     assert git(repo, "rev-parse", f"li/{run_id}").strip() == data["worktree"]["base_commit"]
     lock = os.path.join(git(data["worktree"]["path"], "rev-parse", "--absolute-git-dir").strip(), "index.lock")
     os.remove(lock)

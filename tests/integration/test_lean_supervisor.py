@@ -1,7 +1,7 @@
 """The lean supervisor (`adapters/supervisor.py`) alone, with real processes and signals.
 
 Each test writes the spec the runner would write, starts `python -I -S supervisor.py SPEC_FD`
-with the console as its stdout, and gives it a finisher that only writes down the argv it was
+with the console as its stdout and the li log as its stderr (as the runner leaves them), and gives it a finisher that only writes down the argv it was
 exec'd with and what the capture descriptor holds (the real finisher is `entrypoints.runner
 --finish`, exercised end to end in tests/e2e/test_lean_runs.py).
 """
@@ -48,6 +48,7 @@ class Supervised:
                  cwd: str | None = None, term_before: bool = False) -> None:
         self.tmp_path = tmp_path
         self.console = tmp_path / "console.log"
+        self.li_log = tmp_path / "li.log"
         self.result = tmp_path / "finished.json"
         self.capture = script_descriptor("", "li-leg-stdout")
         stdin_fd = None if stdin is None else script_descriptor(stdin, "li-leg-stdin")
@@ -65,9 +66,9 @@ class Supervised:
                 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
                 os.kill(os.getpid(), signal.SIGTERM)
 
-        with open(self.console, "ab") as console:
+        with open(self.console, "ab") as console, open(self.li_log, "ab") as li_log:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", SUPERVISOR, str(spec_fd)], stdout=console, stderr=console,
+                [sys.executable, "-I", "-S", SUPERVISOR, str(spec_fd)], stdout=console, stderr=li_log,
                 stdin=subprocess.DEVNULL, pass_fds=inherited, start_new_session=True,
                 env={**os.environ, "FINISHED": str(self.result)}, preexec_fn=before)
         for fd in inherited:
@@ -78,7 +79,12 @@ class Supervised:
         return json.loads(self.result.read_text())
 
     def text(self) -> str:
+        """The console: what the leg wrote, and nothing else."""
         return self.console.read_text(errors="replace")
+
+    def said(self) -> str:
+        """The li log: the supervisor's own lines."""
+        return self.li_log.read_text(errors="replace")
 
     def leg_pids(self) -> list[int]:
         """The supervisor's children (the leg's process)."""
@@ -130,7 +136,8 @@ def test_stdout_is_captured_and_both_streams_reach_the_console_in_lines(supervis
     assert result["capture"] == "one\ntwo end\n\ufffd\n"
     text = one.text()
     assert "one\ntwo end\n" in text and "oops\n" in text
-
+    assert sorted(text.splitlines()) == sorted(["one", "two end", "oops", "\ufffd"])  # the leg's bytes alone
+    assert one.said() == ""  # nothing for li to say of a leg that ran and ended
 
 def test_the_prompt_is_the_leg_s_stdin_and_its_env_is_the_spec_s(supervised) -> None:
     one = supervised(["/bin/sh", "-c", 'cat; echo "[$MARK]"'], stdin="the prompt\n")
@@ -155,7 +162,8 @@ def test_the_finisher_is_handed_only_the_capture(supervised) -> None:
 def test_a_leg_that_cannot_be_started_exits_127_with_the_runner_s_message(supervised, tmp_path: Path) -> None:
     one = supervised(["no-such-agent-cli", "--print"])
     assert handed(one.finished())[:3] == ("127", "0", "0")
-    assert "li: could not start no-such-agent-cli: [Errno 2] No such file or directory" in one.text()
+    assert "li runner: could not start no-such-agent-cli: [Errno 2] No such file or directory" in one.said()
+    assert one.text() == ""  # the leg never ran: its console holds nothing
     gone = supervised(["/bin/true"], cwd=str(tmp_path / "gone"))
     assert handed(gone.finished())[0] == "127"
 
@@ -207,7 +215,8 @@ def test_a_kill_request_in_the_record_stops_the_leg(supervised, tmp_path: Path) 
     fresh.write_text(json.dumps({"run_id": "x", "kill_requested_at": "2026-12-03T00:00:00+00:00"}))
     fresh.rename(record)
     assert handed(one.finished())[:3] == ("-15", "0", "1")
-    assert "li runner: a kill request is recorded; stopping the work" in one.text()
+    assert "li runner: a kill request is recorded; stopping the work" in one.said()
+    assert "li runner" not in one.text()
 
 
 @pytest.mark.parametrize("planted", ["link", "fifo", "huge"])

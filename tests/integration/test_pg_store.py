@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from adapters.pg_store import CONSOLE_STREAM
 from application.ports import RunNotFound, StoreBusy, StoreRefused
 from domain.run import Run
 from tests.pg import pg_store
@@ -228,13 +229,36 @@ def test_the_console_mover_goes_on_from_what_the_store_holds_and_never_stores_a_
     run = created(store)
     with store.console_sink(run.run_id) as fd:
         os.write(fd, b"first\n")
-        store._move_console(run.run_id)
-        store._move_console(run.run_id)  # nothing new: nothing stored
+        store._move_spooled(run.run_id)
+        store._move_spooled(run.run_id)  # nothing new: nothing stored
         os.write(fd, b"second\n")
-        store._append_console(run.run_id, 0, b"first\n")  # a retried chunk (its answer was lost)
-        store._move_console(run.run_id)
+        store._append(run.run_id, CONSOLE_STREAM, 0, b"first\n")  # a retried chunk (its answer was lost)
+        store._move_spooled(run.run_id)
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         rows = conn.execute("SELECT start_offset, body FROM console_chunks WHERE run_id = %s ORDER BY start_offset",
                             (run.run_id,)).fetchall()
     assert [(int(o), bytes(b)) for o, b in rows] == [(0, b"first\n"), (6, b"second\n")]
     assert store.console_bytes(run.run_id, 0, 100) == (b"first\nsecond\n", 13)
+
+
+def test_the_li_log_is_moved_in_beside_the_console_and_made_in_a_database_that_lacked_it(
+        pg_dsn: str, tmp_path: Any) -> None:
+    """A database initialised before the li log existed gets its table from the first runner."""
+    import os
+
+    import psycopg
+
+    store = pg_store(pg_dsn, tmp_path)
+    run = created(store)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE li_log_chunks")
+    assert store.li_log(run.run_id, 100).reason_code == "missing"  # no table yet: no li log, never an error
+    assert store.health() == []  # made by the first runner that needs it: nothing for doctor to fix
+    with (store.console_sink(run.run_id) as console, store.li_log_sink(run.run_id) as li_log,
+          store.forward_console(run.run_id)):
+        os.write(console, b"abc")
+        os.write(li_log, b"li runner: completed\n")
+    assert store.console_bytes(run.run_id, 0, 100) == (b"abc", 3)
+    assert store.li_log_bytes(run.run_id, 0, 100) == (b"li runner: completed\n", 21)
+    assert store.li_log(run.run_id, 100).value == "li runner: completed\n"
+    assert not (tmp_path / run.run_id).exists()  # all of it in the store: the spool is gone

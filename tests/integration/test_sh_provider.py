@@ -11,11 +11,17 @@ ENV = {"PATH": "/usr/bin:/bin"}
 
 
 class Console:
+    """The leg's console (`text`) and what li says of it (`said`, the li log's lines)."""
+
     def __init__(self) -> None:
         self.text = ""
+        self.said = ""
 
     def write(self, text: str) -> None:
         self.text += text
+
+    def say(self, text: str) -> None:
+        self.said += text
 
 
 def run(script: str, timeout: float = 30) -> tuple[int, str]:

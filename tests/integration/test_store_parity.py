@@ -31,6 +31,14 @@ class Writer:
             return
         self.store.write_text(run_id, "console.log", text)
 
+    def li_log(self, run_id: str, text: str) -> None:
+        """One of li's own lines, as the runner says it: through the li log sink (its stderr)."""
+        if isinstance(self.store, MemoryRunStore):
+            self.store.append_li_log(run_id, text)
+            return
+        with self.store.li_log_sink(run_id) as fd, self.store.forward_console(run_id):
+            os.write(fd, text.encode())
+
     def artifact(self, run_id: str, name: str, body: bytes) -> None:
         if isinstance(self.store, MemoryRunStore):
             self.store.put_artifact(run_id, name, body)
@@ -107,6 +115,28 @@ def test_console_missing_empty_and_tail_read_the_same(store: Any) -> None:
     whole, tail = store.console(run_id, 1000), store.console(run_id, 4)
     assert (whole.value, whole.truncated) == ("line one\nline two ✓\n", False)
     assert (tail.value, tail.truncated) == ("o ✓\n", True)
+
+
+def test_the_li_log_is_kept_apart_from_the_console_and_read_the_same(store: Any) -> None:
+    """li's own lines never reach the console: `li job output` prints what the work wrote alone."""
+    run_id, write = created(store).run_id, Writer(store)
+    missing = store.li_log(run_id, 100)
+    assert (missing.available, missing.reason_code) == (False, "missing")
+    with pytest.raises(OSError):
+        store.li_log_bytes(run_id, 0, 100)
+    write.console(run_id, "abc")
+    write.li_log(run_id, "li runner: ✓ completed\n")
+    assert store.console(run_id, 1000).value == "abc"  # exactly the work's bytes
+    assert store.console_bytes(run_id, 0, 100) == (b"abc", 3)
+    said = "li runner: ✓ completed\n".encode()
+    assert store.li_log_bytes(run_id, 0, 100) == (said, len(said))
+    assert store.li_log_bytes(run_id, 11, 3) == ("✓".encode(), len(said))
+    whole, tail = store.li_log(run_id, 1000), store.li_log(run_id, 10)
+    assert (whole.value, whole.truncated) == ("li runner: ✓ completed\n", False)
+    assert (tail.value, tail.truncated) == ("completed\n", True)
+    store.remove(run_id)
+    with pytest.raises(OSError):
+        store.li_log_bytes(run_id, 0, 100)  # removed with its run
 
 
 def test_artifacts_list_name_size_and_digest_alike(store: Any) -> None:

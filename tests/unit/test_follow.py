@@ -60,10 +60,16 @@ class Bench:
         self.store.update(run_id, lambda r: r.evolve(status=status, outcome=outcome, finished_at=iso(self.clock.now())))
 
     def follow(self, run_id: str, offset: int = 0) -> tuple[bytes, FollowEnd, list[Any]]:
+        """(the console's bytes followed, the end, every event: li log chunks among them)."""
         events = list(self.follower.follow(run_id, offset))
         *chunks, last = events
         assert isinstance(last, FollowEnd) and all(isinstance(c, ConsoleChunk) for c in chunks)
-        return b"".join(c.data for c in chunks), last, events
+        return b"".join(c.data for c in chunks if not c.li), last, events
+
+
+def said(events: list[Any]) -> bytes:
+    """The li log's bytes a follow yielded (apart from the console's)."""
+    return b"".join(e.data for e in events if isinstance(e, ConsoleChunk) and e.li)
 
 
 def test_a_run_that_already_ended_yields_its_whole_console_then_its_end() -> None:
@@ -90,13 +96,48 @@ def test_a_run_that_ends_while_followed_yields_every_byte_written_before_its_end
     assert bench.clock.naps == [0.5, 0.5, 0.5]  # the poll goes through the clock
     offsets = [e.end for e in events if isinstance(e, ConsoleChunk)]
     assert offsets == [len(b"first "), len(b"first line\nsecond"), len(console)]
+    assert said(events) == b""  # no li log yet: nothing of li's is made up
+
+
+def test_li_lines_are_followed_apart_from_the_console_each_round_after_its_console() -> None:
+    bench = Bench()
+    run_id = bench.started("work 1\n")
+    bench.store.append_li_log(run_id, "li runner: queued in q: 1 ahead\n")
+    bench.clock.steps = [
+        lambda: bench.store.append_li_log(run_id, "li runner: q gave a slot; the work starts\n"),
+        lambda: (bench.store.append_console(run_id, "work 2\n"), bench.end(run_id),
+                 bench.store.append_li_log(run_id, "li runner: completed\n")),
+    ]
+    console, end, events = bench.follow(run_id)
+    assert console == b"work 1\nwork 2\n"  # the work's bytes alone
+    assert said(events) == (b"li runner: queued in q: 1 ahead\nli runner: q gave a slot; the work starts\n"
+                            b"li runner: completed\n")
+    shown = [(e.li, e.data) for e in events if isinstance(e, ConsoleChunk)]
+    assert shown == [(False, b"work 1\n"), (True, b"li runner: queued in q: 1 ahead\n"),
+                     (True, b"li runner: q gave a slot; the work starts\n"),
+                     (False, b"work 2\n"), (True, b"li runner: completed\n")]
+    li_offsets = [e.end for e in events if isinstance(e, ConsoleChunk) and e.li]
+    assert li_offsets[-1] == len(said(events))
+
+
+def test_a_follow_resumes_the_li_log_from_its_own_offset_and_its_tail_starts_on_a_boundary() -> None:
+    bench = Bench()
+    run_id = bench.started("work\n")
+    bench.store.append_li_log(run_id, "li runner: old\n✓✓ done\n")
+    bench.end(run_id)
+    start = bench.follower.tail_start(run_id, len("✓ done\n".encode()) + 1, li=True)  # inside the first ✓
+    events = list(bench.follower.follow(run_id, 0, start))
+    assert said(events) == "✓ done\n".encode()
+    assert bench.follower.tail_start(bench.started(), 10, li=True) == 0  # no li log yet
 
 
 def test_an_aged_preparing_run_ends_the_follow_at_once_instead_of_looping_forever() -> None:
     bench = Bench()
-    run_id = bench.preparing(age=3600, console="li runner: never got further\n")
-    console, end, _ = bench.follow(run_id)
-    assert console == b"li runner: never got further\n"
+    run_id = bench.preparing(age=3600, console="the work's first line\n")
+    bench.store.append_li_log(run_id, "li runner: never got further\n")
+    console, end, events = bench.follow(run_id)
+    assert console == b"the work's first line\n"
+    assert said(events) == b"li runner: never got further\n"
     assert (end.why, end.exit_code) == ("never_started", 1)
     assert end.detail is not None and "start was never recorded" in end.detail
     assert end.observed.derivation.aged_preparing and not end.observed.derivation.terminal
@@ -170,7 +211,8 @@ def test_a_missing_or_bad_run_is_refused_before_anything_is_yielded(run_id: str,
 def test_a_renderer_is_fed_every_chunk_and_closed_once_at_the_end() -> None:
     bench = Bench()
     run_id = bench.started("x")
-    bench.clock.steps = [lambda: (bench.store.append_console(run_id, "y\n"), bench.end(run_id, "cancelled", "cancelled"))]
+    bench.clock.steps = [lambda: (bench.store.append_console(run_id, "y\n"), bench.end(run_id, "cancelled", "cancelled"),
+                                  bench.store.append_li_log(run_id, "li runner: cancelled\n"))]
 
     class Recording:
         def __init__(self) -> None:
@@ -178,6 +220,10 @@ def test_a_renderer_is_fed_every_chunk_and_closed_once_at_the_end() -> None:
 
         def write(self, chunk: bytes) -> int:
             self.seen.append(chunk)
+            return len(chunk)
+
+        def say(self, chunk: bytes) -> int:
+            self.seen.append(("said", chunk))
             return len(chunk)
 
         def flush(self) -> None:
@@ -188,5 +234,6 @@ def test_a_renderer_is_fed_every_chunk_and_closed_once_at_the_end() -> None:
 
     renderer = Recording()
     end = bench.follower.render(run_id, renderer)
-    assert renderer.seen == [b"x", "flushed", b"y\n", "flushed", "closed"] and end.exit_code == 143
+    assert renderer.seen == [b"x", "flushed", b"y\n", "flushed", ("said", b"li runner: cancelled\n"), "flushed",
+                             "closed"] and end.exit_code == 143
 

@@ -21,18 +21,21 @@ class FakeTarget:
 
     def __init__(self, fail_at: int | None = None) -> None:
         self.runs: dict[str, tuple[Run, dict[str, str], bytes | None, list[ImportedArtifact] | None]] = {}
+        self.li_logs: dict[str, bytes | None] = {}
         self.calls = 0
         self.fail_at = fail_at
 
     def import_run(self, run: Run, files: Mapping[str, str], console: Iterable[bytes] | None,
-                   artifacts: Sequence[ImportedArtifact] | None) -> bool:
+                   artifacts: Sequence[ImportedArtifact] | None, li_log: Iterable[bytes] | None = None) -> bool:
         self.calls += 1
         console_bytes = None if console is None else b"".join(console)  # read before anything is kept
+        li_log_bytes = None if li_log is None else b"".join(li_log)
         if self.calls == self.fail_at:
             raise StoreRefused("the server went away")
         if run.run_id in self.runs:
             return False
         self.runs[run.run_id] = (run, dict(files), console_bytes, None if artifacts is None else list(artifacts))
+        self.li_logs[run.run_id] = li_log_bytes
         return True
 
 
@@ -50,6 +53,7 @@ def test_runs_are_copied_whole_and_a_second_copy_copies_nothing() -> None:
     source, target = MemoryRunStore(), FakeTarget()
     first = add(source, 1)
     source.append_console(first, "hello\n")
+    source.append_li_log(first, "li runner: completed\n")
     source.put_artifact(first, "small.txt", b"data")
     source.put_artifact(first, "big.bin", b"x" * 9)
     add(source, 2)
@@ -59,6 +63,8 @@ def test_runs_are_copied_whole_and_a_second_copy_copies_nothing() -> None:
     run, files, console, artifacts = target.runs[first]
     assert (run.generation, run.host_id, run.finished_at) == (7, "host-z", "2026-01-01T00:01:00Z")
     assert files == {"instruction.txt": "do 1"} and console == b"hello\n"
+    assert target.li_logs[first] == b"li runner: completed\n"  # li's lines come along, still apart
+    assert target.li_logs["20260101T000002-abcdef"] is None  # a run with no li log gets none
     bodies = {str(a.entry["name"]): (a.body, a.entry.get("available")) for a in artifacts or []}
     assert bodies == {"small.txt": (b"data", None), "big.bin": (None, False)}
     again = copy_runs(source, target)

@@ -56,12 +56,15 @@ def agent(model: str = "claude/opus") -> tuple[Leg, ...]:
 
 
 def perform(world, run_id: str, hook=None, cancel_first: bool = False):
+    """Perform the run; (the ended record, its console, its li log). The console holds the work's
+    bytes alone: li's own lines go to the li log, never there (issue 27)."""
     work = world.container.submit.work(after_end=hook) if hook else world.container.submit.work()
     if cancel_first:
         work.cancel()
-    console = io.StringIO()
-    ended = work.perform(run_id, Workspace(console, {"LI_RUN_ID": run_id}))
-    return ended, console.getvalue()
+    console, li_log = io.StringIO(), io.StringIO()
+    ended = work.perform(run_id, Workspace(console, {"LI_RUN_ID": run_id}, li_log))
+    assert "li runner" not in console.getvalue()
+    return ended, console.getvalue(), li_log.getvalue()
 
 
 def manifest(world, run_id: str) -> dict:
@@ -73,57 +76,58 @@ def manifest(world, run_id: str) -> dict:
 def test_an_answer_becomes_response_md_and_the_run_completes_succeeded(world) -> None:
     registry = setup(world)
     run_id = submitted(world, agent())
-    ended, console = perform(world, run_id)
+    ended, console, said = perform(world, run_id)
     assert (ended.status, ended.outcome, ended.reason_code, ended.exit_code) == ("completed", "succeeded", None, 0)
     assert ended.finished_at and ended.terminal_source == "runner"
     assert world.store.read_text(run_id, "artifacts/response.md") == "claude: do it"
     assert registry["claude"].calls[0][:2] == ("do it", "opus")
     assert registry["claude"].calls[0][2]["LI_LEG_ID"] == "main"
-    assert "running do it" in console and "completed" in console
+    assert console == "running do it\n"  # the work's bytes, exactly
+    assert said == "li runner: completed\n"
 
 
 def test_an_agent_that_answers_nothing_is_completed_empty_and_not_a_success(world) -> None:
     setup(world, claude=lambda p, m: ProviderResult(0, answer=None))
-    ended, _ = perform(world, submitted(world, agent("claude")))
+    ended, _, _ = perform(world, submitted(world, agent("claude")))
     assert (ended.status, ended.outcome, ended.reason_code) == ("completed_empty", "failed", "no_artifacts")
 
 
 def test_shell_work_that_exits_0_is_completed_whatever_it_printed(world) -> None:
     """Issue 27: for `sh` the exit status is the answer (`li agent sh 'sleep 2'` succeeds)."""
     setup(world, sh=lambda p, m: ProviderResult(0, answer=None))
-    ended, _ = perform(world, submitted(world, agent("sh")))
+    ended, _, _ = perform(world, submitted(world, agent("sh")))
     assert (ended.status, ended.outcome, ended.reason_code, ended.exit_code) == ("completed", "succeeded", None, 0)
 
 
 def test_a_fanout_of_shell_and_an_empty_agent_leg_is_completed(world) -> None:
     setup(world, sh=lambda p, m: ProviderResult(0, answer=None), claude=lambda p, m: ProviderResult(0, answer=None))
     legs = (Leg("leg-1", ModelSpec("sh")), Leg("leg-2", ModelSpec("claude")))
-    ended, _ = perform(world, submitted(world, legs, kind="fanout"))
+    ended, _, _ = perform(world, submitted(world, legs, kind="fanout"))
     assert (ended.status, ended.outcome) == ("completed", "succeeded")
 
 
 def test_a_failing_provider_fails_the_run_with_its_exit_code(world) -> None:
     setup(world, sh=lambda p, m: ProviderResult(3, answer="partial"))
-    ended, _ = perform(world, submitted(world, agent("sh")))
+    ended, _, _ = perform(world, submitted(world, agent("sh")))
     assert (ended.status, ended.outcome, ended.reason_code, ended.exit_code) == ("failed", "failed", "exit_nonzero", 3)
 
 
 def test_a_provider_reporting_an_error_fails_the_run(world) -> None:
     setup(world, claude=lambda p, m: ProviderResult(0, answer="oops", is_error=True))
-    ended, _ = perform(world, submitted(world, agent()))
+    ended, _, _ = perform(world, submitted(world, agent()))
     assert (ended.status, ended.reason_code) == ("failed", "provider_error")
 
 
 def test_a_timed_out_leg_times_the_run_out(world) -> None:
     registry = setup(world, sh=lambda p, m: ProviderResult(-15, timed_out=True))
-    ended, _ = perform(world, submitted(world, agent("sh"), timeout=2.5))
+    ended, _, _ = perform(world, submitted(world, agent("sh"), timeout=2.5))
     assert (ended.status, ended.outcome, ended.reason_code, ended.exit_code) == ("timed_out", "failed", "timeout", 124)
     assert registry["sh"].calls[0][3] == 2.5  # the leg is given what is left of the run's timeout
 
 
 def test_a_cancelled_run_is_recorded_cancelled(world) -> None:
     setup(world)
-    ended, _ = perform(world, submitted(world, agent()), cancel_first=True)
+    ended, _, _ = perform(world, submitted(world, agent()), cancel_first=True)
     assert (ended.status, ended.outcome, ended.reason_code, ended.exit_code) == ("cancelled", "cancelled", "cancelled", 143)
 
 
@@ -131,7 +135,7 @@ def test_a_cancel_after_a_kill_request_names_the_kill(world) -> None:
     setup(world)
     run_id = submitted(world, agent())
     world.store.update(run_id, lambda r: r.evolve(kill_requested_at="2026-07-25T17:50:11.000000+00:00"))
-    ended, _ = perform(world, run_id, cancel_first=True)
+    ended, _, _ = perform(world, run_id, cancel_first=True)
     assert (ended.status, ended.reason_code) == ("cancelled", "kill_requested")
 
 
@@ -146,7 +150,7 @@ def test_the_manifest_is_written_before_the_end_and_the_hook_runs_after_it(world
         return original(rid, change, lock_timeout)
 
     world.store.update = watching_update
-    ended, _ = perform(world, run_id, hook=lambda run: seen.setdefault("hook", world.store.read(run.run_id)))
+    ended, _, _ = perform(world, run_id, hook=lambda run: seen.setdefault("hook", world.store.read(run.run_id)))
     assert seen["manifest_at_end"] is True
     assert seen["hook"].finished_at == ended.finished_at and seen["hook"].status == "completed"
 
@@ -158,8 +162,8 @@ def test_a_failing_hook_never_unrecords_the_end(world) -> None:
     def explode(run):
         raise RuntimeError("notifier down")
 
-    ended, console = perform(world, run_id, hook=explode)
-    assert world.store.read(run_id).status == "completed" and "notifier down" in console
+    ended, console, said = perform(world, run_id, hook=explode)
+    assert world.store.read(run_id).status == "completed" and "notifier down" in said
 
 
 def test_an_end_already_recorded_is_never_relabelled(world) -> None:
@@ -168,7 +172,7 @@ def test_an_end_already_recorded_is_never_relabelled(world) -> None:
     world.store.update(run_id, lambda r: r.evolve(status="exited", outcome="indeterminate",
                                                   finished_at="2026-07-25T17:50:12.000000+00:00"))
     hooked = []
-    ended, _ = perform(world, run_id, hook=hooked.append)
+    ended, _, _ = perform(world, run_id, hook=hooked.append)
     assert ended is None and hooked == []
     assert world.store.read(run_id).status == "exited"
 
@@ -181,7 +185,7 @@ def test_an_end_the_runner_did_not_write_is_kept_but_never_silently(world) -> No
                                                   terminal_source="runner",
                                                   finished_at="2026-07-25T17:50:12.000000+00:00"))
     hooked = []
-    ended, console = perform(world, run_id, hook=hooked.append)
+    ended, console, said = perform(world, run_id, hook=hooked.append)
     assert ended is None and hooked == []
     run = world.store.read(run_id)
     assert (run.status, run.outcome, run.exit_code) == ("completed", "succeeded", 0)  # never relabelled
@@ -189,7 +193,7 @@ def test_an_end_the_runner_did_not_write_is_kept_but_never_silently(world) -> No
     assert (run.runner_end["status"], run.runner_end["outcome"], run.runner_end["exit_code"],
             run.runner_end["reason_code"]) == ("failed", "failed", 3, "end_not_written_by_runner")
     assert run.runner_end["found"]["status"] == "completed"
-    assert "did not write" in console
+    assert "did not write" in said and "did not write" not in console
     status = world.container.reads.reads().status(run_id)
     assert status["runner_end"]["exit_code"] == 3 and status["runner_end"]["found_status"] == "completed"
     perform(world, run_id)  # said once: a second attempt changes nothing
@@ -200,7 +204,7 @@ def test_an_unreadable_request_still_ends_the_run_failed(world) -> None:
     setup(world)
     run_id = submitted(world, agent())
     world.store.write_text(run_id, "request.json", "{not json")
-    ended, console = perform(world, run_id)
+    ended, console, said = perform(world, run_id)
     assert (ended.status, ended.reason_code) == ("failed", "request_unreadable")
     assert manifest(world, run_id)["legs"] == []
 
@@ -232,7 +236,7 @@ def test_fanout_legs_each_leave_an_artifact_and_a_manifest_entry_and_synthesis_s
     registry = setup(world)
     legs = (Leg("leg-1", ModelSpec("claude")), Leg("leg-2", ModelSpec("codex")))
     run_id = submitted(world, legs, kind="fanout", instruction="task", synthesize=ModelSpec("gemini"))
-    ended, _ = perform(world, run_id)
+    ended, _, _ = perform(world, run_id)
     assert ended.status == "completed"
     assert world.store.read_text(run_id, "artifacts/leg-1.md") == "claude: task"
     assert world.store.read_text(run_id, "artifacts/leg-2.md") == "codex: task"
@@ -248,7 +252,7 @@ def test_a_flow_hands_upstream_answers_to_downstream_prompts(world) -> None:
     legs = (Leg("research", ModelSpec("claude"), "find facts"),
             Leg("write", ModelSpec("codex"), "write using {{steps.research}}", ("research",)))
     run_id = submitted(world, legs, kind="flow", instruction="steps: ...")
-    ended, _ = perform(world, run_id)
+    ended, _, _ = perform(world, run_id)
     assert ended.status == "completed"
     assert registry["codex"].calls[0][0] == "write using claude: find facts"
     assert world.store.read_text(run_id, "artifacts/step-write.md") == "codex: write using claude: find facts"
@@ -258,7 +262,7 @@ def test_a_flow_step_whose_upstream_failed_is_skipped_and_the_run_fails(world) -
     registry = setup(world, claude=lambda p, m: ProviderResult(1, answer=None))
     legs = (Leg("a", ModelSpec("claude"), "x"), Leg("b", ModelSpec("codex"), "y", ("a",)))
     run_id = submitted(world, legs, kind="flow", instruction="spec")
-    ended, _ = perform(world, run_id)
+    ended, _, _ = perform(world, run_id)
     assert (ended.status, ended.reason_code) == ("failed", "exit_nonzero")
     assert registry["codex"].calls == []
     assert [(e["id"], e["status"], e["reason_code"]) for e in manifest(world, run_id)["legs"]] == [
@@ -271,7 +275,7 @@ def test_a_leg_that_raises_fails_only_as_itself(world) -> None:
 
     setup(world, codex=boom)
     legs = (Leg("leg-1", ModelSpec("claude")), Leg("leg-2", ModelSpec("codex")))
-    ended, _ = perform(world, submitted(world, legs, kind="fanout"))
+    ended, _, _ = perform(world, submitted(world, legs, kind="fanout"))
     assert (ended.status, ended.reason_code) == ("failed", "leg_error")
 
 
@@ -295,7 +299,7 @@ def test_a_kill_recorded_before_the_runner_started_cancels_the_work_unrun(world)
     registry = setup(world)
     run_id = submitted(world, agent())
     world.store.update(run_id, lambda r: r.evolve(kill_requested_at="2026-07-25T17:50:11.000000+00:00"))
-    ended, _ = perform(world, run_id)  # no SIGTERM ever reached it: the kill came while preparing
+    ended, _, _ = perform(world, run_id)  # no SIGTERM ever reached it: the kill came while preparing
     assert (ended.status, ended.outcome, ended.reason_code) == ("cancelled", "cancelled", "kill_requested")
     assert registry["claude"].calls == []
 
@@ -325,14 +329,15 @@ def test_a_kill_request_recorded_while_the_work_runs_cancels_it(world, watch) ->
     setup(world, claude=_another_host_asks_to_kill(world, held, seconds=1.0 if watch is None else 30.0))
     run_id = held["run_id"] = submitted(world, agent())
     work = held["work"] = world.container.submit.work(kill_watch=watch)
-    console = io.StringIO()
-    ended = work.perform(run_id, Workspace(console, {"LI_RUN_ID": run_id}))
+    console, li_log = io.StringIO(), io.StringIO()
+    ended = work.perform(run_id, Workspace(console, {"LI_RUN_ID": run_id}, li_log))
     if watch is None:  # nobody looks at the record: the work runs to its own end (the watch is what stops it)
         assert ended.status == "completed" and "stopped_by_cancel" not in held
         return
     assert held.get("stopped_by_cancel") is True
     assert (ended.status, ended.outcome, ended.reason_code) == ("cancelled", "cancelled", "kill_requested")
-    assert "a kill request is recorded; stopping the work" in console.getvalue()
+    assert "li runner: a kill request is recorded; stopping the work" in li_log.getvalue()
+    assert "li runner" not in console.getvalue()
 
 
 def test_the_runner_watches_for_kill_requests_by_default(world) -> None:
@@ -347,7 +352,7 @@ def test_a_run_whose_only_artifact_is_a_symlink_produced_nothing(world) -> None:
     setup(world, claude=lambda prompt, model: ProviderResult(0, answer=None))
     run_id = submitted(world, agent())
     os.symlink("/etc", os.path.join(world.store.work_artifacts_dir(run_id), "etc-link"))
-    ended, _ = perform(world, run_id)
+    ended, _, _ = perform(world, run_id)
     assert (ended.status, ended.reason_code) == ("completed_empty", "no_artifacts")
 
 
@@ -393,15 +398,16 @@ def test_the_confinement_the_work_got_is_recorded_and_a_refusal_said(world, mode
     confiner = RefusingConfiner()
     _confined_by(world, confiner)
     run_id = submitted(world, agent(), confine=mode)
-    ended, console = perform(world, run_id)
+    ended, console, said = perform(world, run_id)
     run = world.store.read(run_id)
     assert run.confinement == "none" and confiner.engaged == []
     if mode == "required":
         assert (run.status, run.reason_code) == ("failed", "confinement_refused")
-        assert "not running the work" in console
+        assert "li runner: not running the work" in said and console == ""
         assert world.container.submit.provider_registry()["claude"].calls == []  # never started
     else:
-        assert run.status == "completed" and "the work runs unconfined" in console
+        assert run.status == "completed" and "li runner: the work runs unconfined" in said
+        assert console == "running do it\n"
     assert run.confinement_detail == ("--confine off" if mode == "off" else "unshare: Operation not permitted")
 
 

@@ -66,7 +66,7 @@ def one(model: str = "claude/opus") -> tuple[Leg, ...]:
 
 
 def workspace(run_id: str) -> Workspace:
-    return Workspace(io.StringIO(), {"LI_RUN_ID": run_id})
+    return Workspace(io.StringIO(), {"LI_RUN_ID": run_id}, io.StringIO())
 
 
 def test_a_one_leg_run_is_prepared_for_the_supervisor_with_the_leg_s_env_and_timeout(world) -> None:
@@ -149,4 +149,5 @@ def test_a_request_rewritten_while_the_work_ran_ends_the_run_failed_and_says_why
     ended = world.container.submit.work().finish_supervised(run_id, space, SupervisedEnd(["x\n"], 0, False, False,
                                                                                         0.0, 0.0))
     assert (ended.status, ended.outcome, ended.reason_code) == ("failed", "failed", "request_unreadable")
-    assert "changed while its work ran" in space.console.getvalue()
+    assert "li runner: the run's request changed while its work ran" in space.li_log.getvalue()
+    assert space.console.getvalue() == ""  # li's line never goes into the work's console

@@ -51,8 +51,8 @@ class FaultyStore:
         self._inner.write_text(run_id, name, text)
 
 
-class FullConsole(io.StringIO):
-    """A console whose disk filled up once the work had written its output: the runner's lines fail."""
+class FullLiLog(io.StringIO):
+    """A li log whose disk filled up once the work had written its output: the runner's lines fail."""
 
     def write(self, text: str) -> int:
         if text.startswith("li runner"):
@@ -66,9 +66,10 @@ def store() -> FaultyStore:
 
 
 def run_work(store: FaultyStore, answer: ProviderResult, legs: tuple[Leg, ...] | None = None,
-             kind: str = "agent", console: io.StringIO | None = None, cancel: bool = False,
+             kind: str = "agent", li_log: io.StringIO | None = None, cancel: bool = False,
              hook: Any = None) -> tuple[Run | None, str, str]:
-    """Submit one run over the faulty memory store and perform its work; (ended record, console, run id)."""
+    """Submit one run over the faulty memory store and perform its work; (ended record, li log, run
+    id). The console holds the work's bytes alone (the fake providers' lines), never li's."""
     world = make_world("memory", "/nonexistent")
     world.container.core.store.override(providers.Object(store))
     registry = {name: FakeProvider(name, lambda prompt, model: answer) for name in ("sh", "claude", "codex")}
@@ -79,9 +80,12 @@ def run_work(store: FaultyStore, answer: ProviderResult, legs: tuple[Leg, ...] |
     work = world.container.submit.work(after_end=hook) if hook is not None else world.container.submit.work()
     if cancel:
         work.cancel()
-    console = console if console is not None else io.StringIO()
-    ended = work.perform(run_id, Workspace(console, {"LI_RUN_ID": run_id}))
-    return ended, console.getvalue(), run_id
+    console = io.StringIO()
+    li_log = li_log if li_log is not None else io.StringIO()
+    ended = work.perform(run_id, Workspace(console, {"LI_RUN_ID": run_id}, li_log))
+    work_lines = {"running do it", *(f"[{leg.id}] running do it" for leg in legs)}  # a fanout's legs prefixed
+    assert set(console.getvalue().splitlines()) <= work_lines, console.getvalue()
+    return ended, li_log.getvalue(), run_id
 
 
 def manifest_of(store: FaultyStore, run_id: str) -> dict[str, Any]:
@@ -164,7 +168,7 @@ def test_everything_failing_at_once_still_records_the_end_and_runs_the_hook(stor
     store.listing = RuntimeError("listing bug")
     store.refused.update({"artifacts/": RuntimeError("write bug"), "manifest.json": OSError(errno.EIO, "I/O")})
     hooked: list[Run] = []
-    ended, _, run_id = run_work(store, ProviderResult(0, answer="a"), console=FullConsole(), hook=hooked.append)
+    ended, _, run_id = run_work(store, ProviderResult(0, answer="a"), li_log=FullLiLog(), hook=hooked.append)
     assert ended is not None and ended.status == "completed"
     assert store.read(run_id).end_recorded and [r.run_id for r in hooked] == [run_id]
 

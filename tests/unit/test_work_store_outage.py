@@ -134,7 +134,7 @@ class FlakyStore:
 
 def perform(store: FlakyStore, arrange: Callable[[str], None], outage_bound: float = 300.0,
             ) -> tuple[Run | None, str, str, FakeClock]:
-    """Submit one `sh` run over the flaky store, script its failures, perform it; (ended, console, id, clock)."""
+    """Submit one `sh` run over the flaky store, script its failures, perform it; (ended, li log, id, clock)."""
     world = make_world("memory", "/nonexistent")
     world.container.core.store.override(providers.Object(store))
     registry = {"sh": FakeProvider("sh", lambda prompt, model: ProviderResult(0, answer="the answer"))}
@@ -144,9 +144,10 @@ def perform(store: FlakyStore, arrange: Callable[[str], None], outage_bound: flo
     run_id = world.container.submit.submitter().submit(request).run_id
     store.calls.clear()  # the submit's own calls are not counted
     arrange(run_id)
-    console = io.StringIO()
-    ended = world.container.submit.work().perform(run_id, Workspace(console, {"LI_RUN_ID": run_id}))
-    return ended, console.getvalue(), run_id, world.clock
+    console, li_log = io.StringIO(), io.StringIO()
+    ended = world.container.submit.work().perform(run_id, Workspace(console, {"LI_RUN_ID": run_id}, li_log))
+    assert console.getvalue() == "running do it\n"  # the work's bytes alone: li's outage lines are apart
+    return ended, li_log.getvalue(), run_id, world.clock
 
 
 @pytest.fixture
@@ -158,38 +159,38 @@ def test_the_end_is_recorded_once_the_store_answers_again(store: FlakyStore) -> 
     def arrange(run_id: str) -> None:
         store.script = {"seal_artifacts": [DOWN] * 3, "write_text:manifest.json": [DOWN] * 2, "update": [DOWN] * 4}
 
-    ended, console, run_id, clock = perform(store, arrange)
+    ended, said, run_id, clock = perform(store, arrange)
     assert ended is not None and (ended.status, ended.outcome, ended.terminal_source) == (
         "completed", "succeeded", "runner")
     assert store.read(run_id).finished_at == ended.finished_at
     assert store.manifest(run_id).available
     assert store.calls["update"] == 5 and store.calls["seal_artifacts"] == 4
     for what in ("the artifacts", "the manifest", "the end"):
-        assert f"li runner: the store is unavailable, retrying {what} for up to " in console
-        assert f"li runner: the store answered again; {what} went through" in console
-    assert console.rstrip().endswith("li runner: completed")
+        assert f"li runner: the store is unavailable, retrying {what} for up to " in said
+        assert f"li runner: the store answered again; {what} went through" in said
+    assert said.rstrip().endswith("li runner: completed")
 
 
 def test_a_store_that_refuses_the_end_stops_the_runner_at_once(store: FlakyStore) -> None:
     def arrange(run_id: str) -> None:
         store.script = {"update": [StoreRefused("cannot write the record: read-only file system")]}
 
-    ended, console, run_id, clock = perform(store, arrange)
+    ended, said, run_id, clock = perform(store, arrange)
     assert ended is None and store.calls["update"] == 1 and clock.naps == []
     assert not store.read(run_id).end_recorded
-    assert "li runner: the end could not be recorded: cannot write the record: read-only" in console
-    assert "retrying" not in console
+    assert "li runner: the end could not be recorded: cannot write the record: read-only" in said
+    assert "retrying" not in said
 
 
 def test_an_outage_past_the_bound_gives_up_on_the_end_and_says_so(store: FlakyStore) -> None:
     def arrange(run_id: str) -> None:
         store.script = {"update": [DOWN] * 1000}
 
-    ended, console, run_id, clock = perform(store, arrange, outage_bound=30.0)
+    ended, said, run_id, clock = perform(store, arrange, outage_bound=30.0)
     assert ended is None and not store.read(run_id).end_recorded
     assert sum(clock.naps) == pytest.approx(30.0)
-    assert "li runner: the store stayed unavailable for 30.0 s; giving up on the end: " in console
-    assert "li runner: the end could not be recorded: the store stayed unavailable" in console
+    assert "li runner: the store stayed unavailable for 30.0 s; giving up on the end: " in said
+    assert "li runner: the end could not be recorded: the store stayed unavailable" in said
 
 
 def test_an_end_whose_answer_was_lost_is_known_as_this_runners_own(store: FlakyStore) -> None:
@@ -205,17 +206,17 @@ def test_an_end_whose_answer_was_lost_is_known_as_this_runners_own(store: FlakyS
 
         store._inner.update = update_then_drop  # type: ignore[method-assign]
 
-    ended, console, run_id, _ = perform(store, arrange)
+    ended, said, run_id, _ = perform(store, arrange)
     assert store.calls["update"] == 2
     assert ended is not None and ended.terminal_source == "runner" and ended.status == "completed"
     assert store.read(run_id).generation == ended.generation
-    assert console.rstrip().endswith("li runner: completed")
+    assert said.rstrip().endswith("li runner: completed")
 
 
 def test_a_request_unreadable_for_a_moment_is_waited_for(store: FlakyStore) -> None:
     def arrange(run_id: str) -> None:
         store.script = {"read_text:request.json": [DOWN] * 2, "read": [DOWN]}
 
-    ended, console, _, _ = perform(store, arrange)
+    ended, said, _, _ = perform(store, arrange)
     assert ended is not None and (ended.status, ended.reason_code) == ("completed", None)
-    assert "retrying the request" in console
+    assert "retrying the request" in said
