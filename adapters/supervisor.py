@@ -490,6 +490,9 @@ def main(argv: list[str]) -> int:
     cancelled = cancelled or bool(_terms)  # a SIGTERM before the end is recorded cancels, as in the runner
     if spec["folder_fd"] is not None:
         os.close(spec["folder_fd"])
+    confine = spec.get("confine") or {}
+    if confine.get("mark"):  # the finisher's last stop spares the broker's children too
+        os.environ["LI_BROKER_CUT"] = f"LI_BROKER_MARK={confine['mark']}"
     finish = [*spec["finish"], "--finish", spec["run_id"], str(spec["capture_fd"]),
               "-" if code is None else str(code), timed_out, str(int(cancelled)),
               repr(spec["began"]), repr(leg_began)]

@@ -145,6 +145,7 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
         if refused is not None:
             return refused
     work = services.work(after_end=services.notices().send)
+    _cut_what_the_broker_started(finishing)
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     if finishing is not None:
@@ -161,6 +162,17 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
         ended = work.perform(run_id, workspace)
     _after_end_in_queue(ended)
     return exit_code_of(ended.status) if ended is not None else 70
+
+
+def _cut_what_the_broker_started(finishing: Any) -> None:
+    """The finisher a lean supervisor exec's stops what the work left running before the end, as
+    the supervisor did: the children the run's broker started for the work are not among it
+    (adapters/broker.py). The supervisor hands over their mark in LI_BROKER_CUT, taken out here."""
+    cut = os.environ.pop("LI_BROKER_CUT", None)
+    if finishing is not None and cut:
+        from entrypoints import services
+
+        services.container().submit.child_groups().cut = cut.encode()
 
 
 def _li_log_on_stderr(store: Any, run_id: str) -> None:

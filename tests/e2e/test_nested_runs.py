@@ -142,6 +142,13 @@ def test_what_the_work_may_not_ask_is_refused_in_one_line_and_one_envelope(li_ho
 def test_a_process_outside_the_run_gets_nothing_from_its_broker(li_home: str) -> None:
     parent = submit(li_home, "sleep 30", "lean")
     try:
+        # the head that listens once the work runs: the supervisor the runner exec'd (a connection
+        # taken by the runner just before that exec would get no answer; no work exists before it)
+        for _ in range(100):
+            pid = machine("job", "status", parent, home=li_home).data["pid"]
+            if pid and b"supervisor.py" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                break
+            time.sleep(0.1)
         name = None
         for _ in range(100):
             name = next((line.rsplit("@", 1)[1].strip() for line in Path("/proc/net/unix").read_text().splitlines()

@@ -116,7 +116,7 @@ def test_a_process_the_work_left_running_is_stopped_before_the_end_is_recorded(
     ended = ended_with_nothing_alive(li_home, run_id)
     assert (ended["status"], ended["outcome"]) == ("completed", "succeeded"), ended
     output = machine("job", "output", run_id, home=li_home).data
-    assert "process(es) the work left running" in output["console"]["value"], output
+    assert "process(es) the work left running" in output["li_log"]["value"], output
     nothing_written_after_the_end(tmp_path / "late", ended)
 
 
@@ -163,5 +163,5 @@ def test_a_process_of_the_work_that_names_another_run_is_still_stopped(li_home: 
     ended = ended_with_nothing_alive(li_home, run_id)
     assert (ended["status"], ended["outcome"]) == ("completed", "succeeded"), ended
     output = machine("job", "output", run_id, home=li_home).data
-    assert "process(es) the work left running" in output["console"]["value"], output
+    assert "process(es) the work left running" in output["li_log"]["value"], output
     nothing_written_after_the_end(tmp_path / "late", ended)
