@@ -95,6 +95,18 @@ class ChildrenOf:
         sink: AbstractContextManager[Held] = self._store.console_sink(self._made_here(run_id))
         return sink
 
+    def li_log_sink(self, run_id: str) -> AbstractContextManager[Held]:
+        sink: AbstractContextManager[Held] = self._store.li_log_sink(self._made_here(run_id))
+        return sink
+
+    def li_log_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
+        read: tuple[bytes, int] = self._store.li_log_bytes(self._child(run_id), offset, limit)
+        return read
+
+    def li_log(self, run_id: str, tail_chars: int) -> ConsoleAvailability:
+        tail: ConsoleAvailability = self._store.li_log(self._child(run_id), tail_chars)
+        return tail
+
     def forward_console(self, run_id: str) -> AbstractContextManager[None]:
         forwarding: AbstractContextManager[None] = self._store.forward_console(self._child(run_id))
         return forwarding
@@ -135,7 +147,7 @@ class ChildrenOf:
         return found
 
     def import_run(self, run: Run, files: Mapping[str, str], console: Iterable[bytes] | None,
-                   *args: Any, **kwargs: Any) -> bool:
+                   *args: Any, **kwargs: Any) -> bool:  # noqa: ARG002 - refused whatever it carries
         raise StoreRefused("a run's work cannot import runs into the store")
 
     def __getattr__(self, name: str) -> Any:

@@ -44,6 +44,10 @@ def test_a_run_made_through_the_view_records_its_parent_and_only_children_are_se
         with pytest.raises(RunNotFound):
             seen.console(other, 100)
         with pytest.raises(RunNotFound):
+            seen.li_log(other, 100)
+        with pytest.raises(RunNotFound):
+            seen.li_log_bytes(other, 0, 100)
+        with pytest.raises(RunNotFound):
             seen.update(other, lambda run: run.evolve(label="forged"))
         with pytest.raises(RunNotFound):
             seen.write_text(other, "instruction.txt", "forged")
@@ -121,3 +125,18 @@ def test_the_broker_drops_the_runs_tags_and_sets_its_own() -> None:
     env = broker.environment({"PATH": "/bin", "LI_RUN_ID": "x", "LI_LEG_ID": "y", "LI_ARTIFACTS_DIR": "/a",
                               "LI_BROKER_MARK": "old", "LI_ACTING_FOR": "old"}, "run", "mark")
     assert env == {"PATH": "/bin", "LI_ACTING_FOR": "run", "LI_BROKER_MARK": "mark"}
+
+
+def test_every_port_method_that_takes_a_run_is_checked_by_the_view() -> None:
+    """A method the ports gain later must not reach another run's files through `__getattr__`."""
+    import inspect
+
+    from application import ports
+
+    for port in (ports.RunRecords, ports.RunFiles):
+        for name, member in vars(port).items():
+            if name.startswith("_") or not callable(member):
+                continue
+            parameters = list(inspect.signature(member).parameters)
+            if parameters[1:2] == ["run_id"]:
+                assert name in vars(ChildrenOf), f"ChildrenOf does not check {port.__name__}.{name}"
