@@ -89,37 +89,11 @@ def brokered(args: list[str]) -> int | None:
 
 
 def console() -> None:
-    """The `li` console script: `main`, then out without tearing the interpreter down.
+    """The `li` console script: `main`, then out without tearing the interpreter down
+    (entrypoints/startup/quick_exit.py)."""
+    from entrypoints.startup.quick_exit import leave
 
-    Every answer has been written and flushed by then (the envelope by the dispatcher, human
-    output by the flush below), exit hooks are run here, a non-daemon thread still running takes
-    the usual exit, and the detached runs are other processes; what teardown would still do is
-    free every module and object one by one, which
-    costs a read about one to two interpreter floors (docs/performance.md). When a flush fails
-    (stdout closed or full), the interpreter exits as it always did, so it reports that itself.
-    """
-    code = main()
-    if _threads_left():
-        sys.exit(code)  # a thread still working is waited for, as the usual exit does
-    try:
-        import atexit
-
-        atexit._run_exitfuncs()  # exit hooks still run: what they write lands where --machine sends it
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except BaseException:  # noqa: BLE001 - the usual exit reports it
-        sys.exit(code)
-    os._exit(code)
-
-
-def _threads_left() -> bool:
-    """Whether a thread other than this one that the usual exit would wait for is still running."""
-    threading = sys.modules.get("threading")
-    if threading is None:
-        return False
-    current = threading.current_thread()
-    return any(t is not current and t.is_alive() and not t.daemon for t in threading.enumerate())
+    leave(main())
 
 
 if __name__ == "__main__":

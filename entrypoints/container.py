@@ -11,8 +11,8 @@ An outside test swaps one adapter in one line, e.g.
 
 from __future__ import annotations
 
-from entrypoints._di import containers, providers
 from entrypoints.settings import DEFAULTS, from_environment
+from entrypoints.startup.di_import import containers, providers
 from entrypoints.wiring.core import Core
 from entrypoints.wiring.notices import NoticesSide
 from entrypoints.wiring.reads import Reads

@@ -6,7 +6,6 @@ import errno
 import json
 import sys
 from collections.abc import Callable
-from types import SimpleNamespace
 
 from domain.contract import (
     IMPLEMENTATION,
@@ -16,8 +15,9 @@ from domain.contract import (
     success,
 )
 from entrypoints.environment import PRE_IMPORTS, EnvironmentFault, import_required, transport_fault
+from entrypoints.startup.fast_path import without_parser
 from entrypoints.usage import HelpRequested, UsageError
-from entrypoints.verbs._common import silence, verb_module
+from entrypoints.verbs._common import silence
 from entrypoints.version import version
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
@@ -36,12 +36,6 @@ HUMAN_EXIT = {"invalid_input": 2, "not_found": 3, "conflict": 4, "unavailable": 
 # import failure inside them is never reported as exit 78 once a run might exist (D8).
 ALLOCATING_COMMANDS = frozenset(PRE_IMPORTS)
 
-
-# Requests whose exact words name a verb that takes no argument: they get the namespace the parser
-# would give them (tests/unit/test_dispatch.py holds the two equal) without a parser. `li handshake`
-# may be called on every poll, and argparse with its gettext and locale look-ups is about a third
-# of it (issue 18). Anything else (`li handshake --help`, a typo) goes through the parser.
-WITHOUT_PARSER: dict[tuple[str, ...], str] = {("handshake",): "entrypoints.verbs.handshake"}
 
 
 # Unicode line breaks JSON leaves raw inside strings; only strings can hold them, so escaping is exact.
@@ -85,10 +79,11 @@ def parser(args: list[str] | None = None) -> Parser:
 
 
 def parse(args: list[str]) -> Namespace:
-    """The request's namespace: the parser's, or for WITHOUT_PARSER words the one it would give."""
-    module = WITHOUT_PARSER.get(tuple(args))
-    if module is not None:
-        return SimpleNamespace(version=False, command=args[0], verb=verb_module(module))  # type: ignore[return-value]
+    """The request's namespace: the parser's, or for words answered without one
+    (entrypoints/startup/fast_path.py) the one it would give."""
+    namespace = without_parser(args)
+    if namespace is not None:
+        return namespace
     return parser(args).parse_args(args)
 
 

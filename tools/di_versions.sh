@@ -2,7 +2,7 @@
 # Every dependency-injector release that pyproject.toml allows (the registry's list of releases
 # between the pin's oldest and newest, both included), each in a scratch venv beside a regular
 # (non-editable) install of this checkout: a detached submit and then
-# `li job status --machine` of its run must each answer an ok envelope. entrypoints/_di.py's
+# `li job status --machine` of its run must each answer an ok envelope. entrypoints/startup/di_import.py's
 # import shim applies to the releases it names alone; every other release must work imported
 # plainly, and this is where that is proven. Reads the pin from pyproject.toml (">=OLDEST,<=NEWEST").
 set -euo pipefail

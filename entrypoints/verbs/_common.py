@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 
 from domain.contract import ContractError, ErrorKind
 
@@ -22,60 +22,13 @@ if TYPE_CHECKING:
             """Add this verb's parser(s) to the `add_subparsers()` action and `parser.set_defaults(verb=this(__name__))`.
 
             `words` are the request's words after this verb's name (None: build for any request); a
-            verb with subcommands registers them with `register_table`."""
+            verb with subcommands registers them with `entrypoints.startup.lazy_verbs.register_table`."""
 
         def run(self, args: Namespace) -> dict[str, Any]:
             """The answer as plain data: the envelope's `data` under --machine."""
 
         def human(self, args: Namespace) -> int:
             """The answer for a person: text on stdout, one line on stderr for a refusal; the exit status."""
-
-
-def verb_module(module: str) -> Verb:
-    """A verb module of a table, imported now if it was not."""
-    __import__(module)
-    found: Verb = sys.modules[module]  # a module: mypy holds the tables' modules to Verb
-    return found
-
-
-def register_table(sub: Any, table: Sequence[tuple[str, str]], words: list[str] | None,
-                   whole: Collection[str] = (), skip: Collection[str] = ()) -> None:
-    """Register a table of (name, module) verbs on a `add_subparsers()` action, in its order.
-
-    Given the request's words (after the parent's name), only the verb they name is imported and
-    registered in full; every other one is a bare name, which is all a parse of that request can
-    see of it (the choices an unknown word is told about, in the same order); words that name no
-    verb at all (none, or only options in `skip`, which are passed over) need none in full.
-    Without words (a parser for any request), or when they name a word that is no verb of the
-    table, a verb in `whole`, or an option first (`--help`, its abbreviations, `--`), every verb
-    is registered in full.
-    Registering every verb cost a read a floor or two (docs/performance.md); tests/unit/test_cli_parser.py
-    holds the parses to those of the whole tree.
-    """
-    called, rest = called_verb(words, table, whole, skip) if words is not None else (None, None)
-    bare: Any = None  # one parser with no argument answers to every bare name
-    for name, module in table:
-        if called is None:
-            verb_module(module).register(sub)
-        elif name == called:
-            verb_module(module).register(sub, rest)
-        elif bare is None:
-            bare = sub.add_parser(name, add_help=False)
-        else:
-            sub.choices[name] = bare  # the action's name -> parser map, in the table's order
-
-
-def called_verb(words: list[str], table: Sequence[tuple[str, str]], whole: Collection[str] = (),
-                skip: Collection[str] = ()) -> tuple[str | None, list[str] | None]:
-    """The verb of the table the words name and the words after it, when no other verb is needed;
-    ("", []) when they name none; (None, None) when the parse may need every verb."""
-    for index, word in enumerate(words):
-        if word in skip:
-            continue
-        if word.startswith("-") or word in whole or all(word != name for name, _ in table):
-            return None, None
-        return word, words[index + 1:]
-    return "", []  # no verb named, no option that shows help: the parse sees none in full
 
 
 def this(name: str) -> Verb:

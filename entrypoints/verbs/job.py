@@ -6,7 +6,8 @@ from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
 from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs._common import register_table, this
+from entrypoints.startup.lazy_verbs import register_table
+from entrypoints.verbs._common import this
 
 # (subcommand, module), in the order `li job --help` lists them; imported when named (start-up).
 SUB_TABLE: tuple[tuple[str, str], ...] = (

@@ -6,8 +6,8 @@ from adapters.clocks import SystemClock
 from adapters.faults import PHASES, PausingStore
 from adapters.fs_store import FsRunStore
 from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
-from entrypoints._di import containers, providers
 from entrypoints.settings import home_or_default, is_shared_store
+from entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

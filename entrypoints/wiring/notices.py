@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from entrypoints._di import containers, providers
 from entrypoints.settings import notice_command, runner_environment
+from entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from application.kill import Killer
 from application.observe import Observer
 from application.reads import RunReads
-from entrypoints._di import containers, providers
+from entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -5,8 +5,8 @@ the work a runner performs (application.work, with the orchestration and its thr
 
 from __future__ import annotations
 
-from entrypoints._di import containers, providers
 from entrypoints.settings import runner_command, runner_environment
+from entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ when first built (only `li doctor` and `li job prune`)."""
 
 from __future__ import annotations
 
-from entrypoints._di import containers, providers
+from entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ with status. `application.wait` is imported when the waiter is first built (only
 
 from __future__ import annotations
 
-from entrypoints._di import containers, providers
+from entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -75,7 +75,7 @@ NOT_ON_A_READ = {
     "application.submit", "application.work", "adapters.providers",
     "application.notify", "adapters.notifier", "application.prune", "application.doctor", "adapters.diagnostics",
     "yaml",
-    # Issue 18: dependency-injector is loaded without asyncio and pydantic (entrypoints/_di.py), and
+    # Issue 18: dependency-injector is loaded without asyncio and pydantic (entrypoints/startup/di_import.py), and
     # liveness is read from /proc, so a read pays for none of them.
     "asyncio", "ssl", "concurrent.futures", "pydantic", "pydantic_core", "psutil", "subprocess", "socket",
     # nor configparser, which dependency-injector imports for `Configuration.from_ini` alone, nor its
@@ -88,7 +88,7 @@ NOT_ON_A_READ = {
     # Issue 16: the PostgreSQL store (and its driver) only when one is configured.
     "adapters.pg_store", "psycopg",
     # Issue 18: argparse's stock help formatter imports shutil (bz2, lzma) for every argument it
-    # checks; entrypoints/cli.py's Formatter measures the terminal only when it formats help.
+    # checks; entrypoints/startup/lazy_formatter.py's Formatter measures the terminal only when it formats help.
     # The parser holds only the called verb in full, so the other verbs' modules are not loaded.
     "shutil", "entrypoints.verbs.agent", "entrypoints.verbs.orchestrate", "entrypoints.verbs.store",
     "entrypoints.verbs.job_output", "entrypoints.verbs.job_kill", "entrypoints.verbs.job_prune",
@@ -148,7 +148,7 @@ def test_a_submit_does_load_the_submit_side_so_the_check_can_see_it(tmp_path: ob
 @pytest.mark.parametrize("argv", [("handshake",), ("--version",)], ids=["handshake", "--version"])
 def test_handshake_and_version_load_no_other_verb_and_no_shutil(argv: tuple[str, ...], tmp_path: object) -> None:
     loaded = _modules_after(list(argv), str(tmp_path), os.path.join(str(tmp_path), "modules.json"))
-    # `li handshake` is answered without a parser (entrypoints/dispatch.py WITHOUT_PARSER); --version is parsed.
+    # `li handshake` is answered without a parser (entrypoints/startup/fast_path.py WITHOUT_PARSER); --version is parsed.
     witness = "entrypoints.verbs.handshake" if argv == ("handshake",) else "entrypoints.cli"
     assert witness in loaded, "the request was not answered; the check would prove nothing"
     assert loaded & {"shutil", "entrypoints.verbs.job", "entrypoints.verbs.agent"} == set()

@@ -1,4 +1,4 @@
-"""entrypoints/_di.py keeps asyncio and pydantic out of every read by loading dependency-injector with
+"""entrypoints/startup/di_import.py keeps asyncio and pydantic out of every read by loading dependency-injector with
 stand-ins, on the releases in its SHIMMED alone; that is only sound while no provider of the
 composition root is async. These tests fail if one becomes async, if the stand-ins leak, or if an
 async provider stopped working through them; on any other release, if the import is not plain."""
@@ -58,7 +58,7 @@ def test_the_check_sees_an_async_provider() -> None:
 
 PROBE = textwrap.dedent("""
     import json, sys
-    import entrypoints._di as di
+    import entrypoints.startup.di_import as di
     from dependency_injector import __version__
     after_import = sorted(n for n in ("asyncio", "pydantic", "pydantic_core", "ssl", "configparser",
                                       "fastapi", "werkzeug", "fast_depends", "dependency_injector.wiring",

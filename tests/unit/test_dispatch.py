@@ -15,6 +15,7 @@ from domain.contract import ContractError, ErrorKind
 from entrypoints import dispatch as dispatcher
 from entrypoints.bootstrap import split_machine
 from entrypoints.environment import EnvironmentFault
+from entrypoints.startup import fast_path
 from entrypoints.verbs import handshake
 
 
@@ -169,7 +170,7 @@ def test_an_envelope_is_one_line_even_for_characters_line_readers_split_on(
     assert json.loads(text)["data"]["text"] == f"a{breaker}b"
 
 
-@pytest.mark.parametrize("words", sorted(dispatcher.WITHOUT_PARSER), ids=" ".join)
+@pytest.mark.parametrize("words", sorted(fast_path.WITHOUT_PARSER), ids=" ".join)
 def test_words_answered_without_a_parser_get_the_namespace_the_parser_gives(words: tuple[str, ...]) -> None:
     from entrypoints.cli import build_parser
 
@@ -182,5 +183,5 @@ def test_words_answered_without_a_parser_get_the_namespace_the_parser_gives(word
 
 def test_a_handshake_without_a_parser_answers_what_the_parser_path_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     fast = machine("handshake")
-    monkeypatch.setattr(dispatcher, "WITHOUT_PARSER", {})
+    monkeypatch.setattr(fast_path, "WITHOUT_PARSER", {})
     assert fast["ok"] is True and fast == machine("handshake")

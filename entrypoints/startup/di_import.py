@@ -67,7 +67,7 @@ def _deferred(module: str, name: str) -> Callable[..., Any]:
 
 
 def _stand_in(module: str) -> ModuleType:
-    stand_in = ModuleType(module, "lionrun's stand-in while dependency-injector loads (entrypoints/_di.py)")
+    stand_in = ModuleType(module, "lionrun's stand-in while dependency-injector loads (entrypoints/startup/di_import.py)")
     for name in DEFERRED[module]:
         setattr(stand_in, name, _deferred(module, name))
     return stand_in
@@ -76,7 +76,7 @@ def _stand_in(module: str) -> ModuleType:
 def _pydantic_stand_in() -> ModuleType:
     """Cython's plain `import pydantic` takes a module found in sys.modules as it is, even None, and
     reads `pydantic.VERSION`; a version that is not 1.x makes it skip the v1 settings loader."""
-    stand_in = ModuleType("pydantic", "lionrun's stand-in while dependency-injector loads (entrypoints/_di.py)")
+    stand_in = ModuleType("pydantic", "lionrun's stand-in while dependency-injector loads (entrypoints/startup/di_import.py)")
     stand_in.VERSION = "hidden"  # type: ignore[attr-defined]
     return stand_in
 
