@@ -175,7 +175,11 @@ class StoreHider:
             sock, name = broker.open_socket(run_id)
             mark = broker.new_mark()
             env = broker.environment(os.environ, run_id, mark)
-            broker.serve(sock, run_id, self.li, env)
+            li = self.li
+            if self.groups is not None:  # with the first leg here; a lean supervisor serves its own
+                self.groups.on_first_leg = lambda: broker.serve(sock, run_id, li, env)
+            else:
+                broker.serve(sock, run_id, li, env)
             self._socket = sock  # held open for the legs' lifetime (and the lean supervisor's exec)
             os.set_inheritable(sock.fileno(), True)
             target.update(broker=name, broker_fd=str(sock.fileno()), mark=mark, run_id=run_id,

@@ -44,6 +44,10 @@ class ChildGroups:
         # The mark of what the run's head started for its work (a child run's detached runner is
         # no process of this run, adapters/broker.py); set with `pre_exec`.
         self.cut: bytes | None = None
+        # What starts with the first leg this process starts (the broker's answering, which in a
+        # run handed to the lean supervisor must wait for it: a request taken here just before the
+        # exec would get no answer); None: nothing.
+        self.on_first_leg: Callable[[], None] | None = None
         self._run_id = run_id
 
     def _tree(self) -> dict[int, int]:
@@ -102,6 +106,9 @@ class ChildGroups:
             self._groups.add(pgid)
             if self.cancelled:
                 _kill_group(pgid, signal.SIGTERM)
+            first, self.on_first_leg = self.on_first_leg, None
+        if first is not None:
+            first()
 
     def discard(self, pgid: int) -> None:
         with self._lock:

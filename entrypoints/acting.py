@@ -3,8 +3,8 @@
 A run's broker (`adapters/broker.py`) runs `li` for the work with `LI_ACTING_FOR=<run id>`. That
 `li` sees the run's children only (`application/acting.py`), and takes only what submits a child
 or reads, waits on or kills one: no other verb, nothing that would run outside the confinement a
-command or a path of the work's choosing (`--notify`, `--setup`, a file to read), no child run
-unconfined (`--confine off`, a Slurm job). Each child is confined as `--confine required`.
+command or a path of the work's choosing (`--notify`, `--setup`, `li mcp --li`, a file to read),
+no child run unconfined (`--confine off`, a Slurm job). Each child is confined as `--confine required`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ OPEN = frozenset({("handshake", None), ("agent", None), ("mcp", None), ("orchest
 # submit options that would run something of the work's choosing outside its confinement, or
 # start the child unconfined
 CLOSED_OPTIONS = (("notify", "--notify"), ("setup", "--setup"), ("partition", "--partition"),
-                  ("slurm_arg", "--slurm-arg"))
+                  ("slurm_arg", "--slurm-arg"), ("li", "--li"))
 SAID = "a run's confined work may only submit runs through li and read, wait on and kill those it submitted"
 
 

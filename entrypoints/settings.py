@@ -159,8 +159,12 @@ def runner_command() -> list[str]:
 
 
 def li_command() -> list[str]:
-    """`li` itself, as a run's head runs it for the work (adapters/broker.py): this interpreter,
-    no directory of the caller's on sys.path (-P: the caller's cwd is the work's)."""
+    """`li` itself, as a run's head runs it for the work (adapters/broker.py): the console script
+    installed beside this interpreter, else this interpreter with no directory of the caller's on
+    sys.path (-P: the caller's cwd is the work's)."""
+    beside = os.path.join(os.path.dirname(sys.executable), "li")
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return [beside]
     return [sys.executable, "-P", "-m", "entrypoints.bootstrap"]
 
 

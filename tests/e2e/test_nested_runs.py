@@ -174,3 +174,80 @@ def test_an_unconfined_run_has_no_broker_and_its_li_reaches_the_store(li_home: s
     assert parent in [row["run_id"] for row in runs]  # the whole store, as before
     assert os.listdir(os.path.join(li_home, "runs"))  # and no marker was left in the real store
     assert not os.path.exists(os.path.join(li_home, ".li-store-hidden"))
+
+
+def test_nested_runs_on_the_postgresql_store(pg_dsn: str, li_home: str) -> None:
+    """The work has no way into the shared store (no DSN in its environment); its head's broker
+    runs li with the head's own, so the child lands in the same database, recording its parent."""
+    env = {"LI_STORE": pg_dsn}
+    machine("store", "init", home=li_home, env=env)
+    other = str(machine("agent", "--detach", "sh", "echo OTHER-SECRET", home=li_home, env=env).data["run_id"])
+    li = shlex.quote(li_bin())
+    script = f"""
+        env | grep -c '^LI_STORE=' ; echo "DSN_SEEN=$?"
+        child=$({li} agent --detach sh 'echo CHILD-ON-PG' 2>/dev/null)
+        echo "CHILD=$child"
+        {li} job wait "$child" --max-wait 30 --poll-interval 0.1 >/dev/null
+        {li} job output "$child"
+        {li} job status {other}; echo "OTHER_RC=$?"
+    """
+    parent = str(machine("agent", "--detach", "sh", script, home=li_home, env=env).data["run_id"])
+    waited = machine("job", "wait", parent, "--max-wait", "60", "--poll-interval", "0.1", home=li_home, env=env).data
+    assert waited["all_terminal"] is True, waited
+    status = machine("job", "status", parent, home=li_home, env=env).data
+    text = machine("job", "output", parent, home=li_home, env=env).data["console"]["value"]
+    assert (status["confinement"], status["outcome"]) == ("store_hidden", "succeeded"), (status, text)
+    assert said(text, "DSN_SEEN") == "1", text  # grep found no LI_STORE in the work's environment
+    child = said(text, "CHILD")
+    assert "CHILD-ON-PG" in text and said(text, "OTHER_RC") == "3", text
+    child_status = machine("job", "status", child, home=li_home, env=env).data
+    assert (child_status["parent"], child_status["confinement"]) == (parent, "store_hidden"), child_status
+    rows = machine("job", "list", "--parent", parent, home=li_home, env=env).data["runs"]
+    assert [row["run_id"] for row in rows] == [child]
+
+
+MCP_CLIENT = '''
+import json, sys
+import anyio
+from mcp import Client, StdioServerParameters
+
+LI, HOME, OTHER = sys.argv[1:4]
+
+
+async def main():
+    # as an MCP host starts a server: a minimal environment, LI_HOME the one value given
+    params = StdioServerParameters(command=LI, args=["mcp"], env={"LI_HOME": HOME})
+    async with Client(params, mode="legacy") as client:
+        submitted = await client.call_tool("submit_agent", {"prompt": "echo MCP-CHILD", "model": "sh"})
+        run_id = submitted.structured_content["data"]["run_id"]
+        for _ in range(30):
+            waited = await client.call_tool("wait", {"run_ids": [run_id], "max_wait": 20, "poll_interval": 0.1})
+            if waited.structured_content["classification"]["settled"]:
+                break
+        output = await client.call_tool("output", {"run_id": run_id})
+        other = await client.call_tool("status", {"run_id": OTHER})
+        print("MCP=" + json.dumps({"child": run_id, "output": output.structured_content,
+                                   "other": other.structured_content}))
+
+anyio.run(main)
+'''
+
+
+def test_li_mcp_inside_a_confined_run_submits_and_reads_its_children_only(li_home: str, tmp_path: Path) -> None:
+    import sys
+
+    other = submit(li_home, "echo OTHER-SECRET", "lean")
+    ended(li_home, other)
+    client = tmp_path / "mcp_client.py"
+    client.write_text(MCP_CLIENT)
+    parent = submit(li_home, f"{shlex.quote(sys.executable)} {client} {shlex.quote(li_bin())} "
+                             f"{shlex.quote(li_home)} {other}", "lean")
+    status = ended(li_home, parent, within=120)
+    text = console(li_home, parent)
+    assert status["outcome"] == "succeeded", (status, text)
+    answer = json.loads(said(text, "MCP"))
+    assert answer["output"]["surface"] == "ok" and "MCP-CHILD" in answer["output"]["data"]["console"]["value"], answer
+    assert answer["other"]["error"]["kind"] == "not_found", answer["other"]
+    assert "OTHER-SECRET" not in text
+    child = ended(li_home, answer["child"])
+    assert (child["parent"], child["confinement"], child["outcome"]) == (parent, "store_hidden", "succeeded"), child

@@ -85,6 +85,7 @@ def namespace(**fields: object) -> Namespace:
     ({"command": "agent", "executor": "slurm"}, "--executor"),
     ({"command": "agent", "prompt_file": "/etc/passwd"}, "--prompt-file"),
     ({"command": "orchestrate", "mode": "flow", "spec": "/home/me/flow.yaml"}, "SPEC"),
+    ({"command": "mcp", "li": "/tmp/not-li.sh"}, "--li"),
 ])
 def test_what_the_work_may_not_ask_is_refused(monkeypatch: pytest.MonkeyPatch, fields: dict[str, object],
                                              said: str) -> None:
