@@ -85,9 +85,10 @@ def until_terminal(home: str, run_id: str, seconds: float = 60) -> dict[str, obj
 
 
 def until_said(home: str, run_id: str, words: str, seconds: float = 30) -> str:
-    """The run's console once it holds `words` (the runner says the pause after the end is recorded)."""
+    """The run's li log once it holds `words` (the runner says the pause after the end is recorded,
+    in its own lines, apart from the work's console)."""
     deadline = time.monotonic() + seconds
-    while words not in (said := str(machine("job", "output", run_id, home=home).data["console"]["value"])):
+    while words not in (said := str(machine("job", "output", run_id, home=home).data["li_log"]["value"])):
         assert time.monotonic() < deadline, said
         time.sleep(0.05)
     return said
