@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import errno
 import os
-import select
-import struct
 import sys
 import time
 from collections.abc import Sequence
@@ -40,7 +38,9 @@ IN_NONBLOCK = 0o4000
 
 WATCH_MASK = IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW
 WAKING = IN_DELETE_SELF | IN_MOVE_SELF | IN_Q_OVERFLOW | IN_IGNORED
-EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (struct inotify_event), then len bytes of name
+# struct inotify_event: int wd, uint32 mask, cookie and len, in the host's byte order, then len
+# bytes of name (read with int.from_bytes: a wait that never pauses imports no struct module)
+EVENT_SIZE = 16
 READ_SIZE = 64 * 1024
 
 
@@ -81,6 +81,8 @@ class InotifyWatch:
         self.fd = fd
         self.watched = 0
         self.unwatched = 0  # folders that could not be watched (gone, not a folder, the watch limit)
+        import select  # only a wait that pauses watches: a snapshot never loads it
+
         self._poller = select.poll()
         self._poller.register(fd, select.POLLIN)
 
@@ -127,10 +129,11 @@ class InotifyWatch:
 
 def _has_change(data: bytes) -> bool:
     offset = 0
-    while offset + EVENT.size <= len(data):
-        _wd, mask, _cookie, length = EVENT.unpack_from(data, offset)
-        name = data[offset + EVENT.size: offset + EVENT.size + length].rstrip(b"\0")
-        offset += EVENT.size + length
+    while offset + EVENT_SIZE <= len(data):
+        mask = int.from_bytes(data[offset + 4: offset + 8], sys.byteorder)
+        length = int.from_bytes(data[offset + 12: offset + 16], sys.byteorder)
+        name = data[offset + EVENT_SIZE: offset + EVENT_SIZE + length].rstrip(b"\0")
+        offset += EVENT_SIZE + length
         if mask & WAKING or (mask & IN_MOVED_TO and name == RECORD):
             return True
     return False

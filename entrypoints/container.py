@@ -62,33 +62,58 @@ def commit_reaped(run: Run, store: Any, git: Callable[[], GitWorktrees]) -> None
             reviews.recover_legs(run)
 
 
-class Container(containers.DeclarativeContainer):
-    config = providers.Configuration(default=dict(DEFAULTS))
+def composition() -> Any:
+    """A new composition root: a DeclarativeContainer class of its own, its providers new.
 
-    core = providers.Container(Core, config=config)
-    notices = providers.Container(NoticesSide, config=config, core=core)
-    reads = providers.Container(
-        Reads, config=config, core=core,
-        on_reaped=providers.Callable(on_first_use, notices.provider, core.store, core.git.provider),
-    )
-    waits = providers.Container(Waits, core=core, reads=reads)
-    submit = providers.Container(SubmitSide, config=config, core=core)
-    upkeep = providers.Container(Upkeep, core=core, reads=reads)
+    A process uses the class it gets as its container, as dependency-injector allows (a class's
+    providers are callable and overridable): instantiating a DeclarativeContainer deep-copies
+    every provider, and these are all linked through `config` and the sides, so the copy costs a
+    read about half an interpreter floor (entrypoints/startup/README.md). A new class per
+    `get_container()` after `set_container(None)` keeps what one user overrode away from the next.
+    `Container` (below) is one such class made on first use, for tests that instantiate it.
+    """
+
+    class Container(containers.DeclarativeContainer):
+        config = providers.Configuration(default=dict(DEFAULTS))
+
+        core = providers.Container(Core, config=config)
+        notices = providers.Container(NoticesSide, config=config, core=core)
+        reads = providers.Container(
+            Reads, config=config, core=core,
+            on_reaped=providers.Callable(on_first_use, notices.provider, core.store, core.git.provider),
+        )
+        waits = providers.Container(Waits, core=core, reads=reads)
+        submit = providers.Container(SubmitSide, config=config, core=core)
+        upkeep = providers.Container(Upkeep, core=core, reads=reads)
+
+    return Container
 
 
-_container: Container | None = None
+def __getattr__(name: str) -> Any:
+    """`Container`, the composition root's class, made on first use (PEP 562): a process that
+    only calls `get_container()` never makes it."""
+    if name == "Container":
+        made = composition()
+        globals()["Container"] = made
+        return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def get_container() -> Container:
-    """The process-wide container, configured from the environment on first use."""
+_container: Any = None
+
+
+def get_container() -> Any:
+    """The process-wide container, configured from the environment on first use: a composition
+    class of its own (`composition`), used without an instance's copy."""
     global _container
     if _container is None:
-        _container = Container()
-        _container.config.from_dict(from_environment())
+        built = composition()
+        built.config.from_dict(from_environment())
+        _container = built
     return _container
 
 
-def set_container(container: Container | None) -> None:
+def set_container(container: Any) -> None:
     """Install a container (tests), or drop it so the next use builds a fresh one."""
     global _container
     _container = container

@@ -6,10 +6,12 @@ Verbs import this module inside their handlers (never at module level), so `li h
 
 from __future__ import annotations
 
-from entrypoints.container import Container, get_container
+from entrypoints.container import get_container
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from adapters.diagnostics import SystemDiagnostics
     from adapters.faults import PausingStore
     from adapters.fs_store import FsRunStore
@@ -28,9 +30,8 @@ if TYPE_CHECKING:
     Store = FsRunStore | PausingStore | PgRunStore
 
 
-def container() -> Container:
-    built: Container = get_container()
-    return built
+def container() -> Any:
+    return get_container()
 
 
 def reads() -> RunReads:

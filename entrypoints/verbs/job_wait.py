@@ -170,8 +170,18 @@ def _wait(args: Namespace, ids: list[str], on_pass: Callable[[Any], None] | None
 
     waiter = services.waiter()
     flag = StopFlag()
+    if _snapshot(args.max_wait):  # one pass, no pause: nothing for a signal to stop early
+        return waiter.wait(ids, args.max_wait, args.poll_interval, stop=flag, on_pass=on_pass)
     with _stopping_on_signals(flag, [] if stopped_by is None else stopped_by):
         return waiter.wait(ids, args.max_wait, args.poll_interval, stop=flag, on_pass=on_pass)
+
+
+def _snapshot(max_wait: str | None) -> bool:
+    """`--max-wait 0`: a snapshot (the waiter still checks the value)."""
+    try:
+        return max_wait is not None and float(max_wait) == 0.0
+    except ValueError:
+        return False
 
 
 @contextmanager
