@@ -102,6 +102,9 @@ class FsRunStore:
         self._on_read = reads  # a hook for tests and benchmarks that count record reads
         self._held: dict[str, int] = {}  # run id -> how many of its locks this store holds
         self._retired: dict[str, list[str]] = {}  # run id -> its renamed-away folder, deleted on release
+        # `$LI_HOME`, opened (close-on-exec) and found not hidden once per store: a read of many
+        # ids opens runs/ and each run folder through it, not the home again per id
+        self._home_fd: int | None = None
 
     # -- the folders: $LI_HOME, runs/, runs/<id>/ -------------------------------------------------
 
@@ -117,15 +120,14 @@ class FsRunStore:
         if create:
             self._require_owner()
         try:
-            if create:
-                os.makedirs(os.path.dirname(self.home), exist_ok=True)
-                home = make_folder(self.home, None) if not os.path.isdir(self.home) else _open_home(self.home)
-            else:
-                home = _open_home(self.home)
+            if not create:
+                return open_folder("runs", self._home())
+            os.makedirs(os.path.dirname(self.home), exist_ok=True)
+            home = make_folder(self.home, None) if not os.path.isdir(self.home) else _open_home(self.home)
             try:
                 if _hidden(home):
                     raise StoreRefused(HIDDEN_SAID)
-                return make_folder("runs", home) if create else open_folder("runs", home)
+                return make_folder("runs", home)
             finally:
                 os.close(home)
         except FileNotFoundError:
@@ -134,6 +136,17 @@ class FsRunStore:
             raise
         except OSError as exc:
             raise StoreRefused(f"the store {self.runs} cannot be used: {_why(exc)}") from exc
+
+    def _home(self) -> int:
+        """The descriptor of `$LI_HOME` this store keeps open; FileNotFoundError while there is none,
+        StoreRefused where it is the cover a confined run's work sees."""
+        if self._home_fd is None:
+            home = _open_home(self.home)
+            if _hidden(home):
+                os.close(home)
+                raise StoreRefused(HIDDEN_SAID)
+            self._home_fd = home
+        return self._home_fd
 
     @contextmanager
     def _run(self, run_id: str) -> Iterator[tuple[int, int]]:
