@@ -50,6 +50,7 @@ PREFIX = "li-broker-"
 MARK = "LI_BROKER_MARK"  # in what the head starts: the detached child runners are not the run's
 ACTING = "LI_ACTING_FOR"  # the run an `li` acts for (entrypoints/acting.py)
 REQUEST_MAX = 1 << 20  # the words and the directory of one request
+AT_ONCE = 64  # requests answered at the same time; one more is refused (a work cannot pile up threads)
 ANCESTRY_MAX = 4096  # how far up a peer's parents are walked
 # What of the head's environment never reaches the `li` it runs for the work: the run's own tags
 # (the child is another run) and the broker's (set afresh for each request).
@@ -81,13 +82,25 @@ def serve(sock: socket.socket, run_id: str, li: Sequence[str], env: Mapping[str,
     """Accept and answer requests on `sock` in daemon threads, until the process ends or execs."""
     import threading  # only a confined run's head pays for it
 
+    slots = threading.BoundedSemaphore(AT_ONCE)
+
+    def answer(conn: socket.socket) -> None:
+        try:
+            _answer(conn, run_id, li, env)
+        finally:
+            slots.release()
+
     def accept() -> None:
         while True:
             try:
                 conn, _ = sock.accept()
             except OSError:
                 return  # the socket was closed
-            threading.Thread(target=_answer, args=(conn, run_id, li, env), daemon=True).start()
+            if not slots.acquire(blocking=False):
+                with conn:
+                    _say(conn, f"refused more than {AT_ONCE} requests at once")
+                continue
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
 
     threading.Thread(target=accept, name="li-broker", daemon=True).start()
 
@@ -98,10 +111,14 @@ def _answer(conn: socket.socket, run_id: str, li: Sequence[str], env: Mapping[st
             code = _request(conn, run_id, li, env)
         except Exception as exc:  # noqa: BLE001 - the caller gets a word, never a hang
             code = f"refused {type(exc).__name__}: {exc}"
-        try:  # noqa: SIM105 - contextlib is memory the lean supervisor does not need
-            conn.sendall(f"{code}\n".encode())
-        except OSError:
-            pass
+        _say(conn, code)
+
+
+def _say(conn: socket.socket, line: str) -> None:
+    try:  # noqa: SIM105 - contextlib is memory the lean supervisor does not need
+        conn.sendall(f"{line}\n".encode())
+    except OSError:
+        pass
 
 
 def _request(conn: socket.socket, run_id: str, li: Sequence[str], env: Mapping[str, str]) -> str:
@@ -131,7 +148,7 @@ def _receive(conn: socket.socket) -> tuple[bytes, list[int]]:
     data = b""
     space = socket.CMSG_SPACE(3 * struct.calcsize("i"))
     while not data.endswith(b"\n"):
-        part, ancillary, _flags, _addr = conn.recvmsg(65536, space if not fds else 0)
+        part, ancillary, _flags, _addr = conn.recvmsg(65536, space if not fds else 0, socket.MSG_CMSG_CLOEXEC)
         for level, kind, body in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 usable = len(body) - len(body) % struct.calcsize("i")

@@ -1,0 +1,50 @@
+"""The broker's wire (adapters/broker.py): what a request carries, who may send one."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import struct
+
+from adapters import broker
+
+
+def test_a_request_carries_its_words_and_three_descriptors_closed_on_exec() -> None:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with ours, theirs:
+        body = json.dumps({"argv": ["job", "list"], "cwd": "/"}).encode() + b"\n"
+        theirs.sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])
+        data, fds = broker._receive(ours)
+        try:
+            assert json.loads(data) == {"argv": ["job", "list"], "cwd": "/"}
+            assert len(fds) == 3
+            for fd in fds:  # never inherited by another child of the head
+                assert fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+
+def test_only_a_descendant_of_the_head_is_the_runs() -> None:
+    child = os.fork()
+    if child == 0:
+        os._exit(0 if broker.descends(os.getpid(), os.getppid()) else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert not broker.descends(os.getppid(), os.getpid())  # a parent is no descendant
+    assert not broker.descends(1, os.getpid())
+
+
+def test_a_request_from_outside_the_run_is_refused_before_anything_is_read() -> None:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with ours, theirs:
+        # this process is not its own descendant: the head it asks is not an ancestor of it
+        said = broker._request(ours, "20261205T000000-abcdef", ["true"], {})
+        assert said == "refused the caller is no process of this run"
+
+
+def test_no_head_listening_is_said_not_hidden() -> None:
+    code, why = broker.forward("li-broker-20261205T000000-abcdef-nobody", ["job", "list"])
+    assert code is None and "did not answer" in why
