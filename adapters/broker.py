@@ -212,6 +212,10 @@ def forward(name: str, argv: Sequence[str]) -> tuple[int | None, str]:
             sock.connect("\0" + name)
         except OSError as exc:
             return None, f"the run's broker did not answer: {exc.strerror or exc}"
+        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                              struct.calcsize("3i")))
+        if uid != os.geteuid():  # the run's head is this user's; a socket of another is no broker
+            return None, f"the socket {name} is another user's (uid {uid}), not the run's broker"
         body = json.dumps({"argv": list(argv), "cwd": os.getcwd()}).encode() + b"\n"
         sock.sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])
         answer = b""

@@ -26,12 +26,16 @@ def default_home(environ: Mapping[str, str] | None = None) -> str:
 
 def broker_of_hidden_home(environ: Mapping[str, str] | None = None) -> str | None:
     """The name of the run's broker socket when the store is hidden from this process (the marker
-    holds it), else None: one failed open on every other call."""
+    holds it), else None: one failed open on every other call. A marker this user did not make
+    (another user's, planted in a store root reads) is no marker: this li's descriptors go to no
+    one else's socket."""
     try:
         fd = os.open(os.path.join(default_home(environ), HIDDEN), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     try:
+        if os.fstat(fd).st_uid != os.geteuid():
+            return None
         said = os.read(fd, MARKER_MAX).decode("ascii", "replace").strip()
     except OSError:
         return None

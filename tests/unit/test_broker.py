@@ -48,3 +48,43 @@ def test_a_request_from_outside_the_run_is_refused_before_anything_is_read() -> 
 def test_no_head_listening_is_said_not_hidden() -> None:
     code, why = broker.forward("li-broker-20261205T000000-abcdef-nobody", ["job", "list"])
     assert code is None and "did not answer" in why
+
+
+def test_a_socket_of_another_user_gets_no_request(tmp_path) -> None:
+    """The descriptors of an li go to its run's head only: a listener of another uid (one that
+    planted a marker in a store root reads) is refused before anything is sent."""
+    import pytest
+
+    if os.geteuid() != 0:
+        pytest.skip("making a listener of another user needs root")
+    name = f"li-broker-20261205T000000-abcdef-{os.urandom(4).hex()}"
+    ready_r, ready_w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.setuid(65534)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind("\0" + name)
+        listener.listen(1)
+        os.write(ready_w, b"x")
+        conn, _ = listener.accept()
+        got = conn.recv(4096)
+        os._exit(3 if got else 0)
+    os.read(ready_r, 1)
+    code, why = broker.forward(name, ["job", "list"])
+    assert code is None and "another user's" in why, why
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0  # it received nothing
+
+
+def test_a_marker_this_user_did_not_make_is_no_marker(tmp_path, monkeypatch) -> None:
+    import pytest
+
+    from entrypoints.home import HIDDEN, broker_of_hidden_home
+
+    (tmp_path / HIDDEN).write_text("li-broker-20261205T000000-abcdef-00\n")
+    monkeypatch.setenv("LI_HOME", str(tmp_path))
+    assert broker_of_hidden_home() == "li-broker-20261205T000000-abcdef-00"
+    if os.geteuid() != 0:
+        pytest.skip("giving the marker to another user needs root")
+    os.chown(tmp_path / HIDDEN, 65534, 65534)
+    assert broker_of_hidden_home() is None
