@@ -295,6 +295,12 @@ class Supervision:
         self.capture = spec["capture_fd"]
         self.watch = KillWatch(spec["folder_fd"], spec["kill_watch"], spec["record"], spec["record_max_bytes"])
         self.streams = {out_r: Lines(1), err_r: Lines(1)}
+        # The broker's socket (a confined leg): watched here until the work first asks, then
+        # answered by the broker's threads; a run whose work never asks loads none of it.
+        broker_fd = (spec.get("confine") or {}).get("broker_fd")
+        self.broker_fd = int(broker_fd) if broker_fd else None
+        if self.broker_fd is not None:
+            os.set_inheritable(self.broker_fd, False)  # never into the finisher
         confine = spec.get("confine") or {}
         self.tree = Tree(spec.get("run_tag"), f"LI_BROKER_MARK={confine['mark']}" if confine.get("mark") else None)
         timeout = spec["timeout"]
@@ -414,11 +420,14 @@ class Supervision:
 
     def _pump(self, wait: float) -> None:
         poller = select.poll()  # not select(): a descriptor above 1023 is fine here
-        for fd in (*self.streams, self.wake_r):
+        for fd in (*self.streams, self.wake_r, *(() if self.broker_fd is None else (self.broker_fd,))):
             poller.register(fd, select.POLLIN)
         for fd, _ in poller.poll(wait * 1000):
             if fd == self.wake_r:
                 _drain(fd)
+            elif fd == self.broker_fd:
+                self.broker_fd = None
+                _serve_the_work(self.spec)
             else:
                 self._read(fd)
 
@@ -449,7 +458,6 @@ def supervise(spec: Spec) -> tuple[int | None, str, bool, float]:
         _write_all(LI_LOG, _failed_start(spec, report).encode())
         return 127, "0", False, began
     run = Supervision(spec, pid, out_r, err_r, wake_r, began)
-    _serve_the_work(spec)  # after the fork of the leg: no thread is copied into it
     while not run.turn():
         pass
     return run.outcome(began)
@@ -457,16 +465,14 @@ def supervise(spec: Spec) -> tuple[int | None, str, bool, float]:
 
 def _serve_the_work(spec: Spec) -> None:
     """Answer what the confined work asks of the store through `li` (adapters/broker.py), on the
-    socket the runner opened and its exec kept open."""
-    confine = spec.get("confine") or {}
-    if not confine.get("broker_fd"):
-        return
+    socket the runner opened and its exec kept open: from the work's first request on (the leg
+    is forked already, so no thread is copied into it)."""
+    confine = spec["confine"]
     import socket
 
-    import broker  # noqa: PLC0415 - only a confined leg's supervisor pays for it
+    import broker  # noqa: PLC0415 - only a supervisor whose work asks pays for it
 
     sock = socket.socket(fileno=int(confine["broker_fd"]))
-    os.set_inheritable(sock.fileno(), False)  # never into the finisher
     env = broker.environment(os.environ, confine["run_id"], confine["mark"])
     broker.serve(sock, confine["run_id"], json.loads(confine["li"]), env)
 
