@@ -208,27 +208,40 @@ def forward(name: str, argv: Sequence[str]) -> tuple[int | None, str]:
     or (None, why) when no head acted (the caller then answers as it would without one)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
     try:
-        try:
-            sock.connect("\0" + name)
-        except OSError as exc:
-            return None, f"the run's broker did not answer: {exc.strerror or exc}"
-        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                              struct.calcsize("3i")))
-        if uid != os.geteuid():  # the run's head is this user's; a socket of another is no broker
-            return None, f"the socket {name} is another user's (uid {uid}), not the run's broker"
+        refused = _reach(sock, name)
+        if refused:
+            return None, refused
         body = json.dumps({"argv": list(argv), "cwd": os.getcwd()}).encode() + b"\n"
         sock.sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])
-        answer = b""
-        while not answer.endswith(b"\n") and len(answer) < 4096:
-            part = sock.recv(4096)
-            if not part:
-                break
-            answer += part
+        said = _answer_of(sock)
     except OSError as exc:
         return None, f"the run's broker did not answer: {exc.strerror or exc}"
     finally:
         sock.close()
-    said = answer.decode("utf-8", "replace").strip()
     if said.startswith("exit ") and said[5:].lstrip("-").isdigit():
         return int(said[5:]), ""
     return None, f"the run's broker did not act: {said.removeprefix('refused ') or 'no answer'}"
+
+
+def _reach(sock: socket.socket, name: str) -> str:
+    """Connect to the run's head; "" when it is there and this user's, else why not."""
+    try:
+        sock.connect("\0" + name)
+    except OSError as exc:
+        return f"the run's broker did not answer: {exc.strerror or exc}"
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                          struct.calcsize("3i")))
+    if uid != os.geteuid():  # the run's head is this user's; a socket of another is no broker
+        return f"the socket {name} is another user's (uid {uid}), not the run's broker"
+    return ""
+
+
+def _answer_of(sock: socket.socket) -> str:
+    """The head's one line (`exit N`, or `refused why`), read to its newline or the socket's end."""
+    answer = b""
+    while not answer.endswith(b"\n") and len(answer) < 4096:
+        part = sock.recv(4096)
+        if not part:
+            break
+        answer += part
+    return answer.decode("utf-8", "replace").strip()

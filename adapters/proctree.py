@@ -185,41 +185,41 @@ def signal_all(found: dict[int, int], signum: int) -> int:
 
 
 def reap_children() -> list[tuple[int, int]]:
-    """Collect every ended child of this process (adopted orphans come here as a subreaper's): the
-    (pid, wait status) of each. Only for a process that waits for no child otherwise."""
-    done: list[tuple[int, int]] = []
+    """Collect every ended child of this process (adopted orphans come here as a subreaper's) but
+    those a thread waits for itself (`spawned`): the (pid, wait status) of each."""
     with reaping:
-        if spawned:  # a thread waits for some children itself: collect only the others
-            me = os.getpid()
-            for pid, stat in table() or ():
-                if stat[1] == me and zombie(stat[0]) and pid not in spawned:
-                    try:
-                        found, status = os.waitpid(pid, os.WNOHANG)
-                    except ChildProcessError:
-                        continue
-                    if found:
-                        done.append((found, status))
+        return _reap_each_but(spawned) if spawned else _reap_all()
+
+
+def _reap_all() -> list[tuple[int, int]]:
+    done: list[tuple[int, int]] = []
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
             return done
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return done
-            if pid == 0:
-                return done
-            done.append((pid, status))
+        if pid == 0:
+            return done
+        done.append((pid, status))
+
+
+def _reap_each_but(spare: set[int]) -> list[tuple[int, int]]:
+    """The ended children not in `spare`, each collected by its pid (never `waitpid(-1)`)."""
+    me, done = os.getpid(), []  # type: tuple[int, list[tuple[int, int]]]
+    for pid, stat in table() or ():
+        if stat[1] != me or not zombie(stat[0]) or pid in spare:
+            continue
+        try:
+            found, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        if found:
+            done.append((found, status))
+    return done
 
 
 def reap_adopted(spare: set[int]) -> int:
     """Collect the ended children of this process that are not in `spare` (the children another
     part of it waits for itself, such as a `subprocess.Popen`'s): how many were."""
-    me, reaped = os.getpid(), 0
     with reaping:
-        for pid, stat in table() or ():
-            if stat[1] == me and zombie(stat[0]) and pid not in spare and pid not in spawned:
-                try:
-                    os.waitpid(pid, os.WNOHANG)
-                    reaped += 1
-                except ChildProcessError:
-                    continue
-    return reaped
+        return len(_reap_each_but(spare | spawned))

@@ -36,14 +36,21 @@ def acting_for() -> str | None:
 def admit(namespace: Namespace) -> None:
     """Refuse (invalid_input) what an `li` acting for a run's work may not do; make a submit's
     child confined. Nothing for an `li` acting for no one."""
-    run = acting_for()
-    if run is None:
+    if acting_for() is None:
         return
     command = getattr(namespace, "command", None)
     sub = getattr(namespace, "job_command", None) if command == "job" else getattr(namespace, "mode", None)
-    name = " ".join(word for word in ("li", command, sub) if word)
     if (command, sub) not in OPEN:
+        name = " ".join(word for word in ("li", command, sub) if word)
         raise _refused(f"{name} is not open to a run's work: {SAID}")
+    _refuse_options(namespace)
+    if command in ("agent", "orchestrate"):
+        namespace.confine = "required"
+
+
+def _refuse_options(namespace: Namespace) -> None:
+    """Refuse an option that would run or read something of the work's choosing outside its
+    confinement, or start its child unconfined."""
     for attribute, option in CLOSED_OPTIONS:
         if getattr(namespace, attribute, None):
             raise _refused(f"{option} is not open to a run's work: it would run outside the work's confinement")
@@ -56,8 +63,6 @@ def admit(namespace: Namespace) -> None:
         if value is not None and value != "-":
             raise _refused(f"{option} names a file li would read outside the work's confinement: "
                            "pass - and give it on stdin")
-    if command in ("agent", "orchestrate"):
-        namespace.confine = "required"
 
 
 def _refused(message: str) -> ContractError:
