@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -25,6 +25,23 @@ RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
 # The environment variable naming the run in every process of it (runner, legs, their children):
 # the kernel keeps a process's environment as it was at exec, so it vouches for membership.
 RUN_TAG = "LI_RUN_ID"
+
+# What li's own processes hold in their environment that is never the work's (issue 25): the
+# broker's mark and the run an `li` acts for (adapters/broker.py), and the safe-path switch li's
+# own processes start with.
+NOT_THE_WORKS = frozenset({"PYTHONSAFEPATH", "LI_BROKER_MARK", "LI_ACTING_FOR"})
+
+
+def store_credential(name: str) -> bool:
+    """li's own way into the shared store, never the work's (issue 25): its URL (`LI_STORE`, which
+    may carry a password) and every libpq variable (`PGPASSWORD`, `PGHOST`, `PGPASSFILE`, ...)."""
+    return name == "LI_STORE" or name.startswith("PG")
+
+
+def the_works_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` less what is li's own: what a run's work sees, and what li's own git (which runs
+    what a repository's config names, adapters/git.py) sees too."""
+    return {k: v for k, v in environ.items() if not store_credential(k) and k not in NOT_THE_WORKS}
 
 
 class RecordUnusable(Exception):

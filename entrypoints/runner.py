@@ -21,27 +21,15 @@ def _remember_term(signum: int, frame: FrameType | None) -> None:
     _early_term = True
 
 
-# What this runner's environment holds that is not the work's: the broker's mark and the run an
-# `li` acts for (adapters/broker.py: LI_BROKER_MARK, LI_ACTING_FOR; the work's own `li` gets a
-# broker of this run), and the safe-path switch li's own processes start with.
-NOT_THE_WORKS = frozenset({"PYTHONSAFEPATH", "LI_BROKER_MARK", "LI_ACTING_FOR"})
-
-
 def provider_environment(run_id: str, artifacts: str) -> dict[str, str]:
-    """What every leg sees: this environment (less li's own store URL) plus the run's id and artifacts folder."""
-    # The shared store's URL (it may carry a password) is li's, never the work's: an agent that
-    # could reach the store could rewrite other hosts' runs.
-    env = {k: v for k, v in os.environ.items() if not _store_credential(k) and k not in NOT_THE_WORKS}
-    from domain.run import RUN_TAG
+    """What every leg sees: this environment less what is li's own (the shared store's URL, which
+    may carry a password: an agent that could reach the store could rewrite other hosts' runs),
+    plus the run's id and artifacts folder."""
+    from domain.run import RUN_TAG, the_works_environment
 
+    env = the_works_environment(os.environ)
     env.update({RUN_TAG: run_id, "LI_ARTIFACTS_DIR": artifacts})
     return env
-
-
-def _store_credential(name: str) -> bool:
-    """li's own way into the shared store, never the work's (issue 25): its URL (`LI_STORE`, which
-    may carry a password) and every libpq variable (`PGPASSWORD`, `PGHOST`, `PGPASSFILE`, ...)."""
-    return name == "LI_STORE" or name.startswith("PG")
 
 
 def main(argv: list[str] | None = None) -> int:
