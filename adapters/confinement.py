@@ -75,6 +75,12 @@ def _lib() -> Any:
     return _libc
 
 
+def load() -> None:
+    """Load libc's handle in this process, before a fork whose child calls `confine`: a child of a
+    process with threads must not run the dynamic loader."""
+    _lib()
+
+
 def _check(result: int, what: str) -> int:
     if result < 0:
         raise Refused(what, ctypes.get_errno())

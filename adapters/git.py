@@ -5,6 +5,18 @@ Every command that writes (worktree add/remove, commit, branch -D, apply) holds 
 in one repository never race git's own lock files (index.lock, ref locks, worktrees/); a lock
 file git left behind is retried a few times before it is reported. `gc.auto` is off for li's
 commits: no run pays for (or races) a repack.
+
+Every process li's git starts runs with the store hidden (issue 25), as a run's work does: a
+repository's config and attributes are the work's to write (its worktree's git dir is inside the
+repository), and name programs git runs — `core.fsmonitor`, a `filter.*.clean` driver, a
+`diff.external`, `gpg.program`. li's git, run at a run's end, for `li job diff`, `apply` or `rm`,
+would otherwise run them as the store's owner with the store in reach: a way around the
+confinement. So each git (and each worktree setup command, unless the run is `--confine off`)
+is started in a mount namespace of its own with a read-only empty `$LI_HOME`
+(`adapters/confinement.py`), and with none of li's own environment (the shared store's URL, libpq's
+variables). Where the kernel will not confine a process, git runs as before: the work of a run
+there is not confined either, and a `--confine required` run is refused before its worktree is
+made.
 """
 
 from __future__ import annotations
@@ -23,6 +35,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from application.ports import Committed, GitRefused, Repository
+from domain.run import the_works_environment
 from domain.worktree import AUTHOR_EMAIL, AUTHOR_NAME, INCLUDE_FILE, INCLUDE_MAX_FILES, LOCK_NAME
 
 GIT_TIMEOUT = 300.0
@@ -36,8 +49,9 @@ _LOCKED = ("index.lock", "cannot lock ref", "Unable to create", ".lock': File ex
 
 def _env() -> dict[str, str]:
     """git's environment: li as author and committer (a person's config may name nobody), no
-    prompts, no pager, the C locale for messages li reads."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    prompts, no pager, the C locale for messages li reads; none of li's own (what git runs for a
+    repository's config is the work's choice)."""
+    env = {k: v for k, v in the_works_environment(os.environ).items() if not k.startswith("GIT_")}
     env.update(GIT_AUTHOR_NAME=AUTHOR_NAME, GIT_AUTHOR_EMAIL=AUTHOR_EMAIL, GIT_COMMITTER_NAME=AUTHOR_NAME,
                GIT_COMMITTER_EMAIL=AUTHOR_EMAIL, GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", LC_ALL="C")
     return env
@@ -46,8 +60,28 @@ def _env() -> dict[str, str]:
 class Git:
     """GitWorktrees over the `git` executable."""
 
-    def __init__(self, executable: str = "git") -> None:
+    def __init__(self, executable: str = "git", hide: str | None = None, marker: str | None = None) -> None:
         self.executable = executable
+        self.hide = hide  # the store's home, hidden from every process git starts; None: nothing hidden
+        self.marker = marker  # the file that tells an `li` in there the store is hidden, not empty
+        self._confine: tuple[Callable[[], None] | None] | None = None
+
+    def pre_exec(self) -> Callable[[], None] | None:
+        """What each child does between fork and exec: hide the store (None when there is none to
+        hide, or the kernel will not; asked of the kernel once, by a forked probe)."""
+        if self._confine is None:
+            step = None
+            if self.hide is not None and os.path.isdir(self.hide):
+                from adapters import confinement
+
+                if confinement.probe(self.hide) is None:
+                    confinement.load()  # in this process: the forked child only calls into libc
+                    home, marker = os.path.realpath(self.hide), self.marker
+
+                    def step() -> None:
+                        confinement.confine(home, None, marker)
+            self._confine = (step,)
+        return self._confine[0]
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -67,9 +101,12 @@ class Git:
         try:
             return subprocess.run([self.executable, "-c", "gc.auto=0", "-c", "core.hooksPath=/dev/null", *args],
                                   cwd=cwd, env=_env(), input=stdin, capture_output=True, text=True,
-                                  errors="surrogateescape", timeout=GIT_TIMEOUT, check=False)
+                                  errors="surrogateescape", timeout=GIT_TIMEOUT, check=False,
+                                  preexec_fn=self.pre_exec())
         except FileNotFoundError:
             raise GitRefused("git is not installed or not on PATH") from None
+        except subprocess.SubprocessError as exc:  # the confinement refused in the child: git never ran
+            raise GitRefused(f"git {args[0]} could not be started with the store hidden: {exc}") from None
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GitRefused(f"git {args[0]} could not be run: {exc}") from None
 
@@ -143,13 +180,18 @@ class Git:
         return copied
 
     def run_setup(self, worktree: str, command: str, env: Mapping[str, str], console: Any,
-                  stopped: Callable[[], bool] | None = None) -> int:
+                  stopped: Callable[[], bool] | None = None, confined: bool = True) -> int:
         """`sh -c COMMAND` in the worktree, in a process group of its own, its output copied to
         `console`; its exit status (negative: the signal that ended it). While it runs, `stopped`
         is asked every SETUP_POLL seconds: once it says so (a kill, the run's time run out), the
-        setup's group is sent SIGTERM, then SIGKILL after SETUP_STOP_GRACE seconds."""
-        child = subprocess.Popen(["/bin/sh", "-c", command], cwd=worktree, env=dict(env), stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        setup's group is sent SIGTERM, then SIGKILL after SETUP_STOP_GRACE seconds. `confined`:
+        with the store hidden, as the work will be (a setup installs what the repository names)."""
+        try:
+            child = subprocess.Popen(["/bin/sh", "-c", command], cwd=worktree, env=dict(env),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     start_new_session=True, preexec_fn=self.pre_exec() if confined else None)
+        except subprocess.SubprocessError as exc:
+            raise OSError(f"the store could not be hidden from it: {exc}") from None
         out = child.stdout
         assert out is not None
 

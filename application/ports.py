@@ -615,10 +615,11 @@ class GitWorktrees(Protocol):
         ...
 
     def run_setup(self, worktree: str, command: str, env: Mapping[str, str], console: Any,
-                  stopped: Callable[[], bool] | None = None) -> int:
+                  stopped: Callable[[], bool] | None = None, confined: bool = True) -> int:
         """Run the setup command with `sh -c` in the worktree, its output to `console`; its exit status.
         `stopped` is asked while it runs: once it says so (a kill, the run's time run out), the setup
-        is stopped."""
+        is stopped. `confined`: with the store hidden from it where the kernel can (issue 25); False
+        only for a run whose work is not confined either (`--confine off`)."""
         ...
 
     def commit_all(self, worktree: str, base: str, message: str) -> Committed:

@@ -168,8 +168,11 @@ class WorkService:
         request: RunRequest | None = None
         self._workspace = workspace
         with self._failures(workspace) as errors:
-            request = self._in_worktree(run_id, self._load(run_id), workspace, began)
-            self._confinement(run_id, request, workspace)
+            # how the work is confined is decided before its worktree's setup runs (the setup runs
+            # under the same decision; a refused confinement makes no worktree)
+            loaded = self._load(run_id)
+            self._confinement(run_id, loaded, workspace)
+            request = self._in_worktree(run_id, loaded, workspace, began)
             if self._kill_requested(run_id):
                 self._cancelled.set()  # a kill recorded before there was a process to signal
             with self._watching_kill(run_id, workspace):
@@ -203,8 +206,10 @@ class WorkService:
         began = self._start()
         self._workspace = workspace
         try:
-            request = self._in_worktree(run_id, self._load(run_id), workspace, began)
-        except (ContractError, WorktreeFailed):
+            loaded = self._load(run_id)
+            self._confinement(run_id, loaded, workspace)
+            request = self._in_worktree(run_id, loaded, workspace, began)
+        except (ContractError, WorktreeFailed, ConfinementRefused):
             return None  # `perform` records the end, and says why
         legs = plan(request)
         if len(legs) != 1 or self._kill_requested(run_id):
@@ -217,10 +222,7 @@ class WorkService:
         if remaining is not None and remaining <= 0:
             return None
         env = {**workspace.env, "LI_LEG_ID": leg.id}
-        try:
-            confine = self._confinement(run_id, request, workspace)
-        except ConfinementRefused:
-            return None  # `perform` ends the run with the refusal
+        confine = self._confinement(run_id, request, workspace)  # decided above: the same answer
         try:
             launch = provider.launch(prompt_for(request, leg, {}), leg.model.model, env,
                                      extra=request.arguments_for(leg.model.provider))

@@ -165,7 +165,8 @@ class RunWorktrees:
                 return reason is not None
 
             try:
-                code = self.git.run_setup(target.path, plan.setup, env, console, stopped=stopped)
+                code = self.git.run_setup(target.path, plan.setup, env, console, stopped=stopped,
+                                          confined=request.confine != "off")
             except OSError as exc:
                 raise WorktreeFailed(SETUP_FAILED, f"the setup command{of_leg} could not be run: {exc}") from exc
             if why and why[0] == SETUP_OUT_OF_TIME:

@@ -73,11 +73,13 @@ def slurm_cluster() -> SlurmCluster:
     return SlurmCluster()
 
 
-def git_worktrees() -> Git:
-    """The real git behind the worktree port (issue 28), imported only when a run has a worktree."""
+def git_worktrees(home: str) -> Git:
+    """The real git behind the worktree port (issue 28), imported only when a run has a worktree;
+    every process it starts has the store at `home` hidden from it (issue 25)."""
+    from adapters.fs_store import HIDDEN
     from adapters.git import Git
 
-    return Git()
+    return Git(hide=home, marker=HIDDEN)
 
 
 def seen_by(store: object, acting_for: str | None) -> object:
@@ -134,4 +136,4 @@ class Core(containers.DeclarativeContainer):
     # The Slurm executor's cluster: built on first use (readers get the provider, and call it only
     # for a run that names a Slurm job).
     cluster = providers.Singleton(slurm_cluster)
-    git = providers.Singleton(git_worktrees)
+    git = providers.Singleton(git_worktrees, home)

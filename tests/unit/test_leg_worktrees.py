@@ -103,7 +103,8 @@ class FakeGit:
     def copy_included(self, repository: str, worktree: str) -> list[str]:
         return [".env"]
 
-    def run_setup(self, worktree: str, command: str, env: Any, console: Any, stopped: Any = None) -> int:
+    def run_setup(self, worktree: str, command: str, env: Any, console: Any, stopped: Any = None,
+                  confined: bool = True) -> int:
         self.setups.append(worktree)
         return 0
 

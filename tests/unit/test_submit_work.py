@@ -421,3 +421,60 @@ def test_a_kernel_that_confines_hides_the_store_and_says_so(world) -> None:
     assert (run.confinement, run.confinement_detail, run.status) == ("store_hidden", None, "completed")
     assert len(confiner.engaged) == 1
     assert world.container.reads.reads().status(run_id)["confinement"] == "store_hidden"
+
+
+class SetupGit:
+    """The git of a run's worktree, remembering what it was asked (issue 25: how its setup is confined)."""
+
+    def __init__(self) -> None:
+        self.added: list[str] = []
+        self.setups: list[bool] = []
+
+    def add(self, repository: str, path: str, branch: str, base: str) -> None:
+        self.added.append(path)
+
+    def copy_included(self, repository: str, worktree: str) -> list[str]:
+        return []
+
+    def run_setup(self, worktree, command, env, console, stopped=None, confined=True) -> int:
+        self.setups.append(confined)
+        return 0
+
+    def commit_all(self, worktree: str, base: str, message: str):
+        from application.ports import Committed
+
+        return Committed(commit=None, numstat="", patch="")
+
+
+@pytest.mark.parametrize(("mode", "why", "setup_confined"), [
+    ("auto", None, True), ("off", None, False), ("auto", "unshare: Operation not permitted", True)])
+def test_a_worktree_setup_is_confined_as_the_work_is(world, mode: str, why: str | None,
+                                                     setup_confined: bool) -> None:
+    from domain.worktree import WorktreePlan
+
+    setup(world)
+    confiner, git = RefusingConfiner(why), SetupGit()
+    _confined_by(world, confiner)
+    world.container.core.git.override(providers.Object(git))
+    run_id = submitted(world, agent(), confine=mode, worktree=WorktreePlan("/r", "/r/.git", "a" * 40, setup="make"))
+    perform(world, run_id)
+    run = world.store.read(run_id)
+    assert run.status == "completed" and len(git.added) == 1
+    # the setup runs under the decision already taken for the work (git hides the store where it can)
+    assert git.setups == [setup_confined] and run.confinement == ("store_hidden" if why is None and mode != "off"
+                                                                  else "none")
+
+
+def test_a_required_confinement_the_kernel_refuses_makes_no_worktree_and_runs_no_setup(world) -> None:
+    from domain.worktree import WorktreePlan
+
+    setup(world)
+    git = SetupGit()
+    _confined_by(world, RefusingConfiner())
+    world.container.core.git.override(providers.Object(git))
+    run_id = submitted(world, agent(), confine="required",
+                       worktree=WorktreePlan("/r", "/r/.git", "a" * 40, setup="make"))
+    ended, console, said = perform(world, run_id)
+    run = world.store.read(run_id)
+    assert (run.status, run.reason_code) == ("failed", "confinement_refused"), said
+    assert git.added == [] and git.setups == [] and run.worktree is None

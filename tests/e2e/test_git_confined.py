@@ -1,0 +1,101 @@
+"""li's own git runs with the store hidden (issue 25), through the real `li` on real repositories.
+
+A worktree run's work may write its repository's config and attributes (the worktree's git dir
+is inside the repository), and they name programs git runs: `core.fsmonitor`, a clean filter.
+li's git runs them at the run's end (the commit) and for `li job diff`: they must meet the store
+hidden, as the work did, or the work would have a way around its confinement to forge records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from typing import Any
+
+import pytest
+
+from adapters import confinement
+from tests.e2e.test_worktrees_cli import console, ended, li, repo, submit
+
+__all__ = ["repo"]  # the fixture, used by name
+
+EVIL = """#!/bin/sh
+# what a hostile repository config runs: says that it ran, then tries the store
+echo "$0 $*" >> {canary}/ran
+ls {home}/runs > {canary}/saw 2>&1
+echo '{{"forged": true}}' > {home}/runs/{other}/record.json 2>/dev/null
+touch {home}/pwned 2>/dev/null
+if [ "$1" = clean ]; then cat; fi
+exit 0
+"""
+
+
+@pytest.fixture(autouse=True)
+def _confines(li_home: str) -> None:
+    why = confinement.probe(li_home)
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI's kernel must confine: {why}")
+        pytest.skip(f"this kernel does not confine a process: {why}")
+
+
+def evil(tmp_path: Any, home: str, other: str) -> tuple[str, str]:
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    script = tmp_path / "evil.sh"
+    script.write_text(EVIL.format(canary=canary, home=home, other=other))
+    script.chmod(stat.S_IRWXU)
+    return str(script), str(canary)
+
+
+def ran(canary: str) -> list[str]:
+    path = os.path.join(canary, "ran")
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        return handle.read().splitlines()
+
+
+def untouched(home: str, other: str, canary: str) -> None:
+    assert not os.path.lexists(os.path.join(home, "pwned"))
+    with open(os.path.join(home, "runs", other, "record.json")) as handle:
+        assert "forged" not in handle.read()
+    with open(os.path.join(canary, "saw")) as handle:
+        assert other not in handle.read()  # the runs folder it listed is the hidden store's, empty
+    assert ended(home, other)["outcome"] == "succeeded"
+
+
+def test_a_repository_config_the_work_wrote_meets_the_store_hidden_at_the_commit_and_the_diff(
+        li_home: str, repo: str, tmp_path: Any) -> None:
+    other = submit(li_home, repo, "sh", "echo other")
+    assert ended(li_home, other)["outcome"] == "succeeded"
+    script, canary = evil(tmp_path, li_home, other)
+    run_id = submit(li_home, repo, "sh", f"""
+        git config core.fsmonitor {script}
+        git config filter.evil.clean '{script} clean'
+        printf '* filter=evil\\n' > .gitattributes
+        echo changed >> shared.txt
+    """, "--worktree")
+    data = ended(li_home, run_id)
+    assert (data["status"], data["outcome"]) == ("completed", "succeeded"), console(li_home, run_id)
+    assert data["confinement"] == "store_hidden"
+    assert data["changes"]["files"] == 2  # li's commit went through the filter and the monitor
+    at_commit = ran(canary)
+    assert any(line.endswith(" clean") for line in at_commit), at_commit  # li's `git add` ran the filter
+    untouched(li_home, other, canary)
+    # `li job diff` by the person: git runs what the config names again, with the store hidden still
+    diff = li(li_home, repo, "job", "diff", run_id)
+    assert diff["ok"] and "changed" in json.dumps(diff["data"]), diff
+    untouched(li_home, other, canary)
+
+
+def test_the_setup_command_meets_the_store_hidden_unless_the_run_is_confine_off(
+        li_home: str, repo: str) -> None:
+    reach = 'touch "$LI_HOME/from-setup" 2>/dev/null && echo SETUP-REACHED || echo SETUP-HIDDEN'
+    hidden = submit(li_home, repo, "sh", "true", "--worktree", "--setup", reach, LI_HOME=li_home)
+    assert ended(li_home, hidden)["outcome"] == "succeeded"
+    assert "SETUP-HIDDEN" in console(li_home, hidden) and not os.path.lexists(os.path.join(li_home, "from-setup"))
+    off = submit(li_home, repo, "sh", "true", "--worktree", "--confine", "off", "--setup", reach, LI_HOME=li_home)
+    assert ended(li_home, off)["outcome"] == "succeeded"
+    assert "SETUP-REACHED" in console(li_home, off) and os.path.exists(os.path.join(li_home, "from-setup"))
