@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
+from itertools import takewhile
 from typing import Any, ClassVar
 
 from msgspec import Struct, ValidationError, convert, to_builtins
@@ -409,21 +410,38 @@ def short_id(run_id: str) -> str:
     return run_id[-6:] if is_run_id(run_id) else run_id
 
 
-def short_id_matches(value: str, run_ids: Iterable[str]) -> list[str]:
-    """Every run id (newest first, as given) that `value` names: `@last` the first, a suffix each it ends."""
+def short_id_matches(value: str, run_ids: Iterable[str],
+                     submitted: Callable[[str], str | None] | None = None) -> list[str]:
+    """Every run id (newest first, as given) that `value` names: `@last` the newest (`last_of`),
+    a suffix each it ends."""
     if value == LAST:
-        newest = next(iter(run_ids), None)
+        newest = last_of(run_ids, submitted)
         return [] if newest is None else [newest]
     if SHORT_ID_PATTERN.fullmatch(value) is None:
         return []
     return [run_id for run_id in run_ids if is_run_id(run_id) and run_id.endswith(value)]
 
 
-def resolve_short_id(value: str, run_ids: Iterable[str]) -> str:
+def last_of(run_ids: Iterable[str], submitted: Callable[[str], str | None] | None = None) -> str | None:
+    """`@last`: the newest of `run_ids` (newest first). Ids count seconds and end in random digits,
+    so of the ids made in the newest one second the newest is the one `submitted` (its record's
+    `submitted_at`, to the microsecond) says came last; one it cannot say counts as the oldest."""
+    ids = iter(run_ids)
+    newest = next(ids, None)
+    if newest is None or submitted is None:
+        return newest
+    second = newest.partition("-")[0]
+    tied = [newest, *takewhile(lambda run_id: run_id.partition("-")[0] == second, ids)]
+    if len(tied) == 1:
+        return newest
+    return max(tied, key=lambda run_id: (submitted(run_id) or "", run_id))
+
+
+def resolve_short_id(value: str, run_ids: Iterable[str], submitted: Callable[[str], str | None] | None = None) -> str:
     """The one run a person's short form names; none is `not_found`, several are refused by name."""
     from domain.contract import ContractError, ErrorKind
 
-    matches = short_id_matches(value, run_ids)
+    matches = short_id_matches(value, run_ids, submitted)
     if not matches:
         what = "there are no runs" if value == LAST else f"no run id ends in {value}"
         raise ContractError(ErrorKind.NOT_FOUND, what, {"run_id": value})

@@ -61,7 +61,15 @@ def run_id_arg(args: Any, value: str) -> str:
                             "(YYYYMMDDTHHMMSS-xxxxxx), its last 4-6 hex digits, or @last", {"run_id": value})
     from entrypoints import services
 
-    return resolve_short_id(value, services.store().run_ids())
+    store = services.store()
+
+    def submitted(run_id: str) -> str | None:  # asked only of runs made in the newest second
+        try:
+            return str(store.read(run_id).submitted_at)
+        except Exception:  # noqa: BLE001 - a record that cannot be read counts as the oldest
+            return None
+
+    return resolve_short_id(value, store.run_ids(), submitted)
 
 
 def silence(stream: Any) -> None:

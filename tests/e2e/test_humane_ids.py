@@ -51,6 +51,16 @@ def test_at_last_names_the_newest_run(home: str) -> None:
     assert out.returncode == 0 and out.stdout.startswith(f"console of {THIRD}"), out.stderr
 
 
+def test_at_last_is_the_run_submitted_last_even_when_two_share_its_second(li_home: str) -> None:
+    store = FsRunStore(li_home)
+    for run_id, micro in (("20260725T175040-ffff01", 100), ("20260725T175040-000002", 900_000)):
+        os.makedirs(store.run_dir(run_id), mode=0o700)
+        moment = iso(datetime(2026, 7, 25, 17, 50, 40, micro, tzinfo=UTC))
+        store.create(Run(run_id=run_id, kind="agent", status="running", submitted_at=moment, spawn_state="started"))
+    shown = run_li("job", "status", "@last", home=li_home)
+    assert shown.returncode == 0 and shown.stdout.startswith("20260725T175040-000002"), shown.stdout
+
+
 def test_an_ambiguous_suffix_is_refused_naming_the_candidates(home: str) -> None:
     refused = run_li("job", "status", "1234", home=home)
     assert refused.returncode == 2 and refused.stdout == ""
