@@ -328,7 +328,7 @@ def person_fields(run: Run) -> dict[str, Any]:
     code = run.exit_code if isinstance(run.exit_code, int) and not isinstance(run.exit_code, bool) else None
     return {"model": model, "exit_code": code, "started_at": run.started_at, "finished_at": run.finished_at,
             "command": recorded_command(run), "cost_usd": recorded_cost(run),
-            "changes": ChangesValue.of(run)}
+            "changes": ChangesValue.of(run), "leg_worktrees": LegWorktreeValue.of(run)}
 
 
 def recorded_cost(run: Run) -> float | None:

@@ -459,6 +459,9 @@ class ListRow(Row, frozen=True, kw_only=True):
     command: str | None = None
     cost_usd: float | None = None  # additive (issue 29): what the run cost, where its providers reported it
     changes: ChangesValue | None = None  # additive (D2), issue 28: null for a run without a worktree
+    # additive (D2), issue 28: each leg's worktree and changes, for a run of several legs with
+    # --worktree (as on `li job status`); null otherwise
+    leg_worktrees: list[LegWorktreeValue] | None = None
 
     @classmethod
     def listed(cls, run: Run, d: Derivation, **person: Any) -> ListRow:

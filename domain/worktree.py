@@ -240,6 +240,21 @@ def changes_column(changes: Changes | None) -> str:
     return f"+{changes.insertions} \u2212{changes.deletions}, {changes.files} file{'s' if changes.files != 1 else ''}"
 
 
+def legs_changes_column(changes: list[Changes | None]) -> str:
+    """CHANGES for a run of several legs, each in a worktree of its own: what li committed of the
+    legs ended so far, summed (a file two legs changed counts in each), and of how many legs:
+    `+12 −3, 4 files in 2 of 3 legs`; blank while no leg's changes are committed."""
+    committed = [c for c in changes if c is not None]
+    if not committed:
+        return ""
+    files = sum(c.files for c in committed)
+    of = f"{len(committed)} of {len(changes)} legs" if len(committed) < len(changes) else f"{len(changes)} legs"
+    if files == 0:
+        return f"none in {of}"
+    insertions, deletions = sum(c.insertions for c in committed), sum(c.deletions for c in committed)
+    return f"+{insertions} \u2212{deletions}, {files} file{'s' if files != 1 else ''} in {of}"
+
+
 def removable(status_lines: str) -> bool:
     """A worktree may be removed only when `git status --porcelain` says nothing is left in it
     that li did not commit (ignored files, such as those copied in from .worktreeinclude, aside)."""

@@ -472,6 +472,11 @@ def test_a_fanout_of_two_legs_editing_one_file_lands_on_two_branches_and_leaves_
         (leg, f"li/{run_id}.{leg}", legs[leg]["changes"]["commit"]) for leg in ("leg-1", "leg-2")]
     shown = run_li("job", "status", run_id, home=li_home).stdout
     assert all(f"leg {leg}" in shown and f"li/{run_id}.{leg}" in shown for leg in ("leg-1", "leg-2")), shown
+    # and li job list: each leg's worktree and changes on the row, their sum in a person's CHANGES
+    row = next(r for r in li(li_home, "/", "job", "list")["data"]["runs"] if r["run_id"] == run_id)
+    assert row["changes"] is None and row["leg_worktrees"] == data["leg_worktrees"]
+    table = run_li("job", "list", "--wide", home=li_home).stdout
+    assert "CHANGES" in table and "+2 \u22120, 2 files in 2 legs" in table, table
 
 
 def test_diff_shows_every_legs_change_or_the_one_leg_names(li_home: str, repo: str) -> None:

@@ -252,7 +252,8 @@ def test_every_list_row_carries_status_terminal_and_outcome(world) -> None:
     assert set(row) == {"run_id", "kind", "label", "status", "terminal", "outcome", "reason_code",
                         "possibly_orphaned", "spawn_state", "submitted_at", "host", "queue", "reap_withheld", "runner_end",
                         "error",
-                        "model", "exit_code", "started_at", "finished_at", "command", "cost_usd", "retry_at", "session_id", "changes"}
+                        "model", "exit_code", "started_at", "finished_at", "command", "cost_usd", "retry_at", "session_id", "changes",
+                        "leg_worktrees"}
     assert (row["status"], row["terminal"], row["outcome"], row["error"]) == ("timed_out", True, "failed", None)
 
 

@@ -20,6 +20,7 @@ from domain.worktree import (
     check_session_id,
     check_setup,
     commit_message,
+    legs_changes_column,
     parse_numstat,
     removable,
     reply_refusal,
@@ -93,6 +94,26 @@ def test_the_changes_column_reads_like_a_diffstat() -> None:
     assert changes_column(Changes(SHA, 1, 1, 0, "changes.patch")) == "+1 \u22120, 1 file"
     assert changes_column(NO_CHANGES) == "none"
     assert changes_column(None) == ""
+
+
+def test_the_changes_column_of_a_run_of_several_legs_sums_them_and_says_of_how_many() -> None:
+    two, one = Changes(SHA, 2, 12, 3, "changes-leg-1.patch"), Changes(SHA, 1, 1, 0, "changes-leg-2.patch")
+    assert legs_changes_column([two, one, None]) == "+13 \u22123, 3 files in 2 of 3 legs"
+    assert legs_changes_column([two, one]) == "+13 \u22123, 3 files in 2 legs"
+    assert legs_changes_column([NO_CHANGES, None]) == "none in 1 of 2 legs"
+    assert legs_changes_column([None, None]) == ""  # no leg's changes committed yet
+
+
+@given(st.lists(st.one_of(st.none(), st.builds(Changes, st.just(SHA), st.integers(0, 50), st.integers(0, 999),
+                                                st.integers(0, 999), st.just("p"))), min_size=1, max_size=8))
+def test_the_legs_column_never_claims_more_legs_than_there_are(changes: list[Changes | None]) -> None:
+    text = legs_changes_column(changes)
+    committed = [c for c in changes if c is not None]
+    assert (text == "") == (not committed)
+    if committed:
+        assert text.endswith(f"{len(changes)} legs")
+        files = sum(c.files for c in committed)
+        assert (f"{files} file" in text) == (files > 0) and (text.startswith("none")) == (files == 0)
 
 
 def test_a_worktree_with_anything_li_did_not_commit_is_not_removable() -> None:
