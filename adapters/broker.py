@@ -211,9 +211,7 @@ def forward(name: str, argv: Sequence[str]) -> tuple[int | None, str]:
         refused = _reach(sock, name)
         if refused:
             return None, refused
-        body = json.dumps({"argv": list(argv), "cwd": os.getcwd()}).encode() + b"\n"
-        sock.sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])
-        said = _answer_of(sock)
+        said = _ask(sock, json.dumps({"argv": list(argv), "cwd": os.getcwd()}).encode() + b"\n")
     except OSError as exc:
         return None, f"the run's broker did not answer: {exc.strerror or exc}"
     finally:
@@ -234,6 +232,17 @@ def _reach(sock: socket.socket, name: str) -> str:
     if uid != os.geteuid():  # the run's head is this user's; a socket of another is no broker
         return f"the socket {name} is another user's (uid {uid}), not the run's broker"
     return ""
+
+
+def _ask(sock: socket.socket, body: bytes) -> str:
+    """Send the request with this process's stdin, stdout and stderr; the head's answer. A head
+    that refuses answers at once and closes without reading: the send may then meet a closed
+    socket (EPIPE), and the refusal is still there to read."""
+    try:  # noqa: SIM105 - contextlib would be one more import on the lean client path (bootstrap)
+        sock.sendmsg([body], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    return _answer_of(sock)
 
 
 def _answer_of(sock: socket.socket) -> str:

@@ -45,6 +45,16 @@ def test_a_request_from_outside_the_run_is_refused_before_anything_is_read() -> 
         assert said == "refused the caller is no process of this run"
 
 
+def test_a_refusal_sent_before_the_request_is_read_is_heard_not_a_broken_pipe() -> None:
+    # the head refused a peer outside the run and closed before the request was sent (CI saw the
+    # client say "Broken pipe" instead of the refusal)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with ours:
+        theirs.sendall(b"refused no process of this run\n")
+        theirs.close()
+        assert broker._ask(ours, b'{"argv": []}\n') == "refused no process of this run"
+
+
 def test_no_head_listening_is_said_not_hidden() -> None:
     code, why = broker.forward("li-broker-20261205T000000-abcdef-nobody", ["job", "list"])
     assert code is None and "did not answer" in why
