@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from adapters import confined
 from application.ports import Committed, GitRefused, Repository
 from domain.run import the_works_environment
 from domain.worktree import AUTHOR_EMAIL, AUTHOR_NAME, INCLUDE_FILE, INCLUDE_MAX_FILES, LOCK_NAME
@@ -175,7 +176,7 @@ class Git:
                             stdin="\0".join(candidates) + "\0").stdout
         copied = []
         for relative in sorted(p for p in ignored.split("\0") if p):
-            if _copy_regular(os.path.join(repository, relative), os.path.join(worktree, relative)):
+            if _copy_regular(repository, worktree, relative):
                 copied.append(relative)
         return copied
 
@@ -292,18 +293,51 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def _copy_regular(source: str, target: str) -> bool:
-    """Copy one regular file (never through a link), keeping its mode; False for anything else."""
-    try:
-        if not stat.S_ISREG(os.lstat(source).st_mode):
-            return False
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        if os.path.lexists(target):
-            return False  # the checkout has it: never overwrite
-        shutil.copy2(source, target, follow_symlinks=False)
-        return True
-    except OSError:
+def _copy_regular(repository: str, worktree: str, relative: str) -> bool:
+    """Copy one regular file of the repository into the worktree at the same path, keeping its
+    mode; False for anything else. Never through a link on either side: each folder of the path
+    is opened from the one above it without following a link, so a folder of the checkout that is
+    a committed link (to `$LI_HOME`, say) ends the copy instead of writing where it points; never
+    over anything already there."""
+    parts = relative.split("/")
+    if any(part in ("", ".", "..") for part in parts):
         return False
+    opened: list[int] = []
+    made = None
+    try:
+        source_dir = _folder_below(repository, parts[:-1], opened, make=False)
+        target_dir = _folder_below(worktree, parts[:-1], opened, make=True)
+        source = confined.open_file(parts[-1], source_dir)
+        opened.append(source)
+        target = confined.open_file(parts[-1], target_dir, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        opened.append(target)
+        made = (parts[-1], target_dir)
+        while chunk := os.read(source, 1 << 20):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(target, view):]
+        os.fchmod(target, stat.S_IMODE(os.fstat(source).st_mode))
+        made = None
+        return True
+    except OSError:  # confined.NotConfined too: a link, a FIFO, a second name
+        if made is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(made[0], dir_fd=made[1])
+        return False
+    finally:
+        for fd in reversed(opened):
+            os.close(fd)
+
+
+def _folder_below(root: str, names: list[str], opened: list[int], make: bool) -> int:
+    """The folder `root/names...`, each step opened from the one above it and never through a link
+    (made 0700 where missing when `make`); every descriptor opened is added to `opened`."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    opened.append(fd)
+    for name in names:
+        fd = confined.make_folder(name, fd) if make else confined.open_folder(name, fd)
+        opened.append(fd)
+    return fd
 
 
 def git_available(executable: str = "git") -> bool:

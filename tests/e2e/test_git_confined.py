@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from adapters import confinement
-from tests.e2e.test_worktrees_cli import console, ended, li, repo, submit
+from tests.e2e.test_worktrees_cli import console, ended, git, li, repo, submit
 
 __all__ = ["repo"]  # the fixture, used by name
 
@@ -99,3 +99,25 @@ def test_the_setup_command_meets_the_store_hidden_unless_the_run_is_confine_off(
     off = submit(li_home, repo, "sh", "true", "--worktree", "--confine", "off", "--setup", reach, LI_HOME=li_home)
     assert ended(li_home, off)["outcome"] == "succeeded"
     assert "SETUP-REACHED" in console(li_home, off) and os.path.exists(os.path.join(li_home, "from-setup"))
+
+
+def test_worktreeinclude_never_copies_through_a_link_the_checkout_holds(li_home: str, repo: str) -> None:
+    # a folder the repository commits as a link to the store, and a real folder of that name in
+    # the person's checkout holding an ignored file `.worktreeinclude` names: copied "into the
+    # worktree", it would land in $LI_HOME (a config.toml li reads)
+    os.symlink(li_home, os.path.join(repo, "cfg"))
+    for name, text in ((".gitignore", "cfg/config.toml\n.env\n"), (".worktreeinclude", "cfg/config.toml\n.env\n")):
+        with open(os.path.join(repo, name), "w") as handle:
+            handle.write(text)
+    git(repo, "add", "cfg", ".gitignore", ".worktreeinclude")
+    git(repo, "commit", "-qm", "a link to the store")
+    os.unlink(os.path.join(repo, "cfg"))
+    os.mkdir(os.path.join(repo, "cfg"))
+    for name, text in (("cfg/config.toml", 'confine = "off"\n'), (".env", "TOKEN=1\n")):
+        with open(os.path.join(repo, name), "w") as handle:
+            handle.write(text)
+    run_id = submit(li_home, repo, "sh", "cat .env", "--worktree")
+    data = ended(li_home, run_id)
+    assert data["outcome"] == "succeeded" and "TOKEN=1" in console(li_home, run_id)  # the plain file came
+    assert not os.path.lexists(os.path.join(li_home, "config.toml"))
+    assert os.path.islink(os.path.join(data["worktree"]["path"], "cfg"))  # the checkout's link, untouched
