@@ -27,3 +27,11 @@ def test_the_store_url_and_every_libpq_variable_are_lis_own_and_nothing_near_the
     assert store_credential("LI_STORE") and store_credential("PGPASSWORD") and store_credential("PGPASSFILE")
     assert not store_credential("LI_STORE_X") and not store_credential("XPG") and not store_credential("LI_HOME")
     assert {"LI_BROKER_MARK", "LI_ACTING_FOR", "PYTHONSAFEPATH"} == NOT_THE_WORKS
+
+
+def test_the_brokers_own_variables_are_never_the_works() -> None:
+    # adapters/broker.py names them standard-library-only (the lean supervisor imports it as a
+    # sibling); the domain's list must hold the same names
+    from adapters import broker
+
+    assert {broker.MARK, broker.ACTING} <= NOT_THE_WORKS
