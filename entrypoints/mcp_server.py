@@ -68,8 +68,10 @@ DESCRIPTIONS = {
         "and --notify. Then call `wait` with the run_id, then `output`."
     ),
     "submit_flow": (
-        "Start a declared flow (spec_path: absolute path of a YAML/JSON DAG file of steps) as one "
-        "detached run; returns its run_id at once. Then call `wait`, then `output`."
+        "Start a declared flow as one detached run; returns its run_id at once. Give the DAG of "
+        "steps either as spec (its YAML/JSON text) or as spec_path (absolute path of a YAML/JSON "
+        "file), not both; inside a run whose store is hidden, spec only. Then call `wait`, then "
+        "`output`."
     ),
     "submit_fanout": (
         "Start N parallel legs of one prompt (or one leg per model in `models`), optionally with a "
@@ -310,12 +312,21 @@ class Tools:
 
     def submit_flow(
         self,
-        spec_path: str,
+        spec_path: str | None = None,
+        spec: str | None = None,
         label: str | None = None,
         cwd: str | None = None,
         timeout_seconds: float | None = None,
     ) -> Answered:
-        reply = self.client.submit_flow(spec_path, label=label, cwd=cwd, timeout=timeout_seconds)
+        options: dict[str, object] = {"label": label, "cwd": cwd, "timeout": timeout_seconds}
+        if (spec_path is None) == (spec is None):
+            return refused("invalid_input", "submit_flow takes the flow as spec (its text) or as spec_path "
+                           "(a file), exactly one of them", {"spec_path": spec_path}, {})
+        if spec is not None:
+            reply = self.client.submit_flow_text(spec, **options)
+        else:
+            assert spec_path is not None
+            reply = self.client.submit_flow(spec_path, **options)
         return answer(reply, run_classification(reply), submitted_line(reply))
 
     def submit_fanout(

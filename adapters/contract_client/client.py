@@ -165,6 +165,12 @@ class ContractClient:
             ["orchestrate", "flow", "--detach", *option_words(options), "--", spec_path]
         )
 
+    def submit_flow_text(self, spec: str, **options: object) -> Reply:
+        """`li orchestrate flow --detach -`: the spec itself (YAML or JSON) on li's stdin, never on
+        its command line; options as `submit_flow`'s. The way for a program whose `li` cannot read
+        its paths (a run's confined work, whose `li` the run's runner acts for)."""
+        return self.call(["orchestrate", "flow", "--detach", *option_words(options), "--", "-"], stdin=spec)
+
     def submit_fanout(self, prompt: str, model: str | None = None, **options: object) -> Reply:
         """`li orchestrate fanout --detach --prompt-file - [MODEL]`; options: legs, models, synthesize, label.
 

@@ -167,6 +167,15 @@ def test_flow_and_fanout_take_cwd_and_timeout_and_prune_removes_ended_runs(
     async def body(client: Client) -> None:
         failed, flow = await call(client, "submit_flow", spec_path=str(spec), cwd=str(workdir), timeout_seconds=30)
         assert not failed, flow
+        # the same flow given as its text (on li's stdin); the two ways at once, or neither, refused
+        failed, text = await call(client, "submit_flow", spec=spec.read_text(), cwd=str(workdir))
+        assert not failed, text
+        await wait_until_settled(client, text["data"]["run_id"])
+        _, by_text = await call(client, "output", run_id=text["data"]["run_id"])
+        assert str(workdir) in by_text["data"]["console"]["value"]
+        for both_or_none in ({"spec": "steps: []", "spec_path": str(spec)}, {}):
+            failed, refusal = await call(client, "submit_flow", **both_or_none)
+            assert failed and refusal["error"]["kind"] == "invalid_input", refusal
         failed, fanout = await call(client, "submit_fanout", prompt="pwd", model="sh", legs=2, cwd=str(workdir),
                                     timeout_seconds=0.5)
         assert not failed, fanout
@@ -178,7 +187,7 @@ def test_flow_and_fanout_take_cwd_and_timeout_and_prune_removes_ended_runs(
         assert str(workdir) in output["data"]["console"]["value"]
         failed, dry = await call(client, "prune", older_than_days=0, dry_run=True)
         assert not failed and dry["data"]["dry_run"] is True, dry
-        assert set(dry["data"]["removed"]) == {flow["data"]["run_id"], fanout["data"]["run_id"]}
+        assert set(dry["data"]["removed"]) == {flow["data"]["run_id"], fanout["data"]["run_id"], text["data"]["run_id"]}
         failed, pruned = await call(client, "prune", older_than_days=0)
         assert not failed and set(pruned["data"]["removed"]) == set(dry["data"]["removed"])
         _, listed = await call(client, "list_runs")

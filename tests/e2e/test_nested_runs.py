@@ -226,8 +226,13 @@ async def main():
                 break
         output = await client.call_tool("output", {"run_id": run_id})
         other = await client.call_tool("status", {"run_id": OTHER})
+        # a flow: its text comes on the acting li's stdin; a path is li's to read, refused here
+        flow = await client.call_tool("submit_flow", {"spec": "steps:\\n  - id: s\\n    model: sh\\n"
+                                                              "    prompt: echo MCP-FLOW\\n"})
+        path = await client.call_tool("submit_flow", {"spec_path": "/etc/hostname"})
         print("MCP=" + json.dumps({"child": run_id, "output": output.structured_content,
-                                   "other": other.structured_content}))
+                                   "other": other.structured_content, "flow": flow.structured_content,
+                                   "path": path.structured_content}))
 
 anyio.run(main)
 '''
@@ -251,3 +256,8 @@ def test_li_mcp_inside_a_confined_run_submits_and_reads_its_children_only(li_hom
     assert "OTHER-SECRET" not in text
     child = ended(li_home, answer["child"])
     assert (child["parent"], child["confinement"], child["outcome"]) == (parent, "store_hidden", "succeeded"), child
+    assert answer["flow"]["surface"] == "ok", answer["flow"]
+    flow = ended(li_home, answer["flow"]["data"]["run_id"])
+    assert (flow["parent"], flow["kind"], flow["outcome"]) == (parent, "flow", "succeeded"), flow
+    assert "MCP-FLOW" in console(li_home, flow["run_id"])
+    assert answer["path"]["error"]["kind"] == "invalid_input", answer["path"]
