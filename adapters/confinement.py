@@ -197,9 +197,25 @@ class StoreHider:
         return target
 
 
+# (the store's real path, this process's euid) the kernel was found to confine: a runner asks once
+# for its legs (StoreHider) and once for its git (adapters/git.py), and a yes does not change
+_CONFINES: set[tuple[str, int]] = set()
+
+
 def probe(home: str) -> str | None:
     """Whether the kernel confines a work here: None when it does, else why not (one line).
-    Forks a child that confines itself and exits; costs a fork, no exec."""
+    Forks a child that confines itself and exits; costs a fork, no exec, the first time only
+    once it said yes (a refusal is asked again: the store may be made meanwhile)."""
+    key = (os.path.realpath(home), os.geteuid())
+    if key in _CONFINES:
+        return None
+    why = _probe(home)
+    if why is None:
+        _CONFINES.add(key)
+    return why
+
+
+def _probe(home: str) -> str | None:
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:

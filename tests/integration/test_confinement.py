@@ -191,3 +191,23 @@ def test_a_kernel_refusal_is_said_in_one_line(tmp_path: Path) -> None:
     """A store that does not exist cannot be hidden: the probe says why, it never raises."""
     why = confinement.probe(str(tmp_path / "absent"))
     assert why is not None and "\n" not in why and why
+
+
+def test_a_yes_is_asked_of_the_kernel_once_a_refusal_every_time(tmp_path: Path, monkeypatch) -> None:
+    asked: list[str] = []
+    real = confinement._probe
+
+    def counted(home: str) -> str | None:
+        asked.append(home)
+        return real(home)
+
+    monkeypatch.setattr(confinement, "_probe", counted)  # a test's seam: this module's own function
+    absent = str(tmp_path / "absent")
+    assert confinement.probe(absent) is not None and confinement.probe(absent) is not None
+    assert asked == [absent, absent]  # the store may be made meanwhile: asked again
+    home = tmp_path / "home"
+    home.mkdir()
+    first = confinement.probe(str(home))
+    if first is not None:
+        pytest.skip(f"this kernel does not confine: {first}")
+    assert confinement.probe(str(home)) is None and asked == [absent, absent, str(home)]
