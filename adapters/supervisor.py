@@ -297,11 +297,10 @@ class Supervision:
         self.streams = {out_r: Lines(1), err_r: Lines(1)}
         # The broker's socket (a confined leg): watched here until the work first asks, then
         # answered by the broker's threads; a run whose work never asks loads none of it.
-        broker_fd = (spec.get("confine") or {}).get("broker_fd")
-        self.broker_fd = int(broker_fd) if broker_fd else None
+        confine = spec.get("confine") or {}
+        self.broker_fd = int(confine["broker_fd"]) if confine.get("broker_fd") else None
         if self.broker_fd is not None:
             os.set_inheritable(self.broker_fd, False)  # never into the finisher
-        confine = spec.get("confine") or {}
         self.tree = Tree(spec.get("run_tag"), f"LI_BROKER_MARK={confine['mark']}" if confine.get("mark") else None)
         timeout = spec["timeout"]
         self.deadline = None if timeout is None else began + timeout

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from argparse import Namespace
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import IO, Any
 
 from domain.contract import ContractError, ErrorKind
@@ -170,9 +170,10 @@ def _wait(args: Namespace, ids: list[str], on_pass: Callable[[Any], None] | None
 
     waiter = services.waiter()
     flag = StopFlag()
-    if _snapshot(args.max_wait):  # one pass, no pause: nothing for a signal to stop early
-        return waiter.wait(ids, args.max_wait, args.poll_interval, stop=flag, on_pass=on_pass)
-    with _stopping_on_signals(flag, [] if stopped_by is None else stopped_by):
+    # one pass, no pause (a snapshot): nothing for a signal to stop early, no handlers set
+    stopping = nullcontext() if _snapshot(args.max_wait) else _stopping_on_signals(
+        flag, [] if stopped_by is None else stopped_by)
+    with stopping:
         return waiter.wait(ids, args.max_wait, args.poll_interval, stop=flag, on_pass=on_pass)
 
 
