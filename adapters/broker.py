@@ -38,7 +38,7 @@ import socket
 import struct
 
 try:
-    from adapters import proctree
+    from lionrun.adapters import proctree
 except ImportError:  # the lean supervisor: no package, its siblings on sys.path (one module either way)
     import proctree  # type: ignore[no-redef]
 

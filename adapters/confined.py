@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from domain.availability import NOT_A_DIRECTORY, NOT_REGULAR_FILE, TOO_LARGE
+from lionrun.domain.availability import NOT_A_DIRECTORY, NOT_REGULAR_FILE, TOO_LARGE
 
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600

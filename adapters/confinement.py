@@ -174,7 +174,7 @@ class StoreHider:
         name = None
         if self.li and marker:
             try:
-                from adapters import broker
+                from lionrun.adapters import broker
             except ImportError:  # the lean supervisor: no package, its siblings on sys.path
                 import broker  # type: ignore[no-redef]
 

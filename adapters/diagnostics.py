@@ -7,9 +7,9 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 
-from adapters.confined import FOLDER_MODE
-from adapters.processes import BOOT_ID_PATH, MACHINE_ID_PATHS, first_line
-from application.doctor import NotifySetting, StoreModes
+from lionrun.adapters.confined import FOLDER_MODE
+from lionrun.adapters.processes import BOOT_ID_PATH, MACHINE_ID_PATHS, first_line
+from lionrun.application.doctor import NotifySetting, StoreModes
 
 CONFIG_NAME = "config.toml"
 
@@ -35,7 +35,7 @@ class SystemDiagnostics:
         return None
 
     def store_modes(self, tighten: bool) -> StoreModes:
-        from adapters.store_modes import store_modes
+        from lionrun.adapters.store_modes import store_modes
 
         return store_modes(self._home, tighten)
 
@@ -63,7 +63,7 @@ class SystemDiagnostics:
         return os.path.abspath(found) if found else None
 
     def confinement_refusal(self) -> str | None:
-        from adapters.confinement import probe
+        from lionrun.adapters.confinement import probe
 
         where = self._home
         while not os.path.isdir(where) and os.path.dirname(where) != where:
@@ -74,7 +74,7 @@ class SystemDiagnostics:
             return f"the confinement could not be tried: {exc}"
 
     def notify_setting(self) -> NotifySetting | None:
-        from domain.notify import NotifyTemplateError, split_template, template_of
+        from lionrun.domain.notify import NotifyTemplateError, split_template, template_of
 
         env_value = self._environ.get("LI_NOTIFY_COMMAND")
         if env_value:
@@ -92,7 +92,7 @@ class SystemDiagnostics:
     def _config_entry(self, path: str) -> object:
         import tomllib
 
-        from adapters.config_file import config_bytes
+        from lionrun.adapters.config_file import config_bytes
 
         try:
             raw = config_bytes(path)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from application.ports import NoticeResult, SpawnFailed, SpawnRequest, Stop
-from domain.evidence import HostFacts, ProcessObservation, SessionMember, members
-from domain.run import Incarnation
+from lionrun.application.ports import NoticeResult, SpawnFailed, SpawnRequest, Stop
+from lionrun.domain.evidence import HostFacts, ProcessObservation, SessionMember, members
+from lionrun.domain.run import Incarnation
 
 
 class ScriptedProber:
@@ -133,7 +133,7 @@ class ScriptedCluster:
     SUBMIT_TIME = "2026-01-01T00:00:00"
 
     def __init__(self, name: str = "testcluster") -> None:
-        from domain.slurm import SlurmJob
+        from lionrun.domain.slurm import SlurmJob
 
         self._job = SlurmJob
         self.cluster_name = name
@@ -146,7 +146,7 @@ class ScriptedCluster:
         self.on_cancel: Any = None  # called with (job id, terminate) before the state changes
 
     def submit(self, request: Any) -> Any:
-        from application.ports import EngineHandle
+        from lionrun.application.ports import EngineHandle
 
         if self.refuse_submit is not None:
             raise SpawnFailed(self.refuse_submit)

@@ -19,7 +19,7 @@ import os
 import time
 from typing import Any
 
-from domain.run import PREPARING, Run
+from lionrun.domain.run import PREPARING, Run
 
 PHASES = ("before_spawn", "before_work", "after_artifacts", "after_end")  # the store's; store_locked is the lock's
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from domain.run import is_run_id
+from lionrun.domain.run import is_run_id
 
 RECORD = b"record.json"
 

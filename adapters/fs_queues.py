@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
-from adapters.confined import (
+from lionrun.adapters.confined import (
     NotConfined,
     closing,
     make_folder,
@@ -31,9 +31,9 @@ from adapters.confined import (
     read_file,
     write_atomic,
 )
-from adapters.fs_store import require_owner
-from application.ports import Held, QueueBroken, StoreBusy, StoreRefused, Waiting
-from domain.queue import (
+from lionrun.adapters.fs_store import require_owner
+from lionrun.application.ports import Held, QueueBroken, StoreBusy, StoreRefused, Waiting
+from lionrun.domain.queue import (
     QueueSettings,
     ahead_of,
     check_queue_name,
@@ -360,7 +360,7 @@ def _write_ticket(folder: int, ticket: int) -> None:
 def _acquire(lock: int, timeout: float) -> None:
     """The queue's lock within `timeout` seconds (the store's one polling flock); StoreRefused when
     it stays taken."""
-    from adapters.fs_store import flock_within
+    from lionrun.adapters.fs_store import flock_within
 
     try:
         flock_within(lock, timeout, "a queue")

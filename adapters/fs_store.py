@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext, supp
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from adapters.confined import (
+from lionrun.adapters.confined import (
     FOLDER_MODE,
     NotConfined,
     closing,
@@ -34,7 +34,7 @@ from adapters.confined import (
     same_folder,
     write_atomic,
 )
-from application.ports import (
+from lionrun.application.ports import (
     Held,
     NotStoreOwner,
     RunNotFound,
@@ -43,16 +43,16 @@ from application.ports import (
     StoreUnavailable,
     WorkFolderRefused,
 )
-from domain.availability import (
+from lionrun.domain.availability import (
     MALFORMED,
     MISSING,
     UNREADABLE,
     Availability,
     ConsoleAvailability,
 )
-from domain.lifecycle import next_generation
-from domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
-from domain.untrusted import (
+from lionrun.domain.lifecycle import next_generation
+from lionrun.domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
+from lionrun.domain.untrusted import (
     MANIFEST_MAX_BYTES,
     RECORD_MAX_BYTES,
     TEXT_MAX_BYTES,
@@ -623,7 +623,7 @@ def _delete(runs: int, names: list[str]) -> None:
 
 
 if TYPE_CHECKING:
-    from application.ports import ArtifactBytes, RunFiles, RunRecords
+    from lionrun.application.ports import ArtifactBytes, RunFiles, RunRecords
 
     def _keeps_both_ports(store: FsRunStore) -> tuple[RunRecords, RunFiles, ArtifactBytes]:
         """mypy holds this store to both run ports: a method that drifts from its port fails the check."""

@@ -34,10 +34,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from adapters import confined
-from application.ports import Committed, GitRefused, Repository
-from domain.run import the_works_environment
-from domain.worktree import AUTHOR_EMAIL, AUTHOR_NAME, INCLUDE_FILE, INCLUDE_MAX_FILES, LOCK_NAME
+from lionrun.adapters import confined
+from lionrun.application.ports import Committed, GitRefused, Repository
+from lionrun.domain.run import the_works_environment
+from lionrun.domain.worktree import (
+    AUTHOR_EMAIL,
+    AUTHOR_NAME,
+    INCLUDE_FILE,
+    INCLUDE_MAX_FILES,
+    LOCK_NAME,
+)
 
 GIT_TIMEOUT = 300.0
 LOCK_RETRIES = 5
@@ -73,7 +79,7 @@ class Git:
         if self._confine is None:
             step = None
             if self.hide is not None and os.path.isdir(self.hide):
-                from adapters import confinement
+                from lionrun.adapters import confinement
 
                 if confinement.probe(self.hide) is None:
                     confinement.load()  # in this process: the forked child only calls into libc

@@ -14,10 +14,10 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from application.ports import Held, RunNotFound
-from domain.availability import MALFORMED, MISSING, Availability, ConsoleAvailability
-from domain.lifecycle import next_generation
-from domain.run import Run, is_run_id, make_run_id, parse_record
+from lionrun.application.ports import Held, RunNotFound
+from lionrun.domain.availability import MALFORMED, MISSING, Availability, ConsoleAvailability
+from lionrun.domain.lifecycle import next_generation
+from lionrun.domain.run import Run, is_run_id, make_run_id, parse_record
 
 CONSOLE = "console.log"
 LI_LOG = "li.log"
@@ -225,7 +225,7 @@ def _shown(run_id: str, name: str) -> str:
 
 
 if TYPE_CHECKING:
-    from application.ports import RunFiles, RunRecords
+    from lionrun.application.ports import RunFiles, RunRecords
 
     def _keeps_both_ports(store: MemoryRunStore) -> tuple[RunRecords, RunFiles]:
         """mypy holds this store to both run ports: a method that drifts from its port fails the check."""

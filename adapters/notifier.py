@@ -10,8 +10,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from application.ports import NoticeResult
-from domain.notify import DEFAULT_TIMEOUT_SECONDS
+from lionrun.application.ports import NoticeResult
+from lionrun.domain.notify import DEFAULT_TIMEOUT_SECONDS
 
 _STDERR_KEPT = 500  # characters of the command's stderr kept as the error text
 

@@ -18,9 +18,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from application.ports import Held, QueueBroken, RunNotFound, StoreRefused, Waiting
-from domain.queue import QueueSettings, ahead_of, check_queue_name, line_of, settings_of
-from domain.run import RecordUnusable
+from lionrun.application.ports import Held, QueueBroken, RunNotFound, StoreRefused, Waiting
+from lionrun.domain.queue import QueueSettings, ahead_of, check_queue_name, line_of, settings_of
+from lionrun.domain.run import RecordUnusable
 
 START_GRACE = 60.0  # seconds a submitted run's runner has to take its place in line
 INT4 = 2**31

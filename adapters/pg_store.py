@@ -30,8 +30,8 @@ from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from adapters.clocks import SystemClock
-from adapters.confined import (
+from lionrun.adapters.clocks import SystemClock
+from lionrun.adapters.confined import (
     NotConfined,
     closing,
     list_tree,
@@ -42,9 +42,9 @@ from adapters.confined import (
     read_span,
     write_atomic,
 )
-from adapters.processes import host_facts
-from application.outage import OUTAGE_SECONDS_DEFAULT, Outage
-from application.ports import (
+from lionrun.adapters.processes import host_facts
+from lionrun.application.outage import OUTAGE_SECONDS_DEFAULT, Outage
+from lionrun.application.ports import (
     Held,
     ImportedArtifact,
     RunNotFound,
@@ -53,7 +53,7 @@ from application.ports import (
     StoreUnavailable,
     WorkFolderRefused,
 )
-from domain.availability import (
+from lionrun.domain.availability import (
     MALFORMED,
     MISSING,
     NOT_YET_WRITTEN,
@@ -62,9 +62,15 @@ from domain.availability import (
     Availability,
     ConsoleAvailability,
 )
-from domain.lifecycle import next_generation
-from domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
-from domain.untrusted import MANIFEST_MAX_BYTES, TEXT_MAX_BYTES, Untrusted, check_size, parse_json
+from lionrun.domain.lifecycle import next_generation
+from lionrun.domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
+from lionrun.domain.untrusted import (
+    MANIFEST_MAX_BYTES,
+    TEXT_MAX_BYTES,
+    Untrusted,
+    check_size,
+    parse_json,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -283,7 +289,7 @@ class PgRunStore:
         with self._cursor(check_schema=False) as cur:
             cur.execute("SELECT pg_advisory_lock(7406010)")
             try:
-                from adapters.pg_queues import (
+                from lionrun.adapters.pg_queues import (
                     TABLES as QUEUE_TABLES,  # issue 29's, in their one home
                 )
 
@@ -897,7 +903,7 @@ def _first_line(exc: BaseException) -> str:
 __all__ = ["PgRunChanges", "PgRunStore", "RecordUnusable", "SchemaMissing"]
 
 if TYPE_CHECKING:
-    from application.ports import RunFiles, RunImport, RunRecords
+    from lionrun.application.ports import RunFiles, RunImport, RunRecords
 
     def _keeps_both_ports(store: PgRunStore) -> tuple[RunRecords, RunFiles, RunImport]:
         """mypy holds this store to both run ports: a method that drifts from its port fails the check."""

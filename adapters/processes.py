@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from functools import cache
 from typing import NamedTuple
 
-from adapters import proctree
-from application.ports import SpawnFailed, SpawnRequest, Stop
-from domain.evidence import (
+from lionrun.adapters import proctree
+from lionrun.application.ports import SpawnFailed, SpawnRequest, Stop
+from lionrun.domain.evidence import (
     CREATE_TIME_TOLERANCE,
     HostFacts,
     ProcessObservation,
@@ -18,7 +18,7 @@ from domain.evidence import (
     is_member,
     members,
 )
-from domain.run import RUN_TAG, Incarnation
+from lionrun.domain.run import RUN_TAG, Incarnation
 
 SIGNALS: dict[Stop, int] = {"terminate": 15, "kill": 9}  # SIGTERM, SIGKILL: POSIX gives them these numbers
 MACHINE_ID_PATHS = ("/etc/machine-id", "/var/lib/dbus/machine-id")

@@ -18,10 +18,10 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
-from adapters import proctree
-from application.ports import Held, LegLaunch, Provider, ProviderResult
-from domain.run import RUN_TAG
-from domain.transcript import IDLE_TIMEOUT, end_reason, outcome
+from lionrun.adapters import proctree
+from lionrun.application.ports import Held, LegLaunch, Provider, ProviderResult
+from lionrun.domain.run import RUN_TAG
+from lionrun.domain.transcript import IDLE_TIMEOUT, end_reason, outcome
 
 KILL_GRACE = 2.0
 IDLE_SAID = "li runner: no event from the agent for {seconds:g} s; stopping it\n"  # the lean supervisor's too

@@ -16,8 +16,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from application.ports import BatchRequest, EngineHandle, SpawnFailed
-from domain.slurm import (
+from lionrun.application.ports import BatchRequest, EngineHandle, SpawnFailed
+from lionrun.domain.slurm import (
     MAX_TEXT_CHARS,
     SACCT_FIELDS,
     SQUEUE_FORMAT,

@@ -13,7 +13,7 @@ import os
 import stat
 from collections.abc import Callable
 
-from application.ports import StoreBusy, StoreRefused
+from lionrun.application.ports import StoreBusy, StoreRefused
 
 LOCK_NAME = "store.lock"
 # How long a second prune (copy, fix) waits for the first before it says the store is busy.
@@ -35,8 +35,8 @@ def hold(home: str, timeout: float = WAIT_SECONDS, reads_only: bool = False) -> 
     """
     if not os.path.isdir(home):
         return _nothing
-    from adapters.fs_store import require_owner
-    from application.ports import NotStoreOwner
+    from lionrun.adapters.fs_store import require_owner
+    from lionrun.application.ports import NotStoreOwner
 
     try:
         require_owner(home)
@@ -58,7 +58,7 @@ def hold(home: str, timeout: float = WAIT_SECONDS, reads_only: bool = False) -> 
         if exc.errno == errno.EROFS:
             return _nothing  # a read-only store (a copy's source) is changed by no li either
         raise StoreRefused(f"the store lock {path} cannot be taken: {exc.strerror or exc}") from None
-    from adapters.faults import pause
+    from lionrun.adapters.faults import pause
 
     pause("store_locked")  # the fault suite's hold, only when LI_FAULT_PAUSE names it
     return lambda: lock.release(force=True)

@@ -22,9 +22,9 @@ from __future__ import annotations
 import os
 import stat
 
-from adapters.confined import NotConfined, open_file, open_folder
-from adapters.fs_store import ARTIFACTS
-from application.doctor import StoreModes
+from lionrun.adapters.confined import NotConfined, open_file, open_folder
+from lionrun.adapters.fs_store import ARTIFACTS
+from lionrun.application.doctor import StoreModes
 
 OPEN_BITS = 0o077  # group and other: what a private store never grants
 ENTRIES_MAX = 100_000

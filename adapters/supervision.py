@@ -14,11 +14,17 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from adapters.fs_store import RECORD
-from adapters.providers import IDLE_SAID, KILL_GRACE, PUMP_JOIN, close_all, script_descriptor
-from application.work import KILL_SEEN, Supervision
-from domain.run import RUN_TAG
-from domain.untrusted import RECORD_MAX_BYTES
+from lionrun.adapters.fs_store import RECORD
+from lionrun.adapters.providers import (
+    IDLE_SAID,
+    KILL_GRACE,
+    PUMP_JOIN,
+    close_all,
+    script_descriptor,
+)
+from lionrun.application.work import KILL_SEEN, Supervision
+from lionrun.domain.run import RUN_TAG
+from lionrun.domain.untrusted import RECORD_MAX_BYTES
 
 SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor.py")
 

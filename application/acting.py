@@ -13,9 +13,9 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-from application.ports import Held, RunNotFound, StoreRefused
-from domain.availability import Availability, ConsoleAvailability
-from domain.run import Run
+from lionrun.application.ports import Held, RunNotFound, StoreRefused
+from lionrun.domain.availability import Availability, ConsoleAvailability
+from lionrun.domain.run import Run
 
 
 class ChildrenOf:

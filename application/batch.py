@@ -12,9 +12,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from application.ports import Clock, ProcessProber, RunNotFound, RunRecords, StoreBusy, StoreRefused
-from domain.run import PREPARING, SLURM, STARTED, Engine, Incarnation, RecordUnusable, Run, iso
-from domain.slurm import BatchStart, is_job_id
+from lionrun.application.ports import (
+    Clock,
+    ProcessProber,
+    RunNotFound,
+    RunRecords,
+    StoreBusy,
+    StoreRefused,
+)
+from lionrun.domain.run import (
+    PREPARING,
+    SLURM,
+    STARTED,
+    Engine,
+    Incarnation,
+    RecordUnusable,
+    Run,
+    iso,
+)
+from lionrun.domain.slurm import BatchStart, is_job_id
 
 ATTACH_ATTEMPTS = 5
 

@@ -6,11 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from domain.vocabulary import Severity
-from domain.wire import DoctorCheck, DoctorData
+from lionrun.domain.vocabulary import Severity
+from lionrun.domain.wire import DoctorCheck, DoctorData
 
 if TYPE_CHECKING:
-    from application.ports import Cluster, StoreAdmin
+    from lionrun.application.ports import Cluster, StoreAdmin
 
 PROVIDER_CLIS = ("claude", "codex", "gemini")
 

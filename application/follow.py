@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
-from application.observe import Observed, Observer
-from application.ports import Clock, RunFiles
-from application.reads import observe_or_refuse
-from domain.lifecycle import exit_code_of
+from lionrun.application.observe import Observed, Observer
+from lionrun.application.ports import Clock, RunFiles
+from lionrun.application.reads import observe_or_refuse
+from lionrun.domain.lifecycle import exit_code_of
 
 POLL_SECONDS: Final = 0.2
 READ_BYTES: Final = 1 << 16  # one console read; a follower reads again at once while there is more

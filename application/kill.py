@@ -6,8 +6,8 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, Final
 
-from application.observe import Observer
-from application.ports import (
+from lionrun.application.observe import Observer
+from lionrun.application.ports import (
     Clock,
     Cluster,
     RunNotFound,
@@ -16,12 +16,18 @@ from application.ports import (
     StoreBusy,
     StoreRefused,
 )
-from application.reads import check_run_id, not_found, observe_or_refuse, unusable
-from domain.contract import ContractError, ErrorKind
-from domain.evidence import CLUSTER_UNREACHABLE, JOB_ALIVE, JOB_QUEUED, may_request, may_signal
-from domain.run import PREPARING, SLURM, Incarnation, RecordUnusable, Run, iso
-from domain.vocabulary import ALREADY_TERMINAL, NO_PROCESS, REQUESTED, SIGNALLED, KillAction
-from domain.wire import KillData
+from lionrun.application.reads import check_run_id, not_found, observe_or_refuse, unusable
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.evidence import (
+    CLUSTER_UNREACHABLE,
+    JOB_ALIVE,
+    JOB_QUEUED,
+    may_request,
+    may_signal,
+)
+from lionrun.domain.run import PREPARING, SLURM, Incarnation, RecordUnusable, Run, iso
+from lionrun.domain.vocabulary import ALREADY_TERMINAL, NO_PROCESS, REQUESTED, SIGNALLED, KillAction
+from lionrun.domain.wire import KillData
 
 KILL_GRACE_DEFAULT: Final = 3.0
 # After the grace and the work's SIGKILL, how long the run's own runner may still take to record

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from application.ports import (
+from lionrun.application.ports import (
     NoticeResult,
     Notifier,
     RunNotFound,
@@ -15,8 +15,8 @@ from application.ports import (
     StoreBusy,
     StoreRefused,
 )
-from domain.notify import payload, render
-from domain.run import DeliveryValue, RecordUnusable, Run
+from lionrun.domain.notify import payload, render
+from lionrun.domain.run import DeliveryValue, RecordUnusable, Run
 
 Change = Callable[[Run], Run | None]
 UNKNOWN_OUTCOME = DeliveryValue(attempted=True, ok=None)

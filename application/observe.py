@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct
 from msgspec.structs import replace
 
-from application.ports import (
+from lionrun.application.ports import (
     Clock,
     Cluster,
     NotStoreOwner,
@@ -18,7 +18,7 @@ from application.ports import (
     StoreBusy,
     StoreRefused,
 )
-from domain.evidence import (
+from lionrun.domain.evidence import (
     Finding,
     HostFacts,
     ProcessObservation,
@@ -26,7 +26,7 @@ from domain.evidence import (
     wants_session,
     worth_probing,
 )
-from domain.lifecycle import (
+from lionrun.domain.lifecycle import (
     NOT_STORE_OWNER,
     PREPARING_THRESHOLD_SECONDS,
     Derivation,
@@ -34,10 +34,10 @@ from domain.lifecycle import (
     fenced_reap,
     resolve,
 )
-from domain.run import SLURM, RecordUnusable, Run
+from lionrun.domain.run import SLURM, RecordUnusable, Run
 
 if TYPE_CHECKING:
-    from domain.slurm import SlurmJob
+    from lionrun.domain.slurm import SlurmJob
 
 ReapHook = Callable[[Run], None]
 
@@ -122,7 +122,7 @@ class Observer:
         """A Slurm run: what the cluster says about its recorded job (issue 17 item 4), judged by
         `domain.slurm.judge_job`. Any host with the cluster's tools may judge it: the cluster is the
         boundary. No job recorded yet (a `preparing` record sbatch has not answered for) is not probed."""
-        from domain.slurm import RecordedJob, judge_job
+        from lionrun.domain.slurm import RecordedJob, judge_job
 
         engine = run.engine
         if engine is None:
@@ -188,7 +188,7 @@ class Observer:
     def _evidence_of(judged: Run, finding: Finding, seen: ProcessObservation | JobSeen | None,
                      here: HostFacts) -> dict[str, Any]:
         if isinstance(seen, JobSeen) or judged.executor == SLURM:
-            from domain.slurm import RecordedJob, job_evidence
+            from lionrun.domain.slurm import RecordedJob, job_evidence
 
             engine = judged.engine
             recorded = None if engine is None else RecordedJob(engine.job_id, engine.submit_time)

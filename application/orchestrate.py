@@ -8,9 +8,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
-from application.ports import ProviderResult
-from domain.flow import render
-from domain.request import Leg, RunRequest
+from lionrun.application.ports import ProviderResult
+from lionrun.domain.flow import render
+from lionrun.domain.request import Leg, RunRequest
 
 SYNTHESIS = "synthesis"
 MAX_PARALLEL = 32

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from application.ports import Clock, StoreUnavailable
+from lionrun.application.ports import Clock, StoreUnavailable
 
 T = TypeVar("T")
 

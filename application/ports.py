@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any, Literal, NewType, Protocol
 from msgspec import Struct
 from msgspec import field as msgspec_field
 
-from domain.availability import Availability, ConsoleAvailability
-from domain.evidence import HostFacts, ProcessObservation, SessionMember
-from domain.run import Incarnation, Run
+from lionrun.domain.availability import Availability, ConsoleAvailability
+from lionrun.domain.evidence import HostFacts, ProcessObservation, SessionMember
+from lionrun.domain.run import Incarnation, Run
 
 if TYPE_CHECKING:
-    from domain.queue import QueueSettings
-    from domain.slurm import SlurmJob  # only the Slurm paths load it
+    from lionrun.domain.queue import QueueSettings
+    from lionrun.domain.slurm import SlurmJob  # only the Slurm paths load it
 
 
 Stop = Literal["terminate", "kill"]

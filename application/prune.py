@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from application.observe import Observer
-from application.ports import Clock, RunNotFound, RunRecords, StoreBusy, StoreRefused
-from domain.contract import ContractError, ErrorKind
-from domain.run import RecordUnusable, Run, parse_iso
-from domain.vocabulary import RECORD_UNUSABLE
-from domain.wire import PruneData, PruneKept, RemoveData
+from lionrun.application.observe import Observer
+from lionrun.application.ports import Clock, RunNotFound, RunRecords, StoreBusy, StoreRefused
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.run import RecordUnusable, Run, parse_iso
+from lionrun.domain.vocabulary import RECORD_UNUSABLE
+from lionrun.domain.wire import PruneData, PruneKept, RemoveData
 
 SECONDS_PER_DAY = 86400.0
 # How long after its end a run whose notice has not settled is kept: far past the notice

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from application.outage import Outage
-from application.ports import Clock, Held, RunQueues, StoreBusy
-from domain.queue import (
+from lionrun.application.outage import Outage
+from lionrun.application.ports import Clock, Held, RunQueues, StoreBusy
+from lionrun.domain.queue import (
     BACKOFF_SECONDS,
     RATE_LIMITED,
     QueueSettings,
@@ -21,7 +21,7 @@ from domain.queue import (
     resume,
     set_parallel,
 )
-from domain.run import Run, iso
+from lionrun.domain.run import Run, iso
 
 HEAD_POLL = 0.05  # how often the first in line looks for a free slot (seconds)
 LINE_POLL = 0.2  # how often a waiter behind others looks whether it is first

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from application.observe import Observed, Observer
-from application.ports import RunFiles, RunNotFound, RunQueues, RunRecords, StoreRefused
-from domain.availability import (
+from lionrun.application.observe import Observed, Observer
+from lionrun.application.ports import RunFiles, RunNotFound, RunQueues, RunRecords, StoreRefused
+from lionrun.domain.availability import (
     MALFORMED,
     MISSING,
     NOT_RECORDED,
@@ -19,8 +19,8 @@ from domain.availability import (
     ManifestAvailability,
     UsageAvailability,
 )
-from domain.contract import ContractError, ErrorKind
-from domain.run import (
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.run import (
     DeliveryValue,
     RecordUnusable,
     Run,
@@ -31,9 +31,9 @@ from domain.run import (
     require_run_id,
     submitted_second,
 )
-from domain.untrusted import TEXT_MAX_BYTES, Untrusted, check_size, parse_json
-from domain.vocabulary import CONFINEMENTS, QUEUED, RECORD_UNUSABLE, Confinement
-from domain.wire import (
+from lionrun.domain.untrusted import TEXT_MAX_BYTES, Untrusted, check_size, parse_json
+from lionrun.domain.vocabulary import CONFINEMENTS, QUEUED, RECORD_UNUSABLE, Confinement
+from lionrun.domain.wire import (
     AgentOptions,
     AgentsAvailability,
     ArtifactsAvailability,
@@ -50,7 +50,7 @@ from domain.wire import (
 )
 
 if TYPE_CHECKING:
-    from domain.request import RunRequest
+    from lionrun.domain.request import RunRequest
 
 TAIL_CHARS_DEFAULT: Final = 20_000
 TAIL_CHARS_MAX: Final = 1_000_000
@@ -119,7 +119,7 @@ def usage_of(manifest: Availability[dict[str, Any]]) -> UsageAvailability:
 def agents_of(files: RunFiles, run_id: str) -> AgentsAvailability:
     """Each agent CLI's permission mode and provider args as the run's request.json records them (D7)."""
     # Only a status reads a request: list and wait do not load its parsers (start-up, issue 18).
-    from domain.request import agents_in
+    from lionrun.domain.request import agents_in
 
     try:
         agents = agents_in(files.read_text(run_id, "request.json").encode("utf-8", "surrogateescape"))
@@ -183,7 +183,7 @@ class RunReads:
         the queue cannot be read (advisory: a gone waiter not yet noticed may still count ahead)."""
         if status != QUEUED or not run.queue or self.queues is None:
             return None
-        from domain.queue import position  # only a queued run's status loads the queues
+        from lionrun.domain.queue import position  # only a queued run's status loads the queues
 
         try:
             queues = self.queues()
@@ -210,7 +210,7 @@ class RunReads:
         A missing run is `not_found`; a request that cannot be read or parsed (the folder is
         hostile input) is `unavailable`, never a crash and never a guess.
         """
-        from domain.request import RunRequest
+        from lionrun.domain.request import RunRequest
 
         self.observe(run_id, probe_ended=False)
         try:

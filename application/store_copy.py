@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from application.ports import (
+from lionrun.application.ports import (
     ArtifactBytes,
     ImportedArtifact,
     RunFiles,
@@ -21,8 +21,8 @@ from application.ports import (
     RunNotFound,
     RunRecords,
 )
-from domain.availability import MISSING, TOO_LARGE, UNREADABLE
-from domain.run import RecordUnusable
+from lionrun.domain.availability import MISSING, TOO_LARGE, UNREADABLE
+from lionrun.domain.run import RecordUnusable
 
 RUN_FILES = ("instruction.txt", "request.json", "manifest.json")
 SKIPPED_SHOWN_MAX = 100  # the answer names at most this many skipped runs (the count is always whole)

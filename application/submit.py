@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from application.ports import (
+from lionrun.application.ports import (
     BatchRequest,
     Clock,
     Cluster,
@@ -25,11 +25,11 @@ from application.ports import (
     StoreRefused,
     Waiting,
 )
-from domain.contract import ContractError, ErrorKind
-from domain.lifecycle import classify
-from domain.queue import DEFAULT_QUEUE, QUEUE_FD, QUEUED
-from domain.request import RunRequest, check_prompt, invalid
-from domain.run import (
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.lifecycle import classify
+from lionrun.domain.queue import DEFAULT_QUEUE, QUEUE_FD, QUEUED
+from lionrun.domain.request import RunRequest, check_prompt, invalid
+from lionrun.domain.run import (
     FAILED,
     PREPARING,
     RUN_TAG,
@@ -42,7 +42,7 @@ from domain.run import (
     is_run_id,
     iso,
 )
-from domain.wire import SubmitData
+from lionrun.domain.wire import SubmitData
 
 SPAWN_FAILED = "spawn_failed"
 SPAWN_ERROR = "spawn_error"

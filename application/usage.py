@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from application.ports import RunFiles, RunNotFound, RunRecords, StoreRefused
-from domain.contract import ContractError, ErrorKind
-from domain.run import RecordUnusable, iso, submitted_second
-from domain.usage import Spent, meter_of, tally
+from lionrun.application.ports import RunFiles, RunNotFound, RunRecords, StoreRefused
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.run import RecordUnusable, iso, submitted_second
+from lionrun.domain.usage import Spent, meter_of, tally
 
 
 class UsageService:

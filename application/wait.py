@@ -7,11 +7,11 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from application.observe import Observed, Observer
-from application.ports import Clock, RunChanges, RunNotFound, RunWatch
-from domain.availability import UNREADABLE
-from domain.lifecycle import Derivation
-from domain.observation import (
+from lionrun.application.observe import Observed, Observer
+from lionrun.application.ports import Clock, RunChanges, RunNotFound, RunWatch
+from lionrun.domain.availability import UNREADABLE
+from lionrun.domain.lifecycle import Derivation
+from lionrun.domain.observation import (
     MAX_WAIT_BOUNDS,
     MAX_WAIT_DEFAULT,
     POLL_BOUNDS,
@@ -21,10 +21,10 @@ from domain.observation import (
     next_sleep,
     timed_out,
 )
-from domain.partition import TERMINAL, Partition, bucket_of, partition
-from domain.run import RecordUnusable, is_run_id
-from domain.vocabulary import INVALID_INPUT, NOT_FOUND, NOT_OBSERVED, RECORD_UNUSABLE
-from domain.wire import Row, RowError, WaitData
+from lionrun.domain.partition import TERMINAL, Partition, bucket_of, partition
+from lionrun.domain.run import RecordUnusable, is_run_id
+from lionrun.domain.vocabulary import INVALID_INPUT, NOT_FOUND, NOT_OBSERVED, RECORD_UNUSABLE
+from lionrun.domain.wire import Row, RowError, WaitData
 
 
 class WaitInterrupted(Exception):

@@ -10,9 +10,16 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeGuard
 
-from application.orchestrate import LegConsole, LegOutcome, artifact_name, plan, prompt_for, run_dag
-from application.outage import OUTAGE_SECONDS_DEFAULT, Outage
-from application.ports import (
+from lionrun.application.orchestrate import (
+    LegConsole,
+    LegOutcome,
+    artifact_name,
+    plan,
+    prompt_for,
+    run_dag,
+)
+from lionrun.application.outage import OUTAGE_SECONDS_DEFAULT, Outage
+from lionrun.application.ports import (
     Clock,
     Confiner,
     GitWorktrees,
@@ -25,7 +32,7 @@ from application.ports import (
     StoreBusy,
     StoreRefused,
 )
-from application.worktrees import (
+from lionrun.application.worktrees import (
     SETUP_KILLED,
     SETUP_OUT_OF_TIME,
     Prepared,
@@ -33,15 +40,15 @@ from application.worktrees import (
     SetupOutOfTime,
     WorktreeFailed,
 )
-from domain.availability import UNREADABLE, Availability
-from domain.contract import ContractError
-from domain.ending import EXIT_DECIDES, End, decide, leg_status
-from domain.lifecycle import classify
-from domain.request import AGENT_PROVIDERS, Leg, RunRequest, invalid
-from domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
-from domain.transcript import PROVIDER_RATE_LIMITED
-from domain.vocabulary import STORE_HIDDEN, UNCONFINED
-from domain.worktree import Changes
+from lionrun.domain.availability import UNREADABLE, Availability
+from lionrun.domain.contract import ContractError
+from lionrun.domain.ending import EXIT_DECIDES, End, decide, leg_status
+from lionrun.domain.lifecycle import classify
+from lionrun.domain.request import AGENT_PROVIDERS, Leg, RunRequest, invalid
+from lionrun.domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
+from lionrun.domain.transcript import PROVIDER_RATE_LIMITED
+from lionrun.domain.vocabulary import STORE_HIDDEN, UNCONFINED
+from lionrun.domain.worktree import Changes
 
 AfterEnd = Callable[[Run], None]
 

@@ -9,11 +9,11 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
-from application.ports import Committed, GitRefused, GitWorktrees, RunFiles, RunRecords
-from domain.availability import Availability
-from domain.request import RunRequest
-from domain.run import Run
-from domain.worktree import (
+from lionrun.application.ports import Committed, GitRefused, GitWorktrees, RunFiles, RunRecords
+from lionrun.domain.availability import Availability
+from lionrun.domain.request import RunRequest
+from lionrun.domain.run import Run
+from lionrun.domain.worktree import (
     NO_CHANGES,
     NOT_A_WORKTREE_RUN,
     PATCH_ARTIFACT,
@@ -85,7 +85,7 @@ class _OutOfTime(Exception):
 def worktree_legs(request: RunRequest) -> list[str]:
     """The legs that each get a worktree of their own: every leg (a fanout's synthesis and a flow's
     every step included) of a run of several legs that asked for a worktree; none otherwise."""
-    from application.orchestrate import plan
+    from lionrun.application.orchestrate import plan
 
     if request.worktree is None or request.worktree.reuse is not None:
         return []
@@ -262,7 +262,7 @@ class WorktreeReviews:
     def diff(self, run_id: str, leg: str | None = None) -> dict[str, Any]:
         """The run's changes (DiffData); for a run of several legs each leg's under `legs`, or the
         one `leg` names in the run's own shape."""
-        from domain.wire import (
+        from lionrun.domain.wire import (
             ChangesValue,
             DiffData,
             FilesAvailability,
@@ -293,8 +293,8 @@ class WorktreeReviews:
                         recovered=any(one.recovered for one in reviewed), legs=reviewed).to_wire()
 
     def apply(self, run_id: str, target: str, leg: str | None = None) -> dict[str, Any]:
-        from domain.contract import ContractError, ErrorKind
-        from domain.wire import ApplyData, ChangedFile
+        from lionrun.domain.contract import ContractError, ErrorKind
+        from lionrun.domain.wire import ApplyData, ChangedFile
 
         git = self.git()
         here = git.locate(target)
@@ -329,7 +329,7 @@ class WorktreeReviews:
     def _entries(self, run: Run, run_id: str, leg: str | None, verb: str) -> list[LegWorktree] | None:
         """The legs' worktrees a review is about (every one, or the one `leg` names), None for a
         run of one worktree; a run without any, or a `leg` it does not have, is one refusal."""
-        from domain.contract import ContractError, ErrorKind
+        from lionrun.domain.contract import ContractError, ErrorKind
 
         if run.leg_worktrees:
             if leg is None:
@@ -415,7 +415,7 @@ class WorktreeReviews:
 
 
 def _files(patch: Availability[str]) -> Any:
-    from domain.wire import ChangedFile, FilesAvailability
+    from lionrun.domain.wire import ChangedFile, FilesAvailability
 
     return (FilesAvailability.of([ChangedFile(**row) for row in patch_files(patch.value)])
             if patch.available and patch.value is not None
@@ -434,7 +434,7 @@ def _not_committed(exc: BaseException) -> Availability[str]:
 def stale_worktrees(git: GitWorktrees, store: RunRecords, here: str) -> list[str]:
     """The worktrees li made (under `<common dir>/li-worktrees/`) whose run is gone from the store,
     in the repository `here` is in and in every repository a run names (`li doctor`, issue 28)."""
-    from domain.worktree import WORKTREES_FOLDER, run_of_worktree
+    from lionrun.domain.worktree import WORKTREES_FOLDER, run_of_worktree
 
     known = set(store.run_ids())
     repositories: set[str] = set()

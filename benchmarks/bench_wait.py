@@ -20,8 +20,8 @@ sys.path.insert(0, REPO)
 
 
 def populate(home: str, count: int) -> list[str]:
-    from adapters.fs_store import FsRunStore
-    from domain.run import STARTED, Run, iso
+    from lionrun.adapters.fs_store import FsRunStore
+    from lionrun.domain.run import STARTED, Run, iso
 
     store, now = FsRunStore(home), datetime.now(UTC)
     ids = []

@@ -20,8 +20,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from adapters.git import Git  # noqa: E402
-from domain.worktree import branch_for, worktree_path  # noqa: E402
+from lionrun.adapters.git import Git  # noqa: E402
+from lionrun.domain.worktree import branch_for, worktree_path  # noqa: E402
 
 
 def make_repo(root: str, files: int) -> str:

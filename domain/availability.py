@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, Self, TypeVar
 
-from domain.serialise import Wire
+from lionrun.domain.serialise import Wire
 
 T = TypeVar("T")
 

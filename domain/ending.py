@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from domain.lifecycle import exit_code_of
+from lionrun.domain.lifecycle import exit_code_of
 
 # Providers whose work's success is its exit status: shell work that exits 0 is `completed`
 # whatever it printed (issue 27); `completed_empty` is for an agent whose answer is empty.

@@ -16,7 +16,7 @@ from typing import Any, TypeGuard
 
 from msgspec import Struct
 
-from domain.run import Incarnation
+from lionrun.domain.run import Incarnation
 
 CREATE_TIME_TOLERANCE = 0.1  # seconds; psutil create times are exact to the clock tick
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from domain.request import DEFAULT_PROVIDER, Leg, check_prompt, invalid, parse_model
+from lionrun.domain.request import DEFAULT_PROVIDER, Leg, check_prompt, invalid, parse_model
 
 PLACEHOLDER = re.compile(r"\{\{\s*steps\.([A-Za-z0-9_-]+)\s*\}\}")
 
@@ -17,7 +17,7 @@ def parse_flow(spec: object) -> tuple[Leg, ...]:
     (`domain/written.py`, imported here so only a flow submit pays for it); what pydantic cannot
     say — a model li knows, a prompt li takes, ids unique, no cycle, placeholders upstream — here.
     """
-    from domain.written import flow_spec
+    from lionrun.domain.written import flow_spec
 
     checked = flow_spec(spec)
     default = checked.model or DEFAULT_PROVIDER

@@ -7,9 +7,9 @@ from typing import Final
 
 from msgspec import Struct
 
-from domain.evidence import CONCLUSIVE, JOB_ENDED, JOB_UNKNOWN, Finding
-from domain.run import SLURM, Run, iso, parse_iso
-from domain.vocabulary import OUTCOMES, PREPARING, STARTED, Outcome
+from lionrun.domain.evidence import CONCLUSIVE, JOB_ENDED, JOB_UNKNOWN, Finding
+from lionrun.domain.run import SLURM, Run, iso, parse_iso
+from lionrun.domain.vocabulary import OUTCOMES, PREPARING, STARTED, Outcome
 
 PREPARING_THRESHOLD_SECONDS: Final = 600.0
 

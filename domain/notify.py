@@ -8,8 +8,8 @@ from typing import Any, Final, Literal
 
 from msgspec import Struct
 
-from domain.lifecycle import recorded_outcome
-from domain.run import Run
+from lionrun.domain.lifecycle import recorded_outcome
+from lionrun.domain.run import Run
 
 PLACEHOLDERS: Final = ("run_id", "status", "outcome", "reason_code", "label", "payload")
 FailureClass = Literal[

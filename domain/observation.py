@@ -6,7 +6,7 @@ import math
 
 from msgspec import Struct
 
-from domain.partition import Partition
+from lionrun.domain.partition import Partition
 
 MAX_WAIT_BOUNDS = (0.0, 600.0)
 MAX_WAIT_DEFAULT = 60.0

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from msgspec import Struct
 
-from domain.lifecycle import Derivation
+from lionrun.domain.lifecycle import Derivation
 
 TERMINAL = "terminal"
 PENDING = "pending"

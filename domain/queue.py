@@ -14,7 +14,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Final, NoReturn
 
-from domain.vocabulary import QUEUED as QUEUED  # the status of a run whose runner waits for a slot
+from lionrun.domain.vocabulary import (
+    QUEUED as QUEUED,  # the status of a run whose runner waits for a slot
+)
 
 # The environment variable naming, in a queued run's runner, the descriptor that holds its place
 # in line (the runner takes it out of its environment before anything else sees it).
@@ -59,7 +61,7 @@ def check_parallel(value: object) -> int:
 
 
 def _refuse(argument: str, value: object, message: str) -> NoReturn:
-    from domain.contract import ContractError, ErrorKind
+    from lionrun.domain.contract import ContractError, ErrorKind
 
     raise ContractError(ErrorKind.INVALID_INPUT, message, {"argument": argument, "value": str(value)[:200]})
 

@@ -10,10 +10,10 @@ from typing import Any
 from msgspec import Struct, to_builtins
 from msgspec import field as msgspec_field
 
-from domain.contract import ContractError, ErrorKind
-from domain.notify import render
-from domain.vocabulary import PERMISSION_MODES, PermissionMode
-from domain.worktree import WorktreePlan
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.notify import render
+from lionrun.domain.vocabulary import PERMISSION_MODES, PermissionMode
+from lionrun.domain.worktree import WorktreePlan
 
 PROVIDERS = ("sh", "claude", "codex", "gemini")
 AGENT_PROVIDERS = ("claude", "codex", "gemini")  # the CLIs that take a permission mode and --provider-arg
@@ -109,8 +109,8 @@ def agents_in(raw: bytes) -> dict[str, AgentOptions]:
 
     Raises `Untrusted` (with its reason code) for bytes that are not such a request.
     """
-    from domain.availability import MALFORMED
-    from domain.untrusted import Untrusted, parse_json
+    from lionrun.domain.availability import MALFORMED
+    from lionrun.domain.untrusted import Untrusted, parse_json
 
     data = parse_json(raw, "request.json")
     agents = data.get("agents") if isinstance(data, dict) else None
@@ -226,7 +226,7 @@ def parse_model(text: str) -> ModelSpec:
     """`sh`, `claude`, `claude/opus`, `codex/o3`, `gemini/gemini-2.5-pro`; anything else is refused."""
     provider, _, model = text.partition("/")
     if provider not in PROVIDERS:
-        from domain.suggest import did_you_mean
+        from lionrun.domain.suggest import did_you_mean
 
         raise invalid(f"unknown model {text!r}{did_you_mean(provider, PROVIDERS)} (known providers: "
                       f"{', '.join(PROVIDERS)})", model=text)
@@ -435,7 +435,7 @@ class RunRequest(Struct, frozen=True):
     def arguments_for(self, provider: str) -> list[str]:
         """The argv a leg of `provider` adds to its command: permission flag, provider args, and the
         session a reply resumes (last: Codex's `resume ID` subcommand comes after exec's flags)."""
-        from domain.worktree import resume_arguments
+        from lionrun.domain.worktree import resume_arguments
 
         options = self.agents.get(provider)
         own = options.arguments(provider) if options is not None else []
@@ -508,7 +508,7 @@ def parse_confine(value: object, where: str = "--confine") -> str:
 
 def _queue_named(value: object) -> str | None:
     """request.json's queue: None, or a queue name (anything else is a malformed request)."""
-    from domain.queue import QUEUE_NAME_PATTERN
+    from lionrun.domain.queue import QUEUE_NAME_PATTERN
 
     if value is None:
         return None
@@ -529,6 +529,6 @@ def _worktree_plan(data: object) -> WorktreePlan | None:
 
 
 def _session(data: object) -> str | None:
-    from domain.worktree import check_session_id
+    from lionrun.domain.worktree import check_session_id
 
     return None if data is None else check_session_id(data)

@@ -12,13 +12,13 @@ from msgspec import Struct, ValidationError, convert, to_builtins
 from msgspec import field as msgspec_field
 from msgspec.structs import replace
 
-from domain.availability import RUN_ID_MISMATCH
-from domain.untrusted import RECORD_MAX_BYTES, Untrusted, check_size, parse_json
-from domain.vocabulary import FAILED as FAILED  # the spawn phases, where records are made
-from domain.vocabulary import PREPARING as PREPARING
-from domain.vocabulary import SPAWN_STATES, SpawnState
-from domain.vocabulary import STARTED as STARTED
-from domain.worktree import Changes, LegWorktree, Worktree
+from lionrun.domain.availability import RUN_ID_MISMATCH
+from lionrun.domain.untrusted import RECORD_MAX_BYTES, Untrusted, check_size, parse_json
+from lionrun.domain.vocabulary import FAILED as FAILED  # the spawn phases, where records are made
+from lionrun.domain.vocabulary import PREPARING as PREPARING
+from lionrun.domain.vocabulary import SPAWN_STATES, SpawnState
+from lionrun.domain.vocabulary import STARTED as STARTED
+from lionrun.domain.worktree import Changes, LegWorktree, Worktree
 
 RECORD_SCHEMA_VERSION = 1
 RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
@@ -61,7 +61,7 @@ def is_run_id(value: str) -> bool:
 
 def require_run_id(value: object) -> str:
     """The value when it is a run id; else an `invalid_input` refusal, before it can name a path."""
-    from domain.contract import ContractError, ErrorKind
+    from lionrun.domain.contract import ContractError, ErrorKind
 
     if not isinstance(value, str) or not is_run_id(value):
         raise ContractError(ErrorKind.INVALID_INPUT,
@@ -309,7 +309,7 @@ def parse_since(text: str, now: datetime) -> datetime:
     """`30m`, `2h`, `7d` (back from `now`) or an ISO 8601 moment (UTC when it names no offset)."""
     from datetime import UTC, timedelta
 
-    from domain.contract import ContractError, ErrorKind
+    from lionrun.domain.contract import ContractError, ErrorKind
 
     value = text.strip()
     span = _SPAN.fullmatch(value)
@@ -326,15 +326,15 @@ def parse_since(text: str, now: datetime) -> datetime:
 def status_filter(text: str | None, flag: str = "--status") -> str | None:
     """A `--status` filter: a status this version produces (or `preparing`), else refused with the
     known ones and the closest (issue 27: `--status runing` printed an empty table)."""
-    from domain.vocabulary import PREPARING, STATUSES_AT_V1
+    from lionrun.domain.vocabulary import PREPARING, STATUSES_AT_V1
 
     if text is None:
         return None
     known = (*STATUSES_AT_V1, PREPARING)
     if text in known:
         return text
-    from domain.contract import ContractError, ErrorKind
-    from domain.suggest import did_you_mean
+    from lionrun.domain.contract import ContractError, ErrorKind
+    from lionrun.domain.suggest import did_you_mean
 
     raise ContractError(ErrorKind.INVALID_INPUT, f"{flag} {text!r} is no status{did_you_mean(text, known)} "
                         f"(known: {', '.join(known)})", {"argument": flag, "value": text[:200]})
@@ -345,7 +345,7 @@ def older_than_days(text: str, now: datetime) -> float:
     duration back (`30m`, `2h`, `7d`) or an ISO 8601 time — as days before `now`."""
     import math
 
-    from domain.contract import ContractError, ErrorKind
+    from lionrun.domain.contract import ContractError, ErrorKind
 
     def refused() -> ContractError:
         return ContractError(ErrorKind.INVALID_INPUT, "--older-than must be a number of days >= 0, a duration "
@@ -439,7 +439,7 @@ def last_of(run_ids: Iterable[str], submitted: Callable[[str], str | None] | Non
 
 def resolve_short_id(value: str, run_ids: Iterable[str], submitted: Callable[[str], str | None] | None = None) -> str:
     """The one run a person's short form names; none is `not_found`, several are refused by name."""
-    from domain.contract import ContractError, ErrorKind
+    from lionrun.domain.contract import ContractError, ErrorKind
 
     matches = short_id_matches(value, run_ids, submitted)
     if not matches:

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from domain.evidence import (
+from lionrun.domain.evidence import (
     CLUSTER_UNREACHABLE,
     IDENTITY_NOT_RECORDED,
     IDENTITY_UNREADABLE,

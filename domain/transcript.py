@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from domain.ending import EMPTY_ANSWER as ENDING_EMPTY_ANSWER
-from domain.ending import IDLE_TIMEOUT as ENDING_IDLE_TIMEOUT
+from lionrun.domain.ending import EMPTY_ANSWER as ENDING_EMPTY_ANSWER
+from lionrun.domain.ending import IDLE_TIMEOUT as ENDING_IDLE_TIMEOUT
 
 MAX_LINE: Final = 1 << 20  # bytes of one event line that are parsed; a longer one is cut
 ARG_WIDTH: Final = 160  # characters of a tool call's main argument on its line

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from domain.availability import MALFORMED, TOO_DEEP, TOO_LARGE
+from lionrun.domain.availability import MALFORMED, TOO_DEEP, TOO_LARGE
 
 MAX_JSON_DEPTH: Final = 32  # records and manifests nest a handful of levels; 32 is generous
 RECORD_MAX_BYTES: Final = 1 << 20  # a record is a few KiB; 1 MiB is far beyond any real one

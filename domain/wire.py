@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from domain.availability import (
+from lionrun.domain.availability import (
     Availability,
     ConsoleAvailability,
     ManifestAvailability,
     UsageAvailability,
 )
-from domain.run import DeliveryValue
-from domain.serialise import Minimum, Wire, to_wire
-from domain.vocabulary import (
+from lionrun.domain.run import DeliveryValue
+from lionrun.domain.serialise import Minimum, Wire, to_wire
+from lionrun.domain.vocabulary import (
     Confinement,
     ErrorKindName,
     KillAction,
@@ -37,9 +37,9 @@ from domain.vocabulary import (
 )
 
 if TYPE_CHECKING:
-    from domain.lifecycle import Derivation
-    from domain.run import Run
-    from domain.worktree import Changes, LegWorktree, Worktree
+    from lionrun.domain.lifecycle import Derivation
+    from lionrun.domain.run import Run
+    from lionrun.domain.worktree import Changes, LegWorktree, Worktree
 
 __all__ = [
     "AgentOptions", "AgentsAvailability", "ApplyData", "ChangedFile", "ChangesValue", "DiffData",

@@ -19,7 +19,7 @@ from msgspec import Meta, Struct
 
 def _invalid(message: str, **detail: Any) -> Exception:
     # on a refusal only: the record's read path loads this module
-    from domain.contract import ContractError, ErrorKind
+    from lionrun.domain.contract import ContractError, ErrorKind
 
     return ContractError(ErrorKind.INVALID_INPUT, message, detail or None)
 

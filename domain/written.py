@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from domain.contract import ContractError, ErrorKind
+from lionrun.domain.contract import ContractError, ErrorKind
 
 MAX_STEPS = 64
 STEP_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"

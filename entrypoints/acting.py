@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from domain.contract import ContractError, ErrorKind
+from lionrun.domain.contract import ContractError, ErrorKind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

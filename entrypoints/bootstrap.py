@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 import sys
 
-from entrypoints.environment import EnvironmentFault, diagnose, missing_required, transport_fault
+from lionrun.entrypoints.environment import (
+    EnvironmentFault,
+    diagnose,
+    missing_required,
+    transport_fault,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -62,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     if out is None:  # fd 1 closed in human mode (`li job list >&-`): nothing could be shown
         return transport_fault("stdout is closed, so nothing can be written")
     try:
-        from entrypoints.dispatch import dispatch
+        from lionrun.entrypoints.dispatch import dispatch
 
         return dispatch(args, machine=machine, out=out)
     except EnvironmentFault as exc:
@@ -75,12 +80,12 @@ def brokered(args: list[str]) -> int | None:
     """In a run's confined work the store is hidden: the run's head answers this request for it
     (adapters/broker.py), with this process's descriptors; its exit status. None elsewhere, or
     when no head acts (said on stderr): the request then gets the answer it would without one."""
-    from entrypoints.home import broker_of_hidden_home
+    from lionrun.entrypoints.home import broker_of_hidden_home
 
     name = broker_of_hidden_home()
     if name is None:
         return None
-    from adapters.broker import forward
+    from lionrun.adapters.broker import forward
 
     code, why = forward(name, args)
     if code is None:
@@ -91,7 +96,7 @@ def brokered(args: list[str]) -> int | None:
 def console() -> None:
     """The `li` console script: `main`, then out without tearing the interpreter down
     (entrypoints/startup/quick_exit.py)."""
-    from entrypoints.startup.quick_exit import leave
+    from lionrun.entrypoints.startup.quick_exit import leave
 
     leave(main())
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from entrypoints.startup.lazy_formatter import Formatter
-from entrypoints.startup.lazy_verbs import register_table
-from entrypoints.usage import HelpRequested, UsageError
-from entrypoints.verbs import VERB_TABLE
+from lionrun.entrypoints.startup.lazy_formatter import Formatter
+from lionrun.entrypoints.startup.lazy_verbs import register_table
+from lionrun.entrypoints.usage import HelpRequested, UsageError
+from lionrun.entrypoints.verbs import VERB_TABLE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def explain(parser: Parser, message: str) -> str:
     """
     import re
 
-    from domain.suggest import did_you_mean
+    from lionrun.domain.suggest import did_you_mean
 
     message = message.strip()
     choice = re.search(r"invalid choice: (.+?) \(choose from", message)

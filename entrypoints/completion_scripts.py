@@ -214,6 +214,6 @@ def listing(kind: str, run_ids: list[str]) -> list[str]:
     """What `li completion --words KIND` prints: run ids newest first (and `@last`), or models."""
     if kind == "runs":
         return ["@last", *run_ids] if run_ids else []
-    from domain.request import PROVIDERS
+    from lionrun.domain.request import PROVIDERS
 
     return list(PROVIDERS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from domain.transcript import MAX_LINE, Transcript
+from lionrun.domain.transcript import MAX_LINE, Transcript
 
 
 class ConsoleView:
@@ -63,6 +63,6 @@ class ConsoleView:
 
 def rendered_for(providers: Any, raw: bool) -> bool:
     """A transcript is rendered unless --raw, and only for runs an agent CLI takes part in."""
-    from domain.request import AGENT_PROVIDERS
+    from lionrun.domain.request import AGENT_PROVIDERS
 
     return not raw and any(p in AGENT_PROVIDERS for p in providers)

@@ -11,22 +11,22 @@ An outside test swaps one adapter in one line, e.g.
 
 from __future__ import annotations
 
-from entrypoints.settings import DEFAULTS, from_environment
-from entrypoints.startup.di_import import containers, providers
-from entrypoints.wiring.core import Core
-from entrypoints.wiring.notices import NoticesSide
-from entrypoints.wiring.reads import Reads
-from entrypoints.wiring.submit import SubmitSide
-from entrypoints.wiring.upkeep import Upkeep
-from entrypoints.wiring.waits import Waits
+from lionrun.entrypoints.settings import DEFAULTS, from_environment
+from lionrun.entrypoints.startup.di_import import containers, providers
+from lionrun.entrypoints.wiring.core import Core
+from lionrun.entrypoints.wiring.notices import NoticesSide
+from lionrun.entrypoints.wiring.reads import Reads
+from lionrun.entrypoints.wiring.submit import SubmitSide
+from lionrun.entrypoints.wiring.upkeep import Upkeep
+from lionrun.entrypoints.wiring.waits import Waits
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from application.ports import GitWorktrees
-    from domain.run import Run
+    from lionrun.application.ports import GitWorktrees
+    from lionrun.domain.run import Run
 
 
 def on_first_use(notices: Callable[[], NoticesSide], store: Any = None,
@@ -52,7 +52,7 @@ def commit_reaped(run: Run, store: Any, git: Callable[[], GitWorktrees]) -> None
     """What the run's work left in its worktree (or in each leg's) committed, as its runner would have."""
     from contextlib import suppress
 
-    from application.worktrees import WorktreeReviews
+    from lionrun.application.worktrees import WorktreeReviews
 
     reviews = WorktreeReviews(store, store, git)
     with suppress(Exception):  # `li job diff` recovers them later; the reap is already published

@@ -7,26 +7,31 @@ import json
 import sys
 from collections.abc import Callable
 
-from domain.contract import (
+from lionrun.domain.contract import (
     IMPLEMENTATION,
     ContractError,
     ErrorKind,
     failure,
     success,
 )
-from entrypoints.environment import PRE_IMPORTS, EnvironmentFault, import_required, transport_fault
-from entrypoints.startup.fast_path import without_parser
-from entrypoints.usage import HelpRequested, UsageError
-from entrypoints.verbs._common import silence
-from entrypoints.version import version
+from lionrun.entrypoints.environment import (
+    PRE_IMPORTS,
+    EnvironmentFault,
+    import_required,
+    transport_fault,
+)
+from lionrun.entrypoints.startup.fast_path import without_parser
+from lionrun.entrypoints.usage import HelpRequested, UsageError
+from lionrun.entrypoints.verbs._common import silence
+from lionrun.entrypoints.version import version
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
 if TYPE_CHECKING:
     from argparse import Namespace
     from typing import IO, Any
 
-    from entrypoints.cli import Parser
-    from entrypoints.verbs._common import Verb
+    from lionrun.entrypoints.cli import Parser
+    from lionrun.entrypoints.verbs._common import Verb
 
 # Errors of a write that did not reach stdout: a full device, a closed or failing descriptor.
 UNWRITABLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EBADF, errno.EIO})
@@ -73,7 +78,7 @@ def emit(envelope: dict[str, Any], out: IO[str]) -> None:
 
 def parser(args: list[str] | None = None) -> Parser:
     """The argument parser for these words (entrypoints/cli.py), imported when first needed."""
-    from entrypoints.cli import build_parser
+    from lionrun.entrypoints.cli import build_parser
 
     return build_parser(args)
 
@@ -145,7 +150,7 @@ def refuse_home(namespace: Any) -> None:
     """A relative LI_HOME is refused before any verb that uses the store runs (issue 27)."""
     if getattr(namespace, "command", None) in WITHOUT_STORE:
         return
-    from entrypoints.settings import home_refusal
+    from lionrun.entrypoints.settings import home_refusal
 
     problem = home_refusal()
     if problem is not None:
@@ -154,7 +159,7 @@ def refuse_home(namespace: Any) -> None:
 
 def home_said(message: str) -> str:
     """A store fault's message, led by what is wrong with LI_HOME when that is the cause."""
-    from entrypoints.settings import home_refusal
+    from lionrun.entrypoints.settings import home_refusal
 
     problem = home_refusal(check_folder=True)
     return f"{problem} ({message})" if problem is not None and problem not in message else message
@@ -163,7 +168,7 @@ def home_said(message: str) -> str:
 def store_fault(error: BaseException) -> bool:
     """The store itself could not be used (LI_HOME a file, unreadable, refusing): an environment
     fault for every verb, `unavailable`, never `internal` or `not_found`."""
-    from application.ports import StoreRefused
+    from lionrun.application.ports import StoreRefused
 
     return isinstance(error, StoreRefused)
 
@@ -188,7 +193,7 @@ def admit_acting(namespace: Namespace) -> None:
     import os
 
     if os.environ.get("LI_ACTING_FOR"):
-        from entrypoints.acting import admit
+        from lionrun.entrypoints.acting import admit
 
         admit(namespace)
 

@@ -14,7 +14,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from adapters.contract_client import (
+from lionrun.adapters.contract_client import (
     ContractClient,
     Reply,
     UnresolvedPolicy,
@@ -22,9 +22,9 @@ from adapters.contract_client import (
     read_fields,
     run_view,
 )
-from adapters.contract_client.artifacts import artifact_of
-from domain.contract import EXIT_CONFIG
-from domain.vocabulary import PermissionMode
+from lionrun.adapters.contract_client.artifacts import artifact_of
+from lionrun.domain.contract import EXIT_CONFIG
+from lionrun.domain.vocabulary import PermissionMode
 
 INSTRUCTIONS = """\
 Runs agent work as detached, durable runs through the `li` command (lion machine-result contract v1).
@@ -237,7 +237,7 @@ class LiServer(MCPServer):
         from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
         from pydantic import ValidationError
 
-        from domain.written import one_line
+        from lionrun.domain.written import one_line
 
         try:
             return await super().call_tool(name, arguments, context)
@@ -446,7 +446,7 @@ VERBS = (
 def build_server(client: ContractClient) -> MCPServer:
     """Handshake once; register the verbs only when the version is understood (C1)."""
     hello = client.handshake()
-    from entrypoints.version import version
+    from lionrun.entrypoints.version import version
 
     server = LiServer("lionrun", instructions=INSTRUCTIONS, log_level="WARNING", version=version())
     tools = Tools(client, server)

@@ -1,4 +1,4 @@
-"""`python -m entrypoints.runner RUN_ID`: the detached child that does a run's work and records its end."""
+"""`python -m lionrun.entrypoints.runner RUN_ID`: the detached child that does a run's work and records its end."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from application.ports import Held
+    from lionrun.application.ports import Held
 
 _early_term = False
 _slot: Held | None = None  # the queue slot this runner holds (issue 29), kept open until it exits
@@ -25,7 +25,7 @@ def provider_environment(run_id: str, artifacts: str) -> dict[str, str]:
     """What every leg sees: this environment less what is li's own (the shared store's URL, which
     may carry a password: an agent that could reach the store could rewrite other hosts' runs),
     plus the run's id and artifacts folder."""
-    from domain.run import RUN_TAG, the_works_environment
+    from lionrun.domain.run import RUN_TAG, the_works_environment
 
     env = the_works_environment(os.environ)
     env.update({RUN_TAG: run_id, "LI_ARTIFACTS_DIR": artifacts})
@@ -34,25 +34,25 @@ def provider_environment(run_id: str, artifacts: str) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _remember_term)  # a SIGTERM before the work exists still cancels it
-    from adapters.proctree import become_subreaper
+    from lionrun.adapters.proctree import become_subreaper
 
     become_subreaper()  # what the work starts stays the run's (kept across the lean supervisor's exec)
     args = sys.argv[1:] if argv is None else argv
     waiting = _place_in_line()
-    from adapters.proctree import name_process
-    from domain.run import is_run_id
+    from lionrun.adapters.proctree import name_process
+    from lionrun.domain.run import is_run_id
 
     if args[:1] == ["--finish"]:
         if len(args) > 1 and is_run_id(args[1]):
             name_process("end", args[1])
         finishing = _finishing(args[1:])
         if finishing is None:
-            print("usage: python -m entrypoints.runner --finish RUN_ID CAPTURE_FD EXIT TIMED_OUT CANCELLED "
+            print("usage: python -m lionrun.entrypoints.runner --finish RUN_ID CAPTURE_FD EXIT TIMED_OUT CANCELLED "
                   "BEGAN LEG_BEGAN", file=sys.stderr)
             return 2
         return perform(args[1], finishing)
     if len(args) != 1 or not is_run_id(args[0]):
-        print("usage: python -m entrypoints.runner RUN_ID", file=sys.stderr)
+        print("usage: python -m lionrun.entrypoints.runner RUN_ID", file=sys.stderr)
         return 2
     name_process("run", args[0])
     return perform(args[0], waiting=waiting)
@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
 def _place_in_line() -> Held | None:
     """The descriptor the submitter handed over that holds this run's place in its queue's line,
     taken out of the environment before the work (or the supervisor's exec) could inherit the name."""
-    from application.ports import Held
-    from domain.queue import QUEUE_FD
+    from lionrun.application.ports import Held
+    from lionrun.domain.queue import QUEUE_FD
 
     raw = os.environ.pop(QUEUE_FD, None)
     if raw is None or not raw.isdigit():
@@ -79,9 +79,9 @@ def _finishing(args: list[str]) -> Any:
     """What the lean supervisor hands the finisher (`adapters/supervisor.py` writes this argv):
     the run, the descriptor of the leg's captured stdout, its exit code (`-` when it never
     started), 0/1 timed out (`idle`: by the idle watchdog), 0/1 cancelled, and the runner's and the leg's monotonic start."""
-    from adapters.supervision import captured_lines
-    from application.work import SupervisedEnd
-    from domain.run import is_run_id
+    from lionrun.adapters.supervision import captured_lines
+    from lionrun.application.work import SupervisedEnd
+    from lionrun.domain.run import is_run_id
 
     try:
         run_id, capture, code, timed_out, cancelled, began, leg_began = args
@@ -122,9 +122,9 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
     A one-leg run on a store whose run folder this host holds is handed to the lean supervisor
     while its leg runs (`_hand_over`: this process exec's it), which exec's this module again
     with `--finish` to record the end (`finishing`)."""
-    from application.work import Workspace
-    from domain.lifecycle import exit_code_of
-    from entrypoints import services
+    from lionrun.application.work import Workspace
+    from lionrun.domain.lifecycle import exit_code_of
+    from lionrun.entrypoints import services
 
     store = services.store()
     _li_log_on_stderr(store, run_id)
@@ -158,7 +158,7 @@ def _cut_what_the_broker_started(finishing: Any) -> None:
     (adapters/broker.py). The supervisor hands over their mark in LI_BROKER_CUT, taken out here."""
     cut = os.environ.pop("LI_BROKER_CUT", None)
     if finishing is not None and cut:
-        from entrypoints import services
+        from lionrun.entrypoints import services
 
         services.container().submit.child_groups().cut = cut.encode()
 
@@ -168,7 +168,7 @@ def _li_log_on_stderr(store: Any, run_id: str) -> None:
     exec's) is the run's li log: every line li says of the run goes there, and its stdout, the
     console, carries the work's bytes alone (issue 27). A li log that cannot be opened leaves
     stderr as the submitter gave it (the console): a line said there beats a line lost."""
-    from application.ports import StoreRefused
+    from lionrun.application.ports import StoreRefused
 
     try:
         with store.li_log_sink(run_id) as li_log:
@@ -193,16 +193,16 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
     global _slot
     import time
 
-    from application.ports import RunNotFound, StoreBusy, StoreRefused
-    from application.queueing import QueueService
-    from domain.queue import QUEUED
-    from domain.run import RecordUnusable, iso
+    from lionrun.application.ports import RunNotFound, StoreBusy, StoreRefused
+    from lionrun.application.queueing import QueueService
+    from lionrun.domain.queue import QUEUED
+    from lionrun.domain.run import RecordUnusable, iso
 
     try:
         run = store.read(run_id)
     except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
         run = None  # the work's own start meets the same fault and records it
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     queues = services.queues()
     if run is None or run.status != QUEUED or not run.queue or queues is None:
@@ -248,7 +248,7 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
             except (RunNotFound, RecordUnusable, StoreRefused, OSError):
                 return
 
-    from application.outage import Outage
+    from lionrun.application.outage import Outage
 
     outage = Outage(clock, float(services.container().config.store_outage()), _say)
     turn = QueueService(queues, clock).wait_turn(run_id, run.queue, waiting, stopped, say, record_start, outage)
@@ -261,13 +261,13 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
 
 def _after_end_in_queue(ended: Any) -> None:
     """A run that ended rate limited pauses its queue until the vendor's reset (issue 29)."""
-    from domain.queue import RATE_LIMITED
+    from lionrun.domain.queue import RATE_LIMITED
 
     if ended is None or getattr(ended, "reason_code", None) != RATE_LIMITED:
         return
-    from application.ports import StoreRefused
-    from application.queueing import QueueService
-    from entrypoints import services
+    from lionrun.application.ports import StoreRefused
+    from lionrun.application.queueing import QueueService
+    from lionrun.entrypoints import services
 
     queues = services.queues()
     if queues is None:
@@ -302,9 +302,9 @@ def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:
         supervision = work.supervise(run_id, workspace)
         if supervision is None:
             return
-        from adapters.supervision import hand_over
-        from application.ports import StoreRefused
-        from entrypoints.settings import runner_command
+        from lionrun.adapters.supervision import hand_over
+        from lionrun.application.ports import StoreRefused
+        from lionrun.entrypoints.settings import runner_command
 
         try:
             folder = watch(run_id) if supervision.kill_watch else None
@@ -321,9 +321,9 @@ def _attach_batch(store: Any, run_id: str) -> int | None:
     """A run submitted to Slurm: take the console over as stdout (the job's own output goes nowhere), then
     attach this runner's incarnation by the fenced `preparing` → `started` write. Returns the exit
     status when the work must not run here (another attempt's, restarted, no longer preparing)."""
-    from adapters.slurm import batch_start
-    from application.batch import BatchAttach
-    from entrypoints import services
+    from lionrun.adapters.slurm import batch_start
+    from lionrun.application.batch import BatchAttach
+    from lionrun.entrypoints import services
 
     attach = BatchAttach(store, services.prober(), services.clock())
     if not attach.is_batch(run_id):
@@ -341,7 +341,7 @@ def _attach_batch(store: Any, run_id: str) -> int | None:
 def _work_artifacts_dir(files: Any, run_id: str) -> str:
     """The run's artifacts folder, made private and never through a link; the work runs even when
     it cannot be made (its end, with artifacts unavailable, is still recorded)."""
-    from application.ports import WorkFolderRefused
+    from lionrun.application.ports import WorkFolderRefused
 
     try:
         return str(files.work_artifacts_dir(run_id))

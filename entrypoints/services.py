@@ -6,26 +6,26 @@ Verbs import this module inside their handlers (never at module level), so `li h
 
 from __future__ import annotations
 
-from entrypoints.container import get_container
+from lionrun.entrypoints.container import get_container
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from adapters.diagnostics import SystemDiagnostics
-    from adapters.faults import PausingStore
-    from adapters.fs_store import FsRunStore
-    from adapters.pg_store import PgRunStore
-    from application.follow import Follower
-    from application.kill import Killer
-    from application.notify import Notices
-    from application.ports import Clock, Cluster, GitWorktrees, ProcessProber, RunQueues
-    from application.prune import Pruner
-    from application.reads import RunReads
-    from application.submit import SubmitService
-    from application.wait import Waiter
-    from application.work import AfterEnd, WorkService
-    from application.worktrees import WorktreeReviews
+    from lionrun.adapters.diagnostics import SystemDiagnostics
+    from lionrun.adapters.faults import PausingStore
+    from lionrun.adapters.fs_store import FsRunStore
+    from lionrun.adapters.pg_store import PgRunStore
+    from lionrun.application.follow import Follower
+    from lionrun.application.kill import Killer
+    from lionrun.application.notify import Notices
+    from lionrun.application.ports import Clock, Cluster, GitWorktrees, ProcessProber, RunQueues
+    from lionrun.application.prune import Pruner
+    from lionrun.application.reads import RunReads
+    from lionrun.application.submit import SubmitService
+    from lionrun.application.wait import Waiter
+    from lionrun.application.work import AfterEnd, WorkService
+    from lionrun.application.worktrees import WorktreeReviews
 
     Store = FsRunStore | PausingStore | PgRunStore
 

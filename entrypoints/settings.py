@@ -11,11 +11,11 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
-from application.kill import KILL_GRACE_DEFAULT
-from application.outage import OUTAGE_SECONDS_DEFAULT
-from domain.lifecycle import PREPARING_THRESHOLD_SECONDS
-from domain.notify import DEFAULT_TIMEOUT_SECONDS
-from entrypoints.home import default_home
+from lionrun.application.kill import KILL_GRACE_DEFAULT
+from lionrun.application.outage import OUTAGE_SECONDS_DEFAULT
+from lionrun.domain.lifecycle import PREPARING_THRESHOLD_SECONDS
+from lionrun.domain.notify import DEFAULT_TIMEOUT_SECONDS
+from lionrun.entrypoints.home import default_home
 
 KILL_GRACE_MAX: Final = 60.0
 STORE_CONNECT_TIMEOUT: Final = 5.0  # seconds a shared store's server has to accept a connection
@@ -127,7 +127,7 @@ def config_mentions(home: str, words: tuple[bytes, ...]) -> bool:
 
 
 def _config_bytes(path: str) -> bytes | None:
-    from adapters.config_file import config_bytes
+    from lionrun.adapters.config_file import config_bytes
 
     return config_bytes(path)
 
@@ -155,7 +155,7 @@ def _number(raw: str | None) -> float | None:
 
 def runner_command() -> list[str]:
     """The detached child: this interpreter running `entrypoints.runner` (the run id is appended)."""
-    return [sys.executable, "-m", "entrypoints.runner"]
+    return [sys.executable, "-m", "lionrun.entrypoints.runner"]
 
 
 def li_command() -> list[str]:
@@ -165,12 +165,12 @@ def li_command() -> list[str]:
     beside = os.path.join(os.path.dirname(sys.executable), "li")
     if os.path.isfile(beside) and os.access(beside, os.X_OK):
         return [beside]
-    return [sys.executable, "-P", "-m", "entrypoints.bootstrap"]
+    return [sys.executable, "-P", "-m", "lionrun.entrypoints.bootstrap"]
 
 
 def notice_command() -> list[str]:
     """The detached notice sender (the run id is appended)."""
-    return [sys.executable, "-m", "entrypoints.notice"]
+    return [sys.executable, "-m", "lionrun.entrypoints.notice"]
 
 
 def runner_environment(home: str) -> dict[str, str]:

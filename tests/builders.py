@@ -33,9 +33,9 @@ from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from adapters.clocks import FakeClock
-from adapters.fs_store import FsRunStore
-from domain.run import FAILED, PREPARING, STARTED, DeliveryValue, Incarnation, Run, iso
+from lionrun.adapters.clocks import FakeClock
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.domain.run import FAILED, PREPARING, STARTED, DeliveryValue, Incarnation, Run, iso
 from tests.support import REPO, li_bin
 
 # The identity a scripted prober reports for this host (adapters.fakes.ScriptedProber's defaults).
@@ -307,7 +307,7 @@ class Refusing:
     """A store that refuses the next `failures` writes (lock busy or disk refusing), then recovers."""
 
     def __init__(self, inner: Any, failures: int, error: type[Exception] | None = None) -> None:
-        from application.ports import StoreBusy
+        from lionrun.application.ports import StoreBusy
 
         self.inner, self.failures, self.error = inner, failures, error or StoreBusy
 
@@ -391,7 +391,7 @@ class Sleeper:
     def incarnation(self, create_time_shift: float = 0.0) -> Incarnation:
         import psutil
 
-        from adapters.processes import host_facts
+        from lionrun.adapters.processes import host_facts
 
         here = host_facts()
         created = psutil.Process(self.pid).create_time() + create_time_shift
@@ -415,7 +415,7 @@ class Sleeper:
 
 def session_work(leader: int) -> list[int]:
     """The live processes of `leader`'s session other than the leader itself: a run's work."""
-    from adapters.processes import scan_session
+    from lionrun.adapters.processes import scan_session
 
     return [m.pid for m in scan_session(leader) or ()
             if m.session == leader and m.pid != leader and not m.zombie]
@@ -426,7 +426,7 @@ def kill_session(run_id: str, incarnation: Incarnation | dict[str, Any], within:
     of their own), verified members only; returns once nothing of it is left."""
     import time
 
-    from adapters.processes import GroupSignaller
+    from lionrun.adapters.processes import GroupSignaller
 
     if isinstance(incarnation, dict):
         incarnation = Incarnation(**incarnation)
@@ -478,7 +478,7 @@ def spawn_detached(batch: RealBatch, argv: list[str]) -> subprocess.Popen[bytes]
 def real_incarnation(pid: int) -> Incarnation:
     import psutil
 
-    from adapters.processes import host_facts
+    from lionrun.adapters.processes import host_facts
 
     facts = host_facts()
     return Incarnation(facts.host_id, facts.boot_id, pid, psutil.Process(pid).create_time(), os.getpgid(pid))
@@ -488,7 +488,7 @@ END_LATER = """
 import sys, time
 from datetime import UTC, datetime
 time.sleep(float(sys.argv[3]))
-from adapters.fs_store import FsRunStore
+from lionrun.adapters.fs_store import FsRunStore
 now = datetime.now(UTC).isoformat(timespec="microseconds")
 FsRunStore(sys.argv[1]).update(sys.argv[2], lambda r: r.evolve(status="completed", finished_at=now))
 """

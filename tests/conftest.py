@@ -63,7 +63,7 @@ def _isolated_environment(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("LI_NOTIFY_COMMAND", raising=False)
     monkeypatch.delenv("LI_STORE", raising=False)  # the filesystem store unless a test asks for another
     monkeypatch.setenv("NO_COLOR", os.environ.get("NO_COLOR", ""))
-    from entrypoints.container import set_container
+    from lionrun.entrypoints.container import set_container
 
     set_container(None)
     yield

@@ -57,7 +57,7 @@ def pg_dsn(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 def pg_store(dsn: str, spool: Any, host_id: str = "host-a") -> Any:
-    from adapters.pg_store import PgRunStore
+    from lionrun.adapters.pg_store import PgRunStore
 
     store = PgRunStore(dsn, str(spool), host_id=host_id)
     store.init_schema()

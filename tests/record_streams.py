@@ -69,7 +69,7 @@ CASES = [
 
 
 def record(cli: str, case: Case, out: pathlib.Path) -> dict[str, Any]:
-    from adapters.providers import command_line
+    from lionrun.adapters.providers import command_line
 
     stub = ModelStub()
     stub.script(*(case.steps or [stub_module.text()]))

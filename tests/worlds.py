@@ -7,11 +7,16 @@ from typing import Any
 
 from dependency_injector import providers
 
-from adapters.clocks import FakeClock
-from adapters.fakes import RecordingNotifier, RecordingSignaller, ScriptedProber, ScriptedSpawner
-from adapters.fs_store import FsRunStore
-from adapters.memory_store import MemoryRunStore
-from entrypoints.container import Container
+from lionrun.adapters.clocks import FakeClock
+from lionrun.adapters.fakes import (
+    RecordingNotifier,
+    RecordingSignaller,
+    ScriptedProber,
+    ScriptedSpawner,
+)
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.adapters.memory_store import MemoryRunStore
+from lionrun.entrypoints.container import Container
 
 
 @dataclass

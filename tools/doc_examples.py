@@ -139,7 +139,7 @@ class Normaliser:
         for index, real in enumerate(seen):
             digest = hashlib.sha256(str(index).encode()).hexdigest()[:6]
             self.ids[real] = f"20261202T1057{31 + 2 * index:02d}-{digest}"
-        self.module = os.path.join(REPO, "entrypoints")
+        self.module = os.path.join(REPO, "lionrun", "entrypoints")
 
     def text(self, value: str) -> str:
         value = value.replace(self.session.home, HOME_SHOWN).replace(self.session.cwd, CWD_SHOWN)

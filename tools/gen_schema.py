@@ -74,7 +74,7 @@ def schema_of(cls: type[Any], name: str) -> dict[str, Any]:
 def all_schemas() -> dict[str, dict[str, Any]]:
     """Every published schema by file stem: the envelope and one per verb's data."""
     sys.path.insert(0, REPO)
-    from domain.wire import VERBS, Envelope
+    from lionrun.domain.wire import VERBS, Envelope
 
     schemas = {"envelope": schema_of(Envelope, "envelope")}
     schemas.update({name: schema_of(cls, name) for name, cls in VERBS.items()})

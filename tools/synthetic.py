@@ -7,7 +7,7 @@ import os
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from domain.run import Run, iso, make_run_id
+from lionrun.domain.run import Run, iso, make_run_id
 
 
 def write_run(home: str, run_id: str, **fields: Any) -> str:

@@ -1,20 +1,20 @@
 """The consumer side of the machine-result contract: runs `li` by absolute path and classifies every answer."""
 
-from adapters.contract_client.client import (
+from lionrun.adapters.contract_client.client import (
     CALL_MARGIN,
     ContractClient,
     Handshake,
     SurfaceState,
     window_of,
 )
-from adapters.contract_client.envelope import (
+from lionrun.adapters.contract_client.envelope import (
     SURFACE_FAULTS,
     Reply,
     Verdict,
     classify,
     parse_one_object,
 )
-from adapters.contract_client.reading import (
+from lionrun.adapters.contract_client.reading import (
     ADVICE,
     Branch,
     Evidence,
@@ -25,8 +25,8 @@ from adapters.contract_client.reading import (
     read_fields,
     run_view,
 )
-from adapters.contract_client.transport import Completed, Runner, SubprocessRunner
-from adapters.contract_client.unresolved import (
+from lionrun.adapters.contract_client.transport import Completed, Runner, SubprocessRunner
+from lionrun.adapters.contract_client.unresolved import (
     ERRORED,
     LEDGER_CAPACITY,
     PENDING,

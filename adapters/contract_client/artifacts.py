@@ -9,8 +9,8 @@ import stat
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.contract_client.envelope import Reply
-from adapters.contract_client.reading import Evidence, read_availability
+from lionrun.adapters.contract_client.envelope import Reply
+from lionrun.adapters.contract_client.reading import Evidence, read_availability
 
 #: Largest artifact text returned inline.
 ARTIFACT_TEXT_LIMIT = 200_000

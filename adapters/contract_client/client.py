@@ -10,11 +10,11 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from adapters.contract_client.argv import option_words, present, repeated_words, verb_words
-from adapters.contract_client.envelope import Reply, Verdict, classify, parse_one_object
-from adapters.contract_client.reading import RunView, run_view
-from adapters.contract_client.transport import Runner, SubprocessRunner
-from adapters.contract_client.unresolved import (
+from lionrun.adapters.contract_client.argv import option_words, present, repeated_words, verb_words
+from lionrun.adapters.contract_client.envelope import Reply, Verdict, classify, parse_one_object
+from lionrun.adapters.contract_client.reading import RunView, run_view
+from lionrun.adapters.contract_client.transport import Runner, SubprocessRunner
+from lionrun.adapters.contract_client.unresolved import (
     Standing,
     UnresolvedLedger,
     UnresolvedPolicy,
@@ -22,8 +22,8 @@ from adapters.contract_client.unresolved import (
     bucket_of,
     is_finished,
 )
-from domain.contract import CONTRACT_VERSION
-from domain.observation import MAX_WAIT_BOUNDS, MAX_WAIT_DEFAULT, clamp
+from lionrun.domain.contract import CONTRACT_VERSION
+from lionrun.domain.observation import MAX_WAIT_BOUNDS, MAX_WAIT_DEFAULT, clamp
 
 
 class SurfaceState(StrEnum):
@@ -195,7 +195,7 @@ class ContractClient:
         sha256_verified?, truncated?}`. `text` is null unless the surface answered `ok`, the artifact
         is a listed regular file, and its bytes still have the sha256 li listed; `says` then tells
         why and, when li answered, `kind` names it (see `artifacts.artifact_of`)."""
-        from adapters.contract_client.artifacts import artifact_of
+        from lionrun.adapters.contract_client.artifacts import artifact_of
 
         reply = self.output(run_id)
         if not reply.ok:

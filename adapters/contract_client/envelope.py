@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from adapters.contract_client.transport import Completed
-from domain.contract import EXIT_CONFIG, is_well_formed
+from lionrun.adapters.contract_client.transport import Completed
+from lionrun.domain.contract import EXIT_CONFIG, is_well_formed
 
 
 class Verdict(StrEnum):

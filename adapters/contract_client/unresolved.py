@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from adapters.contract_client.envelope import Reply
-from adapters.contract_client.reading import RunView
+from lionrun.adapters.contract_client.envelope import Reply
+from lionrun.adapters.contract_client.reading import RunView
 
 PENDING, STOPPED, UNRESOLVED_SPAWN = "pending", "stopped_without_end", "unresolved_spawn"
 TERMINAL, ERRORED = "terminal", "errored"

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from entrypoints.startup.lazy_verbs import verb_module
+from lionrun.entrypoints.startup.lazy_verbs import verb_module
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
 if TYPE_CHECKING:
     from argparse import Namespace
 
-WITHOUT_PARSER: dict[tuple[str, ...], str] = {("handshake",): "entrypoints.verbs.handshake"}
+WITHOUT_PARSER: dict[tuple[str, ...], str] = {("handshake",): "lionrun.entrypoints.verbs.handshake"}
 
 
 def without_parser(args: list[str]) -> Namespace | None:

@@ -14,7 +14,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handsh
 if TYPE_CHECKING:
     from typing import Any
 
-    from entrypoints.verbs._common import Verb
+    from lionrun.entrypoints.verbs._common import Verb
 
 
 def verb_module(module: str) -> Verb:

@@ -10,21 +10,21 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handsh
 
 # (command, module), in the order `li --help` lists them.
 VERB_TABLE: tuple[tuple[str, str], ...] = (
-    ("handshake", "entrypoints.verbs.handshake"),
-    ("agent", "entrypoints.verbs.agent"),
-    ("orchestrate", "entrypoints.verbs.orchestrate"),
-    ("job", "entrypoints.verbs.job"),
-    ("store", "entrypoints.verbs.store"),
-    ("queue", "entrypoints.verbs.queue"),
-    ("usage", "entrypoints.verbs.usage"),
-    ("doctor", "entrypoints.verbs.doctor"),
-    ("completion", "entrypoints.verbs.completion"),
-    ("mcp", "entrypoints.verbs.mcp"),
+    ("handshake", "lionrun.entrypoints.verbs.handshake"),
+    ("agent", "lionrun.entrypoints.verbs.agent"),
+    ("orchestrate", "lionrun.entrypoints.verbs.orchestrate"),
+    ("job", "lionrun.entrypoints.verbs.job"),
+    ("store", "lionrun.entrypoints.verbs.store"),
+    ("queue", "lionrun.entrypoints.verbs.queue"),
+    ("usage", "lionrun.entrypoints.verbs.usage"),
+    ("doctor", "lionrun.entrypoints.verbs.doctor"),
+    ("completion", "lionrun.entrypoints.verbs.completion"),
+    ("mcp", "lionrun.entrypoints.verbs.mcp"),
 )
 
 
 if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
-    from entrypoints.verbs import (
+    from lionrun.entrypoints.verbs import (
         agent,
         completion,
         doctor,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
         store,
         usage,
     )
-    from entrypoints.verbs._common import Verb
+    from lionrun.entrypoints.verbs._common import Verb
 
     _CHECKED: tuple[Verb, ...] = (handshake, agent, orchestrate, job, store, queue, usage, doctor, completion,
                                   mcp)

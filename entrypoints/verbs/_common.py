@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from domain.contract import ContractError, ErrorKind
+from lionrun.domain.contract import ContractError, ErrorKind
 
 # typing.TYPE_CHECKING without importing typing: `li handshake` never loads it; the
 # protocol is for mypy, which holds every verb module of a table to it.
@@ -39,7 +39,7 @@ def this(name: str) -> Verb:
 
 def require_run_id(value: str) -> str:
     """Refuse anything not of the run-id form before it can name a path (the domain's one rule)."""
-    from domain.run import require_run_id as check
+    from lionrun.domain.run import require_run_id as check
 
     return check(value)
 
@@ -52,14 +52,14 @@ def for_person(args: Any) -> bool:
 def run_id_arg(args: Any, value: str) -> str:
     """The run a RUN_ID argument names. Under --machine only an exact id; for a person also the
     last 4-6 hex digits of one, or `@last`, resolved from the store's folder names (no record is read)."""
-    from domain.run import is_run_id, is_short_form, resolve_short_id
+    from lionrun.domain.run import is_run_id, is_short_form, resolve_short_id
 
     if not for_person(args) or is_run_id(value):
         return require_run_id(value)
     if not is_short_form(value):
         raise ContractError(ErrorKind.INVALID_INPUT, f"{value!r} names no run: give a run id "
                             "(YYYYMMDDTHHMMSS-xxxxxx), its last 4-6 hex digits, or @last", {"run_id": value})
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     store = services.store()
 
@@ -85,7 +85,7 @@ def silence(stream: Any) -> None:
 def stopped_watching(run_ids: Sequence[str], again: str) -> int:
     """A person's ^C in a foreground view: the view stops, the work goes on (issue 27). One line
     says so, how to watch again and how to kill; the exit is 130 (128 + SIGINT), as a shell's."""
-    from domain.run import short_id
+    from lionrun.domain.run import short_id
 
     shorts = " ".join(short_id(run_id) for run_id in run_ids)
     what = f"run {shorts} keeps" if len(run_ids) == 1 else f"runs {shorts} keep"
@@ -140,8 +140,8 @@ class StoreLocked:
         self.release: Any = None
 
     def __enter__(self) -> None:
-        from adapters.store_lock import hold
-        from application.ports import NotStoreOwner, StoreBusy, StoreRefused
+        from lionrun.adapters.store_lock import hold
+        from lionrun.application.ports import NotStoreOwner, StoreBusy, StoreRefused
 
         try:
             self.release = hold(self.home, reads_only=self.reads_only)

@@ -7,11 +7,11 @@ import sys
 from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
-from entrypoints.verbs._common import this
+from lionrun.entrypoints.verbs._common import this
 
 if TYPE_CHECKING:
-    from application.submit import Handle
-    from domain.request import RunRequest
+    from lionrun.application.submit import Handle
+    from lionrun.domain.request import RunRequest
 
 FOLLOW_POLL = 0.1  # seconds between a foreground follow's observations
 
@@ -75,7 +75,7 @@ def run(args: Namespace) -> dict[str, Any]:
 
 def human(args: Namespace) -> int:
     if not args.words and args.prompt is None and args.prompt_file is None:  # bare `li agent`: its help
-        from entrypoints.verbs._common import print_help
+        from lionrun.entrypoints.verbs._common import print_help
 
         if print_help(args, "agent") == 0:
             return 0
@@ -84,7 +84,7 @@ def human(args: Namespace) -> int:
 
 def agent_request(args: Namespace) -> RunRequest:
     """Validate `li agent`'s arguments into a RunRequest; nothing touches disk here."""
-    from domain.request import (
+    from lionrun.domain.request import (
         DEFAULT_PROVIDER,
         Leg,
         RunRequest,
@@ -107,7 +107,7 @@ def refuse_command_as_model(model_text: str | None, words: list[str], verb: str)
     import shlex
     import shutil
 
-    from domain.request import invalid, looks_like_model
+    from lionrun.domain.request import invalid, looks_like_model
 
     if model_text is None or looks_like_model(model_text) or "/" in model_text or not model_text.strip():
         return
@@ -122,14 +122,14 @@ def with_agent_options(request: RunRequest, args: Namespace) -> RunRequest:
     """The request with each agent CLI's permission mode and provider args: the flags, else config.toml."""
     from msgspec.structs import replace
 
-    from domain.request import agent_options, parse_permission_mode, parse_provider_args
+    from lionrun.domain.request import agent_options, parse_permission_mode, parse_provider_args
 
     mode = parse_permission_mode(getattr(args, "permission_mode", None))
     given = getattr(args, "provider_arg", None)
     provider_args = parse_provider_args(given) if given is not None else None
     agents = agent_options(request.providers, mode, provider_args, config_agent_defaults(request.providers))
     if os.geteuid() == 0:
-        from domain.request import refused_as_root
+        from lionrun.domain.request import refused_as_root
 
         refused_as_root(agents, os.environ)
     return replace(request, agents=agents, idle_timeout=idle_timeout(request.providers, args))
@@ -138,7 +138,12 @@ def with_agent_options(request: RunRequest, args: Namespace) -> RunRequest:
 def idle_timeout(providers: set[str], args: Namespace) -> float | None:
     """The idle watchdog of a run with an agent leg: --idle-timeout, else config.toml's
     `idle_timeout`, else DEFAULT_IDLE_TIMEOUT; 0 turns it off. Shell work has none."""
-    from domain.request import AGENT_PROVIDERS, DEFAULT_IDLE_TIMEOUT, invalid, parse_idle_timeout
+    from lionrun.domain.request import (
+        AGENT_PROVIDERS,
+        DEFAULT_IDLE_TIMEOUT,
+        invalid,
+        parse_idle_timeout,
+    )
 
     flag = parse_idle_timeout(getattr(args, "idle_timeout", None))
     if not providers & set(AGENT_PROVIDERS):
@@ -148,8 +153,8 @@ def idle_timeout(providers: set[str], args: Namespace) -> float | None:
         return None
     seconds = flag
     if seconds is None:
-        from entrypoints.home import default_home
-        from entrypoints.settings import config_mentions
+        from lionrun.entrypoints.home import default_home
+        from lionrun.entrypoints.settings import config_mentions
 
         if config_mentions(default_home(), (b"idle_timeout",)):
             seconds = parse_idle_timeout(config_table().get("idle_timeout"), "config.toml idle_timeout")
@@ -160,7 +165,7 @@ def idle_timeout(providers: set[str], args: Namespace) -> float | None:
 
 def config_agent_defaults(providers: set[str]) -> dict[str, Any]:
     """`[providers.NAME]` tables of config.toml: `permission_mode` and `provider_args` per agent CLI."""
-    from domain.request import (
+    from lionrun.domain.request import (
         AGENT_PROVIDERS,
         AgentOptions,
         invalid,
@@ -189,7 +194,7 @@ def config_agent_defaults(providers: set[str]) -> dict[str, Any]:
 
 def prompt_and_model(args: Namespace, split: Any) -> tuple[str | None, str | None]:
     """`[MODEL] PROMPT`, `--prompt` or `--prompt-file PATH|-`: exactly one source of prompt text."""
-    from domain.request import invalid
+    from lionrun.domain.request import invalid
 
     if args.prompt is not None and args.prompt_file is not None:
         raise invalid("give either --prompt or --prompt-file, not both")
@@ -200,7 +205,7 @@ def prompt_and_model(args: Namespace, split: Any) -> tuple[str | None, str | Non
 
 def read_prompt_file(path: str | None, what: str = "prompt file") -> str | None:
     """The file's text (stdin for `-`), refused when unreadable or not UTF-8."""
-    from domain.request import PROMPT_LIMIT, invalid
+    from lionrun.domain.request import PROMPT_LIMIT, invalid
 
     if path is None:
         return None
@@ -220,7 +225,7 @@ def read_prompt_file(path: str | None, what: str = "prompt file") -> str | None:
 
 def common_options(args: Namespace) -> dict[str, Any]:
     """Checks shared by every submit verb: numbers, working directory, notification."""
-    from domain.request import parse_timeout
+    from lionrun.domain.request import parse_timeout
 
     notify, source = resolve_notify(args.notify)
     cwd = resolve_cwd(args.cwd)
@@ -232,9 +237,9 @@ def common_options(args: Namespace) -> dict[str, Any]:
 
 def confine_option(args: Namespace) -> dict[str, Any]:
     """`--confine MODE`, else `confine` in config.toml, else auto (issue 25)."""
-    from domain.request import parse_confine
-    from entrypoints.home import default_home
-    from entrypoints.settings import config_mentions
+    from lionrun.domain.request import parse_confine
+    from lionrun.entrypoints.home import default_home
+    from lionrun.entrypoints.settings import config_mentions
 
     flag = getattr(args, "confine", None)
     if flag is not None:
@@ -249,8 +254,8 @@ def queue_option(args: Namespace, executor: str | None) -> dict[str, Any]:
     flag = getattr(args, "queue", None)
     if flag is None:
         return {}
-    from domain.queue import check_queue_name
-    from domain.request import invalid
+    from lionrun.domain.queue import check_queue_name
+    from lionrun.domain.request import invalid
 
     queue = check_queue_name(flag)
     if executor == "slurm":
@@ -262,15 +267,15 @@ def queue_option(args: Namespace, executor: str | None) -> dict[str, Any]:
 def with_queue(request: RunRequest) -> RunRequest:
     """The run's queue when --queue named none: the model's in config.toml's `[queues]` table
     (`claude = "claude"`, or a whole spec such as `"claude/opus" = "opus"`), else the default."""
-    from entrypoints.home import default_home
-    from entrypoints.settings import config_mentions
+    from lionrun.entrypoints.home import default_home
+    from lionrun.entrypoints.settings import config_mentions
 
     if request.queue is not None or request.executor == "slurm" or not config_mentions(default_home(), (b"queues",)):
         return request
     from msgspec.structs import replace
 
-    from domain.queue import check_queue_name
-    from domain.request import invalid
+    from lionrun.domain.queue import check_queue_name
+    from lionrun.domain.request import invalid
 
     table = config_table().get("queues", {})
     if not isinstance(table, dict):
@@ -286,8 +291,8 @@ def worktree_options(args: Namespace, cwd: str) -> dict[str, Any]:
     """`--worktree`, `--base REF`, `--setup CMD`, else config.toml's `worktree` and `worktree_setup`
     (issue 28): the repository found and the base resolved now, before anything is written.
     `--worktree` outside a repository is refused; `worktree = true` there is no worktree."""
-    from domain.request import invalid
-    from domain.worktree import WorktreePlan, check_base_ref, check_setup
+    from lionrun.domain.request import invalid
+    from lionrun.domain.worktree import WorktreePlan, check_base_ref, check_setup
 
     flag, base, setup = getattr(args, "worktree", None), getattr(args, "base", None), getattr(args, "setup", None)
     table: dict[str, Any] = {}
@@ -303,8 +308,8 @@ def worktree_options(args: Namespace, cwd: str) -> dict[str, Any]:
     ref = check_base_ref(base) if base is not None else "HEAD"
     setup = check_setup(setup) if setup is not None else check_setup(table.get("worktree_setup"),
                                                                      "config.toml worktree_setup")
-    from application.ports import GitRefused
-    from entrypoints import services
+    from lionrun.application.ports import GitRefused
+    from lionrun.entrypoints import services
 
     git = services.git()
     try:
@@ -316,7 +321,7 @@ def worktree_options(args: Namespace, cwd: str) -> dict[str, Any]:
         commit = git.resolve(repository.toplevel, ref)
     except GitRefused as exc:
         if "not installed" in exc.reason:
-            from domain.contract import ContractError, ErrorKind
+            from lionrun.domain.contract import ContractError, ErrorKind
 
             raise ContractError(ErrorKind.UNAVAILABLE, f"--worktree needs git: {exc.reason}", None) from None
         raise invalid(f"--worktree cannot start from {ref}: {exc.reason}", base=ref) from None
@@ -325,8 +330,8 @@ def worktree_options(args: Namespace, cwd: str) -> dict[str, Any]:
 
 
 def config_may_name_worktree() -> bool:
-    from entrypoints.home import default_home
-    from entrypoints.settings import config_mentions
+    from lionrun.entrypoints.home import default_home
+    from lionrun.entrypoints.settings import config_mentions
 
     return config_mentions(default_home(), (b"worktree",))
 
@@ -334,7 +339,7 @@ def config_may_name_worktree() -> bool:
 def executor_options(args: Namespace) -> dict[str, Any]:
     """`--executor`, `--partition`, `--slurm-arg`, else config.toml's `executor` and `[slurm]` table
     (`partition`, `args`); `local` when nothing says otherwise (issue 17)."""
-    from domain.request import invalid, parse_executor, parse_partition, parse_slurm_args
+    from lionrun.domain.request import invalid, parse_executor, parse_partition, parse_slurm_args
 
     flag = getattr(args, "executor", None)
     partition_flag = getattr(args, "partition", None)
@@ -359,8 +364,8 @@ def executor_options(args: Namespace) -> dict[str, Any]:
 
 def config_may_name_executor() -> bool:
     """Parse config.toml only when it may say something about the executor (start-up cost)."""
-    from entrypoints.home import default_home
-    from entrypoints.settings import config_mentions
+    from lionrun.entrypoints.home import default_home
+    from lionrun.entrypoints.settings import config_mentions
 
     return config_mentions(default_home(), (b"executor", b"slurm"))
 
@@ -368,14 +373,14 @@ def config_may_name_executor() -> bool:
 def check_executable(request: RunRequest) -> None:
     """Refuse (invalid_input) a run that would start something exec cannot (E2BIG), before any write.
 
-    What a run execs: the runner (`python -m entrypoints.runner RUN_ID`) with the runner's
+    What a run execs: the runner (`python -m lionrun.entrypoints.runner RUN_ID`) with the runner's
     environment, each model's provider CLI (flags and model, never the prompt) and the notify
     command as delivery renders it, with that environment plus what the runner and each leg add.
     """
-    from adapters.providers import command_line
-    from domain.request import LEG_ID_RESERVE, RUN_ID_SHAPE, check_exec, exec_plan
-    from entrypoints.home import default_home
-    from entrypoints.settings import runner_command, runner_environment
+    from lionrun.adapters.providers import command_line
+    from lionrun.domain.request import LEG_ID_RESERVE, RUN_ID_SHAPE, check_exec, exec_plan
+    from lionrun.entrypoints.home import default_home
+    from lionrun.entrypoints.settings import runner_command, runner_environment
 
     home = default_home()
     env = {**runner_environment(home), "LI_RUN_ID": RUN_ID_SHAPE,
@@ -400,7 +405,7 @@ def exec_arg_max() -> int:
 
 
 def resolve_cwd(cwd: str | None) -> str:
-    from domain.request import invalid
+    from lionrun.domain.request import invalid
 
     try:
         path = os.path.abspath(cwd if cwd is not None else os.getcwd())
@@ -413,8 +418,8 @@ def resolve_cwd(cwd: str | None) -> str:
 
 def resolve_notify(flag: str | None) -> tuple[tuple[str, ...] | None, str | None]:
     """The delivery argv template: --notify, else $LI_NOTIFY_COMMAND, else `notify` in config.toml."""
-    from domain.notify import NotifyTemplateError, choose
-    from domain.request import invalid
+    from lionrun.domain.notify import NotifyTemplateError, choose
+    from lionrun.domain.request import invalid
 
     env = os.environ.get("LI_NOTIFY_COMMAND")
     config = config_notify_entry() if flag is None and not env else None
@@ -432,16 +437,16 @@ def config_notify_entry() -> object:
 
 def config_table() -> dict[str, Any]:
     """`$LI_HOME/config.toml` as a table (entrypoints/settings.py reads it); empty when there is none."""
-    from domain.request import invalid
-    from entrypoints.home import default_home
-    from entrypoints.settings import config_table as read
+    from lionrun.domain.request import invalid
+    from lionrun.entrypoints.home import default_home
+    from lionrun.entrypoints.settings import config_table as read
 
     home = default_home()
     path = os.path.join(home, "config.toml")
     try:
         return read(home)
     except OSError as exc:  # LI_HOME a file, or unreadable: the environment, not the request
-        from domain.contract import ContractError, ErrorKind
+        from lionrun.domain.contract import ContractError, ErrorKind
 
         raise ContractError(ErrorKind.UNAVAILABLE, f"{path} cannot be read: {exc.strerror or exc}",
                             {"path": path, "reason_code": "store_refused"}) from None
@@ -452,7 +457,7 @@ def config_table() -> dict[str, Any]:
 def submit(request: RunRequest) -> Handle:
     """Refuse what could not be exec'd, then hand the request to the submit service (which checks
     providers, then writes and spawns)."""
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     check_executable(request)
     handle: Handle = services.submitter().submit(with_queue(request))
@@ -463,7 +468,7 @@ def submit_for_person(request: RunRequest, args: Namespace) -> int:
     """Human mode: --detach prints the id and how to follow; otherwise follow the run to its end."""
     handle = submit(request)
     if args.detach:
-        from domain.run import short_id
+        from lionrun.domain.run import short_id
 
         short = short_id(handle.run_id)  # names the run for a person, and keeps the hint within 80 columns
         print(handle.run_id)
@@ -471,7 +476,7 @@ def submit_for_person(request: RunRequest, args: Namespace) -> int:
               f"console: {handle.log}", file=sys.stderr)
         return 0
     print(f"run {handle.run_id}", file=sys.stderr, flush=True)  # before any of its output: the id to name it by
-    from entrypoints.console_view import rendered_for
+    from lionrun.entrypoints.console_view import rendered_for
 
     return follow(handle, rendered_for(request.providers, getattr(args, "raw", False)))
 
@@ -485,10 +490,10 @@ def follow(handle: Handle, rendered: bool = False) -> int:
     view: ^C stops watching, never the run (which runs in its own session), says how to follow
     again and how to kill, and exits 130.
     """
-    from application.follow import FollowEnd, show
-    from entrypoints import services
-    from entrypoints.console_view import ConsoleView
-    from entrypoints.verbs._common import stopped_watching
+    from lionrun.application.follow import FollowEnd, show
+    from lionrun.entrypoints import services
+    from lionrun.entrypoints.console_view import ConsoleView
+    from lionrun.entrypoints.verbs._common import stopped_watching
 
     follower = services.follower(poll_seconds=FOLLOW_POLL)
     view = ConsoleView(sys.stdout.buffer, sys.stderr.buffer, rendered)
@@ -510,7 +515,7 @@ def follow(handle: Handle, rendered: bool = False) -> int:
 
 def say_failure(status: dict[str, Any]) -> None:
     """An ended run that did not succeed says so on stderr: the work's exit code, and which leg failed."""
-    from entrypoints.verbs.job_status import legs_of
+    from lionrun.entrypoints.verbs.job_status import legs_of
 
     if status["outcome"] == "succeeded" or not status["terminal"]:
         return

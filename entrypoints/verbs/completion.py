@@ -7,8 +7,8 @@ import sys
 from argparse import Namespace
 from typing import Any
 
-from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs._common import this
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.verbs._common import this
 
 SHELLS = ("bash", "zsh", "fish")
 RUNS_LISTED = 200  # newest first; enough to complete what a person names, bounded for speed
@@ -31,8 +31,10 @@ def run(args: Namespace) -> dict[str, Any]:
                             "machine answer; use `li job list` for runs")
     if args.shell is None:
         raise ContractError(ErrorKind.INVALID_INPUT, f"li completion needs a shell: {', '.join(SHELLS)}")
-    from domain.wire import CompletionData
-    from entrypoints.completion_scripts import script  # dataclasses: not loaded by a light call
+    from lionrun.domain.wire import CompletionData
+    from lionrun.entrypoints.completion_scripts import (
+        script,  # dataclasses: not loaded by a light call
+    )
 
     return CompletionData(shell=args.shell, script=script(args.shell, args.tree)).to_wire()
 
@@ -41,11 +43,11 @@ def words(kind: str) -> list[str]:
     """Run ids from the store's folder names (no record is read), or the known models."""
     from itertools import islice
 
-    from entrypoints.completion_scripts import listing
+    from lionrun.entrypoints.completion_scripts import listing
 
     run_ids: list[str] = []
     if kind == "runs":
-        from entrypoints import services
+        from lionrun.entrypoints import services
 
         try:
             run_ids = list(islice(services.store().run_ids(), RUNS_LISTED))

@@ -6,8 +6,8 @@ import sys
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.style import paint
-from entrypoints.verbs._common import StoreLocked, this
+from lionrun.entrypoints.style import paint
+from lionrun.entrypoints.verbs._common import StoreLocked, this
 
 MARKS = {"ok": ("ok", "green"), "error": ("FAIL", "red"), "warning": ("warn", "yellow"),
          "info": ("note", "blue")}
@@ -22,8 +22,8 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from application.doctor import diagnose
-    from entrypoints import services
+    from lionrun.application.doctor import diagnose
+    from lionrun.entrypoints import services
 
     cluster = services.cluster() if slurm_configured() else None
     fix = bool(getattr(args, "fix", False))
@@ -39,8 +39,8 @@ def stale_worktrees() -> list[str] | None:
     """li's worktrees whose run is gone (issue 28); None when git or the store cannot tell."""
     import os
 
-    from application.worktrees import stale_worktrees as find
-    from entrypoints import services
+    from lionrun.application.worktrees import stale_worktrees as find
+    from lionrun.entrypoints import services
 
     try:
         return find(services.git(), services.store(), os.getcwd())
@@ -51,8 +51,8 @@ def stale_worktrees() -> list[str] | None:
 def slurm_configured() -> bool:
     """Whether config.toml makes Slurm the default executor (a file that cannot be read: no; the
     notify check reports it)."""
-    from entrypoints.home import default_home
-    from entrypoints.settings import config_mentions, config_table
+    from lionrun.entrypoints.home import default_home
+    from lionrun.entrypoints.settings import config_mentions, config_table
 
     home = default_home()
     if not config_mentions(home, (b"executor",)):
@@ -70,7 +70,7 @@ def human(args: Namespace) -> int:
 def show(data: dict[str, Any], args: Namespace) -> int:
     """One line per check; a failed one is followed by what to do. Exit 1 when an error failed.
     A line wider than the terminal folds at spaces under its detail (entrypoints.table.fold)."""
-    from entrypoints.table import fold, stdout_width
+    from lionrun.entrypoints.table import fold, stdout_width
 
     out = sys.stdout
     columns = stdout_width()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from domain.contract import CONTRACT_VERSION, IMPLEMENTATION, MIN_SUPPORTED_VERSION
-from entrypoints.verbs._common import this
-from entrypoints.version import version
+from lionrun.domain.contract import CONTRACT_VERSION, IMPLEMENTATION, MIN_SUPPORTED_VERSION
+from lionrun.entrypoints.verbs._common import this
+from lionrun.entrypoints.version import version
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
 if TYPE_CHECKING:

@@ -5,23 +5,23 @@ from __future__ import annotations
 from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
-from domain.contract import ContractError, ErrorKind
-from entrypoints.startup.lazy_verbs import register_table
-from entrypoints.verbs._common import this
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.startup.lazy_verbs import register_table
+from lionrun.entrypoints.verbs._common import this
 
 # (subcommand, module), in the order `li job --help` lists them; imported when named (start-up).
 SUB_TABLE: tuple[tuple[str, str], ...] = (
-    ("status", "entrypoints.verbs.job_status"),
-    ("output", "entrypoints.verbs.job_output"),
-    ("list", "entrypoints.verbs.job_list"),
-    ("kill", "entrypoints.verbs.job_kill"),
-    ("wait", "entrypoints.verbs.job_wait"),
-    ("prune", "entrypoints.verbs.job_prune"),
-    ("retry", "entrypoints.verbs.job_retry"),
-    ("rm", "entrypoints.verbs.job_rm"),
-    ("diff", "entrypoints.verbs.job_diff"),
-    ("apply", "entrypoints.verbs.job_apply"),
-    ("reply", "entrypoints.verbs.job_reply"),
+    ("status", "lionrun.entrypoints.verbs.job_status"),
+    ("output", "lionrun.entrypoints.verbs.job_output"),
+    ("list", "lionrun.entrypoints.verbs.job_list"),
+    ("kill", "lionrun.entrypoints.verbs.job_kill"),
+    ("wait", "lionrun.entrypoints.verbs.job_wait"),
+    ("prune", "lionrun.entrypoints.verbs.job_prune"),
+    ("retry", "lionrun.entrypoints.verbs.job_retry"),
+    ("rm", "lionrun.entrypoints.verbs.job_rm"),
+    ("diff", "lionrun.entrypoints.verbs.job_diff"),
+    ("apply", "lionrun.entrypoints.verbs.job_apply"),
+    ("reply", "lionrun.entrypoints.verbs.job_reply"),
 )
 
 
@@ -33,7 +33,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
-    from entrypoints.verbs import (
+    from lionrun.entrypoints.verbs import (
         job_apply,
         job_diff,
         job_kill,
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
         job_status,
         job_wait,
     )
-    from entrypoints.verbs._common import Verb
+    from lionrun.entrypoints.verbs._common import Verb
 
     _CHECKED: tuple[Verb, ...] = (job_status, job_output, job_list, job_kill, job_wait, job_prune, job_retry,
                                  job_rm, job_diff, job_apply, job_reply)
@@ -58,7 +58,7 @@ def run(args: Namespace) -> dict[str, Any]:
 
 def human(args: Namespace) -> int:
     """Bare `li job`: its help (the subcommands), exit 0."""
-    from entrypoints.verbs._common import print_help
+    from lionrun.entrypoints.verbs._common import print_help
 
     if print_help(args, "job") == 0:
         return 0

@@ -7,7 +7,7 @@ import sys
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import run_id_arg, this
+from lionrun.entrypoints.verbs._common import run_id_arg, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -24,8 +24,8 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from entrypoints import services
-    from entrypoints.verbs.agent import resolve_cwd
+    from lionrun.entrypoints import services
+    from lionrun.entrypoints.verbs.agent import resolve_cwd
 
     target = resolve_cwd(args.cwd)
     result: dict[str, Any] = services.reviews().apply(run_id_arg(args, args.run_id), target,

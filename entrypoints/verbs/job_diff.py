@@ -6,7 +6,7 @@ import sys
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import run_id_arg, this
+from lionrun.entrypoints.verbs._common import run_id_arg, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -22,7 +22,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     result: dict[str, Any] = services.reviews().diff(run_id_arg(args, args.run_id), getattr(args, "leg", None))
     return result

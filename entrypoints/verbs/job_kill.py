@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import run_id_arg, this
+from lionrun.entrypoints.verbs._common import run_id_arg, this
 
 _SAID = {
     "signalled": "signalled its processes",
@@ -25,8 +25,8 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 def run(args: Namespace) -> dict[str, Any]:
     """Under --machine one run id, one answer (the D6 shape); a batch is for people (`human`)."""
-    from domain.contract import ContractError, ErrorKind
-    from entrypoints import services
+    from lionrun.domain.contract import ContractError, ErrorKind
+    from lionrun.entrypoints import services
 
     if len(args.run_ids) != 1 or args.label is not None or args.status is not None:
         raise ContractError(ErrorKind.INVALID_INPUT, "under --machine li job kill takes exactly one run id; "
@@ -37,9 +37,9 @@ def run(args: Namespace) -> dict[str, Any]:
 
 def human(args: Namespace) -> int:
     """One line per run killed, in order; the ids named first, then the selection's."""
-    from domain.contract import ContractError, ErrorKind
-    from entrypoints import services
-    from entrypoints.verbs.job_wait import selected_ids, selection_words
+    from lionrun.domain.contract import ContractError, ErrorKind
+    from lionrun.entrypoints import services
+    from lionrun.entrypoints.verbs.job_wait import selected_ids, selection_words
 
     ids = [run_id_arg(args, word) for word in args.run_ids]
     selected = selected_ids(args)

@@ -8,7 +8,7 @@ from argparse import Namespace
 from datetime import datetime
 from typing import Any
 
-from entrypoints.verbs._common import this
+from lionrun.entrypoints.verbs._common import this
 
 SHORT_ID_WIDTH = 6  # the hex part, which names the run for a person (`li job status c3406e`)
 
@@ -31,27 +31,27 @@ WATCH_SECONDS = 2.0
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from application.reads import LIMIT_DEFAULT, LIMIT_MAX, bounded_count
+    from lionrun.application.reads import LIMIT_DEFAULT, LIMIT_MAX, bounded_count
 
     if getattr(args, "watch", False):
-        from domain.contract import ContractError, ErrorKind
+        from lionrun.domain.contract import ContractError, ErrorKind
 
         raise ContractError(ErrorKind.INVALID_INPUT, "--watch redraws a table for people and is not available "
                             "under --machine; call li job list again")
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     limit = bounded_count(args.limit, "--limit", LIMIT_DEFAULT, LIMIT_MAX, minimum=1)
     since = None
     if args.since is not None:
-        from domain.run import parse_since
+        from lionrun.domain.run import parse_since
 
         since = parse_since(args.since, services.clock().now())
-    from domain.run import status_filter
+    from lionrun.domain.run import status_filter
 
     status = status_filter(args.status)
     parent = None
     if getattr(args, "parent", None) is not None:
-        from entrypoints.verbs._common import run_id_arg
+        from lionrun.entrypoints.verbs._common import run_id_arg
 
         parent = run_id_arg(args, args.parent)
     result: dict[str, Any] = services.reads().listing(limit, status, args.label, args.model, since, parent)
@@ -59,8 +59,8 @@ def run(args: Namespace) -> dict[str, Any]:
 
 
 def human(args: Namespace) -> int:
-    from application.reads import LIMIT_MAX
-    from entrypoints.verbs._common import clamp_note
+    from lionrun.application.reads import LIMIT_MAX
+    from lionrun.entrypoints.verbs._common import clamp_note
 
     clamp_note(args.limit, "--limit", LIMIT_MAX)
     if getattr(args, "watch", False):
@@ -90,7 +90,7 @@ def watch(args: Namespace) -> int:
 
 
 def columns(with_host: bool = False, with_cost: bool = False, with_changes: bool = False) -> list[Any]:
-    from entrypoints.table import Column
+    from lionrun.entrypoints.table import Column
 
     # drop: the higher goes first when even the narrowest cells do not fit. AGE outlasts STARTED
     # (the same moment, in a third of the cells) and goes before MODEL, the first of the essentials.
@@ -145,10 +145,10 @@ def short_host(host: str | None) -> str:
 
 def show(data: dict[str, Any], args: Namespace) -> int:
     """A table that fits the terminal; colour only on a terminal and only when NO_COLOR is unset or empty."""
-    from entrypoints import services
-    from entrypoints.settings import is_shared_store
-    from entrypoints.style import paint
-    from entrypoints.table import GAP, fit, lines, stdout_width
+    from lionrun.entrypoints import services
+    from lionrun.entrypoints.settings import is_shared_store
+    from lionrun.entrypoints.style import paint
+    from lionrun.entrypoints.table import GAP, fit, lines, stdout_width
 
     now = services.clock().now()
     with_host = show_host(data["runs"], is_shared_store(services.store_setting()))
@@ -192,7 +192,7 @@ def _cells(row: dict[str, Any], now: datetime, with_host: bool = False,
 def changes_cell(changes: dict[str, Any] | None, legs: list[dict[str, Any]] | None = None) -> str:
     """`+12 −3, 2 files` (domain.worktree.changes_column) from a row's wire `changes`; for a run of
     several legs, each in its own worktree, the legs' changes summed (`legs_changes_column`)."""
-    from domain.worktree import Changes, changes_column, legs_changes_column
+    from lionrun.domain.worktree import Changes, changes_column, legs_changes_column
 
     try:
         if isinstance(changes, dict):
@@ -210,7 +210,7 @@ def _all_cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | Non
         error = row["error"]
         return [row["run_id"], "?", "", f"unreadable ({error['reason_code']})", "-", "", "", "", "", "", ""], "red"
     status = row["status"] + (" (orphan?)" if row["possibly_orphaned"] else "")
-    from entrypoints.style import outcome_colour
+    from lionrun.entrypoints.style import outcome_colour
 
     tone = outcome_colour(row["outcome"]) if row["outcome"] is not None else None
     code = row.get("exit_code")
@@ -222,14 +222,14 @@ def _all_cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | Non
 
 
 def _moment(text: str | None) -> datetime | None:
-    from domain.timetext import moment
+    from lionrun.domain.timetext import moment
 
     return moment(text)
 
 
 def _age(submitted: str | None, now: datetime) -> str:
     """How long ago the run was submitted: `42s`, `17m`, `5h`, `3d` (domain.timetext.age, as status says it)."""
-    from domain.timetext import age
+    from lionrun.domain.timetext import age
 
     at = _moment(submitted)
     return "?" if at is None else age((now - at).total_seconds())
@@ -237,7 +237,7 @@ def _age(submitted: str | None, now: datetime) -> str:
 
 def _started(text: str | None, now: datetime) -> str:
     """Local time: `14:03:27` today, else `12-01 14:03` (domain.timetext, the one time style)."""
-    from domain.timetext import clock
+    from lionrun.domain.timetext import clock
 
     at = _moment(text)
     return "?" if at is None else clock(at, now)
@@ -245,7 +245,7 @@ def _started(text: str | None, now: datetime) -> str:
 
 def _duration(started: str | None, finished: str | None, now: datetime) -> str:
     """How long the run took, or has been going: `42s`, `3m07s`, `2h05m`, `3d04h`."""
-    from domain.timetext import duration
+    from lionrun.domain.timetext import duration
 
     begin, end = _moment(started), _moment(finished) or now
     if begin is None:

@@ -6,11 +6,11 @@ import sys
 from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
-from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs._common import run_id_arg, this
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.verbs._common import run_id_arg, this
 
 if TYPE_CHECKING:
-    from application.follow import FollowEnd
+    from lionrun.application.follow import FollowEnd
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -28,7 +28,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def _tail_chars(args: Namespace) -> int:
-    from application.reads import TAIL_CHARS_DEFAULT, TAIL_CHARS_MAX, bounded_count
+    from lionrun.application.reads import TAIL_CHARS_DEFAULT, TAIL_CHARS_MAX, bounded_count
 
     return bounded_count(args.tail_chars, "--tail-chars", TAIL_CHARS_DEFAULT, TAIL_CHARS_MAX)
 
@@ -38,7 +38,7 @@ ARTIFACT_MAX = 16 << 20  # `--artifact` prints a file of at most 16 MiB
 
 
 def _lines(args: Namespace) -> int | None:
-    from application.reads import TAIL_CHARS_MAX, bounded_count
+    from lionrun.application.reads import TAIL_CHARS_MAX, bounded_count
 
     if getattr(args, "lines", None) is None:
         return None
@@ -48,7 +48,7 @@ def _lines(args: Namespace) -> int | None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     if args.follow:
         raise ContractError(ErrorKind.INVALID_INPUT, "--follow streams text for people and is not available "
@@ -61,8 +61,8 @@ def run(args: Namespace) -> dict[str, Any]:
     if lines is None:
         result: dict[str, Any] = services.reads().output(run_id, _tail_chars(args))
         return result
-    from application.reads import TAIL_CHARS_MAX
-    from domain.console import last_lines
+    from lionrun.application.reads import TAIL_CHARS_MAX
+    from lionrun.domain.console import last_lines
 
     result = services.reads().output(run_id, TAIL_CHARS_MAX)
     console = result["console"]
@@ -73,8 +73,8 @@ def run(args: Namespace) -> dict[str, Any]:
 
 
 def human(args: Namespace) -> int:
-    from application.reads import TAIL_CHARS_MAX
-    from entrypoints.verbs._common import clamp_note
+    from lionrun.application.reads import TAIL_CHARS_MAX
+    from lionrun.entrypoints.verbs._common import clamp_note
 
     clamp_note(args.tail_chars, "--tail-chars", TAIL_CHARS_MAX)
     clamp_note(getattr(args, "lines", None), "--lines", TAIL_CHARS_MAX)
@@ -90,7 +90,7 @@ def human(args: Namespace) -> int:
 def show_artifact(args: Namespace) -> int:
     """The artifact's bytes on stdout, read as every file under a run is (relative to the run's
     folder, no link followed, no FIFO opened, a regular file of at most ARTIFACT_MAX bytes)."""
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     name = args.artifact
     data = run(args)
@@ -132,11 +132,11 @@ def show(data: dict[str, Any], args: Namespace) -> int:
         return 5
     text = console["value"]
     if console["truncated"] and getattr(args, "lines", None) is None:  # --lines gives whole lines already
-        from domain.console import from_line_start
+        from lionrun.domain.console import from_line_start
 
         text = from_line_start(text)  # the tail's first line is cut: a person gets whole lines
     if rendered(args, data["run_id"]):
-        from domain.transcript import render
+        from lionrun.domain.transcript import render
 
         text = render(text.encode("utf-8", "replace"))
     sys.stdout.write(text)
@@ -152,7 +152,7 @@ def show(data: dict[str, Any], args: Namespace) -> int:
 
 def artifact_lines(artifacts: dict[str, Any]) -> list[str]:
     """The artifacts, one a line with size and path (on stderr: stdout stays the console text)."""
-    from domain.run import printable
+    from lionrun.domain.run import printable
 
     if not artifacts["available"]:
         return [f"artifacts unavailable ({artifacts['reason_code']}): {artifacts['detail']}"]
@@ -187,8 +187,8 @@ def follow(args: Namespace) -> int:
     last MiB, or of its last --tail-chars), and li's own lines (the li log) on stderr; exit when
     the run records an end, with the run's exit code — the one follow loop `li agent` uses too.
     On an ended run it prints the whole console so bounded."""
-    from entrypoints import services
-    from entrypoints.console_view import ConsoleView
+    from lionrun.entrypoints import services
+    from lionrun.entrypoints.console_view import ConsoleView
 
     run_id = run_id_arg(args, args.run_id)
     follower = services.follower()
@@ -203,7 +203,7 @@ def follow(args: Namespace) -> int:
     try:
         ended: FollowEnd = follower.render(run_id, view, offset, li_offset)  # refuses a missing or unusable run first
     except KeyboardInterrupt:  # the terminal is only a view: the run goes on
-        from entrypoints.verbs._common import stopped_watching
+        from lionrun.entrypoints.verbs._common import stopped_watching
 
         view.flush()
         return stopped_watching([run_id], "li job output {} --follow")
@@ -217,9 +217,9 @@ def rendered(args: Namespace, run_id: str) -> bool:
 
     A request that cannot be read still renders: a line that is no agent event is shown as it is.
     """
-    from domain.untrusted import parse_json
-    from entrypoints import services
-    from entrypoints.console_view import rendered_for
+    from lionrun.domain.untrusted import parse_json
+    from lionrun.entrypoints import services
+    from lionrun.entrypoints.console_view import rendered_for
 
     if args.raw:
         return False

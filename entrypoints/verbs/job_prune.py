@@ -7,7 +7,7 @@ from argparse import Namespace
 from collections import Counter
 from typing import Any
 
-from entrypoints.verbs._common import StoreLocked, this
+from lionrun.entrypoints.verbs._common import StoreLocked, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -28,14 +28,14 @@ def older_than(value: str | None) -> float:
         return 0.0
     from datetime import UTC, datetime
 
-    from domain.run import older_than_days
+    from lionrun.domain.run import older_than_days
 
     return older_than_days(value, datetime.now(UTC))
 
 
 def run(args: Namespace) -> dict[str, Any]:
     days = older_than(args.older_than)
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     with StoreLocked(services.home(), reads_only=args.dry_run):  # one prune at a time; a dry run too
         data: dict[str, Any] = _with_branches(services.pruner(), args).prune(days, dry_run=args.dry_run).to_wire()

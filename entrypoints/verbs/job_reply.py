@@ -6,7 +6,7 @@ import os
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import run_id_arg, this
+from lionrun.entrypoints.verbs._common import run_id_arg, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -29,10 +29,10 @@ def replied_request(args: Namespace) -> Any:
     to resume, the worktree to continue in; refused with the reason when the run cannot be replied to."""
     from msgspec.structs import replace
 
-    from domain.request import check_prompt, invalid
-    from domain.worktree import WorktreePlan, check_session_id, reply_refusal
-    from entrypoints import services
-    from entrypoints.verbs.agent import read_prompt_file
+    from lionrun.domain.request import check_prompt, invalid
+    from lionrun.domain.worktree import WorktreePlan, check_session_id, reply_refusal
+    from lionrun.entrypoints import services
+    from lionrun.entrypoints.verbs.agent import read_prompt_file
 
     run_id = run_id_arg(args, args.run_id)
     reads = services.reads()
@@ -64,12 +64,12 @@ def replied_request(args: Namespace) -> Any:
 
 def run(args: Namespace) -> dict[str, Any]:
     """Under --machine the answer is the new run's submit handle, as `li agent` gives."""
-    from entrypoints.verbs.agent import submit
+    from lionrun.entrypoints.verbs.agent import submit
 
     return submit(replied_request(args)).to_wire()
 
 
 def human(args: Namespace) -> int:
-    from entrypoints.verbs.agent import submit_for_person
+    from lionrun.entrypoints.verbs.agent import submit_for_person
 
     return submit_for_person(replied_request(args), args)

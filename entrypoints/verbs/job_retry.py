@@ -6,7 +6,7 @@ import os
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import run_id_arg, this
+from lionrun.entrypoints.verbs._common import run_id_arg, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -20,8 +20,8 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def retried_request(args: Namespace) -> Any:
-    from domain.request import invalid
-    from entrypoints import services
+    from lionrun.domain.request import invalid
+    from lionrun.entrypoints import services
 
     run_id = run_id_arg(args, args.run_id)
     request = services.reads().recorded_request(run_id)
@@ -36,12 +36,12 @@ def retried_request(args: Namespace) -> Any:
 
 def run(args: Namespace) -> dict[str, Any]:
     """Under --machine the answer is the new run's submit handle, as `li agent` gives."""
-    from entrypoints.verbs.agent import submit
+    from lionrun.entrypoints.verbs.agent import submit
 
     return submit(retried_request(args)).to_wire()
 
 
 def human(args: Namespace) -> int:
-    from entrypoints.verbs.agent import submit_for_person
+    from lionrun.entrypoints.verbs.agent import submit_for_person
 
     return submit_for_person(retried_request(args), args)

@@ -6,7 +6,7 @@ import sys
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import StoreLocked, run_id_arg, this
+from lionrun.entrypoints.verbs._common import StoreLocked, run_id_arg, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -23,7 +23,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     ids = [run_id_arg(args, word) for word in args.run_ids]
     with StoreLocked(services.home()):

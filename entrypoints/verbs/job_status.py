@@ -5,7 +5,7 @@ from __future__ import annotations
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import run_id_arg, this
+from lionrun.entrypoints.verbs._common import run_id_arg, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -15,7 +15,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     reads = services.reads()
     result: dict[str, Any] = reads.status(run_id_arg(args, args.run_id))
@@ -31,7 +31,7 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     pretending to be empty. Times are local, with ages and durations (domain.timetext)."""
     from datetime import UTC, datetime
 
-    from domain.timetext import age, clock, duration, moment
+    from lionrun.domain.timetext import age, clock, duration, moment
 
     now = datetime.now(UTC)
     outcome = data["outcome"] or "-"
@@ -94,7 +94,7 @@ def show(data: dict[str, Any], args: Namespace) -> int:
 def wrapped(lines: list[str]) -> list[str]:
     """Each `  field      value` line folded to the terminal's width under its value (issue 27:
     `una`/`vailable` at 60 columns; entrypoints.table.fold); a pipe or a file gets the lines whole."""
-    from entrypoints.table import fold, stdout_width
+    from lionrun.entrypoints.table import fold, stdout_width
 
     width = stdout_width()
     return [part for line in lines for part in fold(line, width, _indent(line))]
@@ -121,7 +121,7 @@ def liveness_words(finding: str | None, alive: bool | None, pid: int | None, job
     domain.slurm) and `processes` how many of the run's processes besides its runner still run,
     when the answer names them; without them only `alive` speaks, and it says the run (its runner
     or work the runner started) is alive, never which of them."""
-    from domain import evidence as e
+    from lionrun.domain import evidence as e
 
     runner = f"runner pid {pid}" if pid is not None else "no runner recorded"
     batch = f"Slurm job {job.get('job_id')}" if isinstance(job, dict) and job.get("job_id") else None
@@ -157,7 +157,7 @@ def legs_of(manifest: dict[str, Any], kind: str | None) -> list[tuple[str, str, 
     legs = value.get("legs") if isinstance(value, dict) else None
     if kind == "agent" or not isinstance(legs, list):
         return []
-    from domain.run import printable
+    from lionrun.domain.run import printable
 
     found = []
     for leg in legs[:64]:
@@ -237,7 +237,7 @@ def _metered(value: Any) -> str:
 
 def worktree_lines(data: dict[str, Any]) -> list[str]:
     """The run's worktree, what li committed there, and the conversation it continues (issue 28)."""
-    from entrypoints.verbs.job_list import changes_cell
+    from lionrun.entrypoints.verbs.job_list import changes_cell
 
     lines = []
     worktree = data.get("worktree")

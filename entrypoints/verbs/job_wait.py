@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import IO, Any
 
-from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs._common import silence, this
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.verbs._common import silence, this
 
 SPINNER = "|/-\\"
 
@@ -32,8 +32,8 @@ def run(args: Namespace) -> dict[str, Any]:
 
 def human(args: Namespace) -> int:
     """Live lines on stderr while waiting, the result on stdout; exit 0 only when every run succeeded."""
-    from domain.run import is_run_id, is_short_form
-    from entrypoints.verbs._common import run_id_arg
+    from lionrun.domain.run import is_run_id, is_short_form
+    from lionrun.entrypoints.verbs._common import run_id_arg
 
     # A person's short forms are resolved (an ambiguous one refuses the wait); anything else that
     # is not an id stays a per-id error, as under --machine, so the other runs are still waited on.
@@ -53,7 +53,7 @@ def human(args: Namespace) -> int:
     if result.interrupted and stopped_by:
         going = list(dict.fromkeys(data["pending"]))
         if going:  # the terminal is only a view: say how to watch again and how to kill
-            from entrypoints.verbs._common import stopped_watching
+            from lionrun.entrypoints.verbs._common import stopped_watching
 
             stopped_watching(going, "li job wait {}")
         return 128 + stopped_by[0]
@@ -63,7 +63,7 @@ def human(args: Namespace) -> int:
 def bound_notes(args: Namespace) -> list[str]:
     """One line for each of --max-wait and --poll-interval that was not used as given (a person's
     typo would otherwise become a silent snapshot); --machine echoes both values instead."""
-    from domain.observation import (
+    from lionrun.domain.observation import (
         MAX_WAIT_BOUNDS,
         MAX_WAIT_DEFAULT,
         POLL_BOUNDS,
@@ -135,12 +135,12 @@ def requested_ids(args: Namespace, stdin: IO[bytes] | None = None) -> list[str]:
 
 def selected_ids(args: Namespace) -> list[str] | None:
     """The runs `--label`/`--status` name, newest first; None when neither was given."""
-    from domain.run import status_filter
+    from lionrun.domain.run import status_filter
 
     label, status = getattr(args, "label", None), status_filter(getattr(args, "status", None))
     if label is None and status is None:
         return None
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     ids: list[str] = services.reads().select(status, label)
     return ids
@@ -165,8 +165,8 @@ def _read_stdin(stdin: IO[bytes] | None) -> list[str]:
 
 def _wait(args: Namespace, ids: list[str], on_pass: Callable[[Any], None] | None = None,
           stopped_by: list[int] | None = None) -> Any:
-    from application.wait import StopFlag
-    from entrypoints import services
+    from lionrun.application.wait import StopFlag
+    from lionrun.entrypoints import services
 
     waiter = services.waiter()
     flag = StopFlag()
@@ -235,7 +235,7 @@ class LiveLines:
         self.frame += 1
 
     def _redraw(self, rows: list[tuple[str, str, str]]) -> None:
-        from entrypoints.table import cut
+        from lionrun.entrypoints.table import cut
 
         columns, lines = _screen(self.stream)
         spin = SPINNER[self.frame % len(SPINNER)]
@@ -302,7 +302,7 @@ def _live_row(seen: Any) -> tuple[str, str, str]:
     state = status if not derivation.terminal else f"{status}:{derivation.outcome}"
     if not derivation.terminal and not derivation.stopped and not derivation.aged_preparing:
         state = "preparing" if status == "preparing" else "running"
-    from domain.run import printable
+    from lionrun.domain.run import printable
 
     label = seen.observed.run.label
     shown = f"  {printable(label)}" if isinstance(label, str) and label else ""
@@ -311,7 +311,7 @@ def _live_row(seen: Any) -> tuple[str, str, str]:
 
 def _elapsed(observed: Any) -> str:
     """How long the run has been going (or went, when it ended)."""
-    from domain.run import parse_iso
+    from lionrun.domain.run import parse_iso
 
     seconds = observed.derivation.age_seconds
     try:
@@ -320,7 +320,7 @@ def _elapsed(observed: Any) -> str:
         start = end = None
     if start is not None and end is not None:
         seconds = (end - start).total_seconds()
-    from domain.timetext import duration
+    from lionrun.domain.timetext import duration
 
     return duration(seconds)
 

@@ -7,8 +7,8 @@ import sys
 from argparse import Namespace
 from typing import Any
 
-from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs._common import this
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.verbs._common import this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -25,7 +25,7 @@ def run(args: Namespace) -> dict[str, Any]:
 
 
 def human(args: Namespace) -> int:
-    from entrypoints.mcp_server import main
+    from lionrun.entrypoints.mcp_server import main
 
     options = {"--li": args.li or _this_li(), "--max-attempts": args.max_attempts, "--backoff": args.backoff,
                "--backoff-max": args.backoff_max}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
-from entrypoints.verbs._common import this
-from entrypoints.verbs.agent import (
+from lionrun.entrypoints.verbs._common import this
+from lionrun.entrypoints.verbs.agent import (
     add_submit_options,
     add_view_options,
     common_options,
@@ -19,7 +19,7 @@ from entrypoints.verbs.agent import (
 )
 
 if TYPE_CHECKING:
-    from domain.request import RunRequest
+    from lionrun.domain.request import RunRequest
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -49,7 +49,7 @@ def run(args: Namespace) -> dict[str, Any]:
 
 def human(args: Namespace) -> int:
     if getattr(args, "mode", None) is None:  # bare `li orchestrate`: its help
-        from entrypoints.verbs._common import print_help
+        from lionrun.entrypoints.verbs._common import print_help
 
         if print_help(args, "orchestrate") == 0:
             return 0
@@ -57,7 +57,7 @@ def human(args: Namespace) -> int:
 
 
 def orchestrate_request(args: Namespace) -> RunRequest:
-    from domain.request import invalid
+    from lionrun.domain.request import invalid
 
     mode = getattr(args, "mode", None)
     if mode == "flow":
@@ -69,8 +69,8 @@ def orchestrate_request(args: Namespace) -> RunRequest:
 
 def flow_request(args: Namespace) -> RunRequest:
     """The spec is read and fully validated here; its text becomes the run's instruction.txt."""
-    from domain.flow import describe, parse_flow
-    from domain.request import RunRequest, check_prompt
+    from lionrun.domain.flow import describe, parse_flow
+    from lionrun.domain.request import RunRequest, check_prompt
 
     common = common_options(args)
     text = check_prompt(read_prompt_file(args.spec, "flow spec"), "flow spec")
@@ -84,7 +84,7 @@ def decode_spec(text: str, path: str) -> object:
     """YAML (of which JSON is a subset); a syntax error is `invalid_input`."""
     import yaml
 
-    from domain.request import invalid
+    from lionrun.domain.request import invalid
 
     try:
         return yaml.safe_load(text)
@@ -98,7 +98,7 @@ def decode_spec(text: str, path: str) -> object:
 
 def fanout_request(args: Namespace) -> RunRequest:
     """N legs of one model, or one leg per `--models` entry, and optionally a synthesis leg."""
-    from domain.request import (
+    from lionrun.domain.request import (
         DEFAULT_PROVIDER,
         Leg,
         RunRequest,

@@ -6,8 +6,8 @@ import sys
 from argparse import Namespace
 from typing import Any
 
-from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs._common import this
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.verbs._common import this
 
 SUBCOMMANDS = ("set", "pause", "resume", "list")
 
@@ -30,8 +30,8 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from application.ports import StoreRefused
-    from domain.wire import QueueData, QueueRow
+    from lionrun.application.ports import StoreRefused
+    from lionrun.domain.wire import QueueData, QueueRow
 
     command = getattr(args, "queue_command", None)
     if command not in SUBCOMMANDS:
@@ -53,7 +53,7 @@ def run(args: Namespace) -> dict[str, Any]:
 
 
 def _parallel(raw: str | None) -> int | None:
-    from domain.queue import check_parallel
+    from lionrun.domain.queue import check_parallel
 
     if raw is None:
         raise ContractError(ErrorKind.INVALID_INPUT, "li queue set needs --parallel N (or --parallel none)",
@@ -65,8 +65,8 @@ def _parallel(raw: str | None) -> int | None:
 
 
 def _service() -> Any:
-    from application.queueing import QueueService
-    from entrypoints import services
+    from lionrun.application.queueing import QueueService
+    from lionrun.entrypoints import services
 
     queues = services.queues()
     if queues is None:

@@ -7,8 +7,8 @@ import sys
 from argparse import Namespace
 from typing import Any, Literal
 
-from domain.contract import ContractError, ErrorKind
-from entrypoints.verbs._common import StoreLocked, this
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.verbs._common import StoreLocked, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -33,9 +33,9 @@ def run(args: Namespace) -> dict[str, Any]:
         return _copy(args)
     if command != "init":
         raise ContractError(ErrorKind.INVALID_INPUT, "li store needs a subcommand: init or copy")
-    from application.ports import StoreRefused
-    from domain.wire import StoreData
-    from entrypoints import services
+    from lionrun.application.ports import StoreRefused
+    from lionrun.domain.wire import StoreData
+    from lionrun.entrypoints import services
 
     store = services.store()
     kind, location = store.describe()
@@ -51,11 +51,11 @@ def run(args: Namespace) -> dict[str, Any]:
 def _copy(args: Namespace) -> dict[str, Any]:
     import os
 
-    from adapters.fs_store import FsRunStore
-    from adapters.pg_store import PgRunStore
-    from application.ports import StoreRefused
-    from application.store_copy import copy_runs
-    from domain.wire import StoreCopyData, StoreCopySkipped
+    from lionrun.adapters.fs_store import FsRunStore
+    from lionrun.adapters.pg_store import PgRunStore
+    from lionrun.application.ports import StoreRefused
+    from lionrun.application.store_copy import copy_runs
+    from lionrun.domain.wire import StoreCopyData, StoreCopySkipped
 
     source_dir, url = str(args.source), str(args.target)
     if not url.startswith(("postgresql://", "postgres://")):

@@ -7,7 +7,7 @@ import sys
 from argparse import Namespace
 from typing import Any
 
-from entrypoints.verbs._common import this
+from lionrun.entrypoints.verbs._common import this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -18,11 +18,11 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from application.usage import UsageService
-    from domain.contract import ContractError, ErrorKind
-    from domain.usage import BY
-    from domain.wire import UsageData, UsageTotal
-    from entrypoints import services
+    from lionrun.application.usage import UsageService
+    from lionrun.domain.contract import ContractError, ErrorKind
+    from lionrun.domain.usage import BY
+    from lionrun.domain.wire import UsageData, UsageTotal
+    from lionrun.entrypoints import services
 
     by = args.by
     if by is not None and by not in BY:
@@ -30,7 +30,7 @@ def run(args: Namespace) -> dict[str, Any]:
                             {"argument": "--by", "value": str(by)[:200]})
     since = None
     if args.since is not None:
-        from domain.run import parse_since
+        from lionrun.domain.run import parse_since
 
         since = parse_since(args.since, services.clock().now())
     store = services.store()

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from adapters.clocks import SystemClock
-from adapters.faults import PHASES, PausingStore
-from adapters.fs_store import FsRunStore
-from adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
-from entrypoints.settings import home_or_default, is_shared_store
-from entrypoints.startup.di_import import containers, providers
+from lionrun.adapters.clocks import SystemClock
+from lionrun.adapters.faults import PHASES, PausingStore
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.adapters.processes import DetachedSpawner, GroupSignaller, PsutilProber
+from lionrun.entrypoints.settings import home_or_default, is_shared_store
+from lionrun.entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from adapters.fs_changes import FsRunChanges
-    from adapters.fs_queues import FsQueues
-    from adapters.git import Git
-    from adapters.pg_queues import PgQueues
-    from adapters.pg_store import PgRunChanges, PgRunStore
-    from adapters.slurm import SlurmCluster
+    from lionrun.adapters.fs_changes import FsRunChanges
+    from lionrun.adapters.fs_queues import FsQueues
+    from lionrun.adapters.git import Git
+    from lionrun.adapters.pg_queues import PgQueues
+    from lionrun.adapters.pg_store import PgRunChanges, PgRunStore
+    from lionrun.adapters.slurm import SlurmCluster
 
 
 def store_kind(fault_pause: str, store: str = "") -> str:
@@ -29,7 +29,7 @@ def store_kind(fault_pause: str, store: str = "") -> str:
 
 def shared_store(dsn: str, home: str, connect_timeout: float, statement_timeout: float, outage: float) -> PgRunStore:
     """The PostgreSQL store, imported only when configured (every filesystem read skips the module)."""
-    from adapters.pg_store import PgRunStore
+    from lionrun.adapters.pg_store import PgRunStore
 
     return PgRunStore(dsn, spool(home), connect_timeout=connect_timeout, statement_timeout=statement_timeout,
                       outage=outage)
@@ -37,7 +37,7 @@ def shared_store(dsn: str, home: str, connect_timeout: float, statement_timeout:
 
 def shared_changes(dsn: str, connect_timeout: float) -> PgRunChanges:
     """LISTEN/NOTIFY wake-ups of the PostgreSQL store, imported only when configured."""
-    from adapters.pg_store import PgRunChanges
+    from lionrun.adapters.pg_store import PgRunChanges
 
     return PgRunChanges(dsn, connect_timeout)
 
@@ -45,7 +45,7 @@ def shared_changes(dsn: str, connect_timeout: float) -> PgRunChanges:
 def local_changes(home: str) -> FsRunChanges:
     """inotify on the filesystem store's run folders, imported when first used: only `li job wait`
     watches, so a status or a list loads neither it nor select and struct."""
-    from adapters.fs_changes import FsRunChanges
+    from lionrun.adapters.fs_changes import FsRunChanges
 
     return FsRunChanges(home=home)
 
@@ -53,7 +53,7 @@ def local_changes(home: str) -> FsRunChanges:
 def local_queues(home: str) -> FsQueues:
     """Queues on the filesystem store (issue 29), imported when first used: a submit and a queued
     runner ask them; no read does."""
-    from adapters.fs_queues import FsQueues
+    from lionrun.adapters.fs_queues import FsQueues
 
     return FsQueues(home)
 
@@ -61,14 +61,14 @@ def local_queues(home: str) -> FsQueues:
 def shared_queues(store: PgRunStore) -> PgQueues:
     """Queues on the PostgreSQL store, in its tables; its session holds this process's places
     and slots (advisory locks), imported only when configured."""
-    from adapters.pg_queues import PgQueues
+    from lionrun.adapters.pg_queues import PgQueues
 
     return PgQueues(store)
 
 
 def slurm_cluster() -> SlurmCluster:
     """The Slurm client tools as a cluster (issue 17), imported only when a Slurm run is met."""
-    from adapters.slurm import SlurmCluster
+    from lionrun.adapters.slurm import SlurmCluster
 
     return SlurmCluster()
 
@@ -76,8 +76,8 @@ def slurm_cluster() -> SlurmCluster:
 def git_worktrees(home: str) -> Git:
     """The real git behind the worktree port (issue 28), imported only when a run has a worktree;
     every process it starts has the store at `home` hidden from it (issue 25)."""
-    from adapters.fs_store import HIDDEN
-    from adapters.git import Git
+    from lionrun.adapters.fs_store import HIDDEN
+    from lionrun.adapters.git import Git
 
     return Git(hide=home, marker=HIDDEN)
 
@@ -86,7 +86,7 @@ def seen_by(store: object, acting_for: str | None) -> object:
     """`store`, or what of it an li acting for run `acting_for`'s work may see (application/acting.py)."""
     if not acting_for:
         return store
-    from application.acting import ChildrenOf
+    from lionrun.application.acting import ChildrenOf
 
     return ChildrenOf(store, acting_for)
 

@@ -6,33 +6,33 @@ from __future__ import annotations
 
 import os
 
-from entrypoints.settings import notice_command, runner_environment
-from entrypoints.startup.di_import import containers, providers
+from lionrun.entrypoints.settings import notice_command, runner_environment
+from lionrun.entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from adapters.notifier import CommandNotifier
-    from application.notify import DetachedNotices, Notices
-    from application.ports import Notifier, RunRecords, Spawner
+    from lionrun.adapters.notifier import CommandNotifier
+    from lionrun.application.notify import DetachedNotices, Notices
+    from lionrun.application.ports import Notifier, RunRecords, Spawner
 
 
 def notifier(timeout: float) -> CommandNotifier:
-    from adapters.notifier import CommandNotifier
+    from lionrun.adapters.notifier import CommandNotifier
 
     return CommandNotifier(timeout=timeout)
 
 
 def notices(store: RunRecords, notifier: Notifier) -> Notices:
-    from application.notify import Notices
+    from lionrun.application.notify import Notices
 
     return Notices(store=store, notifier=notifier)
 
 
 def detached_notices(notices: Notices, spawner: Spawner, command: Sequence[str], env: Mapping[str, str],
                      cwd: str, log_path: str) -> DetachedNotices:
-    from application.notify import DetachedNotices
+    from lionrun.application.notify import DetachedNotices
 
     return DetachedNotices(notices=notices, spawner=spawner, command=command, env=env, cwd=cwd, log_path=log_path)
 

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from application.kill import Killer
-from application.observe import Observer
-from application.reads import RunReads
-from entrypoints.startup.di_import import containers, providers
+from lionrun.application.kill import Killer
+from lionrun.application.observe import Observer
+from lionrun.application.reads import RunReads
+from lionrun.entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from application.follow import Follower
-    from application.ports import Clock, RunFiles
-    from domain.run import Run
+    from lionrun.application.follow import Follower
+    from lionrun.application.ports import Clock, RunFiles
+    from lionrun.domain.run import Run
 
 
 def follow_loop(files: RunFiles, observer: Observer, clock: Clock, poll_seconds: float | None = None) -> Follower:
     """The follow loop (application.follow), imported when first used: `li agent` in the
     foreground and `li job output --follow` follow, no other read does."""
-    from application.follow import Follower
+    from lionrun.application.follow import Follower
 
     if poll_seconds is None:
         return Follower(files=files, observer=observer, clock=clock)

@@ -5,16 +5,16 @@ the work a runner performs (application.work, with the orchestration and its thr
 
 from __future__ import annotations
 
-from entrypoints.settings import runner_command, runner_environment
-from entrypoints.startup.di_import import containers, providers
+from lionrun.entrypoints.settings import runner_command, runner_environment
+from lionrun.entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Literal
 
-    from adapters.providers import ChildGroups
-    from application.ports import (
+    from lionrun.adapters.providers import ChildGroups
+    from lionrun.application.ports import (
         Clock,
         Cluster,
         Confiner,
@@ -27,18 +27,18 @@ if TYPE_CHECKING:
         Signaller,
         Spawner,
     )
-    from application.submit import SubmitService
-    from application.work import AfterEnd, WorkService
+    from lionrun.application.submit import SubmitService
+    from lionrun.application.work import AfterEnd, WorkService
 
 
 def child_groups() -> ChildGroups:
-    from adapters.providers import ChildGroups
+    from lionrun.adapters.providers import ChildGroups
 
     return ChildGroups()
 
 
 def provider_registry(groups: ChildGroups) -> dict[str, Provider]:
-    from adapters.providers import default_providers
+    from lionrun.adapters.providers import default_providers
 
     return default_providers(groups)
 
@@ -47,7 +47,7 @@ def submitter(store: RunRecords, files: RunFiles, spawner: Spawner, prober: Proc
               clock: Clock, providers: Mapping[str, Provider], runner_command: Sequence[str],
               env: Mapping[str, str], cluster: Callable[[], Cluster] | None = None,
               queues: Callable[[], RunQueues | None] | None = None) -> SubmitService:
-    from application.submit import SubmitService
+    from lionrun.application.submit import SubmitService
 
     return SubmitService(store=store, files=files, spawner=spawner, prober=prober, signaller=signaller, clock=clock,
                          providers=providers, runner_command=runner_command, env=env, cluster=cluster,
@@ -56,9 +56,9 @@ def submitter(store: RunRecords, files: RunFiles, spawner: Spawner, prober: Proc
 
 def store_hider(home: str, groups: ChildGroups) -> Confiner:
     """Issue 25: the work's legs started with the store hidden from them (adapters/confinement.py)."""
-    from adapters.confinement import StoreHider
-    from adapters.fs_store import HIDDEN
-    from entrypoints.settings import li_command
+    from lionrun.adapters.confinement import StoreHider
+    from lionrun.adapters.fs_store import HIDDEN
+    from lionrun.entrypoints.settings import li_command
 
     return StoreHider(home, groups, HIDDEN, li_command())
 
@@ -70,7 +70,7 @@ def work_service(store: RunRecords, files: RunFiles, clock: Clock, providers: Ma
                  confiner: Confiner | None = None,
                  git: Callable[[], GitWorktrees] | None = None) -> WorkService:
     """`kill_watch` None: no kill watch; "default": the work's own period."""
-    from application.work import KILL_WATCH_SECONDS, WorkService
+    from lionrun.application.work import KILL_WATCH_SECONDS, WorkService
 
     return WorkService(store=store, files=files, clock=clock, providers=providers, after_end=after_end,
                        stop_children=stop_children, stop_strays=stop_strays, outage=outage, confiner=confiner, git=git,

@@ -3,28 +3,28 @@ when first built (only `li doctor` and `li job prune`)."""
 
 from __future__ import annotations
 
-from entrypoints.startup.di_import import containers, providers
+from lionrun.entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from adapters.diagnostics import SystemDiagnostics
-    from adapters.faults import PausingStore
-    from adapters.fs_store import FsRunStore
-    from adapters.pg_store import PgRunStore
-    from application.observe import Observer
-    from application.ports import Clock, GitWorktrees
-    from application.prune import Pruner
-    from application.reads import RunReads
-    from application.worktrees import WorktreeReviews
-    from domain.run import Run
+    from lionrun.adapters.diagnostics import SystemDiagnostics
+    from lionrun.adapters.faults import PausingStore
+    from lionrun.adapters.fs_store import FsRunStore
+    from lionrun.adapters.pg_store import PgRunStore
+    from lionrun.application.observe import Observer
+    from lionrun.application.ports import Clock, GitWorktrees
+    from lionrun.application.prune import Pruner
+    from lionrun.application.reads import RunReads
+    from lionrun.application.worktrees import WorktreeReviews
+    from lionrun.domain.run import Run
 
     Store = FsRunStore | PausingStore | PgRunStore  # the core's store, as `entrypoints.services` names it
 
 
 def diagnostics(home: str) -> SystemDiagnostics:
-    from adapters.diagnostics import SystemDiagnostics
+    from lionrun.adapters.diagnostics import SystemDiagnostics
 
     return SystemDiagnostics(home=home)
 
@@ -32,14 +32,14 @@ def diagnostics(home: str) -> SystemDiagnostics:
 def pruner(store: Store, observer: Observer, clock: Clock,
            git: Callable[[], GitWorktrees] | None = None) -> Pruner:
     """Prune and rm; a run's worktree (issue 28) is removed with it through git, built on first use."""
-    from application.prune import Pruner
+    from lionrun.application.prune import Pruner
 
     if git is None:
         return Pruner(store=store, observer=observer, clock=clock)
     built_git = git
 
     def worktrees(run: Run, branches: bool) -> str | None:
-        from application.worktrees import RunWorktrees
+        from lionrun.application.worktrees import RunWorktrees
 
         return RunWorktrees(built_git(), store, store).remove(run, branches)
 
@@ -49,7 +49,7 @@ def pruner(store: Store, observer: Observer, clock: Clock,
 def worktree_reviews(store: Store, git: Callable[[], GitWorktrees], reads: RunReads) -> WorktreeReviews:
     """`li job diff` and `li job apply` (issue 28), imported when first used; a run is observed
     (not_found, unusable, terminal) as every read observes it."""
-    from application.worktrees import WorktreeReviews
+    from lionrun.application.worktrees import WorktreeReviews
 
     def observe(run_id: str) -> tuple[Run, bool]:
         observed = reads.observe(run_id)

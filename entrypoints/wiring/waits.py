@@ -3,17 +3,17 @@ with status. `application.wait` is imported when the waiter is first built (only
 
 from __future__ import annotations
 
-from entrypoints.startup.di_import import containers, providers
+from lionrun.entrypoints.startup.di_import import containers, providers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from application.observe import Observer
-    from application.ports import Clock, RunChanges
-    from application.wait import Waiter
+    from lionrun.application.observe import Observer
+    from lionrun.application.ports import Clock, RunChanges
+    from lionrun.application.wait import Waiter
 
 
 def waiter(observer: Observer, clock: Clock, changes: RunChanges | None) -> Waiter:
-    from application.wait import Waiter
+    from lionrun.application.wait import Waiter
 
     return Waiter(observer=observer, clock=clock, changes=changes)
 

@@ -127,9 +127,9 @@ def test_pydantic_is_never_imported_on_the_hot_path(argv: list[str], li_home: st
 
 
 def test_the_wire_model_serialises_without_pydantic() -> None:
-    """domain.wire is what every answer is built from at run time; the schema alone needs pydantic."""
-    probe = ("import sys, domain.wire, domain.contract; "
-             "domain.contract.success(domain.wire.HelpData(help='x').to_wire()); "
+    """lionrun.domain.wire is what every answer is built from at run time; the schema alone needs pydantic."""
+    probe = ("import sys, lionrun.domain.wire, lionrun.domain.contract; "
+             "lionrun.domain.contract.success(lionrun.domain.wire.HelpData(help='x').to_wire()); "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

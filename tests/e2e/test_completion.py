@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from entrypoints.cli import build_parser
+from lionrun.entrypoints.cli import build_parser
 from tests.support import machine, run_li
 
 

@@ -15,13 +15,13 @@ from tests.support import REPO, li_bin, run_li
 @pytest.mark.skipif(bool(os.environ.get("LI_BIN")), reason="inspects lionrun's own console script")
 def test_the_installed_script_enters_through_console() -> None:
     with open(li_bin(), encoding="utf-8") as handle:
-        assert "from entrypoints.bootstrap import console" in handle.read()
+        assert "from lionrun.entrypoints.bootstrap import console" in handle.read()
 
 
 @pytest.mark.skipif(bool(os.environ.get("LI_BIN")), reason="compares with lionrun's own interpreter")
 def test_a_long_human_answer_through_a_pipe_is_what_a_full_teardown_gives(li_home: str) -> None:
     result = run_li("job", "--help", home=li_home)
-    torn_down = subprocess.run([sys.executable, "-c", "import sys; from entrypoints.bootstrap import main; "
+    torn_down = subprocess.run([sys.executable, "-c", "import sys; from lionrun.entrypoints.bootstrap import main; "
                                 "sys.exit(main(['job', '--help']))"], cwd=REPO, capture_output=True, text=True,
                                env={**os.environ, "LI_HOME": li_home}, stdin=subprocess.DEVNULL, timeout=60)
     assert len(result.stdout) > 300 and (result.returncode, result.stdout) == (torn_down.returncode, torn_down.stdout)

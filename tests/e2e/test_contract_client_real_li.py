@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from adapters.contract_client import (
+from lionrun.adapters.contract_client import (
     Branch,
     Completed,
     ContractClient,
@@ -146,7 +146,7 @@ def test_a_broken_installation_is_an_environment_fault(
     tmp_path: pathlib.Path, env: dict[str, str]
 ) -> None:
     # -S leaves out site-packages, so the real bootstrap finds its required modules missing.
-    boot = f"import sys; sys.path.insert(0, {REPO!r}); from entrypoints.bootstrap import main; sys.exit(main())"
+    boot = f"import sys; sys.path.insert(0, {REPO!r}); from lionrun.entrypoints.bootstrap import main; sys.exit(main())"
     li_path = install_li(tmp_path / "li", f'exec {sys.executable} -S -c "{boot}" "$@"')
     hello = ContractClient(li_path, runner=SubprocessRunner(env)).handshake()
     assert not hello.registered and hello.reply.verdict is Verdict.ENVIRONMENT_FAULT

@@ -93,14 +93,14 @@ def test_a_healthy_installation_is_not_diagnosed(li_home: str) -> None:
 # A submit that allocates a run and only then fails to import: D8 forbids 78 once a run exists.
 ALLOCATE_THEN_FAIL = textwrap.dedent("""
     import sys
-    import entrypoints.verbs.agent as agent
+    import lionrun.entrypoints.verbs.agent as agent
     def allocate_then_fail(args):
-        from entrypoints.container import get_container
+        from lionrun.entrypoints.container import get_container
         container = get_container()
         container.core.store().reserve(container.core.clock().now())
         import a_module_that_is_not_installed  # noqa: F401
     agent.run = agent.human = allocate_then_fail
-    from entrypoints.bootstrap import main
+    from lionrun.entrypoints.bootstrap import main
     sys.exit(main(sys.argv[1:]))
 """)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from adapters import confinement
+from lionrun.adapters import confinement
 from tests.e2e.test_worktrees_cli import console, ended, git, li, repo, submit
 
 __all__ = ["repo"]  # the fixture, used by name

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pexpect
 import pytest
 
-from adapters.fs_store import FsRunStore
-from domain.run import STARTED, Run, iso
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.domain.run import STARTED, Run, iso
 from tests.support import li_bin
 
 ESC = "\x1b["

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.fs_store import FsRunStore
-from domain.run import Run, iso
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.domain.run import Run, iso
 from tests.support import li_bin, machine, run_li
 
 OLD = "20260725T175010-aa1234"

@@ -17,8 +17,8 @@ import psutil
 import pytest
 from msgspec.structs import replace
 
-from adapters.fs_store import FsRunStore
-from domain.run import Run, iso
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.domain.run import Run, iso
 from tests.builders import RunState, Sleeper, a_run, end, is_gone, kill_session, session_work
 from tests.support import (
     envelope_of,
@@ -238,7 +238,7 @@ def test_kill_recorded_during_preparing_is_honoured_when_the_runner_starts(li_ho
     kill = machine("job", "kill", run.run_id, home=li_home, env=FAST).data
     assert kill["terminal"] is False  # nothing to signal yet; the request is recorded
     # the submitter's spawn happens now, right after its pre-spawn write
-    subprocess.run([sys.executable, "-m", "entrypoints.runner", run.run_id], capture_output=True,
+    subprocess.run([sys.executable, "-m", "lionrun.entrypoints.runner", run.run_id], capture_output=True,
                    timeout=60, env=dict(os.environ, LI_HOME=li_home),
                    cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     after = status_data(li_home, run.run_id)

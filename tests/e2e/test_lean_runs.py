@@ -12,9 +12,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from adapters.fs_store import FsRunStore
-from adapters.processes import carries_run
-from domain.run import iso
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.adapters.processes import carries_run
+from lionrun.domain.run import iso
 from tests.support import machine, status_data, submit_detached, wait_terminal
 
 LEAN_RSS_KB = 16 * 1024  # the full runner holds 20-30 MB; the target, 12 MB, is benchmarks/targets.toml's
@@ -105,6 +105,6 @@ def test_li_supervisor_full_and_runs_of_several_legs_keep_the_full_runner(li_hom
             os.environ["LI_SUPERVISOR"] = old
     pid = status_data(li_home, run_id)["pid"]
     time.sleep(1.0)
-    assert "entrypoints.runner" in cmdline(pid), cmdline(pid)
+    assert "lionrun.entrypoints.runner" in cmdline(pid), cmdline(pid)
     machine("job", "kill", run_id, home=li_home)
     assert wait_terminal(li_home, run_id)["status"] == "cancelled"

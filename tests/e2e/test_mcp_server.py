@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from entrypoints.mcp_server import main
+from lionrun.entrypoints.mcp_server import main
 from tests.support import REPO, install_li, li_bin
 
 FAKE_V2 = os.path.join(REPO, "tests", "fakes", "fake_li_v2.py")
@@ -48,7 +48,7 @@ def server(li_path: str, li_home: str) -> StdioServerParameters:
     command, head = (
         (ours, ["mcp"])
         if os.path.exists(ours)
-        else (sys.executable, ["-m", "entrypoints.mcp_server"])
+        else (sys.executable, ["-m", "lionrun.entrypoints.mcp_server"])
     )
     return StdioServerParameters(command=command, args=[*head, "--li", li_path], env=env, cwd=REPO)
 
@@ -242,8 +242,8 @@ def test_the_server_will_not_start_without_an_executable_li(tmp_path: pathlib.Pa
 
 
 def test_the_output_tool_never_serves_a_link_or_a_fifo_as_artifact_text(tmp_path: pathlib.Path) -> None:
-    from adapters.contract_client import Reply, Verdict
-    from entrypoints.mcp_server import artifact_text
+    from lionrun.adapters.contract_client import Reply, Verdict
+    from lionrun.entrypoints.mcp_server import artifact_text
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)  # opening it for reading would block forever
@@ -261,8 +261,8 @@ def test_an_artifact_swapped_after_it_was_listed_is_not_served(tmp_path: pathlib
     """A listed file the work replaced by a link (or rewrote) since li digested it: no byte of it is served."""
     import hashlib
 
-    from adapters.contract_client import Reply, Verdict
-    from entrypoints.mcp_server import artifact_text
+    from lionrun.adapters.contract_client import Reply, Verdict
+    from lionrun.entrypoints.mcp_server import artifact_text
 
     outside, listed, rewritten = tmp_path / "outside", tmp_path / "answer.md", tmp_path / "other.md"
     outside.write_text("CANARY outside the store")
@@ -302,7 +302,7 @@ def test_li_mcp_takes_its_documented_options_and_drives_the_li_that_started_it(l
 
 def test_the_server_reports_lis_version(tmp_path: pathlib.Path, li_home: str) -> None:
     """Issue 27 item 6: server_info.version was ''."""
-    from entrypoints.version import version
+    from lionrun.entrypoints.version import version
 
     async def body(client: Client) -> None:
         assert client.server_info.name == "lionrun"

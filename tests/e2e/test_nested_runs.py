@@ -157,7 +157,7 @@ def test_a_process_outside_the_run_gets_nothing_from_its_broker(li_home: str) ->
                 break
             time.sleep(0.1)
         assert name is not None, "the run's broker socket was not found"
-        from adapters.broker import forward
+        from lionrun.adapters.broker import forward
 
         code, why = forward(name, ["job", "list", "--machine"])
         assert code is None and "no process of this run" in why, (code, why)

@@ -158,7 +158,7 @@ def test_a_kill_from_another_host_is_recorded_and_the_owning_runner_stops_its_wo
         assert (row["status"], row["outcome"], row["terminal"]) == ("cancelled", "cancelled", True), row
         status = machine("job", "status", run_id, home=li_home, env=store).envelope["data"]
         assert status["reason_code"] == "kill_requested", status
-        from adapters.pg_store import PgRunStore
+        from lionrun.adapters.pg_store import PgRunStore
 
         record = PgRunStore(store["LI_STORE"], os.path.join(li_home, "spool")).read(run_id)
         assert record.terminal_source == "runner"  # recorded by the owning runner, not reaped
@@ -216,7 +216,7 @@ def test_the_work_never_sees_the_store_url(store: dict[str, str], li_home: str) 
     script = 'printf "%s" "${LI_STORE-unset}" > "$LI_ARTIFACTS_DIR/seen.txt"'
     run_id = machine("agent", "--detach", "sh", script, home=li_home, env=store).envelope["data"]["run_id"]
     machine("job", "wait", run_id, "--max-wait", "30", home=li_home, env=store)
-    from adapters.pg_store import PgRunStore
+    from lionrun.adapters.pg_store import PgRunStore
 
     body = PgRunStore(store["LI_STORE"], os.path.join(li_home, "spool")).artifact_body(run_id, "seen.txt")
     assert body == b"unset"

@@ -78,7 +78,7 @@ def test_another_host_tails_and_follows_the_console_as_the_runner_streams_it(
 
 def test_an_artifact_over_the_cap_is_listed_unavailable_too_large_and_the_others_are_read(
         store: dict[str, str], li_home: str) -> None:
-    from adapters.pg_store import ARTIFACT_BODY_MAX, PgRunStore
+    from lionrun.adapters.pg_store import ARTIFACT_BODY_MAX, PgRunStore
 
     script = (f'head -c {ARTIFACT_BODY_MAX + 1} /dev/zero > "$LI_ARTIFACTS_DIR/big.bin"; '
               f'head -c {ARTIFACT_BODY_MAX} /dev/zero > "$LI_ARTIFACTS_DIR/edge.bin"; '

@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import psutil
 import pytest
 
-from adapters.fs_store import FsRunStore
-from adapters.processes import host_facts
-from domain.run import PREPARING, STARTED, Incarnation, Run, iso
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.adapters.processes import host_facts
+from lionrun.domain.run import PREPARING, STARTED, Incarnation, Run, iso
 from tests.support import machine, run_li
 
 

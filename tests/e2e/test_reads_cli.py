@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.fs_store import FsRunStore
+from lionrun.adapters.fs_store import FsRunStore
 from tests.builders import RunState, Sleeper, a_run, end
 from tests.support import li_bin, machine, run_li, status_data, submit_detached, wait_terminal
 
@@ -133,7 +133,7 @@ def test_human_kill_says_what_it_did(home) -> None:
 
 WRITER = """
 import sys, time
-from adapters.fs_store import FsRunStore
+from lionrun.adapters.fs_store import FsRunStore
 from datetime import UTC, datetime
 store, run_id, status, outcome = FsRunStore(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 with open(store.run_dir(run_id) + "/console.log", "a") as log:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.fs_store import FsRunStore
+from lionrun.adapters.fs_store import FsRunStore
 from tests.builders import RunState, Sleeper, a_run, end
 from tests.support import machine
 

@@ -9,7 +9,7 @@ import subprocess
 import time
 from typing import Any
 
-from domain.lifecycle import REAP_REASONS
+from lionrun.domain.lifecycle import REAP_REASONS
 from tests.builders import kill_session
 from tests.support import li_bin, machine
 

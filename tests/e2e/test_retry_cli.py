@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from adapters.fs_store import FsRunStore
+from lionrun.adapters.fs_store import FsRunStore
 from tests.support import machine, run_li
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters import proctree
-from adapters.fs_store import FsRunStore
-from adapters.processes import carries_run
+from lionrun.adapters import proctree
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.adapters.processes import carries_run
 from tests.builders import is_gone, kill_session
 from tests.support import machine, status_data
 

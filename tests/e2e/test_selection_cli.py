@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.fs_store import FsRunStore
-from domain.run import Run, iso
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.domain.run import Run, iso
 from tests.builders import RealBatch
 from tests.support import machine, run_li
 

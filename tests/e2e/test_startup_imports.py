@@ -33,7 +33,7 @@ def imported_top_levels(importtime_stderr: str) -> set[str]:
 def test_the_installed_li_imports_no_heavy_dependency_for_light_calls(argv: tuple[str, ...], li_home: str) -> None:
     result = run_li(*argv, home=li_home, env={"PYTHONPROFILEIMPORTTIME": "1"})
     names = imported_top_levels(result.stderr)
-    assert "entrypoints" in names, "importtime produced no report; the check would prove nothing"
+    assert "lionrun" in names, "importtime produced no report; the check would prove nothing"
     assert names & HEAVY == set(), sorted(names & HEAVY)
 
 
@@ -45,7 +45,7 @@ def test_a_status_read_does_load_them_so_the_check_can_see_an_import(li_home: st
 
 MODULES_AFTER = textwrap.dedent("""
     import json, sys
-    from entrypoints.bootstrap import main
+    from lionrun.entrypoints.bootstrap import main
     code = main(sys.argv[2:])
     with open(sys.argv[1], "w") as handle:
         json.dump(sorted(sys.modules), handle)
@@ -61,7 +61,7 @@ def test_sys_modules_after_a_light_call_holds_no_heavy_dependency(argv: tuple[st
     with open(report) as handle:
         modules = set(json.load(handle))
     loaded = {name.split(".")[0] for name in modules}
-    assert "entrypoints" in loaded
+    assert "lionrun" in loaded
     assert loaded & HEAVY == set(), sorted(loaded & HEAVY)
     # dataclasses and msgspec pull typing, inspect, ast and dis: the answers of these calls are
     # plain dicts, and a verb module imports them only inside its handler (every verb builds the parser).
@@ -72,8 +72,8 @@ def test_sys_modules_after_a_light_call_holds_no_heavy_dependency(argv: tuple[st
 # the core and the read side's services only. The submit side's, the notices side's and doctor/
 # prune's services are imported by their typed builders on first use.
 NOT_ON_A_READ = {
-    "application.submit", "application.work", "adapters.providers",
-    "application.notify", "adapters.notifier", "application.prune", "application.doctor", "adapters.diagnostics",
+    "lionrun.application.submit", "lionrun.application.work", "lionrun.adapters.providers",
+    "lionrun.application.notify", "lionrun.adapters.notifier", "lionrun.application.prune", "lionrun.application.doctor", "lionrun.adapters.diagnostics",
     "yaml",
     # Issue 18: dependency-injector is loaded without asyncio and pydantic (entrypoints/startup/di_import.py), and
     # liveness is read from /proc, so a read pays for none of them.
@@ -84,21 +84,21 @@ NOT_ON_A_READ = {
     # The host's machine and boot ids are read in binary: a text-mode ascii open loads the codec's module.
     "encodings.ascii",
     # The follow loop (foreground agent, output --follow) and shlex (a notify command) are imported where used.
-    "application.follow", "shlex",
+    "lionrun.application.follow", "shlex",
     # Issue 16: the PostgreSQL store (and its driver) only when one is configured.
-    "adapters.pg_store", "psycopg",
+    "lionrun.adapters.pg_store", "psycopg",
     # Issue 18: argparse's stock help formatter imports shutil (bz2, lzma) for every argument it
     # checks; entrypoints/startup/lazy_formatter.py's Formatter measures the terminal only when it formats help.
     # The parser holds only the called verb in full, so the other verbs' modules are not loaded.
-    "shutil", "entrypoints.verbs.agent", "entrypoints.verbs.orchestrate", "entrypoints.verbs.store",
-    "entrypoints.verbs.job_output", "entrypoints.verbs.job_kill", "entrypoints.verbs.job_prune",
-    "entrypoints.verbs.job_retry",
+    "shutil", "lionrun.entrypoints.verbs.agent", "lionrun.entrypoints.verbs.orchestrate", "lionrun.entrypoints.verbs.store",
+    "lionrun.entrypoints.verbs.job_output", "lionrun.entrypoints.verbs.job_kill", "lionrun.entrypoints.verbs.job_prune",
+    "lionrun.entrypoints.verbs.job_retry",
     # datetime.strptime's first call imports _strptime and calendar and builds its regexes; a run
     # id's second is read by position (domain/run.py submitted_second).
     "_strptime", "calendar",
 }
 READS = [("job", "status", "{run_id}"), ("job", "wait", "{run_id}", "--max-wait", "0"), ("job", "list")]
-WAIT_SIDE = {"application.wait"}  # only `li job wait` builds the waiter
+WAIT_SIDE = {"lionrun.application.wait"}  # only `li job wait` builds the waiter
 
 
 def _modules_after(argv: list[str], home: str, report: str) -> set[str]:
@@ -123,7 +123,7 @@ def test_a_read_loads_the_read_side_and_no_submit_notice_or_upkeep_module(
     home, run_id = ended_run
     loaded = _modules_after([word.format(run_id=run_id) for word in argv], home,
                             os.path.join(str(tmp_path), "modules.json"))
-    assert {"entrypoints.wiring.core", "entrypoints.wiring.reads", "application.observe"} <= loaded, \
+    assert {"lionrun.entrypoints.wiring.core", "lionrun.entrypoints.wiring.reads", "lionrun.application.observe"} <= loaded, \
         "the read did not compose the read side; the check would prove nothing"
     assert loaded & NOT_ON_A_READ == set(), sorted(loaded & NOT_ON_A_READ)
     if argv[1] == "wait":
@@ -133,25 +133,25 @@ def test_a_read_loads_the_read_side_and_no_submit_notice_or_upkeep_module(
         # signal's enums (about 1 ms): only a kill signals, and a wait sets its handlers.
         assert "signal" not in loaded
         # Only a wait watches the run folders (inotify, with select and struct).
-        assert loaded & {"adapters.fs_changes", "select"} == set(), sorted(loaded & {"adapters.fs_changes", "select"})
+        assert loaded & {"lionrun.adapters.fs_changes", "select"} == set(), sorted(loaded & {"lionrun.adapters.fs_changes", "select"})
     if argv[1] != "status":  # only a status reads the run's request (its agents); its parsers cost ~2 ms
-        assert "domain.request" not in loaded
+        assert "lionrun.domain.request" not in loaded
 
 
 def test_a_submit_does_load_the_submit_side_so_the_check_can_see_it(tmp_path: object) -> None:
     home = os.path.join(str(tmp_path), "li-home")
     os.mkdir(home, 0o700)
     loaded = _modules_after(["agent", "sh", "true", "--detach"], home, os.path.join(str(tmp_path), "modules.json"))
-    assert {"entrypoints.wiring.submit", "application.submit"} <= loaded
+    assert {"lionrun.entrypoints.wiring.submit", "lionrun.application.submit"} <= loaded
 
 
 @pytest.mark.parametrize("argv", [("handshake",), ("--version",)], ids=["handshake", "--version"])
 def test_handshake_and_version_load_no_other_verb_and_no_shutil(argv: tuple[str, ...], tmp_path: object) -> None:
     loaded = _modules_after(list(argv), str(tmp_path), os.path.join(str(tmp_path), "modules.json"))
     # `li handshake` is answered without a parser (entrypoints/startup/fast_path.py WITHOUT_PARSER); --version is parsed.
-    witness = "entrypoints.verbs.handshake" if argv == ("handshake",) else "entrypoints.cli"
+    witness = "lionrun.entrypoints.verbs.handshake" if argv == ("handshake",) else "lionrun.entrypoints.cli"
     assert witness in loaded, "the request was not answered; the check would prove nothing"
-    assert loaded & {"shutil", "entrypoints.verbs.job", "entrypoints.verbs.agent"} == set()
+    assert loaded & {"shutil", "lionrun.entrypoints.verbs.job", "lionrun.entrypoints.verbs.agent"} == set()
 
 
 @pytest.mark.parametrize("machine", [True, False], ids=["machine", "human"])
@@ -163,8 +163,8 @@ def test_handshake_builds_no_parser(machine: bool, tmp_path: object) -> None:
                    stdin=subprocess.DEVNULL, timeout=60, check=False, env={**os.environ, "LI_HOME": str(tmp_path)})
     with open(report) as handle:
         loaded = set(json.load(handle))
-    assert "entrypoints.verbs.handshake" in loaded, "the handshake did not run; the check would prove nothing"
-    assert loaded & {"argparse", "gettext", "locale", "entrypoints.cli"} == set(), sorted(loaded)
+    assert "lionrun.entrypoints.verbs.handshake" in loaded, "the handshake did not run; the check would prove nothing"
+    assert loaded & {"argparse", "gettext", "locale", "lionrun.entrypoints.cli"} == set(), sorted(loaded)
 
 
 @pytest.mark.parametrize("argv", [("handshake",), ("--version",)], ids=["handshake", "--version"])
@@ -172,7 +172,7 @@ def test_handshake_and_version_do_not_import_typing(argv: tuple[str, ...], tmp_p
     # typing costs a handshake about 6 ms (issue 18): what the handshake path names from it is for
     # mypy only (`TYPE_CHECKING = False` blocks), and domain.contract spells ERROR_KINDS by its enum.
     loaded = _modules_after(list(argv), str(tmp_path), os.path.join(str(tmp_path), "modules.json"))
-    assert "domain.contract" in loaded and "entrypoints.version" in loaded, "nothing ran; the check would prove nothing"
+    assert "lionrun.domain.contract" in loaded and "lionrun.entrypoints.version" in loaded, "nothing ran; the check would prove nothing"
     assert "typing" not in loaded
 
 
@@ -180,7 +180,7 @@ def test_handshake_and_version_do_not_import_typing(argv: tuple[str, ...], tmp_p
 def test_the_version_is_read_without_importing_importlib_metadata(argv: tuple[str, ...], tmp_path: object) -> None:
     # importlib.metadata (email, csv, zipfile) would cost a handshake about as much as the rest of it.
     loaded = _modules_after(list(argv), str(tmp_path), os.path.join(str(tmp_path), "modules.json"))
-    assert "entrypoints.version" in loaded
+    assert "lionrun.entrypoints.version" in loaded
     assert "importlib.metadata" not in loaded
 
 
@@ -189,7 +189,7 @@ def test_a_submit_loads_no_pydantic_and_no_asyncio(tmp_path: object) -> None:
     home = os.path.join(str(tmp_path), "li-home")
     os.mkdir(home, 0o700)
     loaded = _modules_after(["agent", "sh", "true", "--detach"], home, os.path.join(str(tmp_path), "modules.json"))
-    assert "application.submit" in loaded, "the submit did not run; the check would prove nothing"
+    assert "lionrun.application.submit" in loaded, "the submit did not run; the check would prove nothing"
     assert loaded & {"pydantic", "pydantic_core", "asyncio"} == set(), sorted(loaded & {"pydantic", "asyncio"})
 
 
@@ -199,6 +199,6 @@ def test_a_submit_loads_neither_the_work_a_runner_performs_nor_yaml(tmp_path: ob
     home = os.path.join(str(tmp_path), "li-home")
     os.mkdir(home, 0o700)
     loaded = _modules_after(["agent", "sh", "true", "--detach"], home, os.path.join(str(tmp_path), "modules.json"))
-    assert "application.submit" in loaded, "the submit did not run; the check would prove nothing"
-    heavy = {"application.work", "application.orchestrate", "concurrent.futures", "yaml"}
+    assert "lionrun.application.submit" in loaded, "the submit did not run; the check would prove nothing"
+    heavy = {"lionrun.application.work", "lionrun.application.orchestrate", "concurrent.futures", "yaml"}
     assert loaded & heavy == set(), sorted(loaded & heavy)

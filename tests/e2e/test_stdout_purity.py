@@ -47,7 +47,7 @@ def test_every_machine_answer_is_exactly_one_envelope_with_exit_zero(request_row
 
 
 def test_every_command_the_parser_knows_has_a_row_in_the_verb_table() -> None:
-    from entrypoints.cli import build_parser
+    from lionrun.entrypoints.cli import build_parser
 
     covered = {r.argv[: len(r.argv)] for r in ROWS}
     missing = [
@@ -58,7 +58,7 @@ def test_every_command_the_parser_knows_has_a_row_in_the_verb_table() -> None:
 
 
 def test_the_table_holds_a_help_row_for_every_command_level() -> None:
-    from entrypoints.cli import build_parser
+    from lionrun.entrypoints.cli import build_parser
 
     helps = {r.argv[:-1] for r in ROWS if r.argv and r.argv[-1] == "--help"}
     paths = {(), *command_paths(build_parser())}

@@ -12,8 +12,8 @@ import time
 import pytest
 from filelock import FileLock
 
-from adapters.store_lock import hold
-from application.ports import StoreBusy
+from lionrun.adapters.store_lock import hold
+from lionrun.application.ports import StoreBusy
 from tests.e2e.test_prune_real import on_disk, record
 from tests.e2e.test_startup_imports import imported_top_levels
 from tests.support import li_bin, machine, run_li
@@ -90,7 +90,7 @@ def test_a_read_never_imports_filelock(li_home: str, argv: tuple[str, ...]) -> N
     words = [word.format(run=run_id) for word in argv]
     result = run_li(*words, "--machine", home=li_home, env={"PYTHONPROFILEIMPORTTIME": "1"})
     names = imported_top_levels(result.stderr)
-    assert "entrypoints" in names, "importtime produced no report; the check would prove nothing"
+    assert "lionrun" in names, "importtime produced no report; the check would prove nothing"
     assert "filelock" not in names
 
 

@@ -15,7 +15,7 @@ from tests.support import REPO
 # A verb that makes noise every way a library or a child process could, then answers.
 NOISY = textwrap.dedent("""
     import os, subprocess, sys, warnings
-    import entrypoints.verbs.handshake as handshake
+    import lionrun.entrypoints.verbs.handshake as handshake
     real = handshake.run
     def noisy(args):
         print("stray print")
@@ -31,7 +31,7 @@ NOISY = textwrap.dedent("""
         return real(args)
     handshake.run = noisy
     handshake.show = lambda data, args: print("human answer") or 0
-    from entrypoints.bootstrap import main
+    from lionrun.entrypoints.bootstrap import main
     sys.exit(main(sys.argv[1:]))
 """)
 STRAYS = ["stray print", "stray sys.stdout", "stray sys.__stdout__", "stray fd 1", "stray child", "stray warning"]

@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.fs_store import FsRunStore
-from domain.run import Run, iso
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.domain.run import Run, iso
 from tests.builders import RealBatch
 from tests.e2e.screen import Terminal
 from tests.support import run_li

@@ -95,8 +95,8 @@ def test_list_watch_under_machine_is_one_envelope_refusing_it(li_home: str) -> N
 def test_list_has_an_age_column_in_the_one_time_style(li_home: str, columns: int) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from adapters.fs_store import FsRunStore
-    from domain.run import Run, iso
+    from lionrun.adapters.fs_store import FsRunStore
+    from lionrun.domain.run import Run, iso
 
     store, at = FsRunStore(li_home), datetime.now(UTC) - timedelta(hours=3, minutes=5)
     run_id = store.reserve(at)
@@ -153,7 +153,7 @@ def test_status_of_a_run_whose_runner_was_killed_while_its_work_lives(li_home: s
     import json
     import time
 
-    from domain.run import Incarnation
+    from lionrun.domain.run import Incarnation
     from tests.load.kill_in_host import kill_runner
 
     run_id = machine("agent", "--detach", "sh", 'touch "$LI_ARTIFACTS_DIR/started"; exec sleep 60',

@@ -693,8 +693,8 @@ def test_a_kill_recorded_from_another_host_during_the_setup_stops_it(li_home: st
     """What `li job kill` on another host of a shared store does: record the request, signal nothing."""
     from datetime import UTC, datetime
 
-    from adapters.fs_store import FsRunStore
-    from domain.run import iso
+    from lionrun.adapters.fs_store import FsRunStore
+    from lionrun.domain.run import iso
 
     run_id = submit(li_home, repo, "sh", "touch ran", "--worktree", "--setup", SLOW_SETUP, LI_SUPERVISOR=supervisor)
     console_says(li_home, run_id, "setting up")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapters.contract_client import Completed
+from lionrun.adapters.contract_client import Completed
 
 LI = "/opt/lionrun/bin/li"
 RUN_ID = "20260725T175010-97f334"

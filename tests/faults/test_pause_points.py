@@ -7,9 +7,9 @@ import pathlib
 
 import pytest
 
-from adapters.faults import PHASES, PausingStore
-from adapters.memory_store import MemoryRunStore
-from domain.run import Run
+from lionrun.adapters.faults import PHASES, PausingStore
+from lionrun.adapters.memory_store import MemoryRunStore
+from lionrun.domain.run import Run
 
 
 def store_with_run() -> tuple[PausingStore, str]:
@@ -56,7 +56,7 @@ def test_without_the_switch_nothing_is_marked_and_the_store_behaves_the_same(
 
 
 def test_the_container_wraps_its_store_only_when_a_phase_is_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
-    from entrypoints.container import get_container, set_container
+    from lionrun.entrypoints.container import get_container, set_container
 
     monkeypatch.delenv("LI_FAULT_PAUSE", raising=False)
     set_container(None)

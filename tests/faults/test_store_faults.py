@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.run import iso
+from lionrun.domain.run import iso
 from tests.faults.helpers import (
     NEVER,
     ask,
@@ -296,7 +296,7 @@ def work_gone(run_id: str, runner: int) -> bool:
 def live_incarnation(command: list[str]) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
     import psutil
 
-    from adapters.processes import host_facts
+    from lionrun.adapters.processes import host_facts
 
     child = subprocess.Popen(command, start_new_session=True)
     host = host_facts()

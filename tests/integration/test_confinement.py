@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters import confinement
+from lionrun.adapters import confinement
 
 NOBODY = 65534
 RUN = "20260101T000000-aaaaaa"

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from adapters.fs_store import FsRunStore
-from application.ports import RunNotFound, StoreRefused
-from domain.run import RecordUnusable, Run
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.application.ports import RunNotFound, StoreRefused
+from lionrun.domain.run import RecordUnusable, Run
 
 NOW = datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC)
 CANARY = "CANARY-outside-the-store"

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from adapters import fs_queues
-from adapters.clocks import FakeClock
-from adapters.fs_queues import FsQueues
-from application.ports import Held, QueueBroken
-from application.queueing import QueueService
-from domain.queue import set_parallel
-from domain.run import Run, iso
+from lionrun.adapters import fs_queues
+from lionrun.adapters.clocks import FakeClock
+from lionrun.adapters.fs_queues import FsQueues
+from lionrun.application.ports import Held, QueueBroken
+from lionrun.application.queueing import QueueService
+from lionrun.domain.queue import set_parallel
+from lionrun.domain.run import Run, iso
 
 A, B, C = "20261204T020000-aaaaaa", "20261204T020001-bbbbbb", "20261204T020002-cccccc"
 
@@ -215,7 +215,7 @@ class FakeQueues:
     """A hand-written queue world for the wait loop: one queue, a scripted slot count."""
 
     def __init__(self, limit: int) -> None:
-        from domain.queue import QueueSettings
+        from lionrun.domain.queue import QueueSettings
 
         self.kept = QueueSettings(name="q", parallel=limit)
         self.running_now = 0
@@ -260,8 +260,8 @@ class FlakyQueues(FakeQueues):
 def test_a_waiter_rides_out_a_store_that_does_not_answer_or_is_busy_and_takes_one_slot() -> None:
     """A statement timed out or a connection dropped while a run waits in its queue (PostgreSQL
     under load) does not end the runner: the look is made again, and one slot is taken."""
-    from application.outage import Outage
-    from application.ports import StoreBusy, StoreUnavailable
+    from lionrun.application.outage import Outage
+    from lionrun.application.ports import StoreBusy, StoreUnavailable
 
     clock = FakeClock()
     world = FlakyQueues(1, [StoreUnavailable("statement timeout"), StoreBusy("locked"),
@@ -274,8 +274,8 @@ def test_a_waiter_rides_out_a_store_that_does_not_answer_or_is_busy_and_takes_on
 
 
 def test_a_waiter_gives_up_only_after_the_outage_bound() -> None:
-    from application.outage import Outage
-    from application.ports import StoreUnavailable
+    from lionrun.application.outage import Outage
+    from lionrun.application.ports import StoreUnavailable
 
     clock = FakeClock()
     world = FlakyQueues(1, [StoreUnavailable("down")] * 1000)

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from adapters.fs_store import FsRunStore
-from application.ports import RunNotFound, StoreBusy, StoreRefused
-from domain.run import Run, is_run_id
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.application.ports import RunNotFound, StoreBusy, StoreRefused
+from lionrun.domain.run import Run, is_run_id
 from tests.support import REPO
 
 NOW = datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC)
@@ -49,7 +49,7 @@ def test_a_write_the_disk_refuses_is_store_refused_and_leaves_the_record(
     def full(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("adapters.fs_store.os.fsync", full)
+    monkeypatch.setattr("lionrun.adapters.fs_store.os.fsync", full)
     with pytest.raises(StoreRefused):
         store.update(run.run_id, lambda r: r.evolve(status="completed"))
     monkeypatch.undo()
@@ -80,7 +80,7 @@ def test_a_reserved_folder_without_a_record_is_listed_but_not_readable_as_a_run(
 
 CONCURRENT = """
 import sys
-from adapters.fs_store import FsRunStore
+from lionrun.adapters.fs_store import FsRunStore
 store = FsRunStore(sys.argv[1])
 for _ in range(int(sys.argv[3])):
     store.update(sys.argv[2], lambda r: r.evolve(extra={"count": r.extra.get("count", 0) + 1}))
@@ -103,7 +103,7 @@ def test_an_update_that_loses_the_race_to_a_removal_is_not_found_and_leaves_no_g
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The folder is opened before the lock is waited for: one renamed away meanwhile never comes back."""
-    import adapters.fs_store as fs_store
+    import lionrun.adapters.fs_store as fs_store
 
     store, run = fresh(tmp_path)
     real_acquire = fs_store.flock_within

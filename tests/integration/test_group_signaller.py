@@ -8,7 +8,7 @@ import sys
 import textwrap
 import time
 
-from adapters.processes import GroupSignaller, session_groups
+from lionrun.adapters.processes import GroupSignaller, session_groups
 
 LEADER = textwrap.dedent("""
     import signal, subprocess, sys, time

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from adapters.fs_store import RECORD
-from adapters.providers import KILL_GRACE, PUMP_JOIN, script_descriptor
-from adapters.supervision import SUPERVISOR, captured_lines
-from application.work import KILL_SEEN
-from domain.untrusted import RECORD_MAX_BYTES
+from lionrun.adapters.fs_store import RECORD
+from lionrun.adapters.providers import KILL_GRACE, PUMP_JOIN, script_descriptor
+from lionrun.adapters.supervision import SUPERVISOR, captured_lines
+from lionrun.application.work import KILL_SEEN
+from lionrun.domain.untrusted import RECORD_MAX_BYTES
 
 FINISHER = textwrap.dedent("""
     import json, os, sys
@@ -243,9 +243,9 @@ def test_captured_lines_split_as_the_in_process_runner_reads_them() -> None:
 
 
 def test_a_hand_over_told_a_sigterm_came_execs_nothing_and_closes_what_it_opened() -> None:
-    from adapters.supervision import hand_over
-    from application.ports import Held, LegLaunch
-    from application.work import Supervision
+    from lionrun.adapters.supervision import hand_over
+    from lionrun.application.ports import Held, LegLaunch
+    from lionrun.application.work import Supervision
 
     script = script_descriptor("echo never")
     launch = LegLaunch(argv=("/bin/sh", f"/dev/fd/{script}"), stdin_text="the prompt", keeps=(Held(script),))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 
-from adapters.notifier import CommandNotifier
+from lionrun.adapters.notifier import CommandNotifier
 
 BODY = {"run_id": "20260803T000000-abcdef", "terminal": True, "outcome": "failed"}
 

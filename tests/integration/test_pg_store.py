@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from adapters.pg_store import CONSOLE_STREAM
-from application.ports import RunNotFound, StoreBusy, StoreRefused
-from domain.run import Run
+from lionrun.adapters.pg_store import CONSOLE_STREAM
+from lionrun.application.ports import RunNotFound, StoreBusy, StoreRefused
+from lionrun.domain.run import Run
 from tests.pg import pg_store
 
 NOW = datetime(2026, 12, 3, 8, 0, 0, tzinfo=UTC)
@@ -41,7 +41,7 @@ def test_a_reserved_run_without_a_record_is_not_found_and_not_listed(pg_dsn: str
 
 
 def _bump(dsn: str, spool: str, run_id: str, times: int) -> None:
-    from adapters.pg_store import PgRunStore
+    from lionrun.adapters.pg_store import PgRunStore
 
     store = PgRunStore(dsn, spool, host_id="host-a")
     for _ in range(times):
@@ -84,7 +84,7 @@ def test_change_returning_none_writes_nothing(pg_dsn: str, tmp_path: Any) -> Non
 def test_a_corrupt_record_row_is_record_unusable_not_a_crash(pg_dsn: str, tmp_path: Any) -> None:
     import psycopg
 
-    from domain.run import RecordUnusable
+    from lionrun.domain.run import RecordUnusable
 
     store = pg_store(pg_dsn, tmp_path)
     run = created(store)
@@ -124,7 +124,7 @@ def test_a_missing_console_is_unavailable_missing(pg_dsn: str, tmp_path: Any) ->
 
 
 def test_a_server_that_is_not_there_is_store_refused_not_a_hang(tmp_path: Any) -> None:
-    from adapters.pg_store import PgRunStore
+    from lionrun.adapters.pg_store import PgRunStore
 
     store = PgRunStore("postgresql://postgres@127.0.0.1:1/lionrun", str(tmp_path), host_id="h")
     with pytest.raises(StoreRefused):
@@ -154,8 +154,8 @@ def test_a_server_that_does_not_answer_is_unavailable_and_one_that_refuses_is_no
     """The runner retries only StoreUnavailable: a refusal (no such database, no privilege) must not be one."""
     import psycopg
 
-    from adapters.pg_store import PgRunStore
-    from application.ports import StoreUnavailable
+    from lionrun.adapters.pg_store import PgRunStore
+    from lionrun.application.ports import StoreUnavailable
 
     with pytest.raises(StoreUnavailable, match="cannot be reached"):
         PgRunStore("postgresql://postgres@127.0.0.1:1/lionrun", str(tmp_path), host_id="h").read(
@@ -185,8 +185,8 @@ def test_a_server_that_does_not_answer_is_unavailable_and_one_that_refuses_is_no
 def test_a_statement_timeout_is_unavailable_in_a_read_and_in_the_fenced_write(pg_dsn: str, tmp_path: Any) -> None:
     import psycopg
 
-    from adapters.pg_store import PgRunStore
-    from application.ports import StoreUnavailable
+    from lionrun.adapters.pg_store import PgRunStore
+    from lionrun.application.ports import StoreUnavailable
 
     run = created(pg_store(pg_dsn, tmp_path))
     store = PgRunStore(pg_dsn, str(tmp_path), host_id="host-a", statement_timeout=0.3)
@@ -204,7 +204,7 @@ def test_a_terminated_connection_fails_one_call_as_unavailable_and_the_next_call
         pg_dsn: str, tmp_path: Any) -> None:
     import psycopg
 
-    from application.ports import StoreUnavailable
+    from lionrun.application.ports import StoreUnavailable
 
     store = pg_store(pg_dsn, tmp_path)
     run = created(store)

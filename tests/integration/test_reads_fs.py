@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.clocks import FakeClock
-from adapters.fakes import ScriptedProber
-from adapters.fs_store import FsRunStore
-from application.observe import Observer
-from application.reads import RunReads
+from lionrun.adapters.clocks import FakeClock
+from lionrun.adapters.fakes import ScriptedProber
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.application.observe import Observer
+from lionrun.application.reads import RunReads
 from tests.builders import RunState, a_run, lay_down
 
 
@@ -154,7 +154,7 @@ def test_an_unreadable_record_is_unavailable_and_left_as_it_was(fs) -> None:
     reads, store, run_id = fs
     os.replace(path(store, run_id, "record.json"), path(store, run_id, "moved"))
     os.mkdir(path(store, run_id, "record.json"))
-    from domain.contract import ContractError
+    from lionrun.domain.contract import ContractError
 
     with pytest.raises(ContractError) as refused:
         reads.status(run_id)
@@ -173,11 +173,11 @@ def test_a_limited_listing_reads_only_what_the_limit_needs(world, tmp_path) -> N
     if world.kind == "memory":
         store = world.store
     else:
-        from adapters.fs_store import FsRunStore
+        from lionrun.adapters.fs_store import FsRunStore
 
         store = FsRunStore(world.store.home, reads=count.append)
     lay_down(world, store, 10_000)
-    from application.observe import Observer
+    from lionrun.application.observe import Observer
 
     listing = RunReads(store, Observer(store, world.prober, world.clock), store).listing(limit=20)
     assert len(listing["runs"]) == 20 and listing["truncated"] is True

@@ -13,13 +13,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.clocks import SystemClock
-from adapters.fakes import RecordingNotifier
-from adapters.fs_store import FsRunStore
-from adapters.processes import PsutilProber, host_facts
-from application.notify import Notices
-from application.observe import Observer
-from domain.run import STARTED, Incarnation, Run, iso
+from lionrun.adapters.clocks import SystemClock
+from lionrun.adapters.fakes import RecordingNotifier
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.adapters.processes import PsutilProber, host_facts
+from lionrun.application.notify import Notices
+from lionrun.application.observe import Observer
+from lionrun.domain.run import STARTED, Incarnation, Run, iso
 from tests.builders import assert_one_reap
 
 
@@ -113,7 +113,7 @@ def test_a_record_copied_from_another_host_is_never_reaped_nor_called_stopped(
 
 READER = textwrap.dedent("""
     import sys
-    from entrypoints.container import get_container
+    from lionrun.entrypoints.container import get_container
     observed = get_container().reads.observer().observe(sys.argv[1])
     print(observed.derivation.terminal, observed.derivation.outcome)
 """)

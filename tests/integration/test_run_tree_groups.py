@@ -10,8 +10,8 @@ import subprocess
 import sys
 import time
 
-from adapters import proctree
-from adapters.providers import ChildGroups
+from lionrun.adapters import proctree
+from lionrun.adapters.providers import ChildGroups
 
 
 def run_id() -> str:
@@ -42,7 +42,7 @@ def gone(pid: int, within: float = 5.0) -> bool:
 
 STOP = """
 import sys
-from adapters.providers import ChildGroups
+from lionrun.adapters.providers import ChildGroups
 from tests.integration.test_run_tree_groups import escaped
 print(escaped(sys.argv[1]), flush=True)
 ChildGroups(sys.argv[1]).stop_strays(sys.stdout.write, grace=0.5)
@@ -78,7 +78,7 @@ def test_outside_a_run_nothing_is_stopped(tmp_path, monkeypatch) -> None:
 
 STOP_ONE_LEG = """
 import os, subprocess, sys
-from adapters.providers import ChildGroups
+from lionrun.adapters.providers import ChildGroups
 run = sys.argv[1]
 env = {**os.environ, "LI_RUN_ID": run}
 # leg b: started (a descendant of this runner, carrying its leg id) but not registered yet, as in

@@ -12,7 +12,7 @@ from tests.support import REPO
 def test_no_store_url_password_or_libpq_variable_reaches_the_work() -> None:
     env = {**os.environ, "LI_STORE": "postgresql://li:SECRET@db/li", "PGPASSWORD": "SECRET", "PGHOST": "db",
            "PGPASSFILE": "/x/.pgpass", "LI_HOME": "/h", "KEEP_ME": "1", "PYTHONSAFEPATH": "1"}
-    code = ("import json; from entrypoints.runner import provider_environment; "
+    code = ("import json; from lionrun.entrypoints.runner import provider_environment; "
             "print(json.dumps(provider_environment('20260101T000000-aaaaaa', '/h/a')))")
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, check=True)
     seen = done.stdout

@@ -12,11 +12,11 @@ import time
 import pytest
 from dependency_injector import providers
 
-from adapters.fs_store import FsRunStore
-from adapters.processes import DetachedSpawner
-from application.ports import SpawnRequest
-from entrypoints.container import get_container, set_container
-from entrypoints.dispatch import answer
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.adapters.processes import DetachedSpawner
+from lionrun.application.ports import SpawnRequest
+from lionrun.entrypoints.container import get_container, set_container
+from lionrun.entrypoints.dispatch import answer
 
 FAKES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fakes", "bin")
 
@@ -107,7 +107,7 @@ def test_a_non_executable_interpreter_leaves_a_terminal_failure(home, tmp_path) 
     container.submit.submitter.override(providers.Factory(
         container.submit.submitter.cls, store=container.core.store, files=container.core.store, spawner=container.core.spawner, prober=container.core.prober,
         signaller=container.core.signaller, clock=container.core.clock, providers=container.submit.provider_registry,
-        runner_command=[str(interpreter), "-m", "entrypoints.runner"], env={"LI_HOME": home}))
+        runner_command=[str(interpreter), "-m", "lionrun.entrypoints.runner"], env={"LI_HOME": home}))
     envelope = submit("sh", "echo never")
     assert envelope["ok"] is False
     record = FsRunStore(home).read(envelope["error"]["detail"]["run_id"])

@@ -16,11 +16,11 @@ import psutil
 import pytest
 from msgspec.structs import replace
 
-from adapters.clocks import SystemClock
-from adapters.fs_store import FsRunStore
-from adapters.processes import GroupSignaller, PsutilProber, host_facts, scan_session
-from application.observe import Observer
-from domain.run import Incarnation
+from lionrun.adapters.clocks import SystemClock
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.adapters.processes import GroupSignaller, PsutilProber, host_facts, scan_session
+from lionrun.application.observe import Observer
+from lionrun.domain.run import Incarnation
 from tests.builders import is_gone as gone
 from tests.integration.test_group_signaller import wait_until
 from tests.integration.test_reaper_real_processes import record_for
@@ -128,8 +128,8 @@ def test_processes_that_started_before_the_recorded_runner_are_never_members(
 
 SELF_KILL = textwrap.dedent("""
     import json, signal, subprocess, sys
-    from adapters.processes import GroupSignaller, PsutilProber, host_facts
-    from domain.run import Incarnation
+    from lionrun.adapters.processes import GroupSignaller, PsutilProber, host_facts
+    from lionrun.domain.run import Incarnation
     import os
     child = subprocess.Popen(["sleep", "300"])
     here, me = host_facts(), os.getpid()

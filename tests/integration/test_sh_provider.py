@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 
-from adapters.providers import ChildGroups, ChildRun, ShProvider, command_line
+from lionrun.adapters.providers import ChildGroups, ChildRun, ShProvider, command_line
 
 ENV = {"PATH": "/usr/bin:/bin"}
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from domain.slurm import (
+from lionrun.domain.slurm import (
     SQUEUE_FORMAT,
     RecordedJob,
     SlurmJob,

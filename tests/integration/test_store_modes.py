@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.diagnostics import SystemDiagnostics
-from adapters.store_modes import store_modes
-from application.doctor import StoreModes, diagnose
+from lionrun.adapters.diagnostics import SystemDiagnostics
+from lionrun.adapters.store_modes import store_modes
+from lionrun.application.doctor import StoreModes, diagnose
 
 RUN = "20260725T175010-abcdef"
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from adapters.fs_store import FsRunStore
-from adapters.memory_store import MemoryRunStore
-from adapters.pg_store import PgRunStore
-from application.ports import RunFiles, RunNotFound, RunRecords
-from domain.run import Run, is_run_id
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.adapters.memory_store import MemoryRunStore
+from lionrun.adapters.pg_store import PgRunStore
+from lionrun.application.ports import RunFiles, RunNotFound, RunRecords
+from lionrun.domain.run import Run, is_run_id
 from tests.pg import pg_store
 
 NOW = datetime(2026, 7, 25, 17, 50, 10, tzinfo=UTC)

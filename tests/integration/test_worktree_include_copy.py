@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from adapters.git import _copy_regular
+from lionrun.adapters.git import _copy_regular
 
 
 def tree(tmp_path: Path) -> tuple[str, str]:

@@ -18,8 +18,8 @@ import signal
 import sys
 import time
 
-from adapters.processes import GroupSignaller, carries_run, scan_session
-from domain.run import Incarnation
+from lionrun.adapters.processes import GroupSignaller, carries_run, scan_session
+from lionrun.domain.run import Incarnation
 
 WITHIN = 30.0
 
@@ -67,7 +67,7 @@ def kill_runner(run_id: str, incarnation: Incarnation) -> None:
 def show_alive(run_id: str, incarnation: Incarnation) -> None:
     """Print (JSON) the run's live processes besides its runner, as this host's /proc shows them:
     what a test names when a read ended a run it believed still working."""
-    from adapters import proctree
+    from lionrun.adapters import proctree
 
     found = proctree.run_processes(-1, f"LI_RUN_ID={run_id}".encode()) or {}
     rows = []

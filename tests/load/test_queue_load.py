@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from adapters.fs_queues import FsQueues
+from lionrun.adapters.fs_queues import FsQueues
 from tests.support import machine
 
 PARALLEL = 4

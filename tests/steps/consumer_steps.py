@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from adapters.contract_client import (
+from lionrun.adapters.contract_client import (
     Completed,
     ContractClient,
     Evidence,

@@ -120,7 +120,7 @@ def stray_at_exit(contract_call: ContractCall, words: str) -> None:
 @given("the handshake command fails with an unexpected exception")
 def handshake_crashes(contract_call: ContractCall) -> None:
     contract_call.add_site("""
-        import entrypoints.verbs.handshake as _h
+        import lionrun.entrypoints.verbs.handshake as _h
         def _boom(args):
             raise RuntimeError("handshake exploded for this test")
         _h.run = _boom
@@ -132,7 +132,7 @@ def handshake_crashes(contract_call: ContractCall) -> None:
 def handshake_exits(contract_call: ContractCall) -> None:
     contract_call.add_site("""
         import sys
-        import entrypoints.verbs.handshake as _h
+        import lionrun.entrypoints.verbs.handshake as _h
         _h.run = lambda args: sys.exit(3)
     """)
 
@@ -140,9 +140,9 @@ def handshake_exits(contract_call: ContractCall) -> None:
 @given("the agent command allocates a run and then fails to import a module")
 def agent_allocates_then_fails(contract_call: ContractCall) -> None:
     contract_call.add_site("""
-        import entrypoints.verbs.agent as _a
+        import lionrun.entrypoints.verbs.agent as _a
         def _allocate_then_fail(args):
-            from entrypoints.container import get_container
+            from lionrun.entrypoints.container import get_container
             container = get_container()
             container.core.store().reserve(container.core.clock().now())
             import a_module_that_is_not_installed  # noqa: F401

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from application.notify import Notices
-from application.ports import NoticeResult
-from domain.run import DeliveryValue, Run
+from lionrun.application.notify import Notices
+from lionrun.application.ports import NoticeResult
+from lionrun.domain.run import DeliveryValue, Run
 from tests.builders import RunState, a_run, end
 from tests.support import li_bin, machine
 

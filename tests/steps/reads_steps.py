@@ -11,7 +11,7 @@ from typing import Any
 import pytest  # noqa: E402
 from pytest_bdd import given, parsers, then, when  # noqa: E402
 
-from domain.run import Run, iso
+from lionrun.domain.run import Run, iso
 from tests.builders import (
     STATE_PATTERN,
     RunState,
@@ -173,7 +173,7 @@ def _manifest_state(reads_ctx: ReadsContext, name: str, state: str) -> None:
     if state == "malformed":
         write_file(world.store, run_id, "manifest.json", "{cut short")
     elif state == "unreadable":  # a folder there would be not_regular_file; root reads any mode
-        from domain.availability import UNREADABLE, Availability
+        from lionrun.domain.availability import UNREADABLE, Availability
 
         original = world.store.manifest
         world.store.manifest = lambda rid: (Availability.unavailable(UNREADABLE, "permission denied")
@@ -302,9 +302,9 @@ def _all_carry(reads_ctx: ReadsContext) -> None:
 
 @then(parsers.parse('a fresh reader over the same store gives the same status answer for "{name}"'))
 def _fresh_reader(reads_ctx: ReadsContext, name: str) -> None:
-    from adapters.fakes import ScriptedProber
-    from application.observe import Observer
-    from application.reads import RunReads
+    from lionrun.adapters.fakes import ScriptedProber
+    from lionrun.application.observe import Observer
+    from lionrun.application.reads import RunReads
 
     world = reads_ctx.world
     prober = ScriptedProber(world.prober.facts.host_id, world.prober.facts.boot_id)  # a restarted consumer
@@ -442,7 +442,7 @@ def _cli_home(reads_ctx: ReadsContext) -> str:
 def _real_without_identity(reads_ctx: ReadsContext) -> None:
     from datetime import UTC, datetime
 
-    from adapters.fs_store import FsRunStore
+    from lionrun.adapters.fs_store import FsRunStore
 
     reads_ctx.sleeper = Sleeper()
     run = a_run(FsRunStore(_cli_home(reads_ctx)), datetime.now(UTC), RunState.STARTED,
@@ -456,7 +456,7 @@ def _real_group(reads_ctx: ReadsContext) -> None:
 
     import psutil
 
-    from adapters.fs_store import FsRunStore
+    from lionrun.adapters.fs_store import FsRunStore
 
     store = FsRunStore(_cli_home(reads_ctx))
     run_id = store.reserve(datetime.now(UTC))  # the id first: the group carries it, as li's runner does
@@ -494,8 +494,8 @@ def _li_submitted_work(reads_ctx: ReadsContext) -> None:
 
 def _stop_session(reads_ctx: ReadsContext) -> None:
     """Teardown: whatever of the run still lives is SIGKILLed, member by member (never a stranger)."""
-    from adapters.fs_store import FsRunStore
-    from adapters.processes import GroupSignaller
+    from lionrun.adapters.fs_store import FsRunStore
+    from lionrun.adapters.processes import GroupSignaller
 
     incarnation = FsRunStore(_cli_home(reads_ctx)).read(reads_ctx.ids["real"]).incarnation
     if incarnation is not None:
@@ -547,7 +547,7 @@ def _li_reports_cancelled(reads_ctx: ReadsContext) -> None:
 def _real_no_manifest(reads_ctx: ReadsContext) -> None:
     from datetime import UTC, datetime
 
-    from adapters.fs_store import FsRunStore
+    from lionrun.adapters.fs_store import FsRunStore
 
     store = FsRunStore(_cli_home(reads_ctx))
     run = a_run(store, datetime.now(UTC), RunState.STARTED)

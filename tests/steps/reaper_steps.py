@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from application.observe import Observed, Observer
-from application.ports import StoreBusy, StoreRefused
-from domain.run import Incarnation
+from lionrun.application.observe import Observed, Observer
+from lionrun.application.ports import StoreBusy, StoreRefused
+from lionrun.domain.run import Incarnation
 from tests.builders import (
     BOOT,
     CREATED,
@@ -214,7 +214,7 @@ def _li_incarnation(reaper_ctx: dict[str, Any]) -> None:
     import json
     import os
 
-    from adapters.processes import PsutilProber, host_facts
+    from lionrun.adapters.processes import PsutilProber, host_facts
     from tests.builders import kill_session
 
     handle, home = reaper_ctx["handle"], reaper_ctx["home"]

@@ -15,8 +15,8 @@ import pytest
 from dependency_injector import providers
 from pytest_bdd import given, parsers, then, when
 
-from application.ports import SpawnFailed, SpawnRequest
-from domain.run import PREPARING
+from lionrun.application.ports import SpawnFailed, SpawnRequest
+from lionrun.domain.run import PREPARING
 from tests.builders import RunState, a_run
 from tests.support import li_bin, machine
 
@@ -54,7 +54,7 @@ def _artifact(ctx: dict[str, Any], run_id: str, name: str) -> str:
 
 
 def _agent_request(cwd: str = "/tmp") -> Any:
-    from domain.request import Leg, ModelSpec, RunRequest
+    from lionrun.domain.request import Leg, ModelSpec, RunRequest
 
     return RunRequest(kind="agent", instruction="echo watched", legs=(Leg("main", ModelSpec("sh")),), cwd=cwd)
 
@@ -233,7 +233,7 @@ def id_before_spawn(submit_ctx: dict[str, Any]) -> None:
 
 @then("the child was started with that run id as its last argument")
 def id_in_argv(submit_ctx: dict[str, Any]) -> None:
-    assert submit_ctx["at_spawn"]["argv"][-3:] == ["-m", "entrypoints.runner", submit_ctx["world_handle"].run_id]
+    assert submit_ctx["at_spawn"]["argv"][-3:] == ["-m", "lionrun.entrypoints.runner", submit_ctx["world_handle"].run_id]
 
 
 @then('at the moment of the spawn the record said spawn_state "preparing" with no pid')
@@ -293,8 +293,8 @@ def cwd_will_vanish(world: Any, submit_ctx: dict[str, Any]) -> None:
 
 @when("a program submits a valid request")
 def submit_in_process(world: Any, submit_ctx: dict[str, Any]) -> None:
-    from entrypoints.container import set_container
-    from entrypoints.dispatch import answer
+    from lionrun.entrypoints.container import set_container
+    from lionrun.entrypoints.dispatch import answer
 
     set_container(world.container)
     cwd = submit_ctx.get("cwd", str(submit_ctx["tmp"]))

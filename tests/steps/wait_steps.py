@@ -13,8 +13,8 @@ import pytest
 from dependency_injector import providers
 from pytest_bdd import given, parsers, then, when
 
-from adapters.fs_store import FsRunStore
-from application.wait import StopFlag, WaitResult
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.application.wait import StopFlag, WaitResult
 from tests.builders import (
     EventClock,
     RealBatch,
@@ -208,7 +208,7 @@ def _echo(wait_ctx: WaitContext, max_wait: str, requested_max: str, poll: str, r
 
 @then("wait, status and list say the same of every run in the batch")
 def _agree(wait_ctx: WaitContext) -> None:
-    from domain.contract import ContractError
+    from lionrun.domain.contract import ContractError
 
     data = wait_ctx.data
     assert data is not None

@@ -6,7 +6,7 @@ from typing import Any
 
 from pytest_bdd import given, parsers, then, when
 
-from domain.worktree import NO_CHANGES, Changes, Worktree
+from lionrun.domain.worktree import NO_CHANGES, Changes, Worktree
 from tests.builders import end
 from tests.steps.reads_steps import ReadsContext
 

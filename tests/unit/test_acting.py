@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.memory_store import MemoryRunStore
-from application.acting import ChildrenOf
-from application.ports import RunNotFound
-from domain.contract import ContractError
-from domain.run import Run
+from lionrun.adapters.memory_store import MemoryRunStore
+from lionrun.application.acting import ChildrenOf
+from lionrun.application.ports import RunNotFound
+from lionrun.domain.contract import ContractError
+from lionrun.domain.run import Run
 
 NOW = datetime(2026, 12, 5, 3, 0, tzinfo=UTC)
 
@@ -58,7 +58,7 @@ def test_a_run_made_through_the_view_records_its_parent_and_only_children_are_se
 
 
 def test_the_view_takes_no_store_upkeep_and_no_import() -> None:
-    from application.ports import StoreRefused
+    from lionrun.application.ports import StoreRefused
 
     seen = ChildrenOf(MemoryRunStore(), "20261205T030000-abcdef")
     with pytest.raises(StoreRefused):
@@ -89,7 +89,7 @@ def namespace(**fields: object) -> Namespace:
 ])
 def test_what_the_work_may_not_ask_is_refused(monkeypatch: pytest.MonkeyPatch, fields: dict[str, object],
                                              said: str) -> None:
-    from entrypoints.acting import admit
+    from lionrun.entrypoints.acting import admit
 
     monkeypatch.setenv("LI_ACTING_FOR", "20261205T030000-abcdef")
     with pytest.raises(ContractError) as refused:
@@ -100,7 +100,7 @@ def test_what_the_work_may_not_ask_is_refused(monkeypatch: pytest.MonkeyPatch, f
 
 
 def test_a_childs_submit_is_confined_and_reads_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    from entrypoints.acting import admit
+    from lionrun.entrypoints.acting import admit
 
     monkeypatch.setenv("LI_ACTING_FOR", "20261205T030000-abcdef")
     submit = namespace(command="agent", confine=None, prompt_file="-")
@@ -114,14 +114,14 @@ def test_a_childs_submit_is_confined_and_reads_pass(monkeypatch: pytest.MonkeyPa
 
 
 def test_the_marker_name_is_one_in_both_layers() -> None:
-    from adapters.fs_store import HIDDEN as STORE_SIDE
-    from entrypoints.home import HIDDEN as CLIENT_SIDE
+    from lionrun.adapters.fs_store import HIDDEN as STORE_SIDE
+    from lionrun.entrypoints.home import HIDDEN as CLIENT_SIDE
 
     assert STORE_SIDE == CLIENT_SIDE
 
 
 def test_the_broker_drops_the_runs_tags_and_sets_its_own() -> None:
-    from adapters import broker
+    from lionrun.adapters import broker
 
     env = broker.environment({"PATH": "/bin", "LI_RUN_ID": "x", "LI_LEG_ID": "y", "LI_ARTIFACTS_DIR": "/a",
                               "LI_BROKER_MARK": "old", "LI_ACTING_FOR": "old"}, "run", "mark")
@@ -132,7 +132,7 @@ def test_every_port_method_that_takes_a_run_is_checked_by_the_view() -> None:
     """A method the ports gain later must not reach another run's files through `__getattr__`."""
     import inspect
 
-    from application import ports
+    from lionrun.application import ports
 
     for port in (ports.RunRecords, ports.RunFiles):
         for name, member in vars(port).items():

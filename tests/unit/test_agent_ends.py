@@ -11,9 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.providers import ChildGroups, ChildRun, ClaudeProvider, CodexProvider, GeminiProvider
-from domain.ending import leg_status
-from domain.transcript import (
+from lionrun.adapters.providers import (
+    ChildGroups,
+    ChildRun,
+    ClaudeProvider,
+    CodexProvider,
+    GeminiProvider,
+)
+from lionrun.domain.ending import leg_status
+from lionrun.domain.transcript import (
     AGENT_REASONS,
     EMPTY_ANSWER,
     PROVIDER_AUTH,

@@ -8,7 +8,7 @@ import os
 import socket
 import struct
 
-from adapters import broker
+from lionrun.adapters import broker
 
 
 def test_a_request_carries_its_words_and_three_descriptors_closed_on_exec() -> None:
@@ -89,7 +89,7 @@ def test_a_socket_of_another_user_gets_no_request(tmp_path) -> None:
 def test_a_marker_this_user_did_not_make_is_no_marker(tmp_path, monkeypatch) -> None:
     import pytest
 
-    from entrypoints.home import HIDDEN, broker_of_hidden_home
+    from lionrun.entrypoints.home import HIDDEN, broker_of_hidden_home
 
     (tmp_path / HIDDEN).write_text("li-broker-20261205T000000-abcdef-00\n")
     monkeypatch.setenv("LI_HOME", str(tmp_path))

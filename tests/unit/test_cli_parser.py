@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from entrypoints.cli import HelpRequested, UsageError, build_parser
+from lionrun.entrypoints.cli import HelpRequested, UsageError, build_parser
 
 RUN_ID = "20260101T000000-000000"
 
@@ -68,7 +68,7 @@ def test_a_read_registers_only_its_verb_and_its_subcommand() -> None:
     assert set(registered(root)) == {"job"}
     assert set(registered(registered(root)["job"])) == {"status"}
     assert set(registered(build_parser(["handshake"]))) == {"handshake"}
-    from entrypoints.verbs.job import SUB_TABLE
+    from lionrun.entrypoints.verbs.job import SUB_TABLE
 
     assert len(registered(registered(build_parser(["job", "--help", "status"]))["job"])) == len(SUB_TABLE)
     assert registered(build_parser([])) == registered(build_parser(["--version"])) == {}

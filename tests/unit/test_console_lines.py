@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.console import from_line_start, last_lines
+from lionrun.domain.console import from_line_start, last_lines
 
 
 def test_a_cut_tail_starts_at_the_next_line() -> None:

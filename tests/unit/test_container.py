@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from dependency_injector import providers
 
-from adapters.faults import PausingStore
-from adapters.fs_store import FsRunStore
-from adapters.memory_store import MemoryRunStore
-from application.kill import KILL_GRACE_DEFAULT
-from domain.lifecycle import PREPARING_THRESHOLD_SECONDS
-from domain.notify import DEFAULT_TIMEOUT_SECONDS
-from entrypoints.container import Container
-from entrypoints.settings import from_environment
+from lionrun.adapters.faults import PausingStore
+from lionrun.adapters.fs_store import FsRunStore
+from lionrun.adapters.memory_store import MemoryRunStore
+from lionrun.application.kill import KILL_GRACE_DEFAULT
+from lionrun.domain.lifecycle import PREPARING_THRESHOLD_SECONDS
+from lionrun.domain.notify import DEFAULT_TIMEOUT_SECONDS
+from lionrun.entrypoints.container import Container
+from lionrun.entrypoints.settings import from_environment
 
 
 def test_a_fresh_container_works_on_the_defaults_without_any_configuration(

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.contract import (
+from lionrun.domain.contract import (
     CONTRACT_VERSION,
     ERROR_KINDS,
     MIN_SUPPORTED_VERSION,
@@ -40,7 +40,7 @@ def test_the_error_kind_enum_and_the_vocabulary_literal_never_drift() -> None:
     # domain.contract no longer checks this at import (it would import typing into every handshake).
     from typing import get_args
 
-    from domain.vocabulary import ErrorKindName
+    from lionrun.domain.vocabulary import ErrorKindName
 
     assert [k.value for k in ErrorKind] == list(get_args(ErrorKindName))
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from adapters.contract_client import (
+from lionrun.adapters.contract_client import (
     Branch,
     Completed,
     ContractClient,
@@ -26,7 +26,7 @@ from adapters.contract_client import (
     read_availability,
     run_view,
 )
-from domain.contract import is_well_formed
+from lionrun.domain.contract import is_well_formed
 from tests.fakes.contract_fakes import (
     LI,
     OTHER_ID,
@@ -525,7 +525,7 @@ def test_submit_agent_passes_permission_mode_provider_args_and_notify_as_the_cli
 
 
 def test_an_artifact_not_served_says_why_with_a_refusal_kind(tmp_path: object) -> None:
-    from adapters.contract_client.artifacts import artifact_of
+    from lionrun.adapters.contract_client.artifacts import artifact_of
 
     listed = {"available": True, "value": [{"name": "a.md", "path": "/nowhere/a.md", "type": "file",
                                             "sha256": "00"}], "reason_code": None, "detail": None}

@@ -13,7 +13,7 @@ from typing import Any
 
 from dependency_injector import providers
 
-from entrypoints.container import Container
+from lionrun.entrypoints.container import Container
 from tests.support import REPO
 
 SIDES = ("core", "reads", "notices", "waits", "submit", "upkeep")
@@ -58,7 +58,7 @@ def test_the_check_sees_an_async_provider() -> None:
 
 PROBE = textwrap.dedent("""
     import json, sys
-    import entrypoints.startup.di_import as di
+    import lionrun.entrypoints.startup.di_import as di
     from dependency_injector import __version__
     after_import = sorted(n for n in ("asyncio", "pydantic", "pydantic_core", "ssl", "configparser",
                                       "fastapi", "werkzeug", "fast_depends", "dependency_injector.wiring",

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.contract import ContractError, ErrorKind
-from entrypoints import dispatch as dispatcher
-from entrypoints.bootstrap import split_machine
-from entrypoints.environment import EnvironmentFault
-from entrypoints.startup import fast_path
-from entrypoints.verbs import handshake
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints import dispatch as dispatcher
+from lionrun.entrypoints.bootstrap import split_machine
+from lionrun.entrypoints.environment import EnvironmentFault
+from lionrun.entrypoints.startup import fast_path
+from lionrun.entrypoints.verbs import handshake
 
 
 class Out(io.StringIO):
@@ -96,7 +96,7 @@ def test_an_import_failure_in_a_read_is_an_environment_fault(monkeypatch: pytest
 
 
 def test_an_import_failure_once_a_submit_has_begun_is_internal_not_78(monkeypatch: pytest.MonkeyPatch) -> None:
-    from entrypoints.verbs import agent
+    from lionrun.entrypoints.verbs import agent
 
     def late(args: Namespace) -> dict[str, Any]:
         raise ModuleNotFoundError("No module named 'late'")
@@ -110,7 +110,7 @@ def test_an_import_failure_once_a_submit_has_begun_is_internal_not_78(monkeypatc
 def test_a_submit_whose_dependencies_do_not_import_is_an_environment_fault_before_it_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from entrypoints.verbs import agent
+    from lionrun.entrypoints.verbs import agent
 
     calls: list[str] = []
 
@@ -172,7 +172,7 @@ def test_an_envelope_is_one_line_even_for_characters_line_readers_split_on(
 
 @pytest.mark.parametrize("words", sorted(fast_path.WITHOUT_PARSER), ids=" ".join)
 def test_words_answered_without_a_parser_get_the_namespace_the_parser_gives(words: tuple[str, ...]) -> None:
-    from entrypoints.cli import build_parser
+    from lionrun.entrypoints.cli import build_parser
 
     fast = vars(dispatcher.parse(list(words)))
     for built in (build_parser(list(words)), build_parser()):  # the request's parser and the whole tree

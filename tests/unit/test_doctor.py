@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from adapters.diagnostics import SystemDiagnostics
-from application.doctor import NotifySetting, StoreModes, diagnose
+from lionrun.adapters.diagnostics import SystemDiagnostics
+from lionrun.application.doctor import NotifySetting, StoreModes, diagnose
 
 
 @dataclass
@@ -199,8 +199,8 @@ def test_nothing_configured_means_no_notify_setting(tmp_path) -> None:
 def test_the_verb_answers_from_the_containers_diagnostics(tmp_path, capsys) -> None:
     from dependency_injector import providers
 
-    from entrypoints.container import Container, set_container
-    from entrypoints.dispatch import answer, human
+    from lionrun.entrypoints.container import Container, set_container
+    from lionrun.entrypoints.dispatch import answer, human
 
     container = Container()
     container.config.from_dict({"home": str(tmp_path)})
@@ -265,8 +265,8 @@ def test_a_store_that_cannot_be_examined_is_a_warning_with_its_reason() -> None:
 def test_the_verb_passes_fix_through_to_the_diagnostics(tmp_path) -> None:
     from dependency_injector import providers
 
-    from entrypoints.container import Container, set_container
-    from entrypoints.dispatch import answer
+    from lionrun.entrypoints.container import Container, set_container
+    from lionrun.entrypoints.dispatch import answer
 
     diag = FakeDiagnostics(modes=StoreModes(examined=3, loose=2, example="/state/li (0755)"))
     container = Container()
@@ -278,7 +278,7 @@ def test_the_verb_passes_fix_through_to_the_diagnostics(tmp_path) -> None:
 
 
 def test_the_slurm_executor_adds_a_check_naming_the_cluster() -> None:
-    from adapters.fakes import ScriptedCluster
+    from lionrun.adapters.fakes import ScriptedCluster
 
     cluster = ScriptedCluster("lionrun")
     data = diagnose(FakeDiagnostics(), cluster=cluster)

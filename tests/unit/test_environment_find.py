@@ -1,4 +1,4 @@
-"""entrypoints.environment.findable answers what importlib.util.find_spec would, without importing it
+"""lionrun.entrypoints.environment.findable answers what importlib.util.find_spec would, without importing it
 (a handshake's start-up, issue 18); missing_required is built on it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from entrypoints.environment import REQUIRED_MODULES, findable, missing_required
+from lionrun.entrypoints.environment import REQUIRED_MODULES, findable, missing_required
 
 
 @pytest.mark.parametrize("name", [*REQUIRED_MODULES, "os", "sys", "json", "entrypoints", "domain",

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.evidence import (
+from lionrun.domain.evidence import (
     CONCLUSIVE,
     INCONCLUSIVE,
     HostFacts,
@@ -16,8 +16,8 @@ from domain.evidence import (
     judge,
     worth_probing,
 )
-from domain.lifecycle import derive, reap, reapable
-from domain.run import STARTED, Incarnation, Run
+from lionrun.domain.lifecycle import derive, reap, reapable
+from lionrun.domain.run import STARTED, Incarnation, Run
 
 HERE = HostFacts("host-a", "boot-1")
 OURS = Incarnation("host-a", "boot-1", 4242, 1000.0, 4242)

@@ -1,4 +1,4 @@
-"""adapters.processes.first_line reads a system file's first line in binary (no ascii codec module
+"""lionrun.adapters.processes.first_line reads a system file's first line in binary (no ascii codec module
 on every read, issue 18); it must give exactly what the text-mode read it replaced gave."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import tempfile
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.processes import first_line
+from lionrun.adapters.processes import first_line
 
 
 def text_mode(path: str) -> str | None:

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.contract import ContractError, ErrorKind
-from domain.flow import ancestors, parse_flow, render
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.flow import ancestors, parse_flow, render
 
 
 def spec(*steps: dict[str, Any], **top: Any) -> dict[str, Any]:

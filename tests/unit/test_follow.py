@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from adapters.clocks import FakeClock
-from adapters.fakes import ScriptedProber
-from adapters.memory_store import MemoryRunStore
-from application.follow import ConsoleChunk, FollowEnd, Follower
-from application.observe import Observer
-from domain.contract import ContractError, ErrorKind
-from domain.run import Incarnation, Run, iso
+from lionrun.adapters.clocks import FakeClock
+from lionrun.adapters.fakes import ScriptedProber
+from lionrun.adapters.memory_store import MemoryRunStore
+from lionrun.application.follow import ConsoleChunk, FollowEnd, Follower
+from lionrun.application.observe import Observer
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.run import Incarnation, Run, iso
 
 PID = 4242
 

@@ -7,7 +7,7 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.fs_changes import IN_MOVED_TO, RECORD, WAKING, _has_change
+from lionrun.adapters.fs_changes import IN_MOVED_TO, RECORD, WAKING, _has_change
 
 
 def event(mask: int, name: bytes = b"", wd: int = 3, cookie: int = 0) -> bytes:

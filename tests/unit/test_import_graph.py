@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import grimp
 
-PACKAGES = ("domain", "application", "adapters", "entrypoints")
+PACKAGES = ("lionrun",)
 
 
 def circles(imports: dict[str, set[str]]) -> list[list[str]]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.fakes import RecordingSignaller, ScriptedProber
-from application.kill import Killer
-from application.ports import Stop
-from domain.contract import ContractError
-from domain.run import Incarnation
+from lionrun.adapters.fakes import RecordingSignaller, ScriptedProber
+from lionrun.application.kill import Killer
+from lionrun.application.ports import Stop
+from lionrun.domain.contract import ContractError
+from lionrun.domain.run import Incarnation
 from tests.builders import RunState, a_run, end, scripted_incarnation
 
 
@@ -175,7 +175,7 @@ def test_an_end_recorded_under_the_lock_first_wins_over_the_kill(world) -> None:
 
 
 def test_a_kill_that_cannot_be_recorded_signals_nothing(world) -> None:
-    from application.ports import StoreBusy
+    from lionrun.application.ports import StoreBusy
 
     run = live_run(world)
 
@@ -282,7 +282,7 @@ def test_after_the_grace_the_work_is_sigkilled_and_the_runner_spared_while_it_re
 
 
 def test_a_runner_that_never_ends_is_sigkilled_after_its_own_time(world) -> None:
-    from application.kill import RUNNER_END_SECONDS
+    from lionrun.application.kill import RUNNER_END_SECONDS
 
     run, signaller = runner_and_stubborn_work(world, after=1e9)
     killer(world, signaller, grace=2.0).kill(run.run_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.run import last_of, resolve_short_id
+from lionrun.domain.run import last_of, resolve_short_id
 
 SECOND = "20261205T061500"
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from application.worktrees import RunWorktrees, worktree_legs
-from domain.request import Leg, RunRequest, parse_model
-from domain.run import RecordUnusable, Run
-from domain.worktree import (
+from lionrun.application.worktrees import RunWorktrees, worktree_legs
+from lionrun.domain.request import Leg, RunRequest, parse_model
+from lionrun.domain.run import RecordUnusable, Run
+from lionrun.domain.worktree import (
     Changes,
     LegWorktree,
     Worktree,
@@ -94,7 +94,7 @@ class FakeGit:
         self.fail_on = fail_on
 
     def add(self, repository: str, path: str, branch: str, base: str) -> None:
-        from application.ports import GitRefused
+        from lionrun.application.ports import GitRefused
 
         if self.fail_on is not None and path.endswith(self.fail_on):
             raise GitRefused("no room")
@@ -138,7 +138,7 @@ def test_prepare_makes_records_and_sets_up_one_worktree_per_leg_from_one_base() 
 
 
 def test_a_legs_worktree_that_cannot_be_made_is_a_failed_start_naming_the_leg() -> None:
-    from application.worktrees import WorktreeFailed
+    from lionrun.application.worktrees import WorktreeFailed
 
     run = Run(run_id=RUN, kind="fanout", status="running", submitted_at=SUBMITTED, spawn_state="started")
     store = FakeStore(run)

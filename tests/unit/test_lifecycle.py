@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.evidence import (
+from lionrun.domain.evidence import (
     ACCESS_DENIED,
     ALIVE,
     CONCLUSIVE,
@@ -15,9 +15,9 @@ from domain.evidence import (
     IDENTITY_NOT_RECORDED,
     Finding,
 )
-from domain.lifecycle import classify, derive
-from domain.run import Run, iso
-from domain.vocabulary import OUTCOMES, STATUSES_AT_V1
+from lionrun.domain.lifecycle import classify, derive
+from lionrun.domain.run import Run, iso
+from lionrun.domain.vocabulary import OUTCOMES, STATUSES_AT_V1
 
 NOW = datetime(2026, 7, 25, 18, 0, tzinfo=UTC)
 SUBMITTED = iso(NOW - timedelta(seconds=30))
@@ -143,8 +143,8 @@ def test_age_is_measured_from_submission() -> None:
 def test_a_live_pid_the_record_cannot_attribute_is_alive_null_never_true() -> None:
     """Issue 25 item 8: no host id, or no create time, and a process at the pid: alive is null
     (it may be anyone's), and it is still no evidence the run stopped."""
-    from domain.evidence import HostFacts, ProcessObservation, judge
-    from domain.run import Incarnation
+    from lionrun.domain.evidence import HostFacts, ProcessObservation, judge
+    from lionrun.domain.run import Incarnation
 
     here = HostFacts(host_id="h", boot_id="b")
     seen = ProcessObservation(pid=42, exists=True, create_time=5.0)
@@ -164,7 +164,7 @@ def test_a_fenced_reap_writes_only_over_the_generation_it_judged(
         judged_at: int, current_at: int, finished_at: str | None, phase: str | None, finding: Finding) -> None:
     """The fence (R-rules) in one pure function both stores' writers go through: a record that moved
     on is never reaped; one that did not is reaped exactly as `reap` says, one generation on."""
-    from domain.lifecycle import fenced_reap, next_generation, reap
+    from lionrun.domain.lifecycle import fenced_reap, next_generation, reap
 
     judged = run("running", spawn_state=phase).evolve(generation=judged_at)
     current = run("running", finished_at, phase).evolve(generation=current_at)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from entrypoints.verbs import job_list
+from lionrun.entrypoints.verbs import job_list
 
 A = "0123456789abcdef0123456789abcdef"
 B = "fedcba9876543210fedcba9876543210"
@@ -91,7 +91,7 @@ def test_the_age_column_says_how_long_ago_each_run_was_submitted(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from datetime import UTC, datetime
 
-    from entrypoints import services
+    from lionrun.entrypoints import services
 
     class Clock:
         def now(self) -> datetime:
@@ -109,7 +109,7 @@ def test_the_age_column_says_how_long_ago_each_run_was_submitted(
 
 def test_at_60_columns_the_age_stays_and_started_goes(capsys: pytest.CaptureFixture[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("entrypoints.table.stdout_width", lambda: 60)
+    monkeypatch.setattr("lionrun.entrypoints.table.stdout_width", lambda: 60)
     job_list.show({"runs": [row("20261203T100000-aaaaaa", A, label="nightly", outcome="indeterminate")],
                    "truncated": False, "limit": 50}, Namespace(wide=False))
     lines = capsys.readouterr().out.splitlines()

@@ -7,10 +7,17 @@ from typing import Any
 
 import pytest
 
-from application.notify import Notices
-from application.ports import NoticeResult, StoreRefused
-from domain.notify import NotifyTemplateError, choose, payload, render, split_template, template_of
-from domain.run import STARTED, DeliveryValue, Run
+from lionrun.application.notify import Notices
+from lionrun.application.ports import NoticeResult, StoreRefused
+from lionrun.domain.notify import (
+    NotifyTemplateError,
+    choose,
+    payload,
+    render,
+    split_template,
+    template_of,
+)
+from lionrun.domain.run import STARTED, DeliveryValue, Run
 from tests.builders import Refusing, RunState, a_run, end
 
 ENDED = Run("20260803T000000-abcdef", "agent", "completed_empty", "2026-08-03T00:00:00.000000+00:00",
@@ -131,7 +138,7 @@ def test_an_attempt_that_cannot_be_recorded_is_not_sent(world: Any) -> None:
 # ---- the reap winner's notice: claimed in the reader, delivered by a detached sender ----------
 
 def detached(world: Any) -> Any:
-    from application.notify import DetachedNotices
+    from lionrun.application.notify import DetachedNotices
 
     return DetachedNotices(world.container.notices.notices(), world.spawner, ["notice-sender"], {"E": "1"}, "/", "/dev/null")
 

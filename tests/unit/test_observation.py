@@ -8,8 +8,8 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.lifecycle import Derivation
-from domain.observation import (
+from lionrun.domain.lifecycle import Derivation
+from lionrun.domain.observation import (
     MAX_WAIT_BOUNDS,
     MAX_WAIT_DEFAULT,
     POLL_BOUNDS,
@@ -19,7 +19,7 @@ from domain.observation import (
     next_sleep,
     timed_out,
 )
-from domain.partition import Partition, partition
+from lionrun.domain.partition import Partition, partition
 
 requests = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),

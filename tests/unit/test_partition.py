@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.lifecycle import Derivation
-from domain.partition import (
+from lionrun.domain.lifecycle import Derivation
+from lionrun.domain.partition import (
     BUCKETS,
     PENDING,
     STOPPED_WITHOUT_END,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from domain import evidence as e
-from entrypoints.table import fold
-from entrypoints.verbs import job_status
+from lionrun.domain import evidence as e
+from lionrun.entrypoints.table import fold
+from lionrun.entrypoints.verbs import job_status
 
 WORDS = "store.private   under /tmp/li-home: 1 entry open to group or others (e.g. console.log (0644))"
 

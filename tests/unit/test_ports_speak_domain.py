@@ -7,8 +7,8 @@ import signal
 from pathlib import Path
 from typing import get_args
 
-import application.ports as ports
-from adapters.processes import SIGNALS
+import lionrun.application.ports as ports
+from lionrun.adapters.processes import SIGNALS
 
 PORTS = Path(ports.__file__)
 KERNEL_NAMES = {"signum", "signal_number", "pass_fds", "descriptor", "fd", "fds"}

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from application.prune import Pruner
-from domain.run import FAILED, PREPARING, STARTED, Incarnation, Run, iso
+from lionrun.application.prune import Pruner
+from lionrun.domain.run import FAILED, PREPARING, STARTED, Incarnation, Run, iso
 
 DAY = 86400.0
 
@@ -176,7 +176,7 @@ def test_removed_runs_leave_no_folder_behind(tmp_path, days: float) -> None:
 
 def notified_run(world) -> str:
     """An ended run whose notice was claimed and has no recorded outcome yet."""
-    from application.notify import UNKNOWN_OUTCOME
+    from lionrun.application.notify import UNKNOWN_OUTCOME
 
     run_id = add_run(world, status="completed", pid=61, finished_ago=1)
     world.store.update(run_id, lambda r: r.evolve(notify=["notify-me"], delivery=UNKNOWN_OUTCOME))
@@ -184,7 +184,7 @@ def notified_run(world) -> str:
 
 
 def test_a_run_whose_notice_is_still_being_delivered_is_kept_until_it_settles(world) -> None:
-    from domain.run import DeliveryValue
+    from lionrun.domain.run import DeliveryValue
 
     run_id = notified_run(world)
     report = world.container.upkeep.pruner().prune()
@@ -194,7 +194,7 @@ def test_a_run_whose_notice_is_still_being_delivered_is_kept_until_it_settles(wo
 
 
 def test_a_notice_whose_sender_died_long_ago_does_not_pin_the_run(world) -> None:
-    from application.prune import NOTICE_GRACE_SECONDS
+    from lionrun.application.prune import NOTICE_GRACE_SECONDS
 
     run_id = notified_run(world)
     world.clock.advance(NOTICE_GRACE_SECONDS + 1)
@@ -202,7 +202,7 @@ def test_a_notice_whose_sender_died_long_ago_does_not_pin_the_run(world) -> None
 
 
 def test_a_pruned_run_cannot_be_brought_back_by_a_late_writer(world) -> None:
-    from application.ports import RunNotFound
+    from lionrun.application.ports import RunNotFound
 
     ended = add_run(world, status="completed", pid=98, finished_ago=10)
     assert world.container.upkeep.pruner().prune().removed == [ended]

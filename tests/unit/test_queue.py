@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.contract import ContractError
-from domain.lifecycle import derive
-from domain.queue import (
+from lionrun.domain.contract import ContractError
+from lionrun.domain.lifecycle import derive
+from lionrun.domain.queue import (
     BACKOFF_MAX_SECONDS,
     QUEUED,
     RATE_LIMITED,
@@ -31,8 +31,8 @@ from domain.queue import (
     resume,
     set_parallel,
 )
-from domain.run import STARTED, Run, iso
-from domain.vocabulary import STATUSES_AT_V1
+from lionrun.domain.run import STARTED, Run, iso
+from lionrun.domain.vocabulary import STATUSES_AT_V1
 
 NOW = datetime(2026, 12, 4, 2, 0, tzinfo=UTC)
 RUN_IDS = st.builds(lambda s, h: f"20261204T{s:06d}-{h:06x}", st.integers(0, 235959), st.integers(0, 0xFFFFFF))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from application.reads import RunReads
-from domain.contract import ContractError
-from domain.run import FAILED, Run
+from lionrun.application.reads import RunReads
+from lionrun.domain.contract import ContractError
+from lionrun.domain.run import FAILED, Run
 from tests.builders import (
     RunState,
     a_run,
@@ -293,7 +293,7 @@ def test_a_listing_of_nothing_is_an_empty_answer(world) -> None:
 
 
 def test_the_runners_metering_block_is_the_usage_and_keeps_its_unreported_parts_unavailable(world) -> None:
-    from application.work import build_manifest
+    from lionrun.application.work import build_manifest
 
     run = live_run(world)
     manifest = build_manifest(run.run_id, None, [], 1.25)
@@ -307,14 +307,14 @@ def test_the_runners_metering_block_is_the_usage_and_keeps_its_unreported_parts_
 @pytest.mark.parametrize(("raw", "expected"), [(None, 50), ("1", 1), (" 20 ", 20), ("1000", 1000),
                                                ("1001", 1000), ("9" * 40, 1000)])
 def test_a_limit_is_a_positive_integer_and_a_large_one_is_clamped(raw, expected: int) -> None:
-    from application.reads import LIMIT_DEFAULT, LIMIT_MAX, bounded_count
+    from lionrun.application.reads import LIMIT_DEFAULT, LIMIT_MAX, bounded_count
 
     assert bounded_count(raw, "--limit", LIMIT_DEFAULT, LIMIT_MAX, minimum=1) == expected
 
 
 @pytest.mark.parametrize("raw", ["0", "-1", "1.5", "1e3", "ten", "", "٣", "0x10", "nan"])
 def test_anything_else_as_a_limit_is_invalid_input(raw: str) -> None:
-    from application.reads import bounded_count
+    from lionrun.application.reads import bounded_count
 
     with pytest.raises(ContractError) as refused:
         bounded_count(raw, "--limit", 50, 1000, minimum=1)
@@ -325,14 +325,14 @@ def test_anything_else_as_a_limit_is_invalid_input(raw: str) -> None:
                                               ("timed_out", 124), ("cancelled", 143), ("exited", 1),
                                               ("aborted", 130), ("something-new", 1)])
 def test_an_ended_runs_human_exit_code_follows_its_status(status: str, code: int) -> None:
-    from domain.lifecycle import exit_code_of
+    from lionrun.domain.lifecycle import exit_code_of
 
     assert exit_code_of(status) == code
 
 
 @pytest.mark.parametrize("digits", [5000, 50_000])
 def test_a_count_with_thousands_of_digits_clamps_instead_of_failing(digits: int) -> None:
-    from application.reads import bounded_count
+    from lionrun.application.reads import bounded_count
 
     assert bounded_count("9" * digits, "--limit", 50, 1000, minimum=1) == 1000
     assert bounded_count("0" * digits + "7", "--limit", 50, 1000, minimum=1) == 7

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from application.observe import Observer
-from domain.evidence import Finding
-from domain.lifecycle import reap
-from domain.run import iso
+from lionrun.application.observe import Observer
+from lionrun.domain.evidence import Finding
+from lionrun.domain.lifecycle import reap
+from lionrun.domain.run import iso
 from tests.builders import Interleaved, RunState, a_run, assert_one_reap, end
 
 
@@ -103,7 +103,7 @@ class NotMine:
         return self.inner.read(run_id)
 
     def update(self, run_id: str, change: Any, lock_timeout: float = 10.0) -> Any:
-        from application.ports import NotStoreOwner
+        from lionrun.application.ports import NotStoreOwner
 
         raise NotStoreOwner("/store", 65534, 0)
 

@@ -11,9 +11,9 @@ from datetime import timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain import Derivation, Finding, Run, resolve
-from domain.lifecycle import derive, reap, reapable
-from domain.run import iso
+from lionrun.domain import Derivation, Finding, Run, resolve
+from lionrun.domain.lifecycle import derive, reap, reapable
+from lionrun.domain.run import iso
 from tests.unit.test_lifecycle import NOW, SUBMITTED, findings, phases, recorded_outcomes, statuses
 
 kills = st.none() | st.just(iso(NOW - timedelta(seconds=5)))
@@ -65,18 +65,18 @@ def test_a_reap_is_an_end_and_without_one_the_answer_is_the_record_as_read(
 
 
 def test_resolve_is_what_a_test_author_imports_from_the_domain() -> None:
-    import domain
+    from lionrun import domain
 
     assert {"Run", "resolve", "derive", "Derivation", "Availability", "make_run_id", "Outcome",
             "SpawnState", "to_wire", "StatusData", "decide"} <= set(domain.__all__)
 
 
 def test_no_export_of_the_domain_shares_its_name_with_a_submodule() -> None:
-    """`from domain import X` gives the same object whatever was imported before: an export named as
+    """`from lionrun.domain import X` gives the same object whatever was imported before: an export named as
     a submodule would be replaced by the module as soon as that submodule is imported."""
     import pkgutil
 
-    import domain
+    from lionrun import domain
 
     submodules = {info.name for info in pkgutil.iter_modules(domain.__path__)}
     assert submodules and set(domain.__all__) & submodules == set()

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.run import (
+from lionrun.domain.run import (
     RECORD_SCHEMA_VERSION,
     DeliveryValue,
     Incarnation,
@@ -117,7 +117,7 @@ def test_an_end_is_recorded_by_a_finish_time_or_a_spawn_failure_only() -> None:
 def test_a_spawn_state_outside_its_closed_vocabulary_is_read_as_none_recorded_never_echoed() -> None:
     import json
 
-    from domain.run import parse_record
+    from lionrun.domain.run import parse_record
 
     data = {"run_id": "20261203T080000-abcdef", "kind": "agent", "status": "running", "generation": 2,
             "submitted_at": "2026-12-03T08:00:00+00:00", "spawn_state": "bogus"}
@@ -141,7 +141,7 @@ _ID_CHARS = st.sampled_from("0123456789T-abf ")
     st.text(max_size=24),
 ))
 def test_submitted_second_reads_a_run_id_as_strptime_does(run_id: str) -> None:
-    from domain.run import submitted_second
+    from lionrun.domain.run import submitted_second
 
     assert submitted_second(run_id) == _by_strptime(run_id)
 
@@ -150,6 +150,6 @@ def test_submitted_second_reads_a_run_id_as_strptime_does(run_id: str) -> None:
                                     "20261301T000000", "20260100T000000", "20260101T240000", "20260101T000060",
                                     "20260101T000061", "2026 101T000000", "20260101t000000", "2026010"])
 def test_submitted_second_on_edges(run_id: str) -> None:
-    from domain.run import submitted_second
+    from lionrun.domain.run import submitted_second
 
     assert submitted_second(run_id) == _by_strptime(run_id)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.evidence import (
+from lionrun.domain.evidence import (
     CONCLUSIVE,
     CREATE_TIME_TOLERANCE,
     INCONCLUSIVE,
@@ -22,8 +22,8 @@ from domain.evidence import (
     members,
     wants_session,
 )
-from domain.lifecycle import derive, reap
-from domain.run import STARTED, Incarnation, Run
+from lionrun.domain.lifecycle import derive, reap
+from lionrun.domain.run import STARTED, Incarnation, Run
 
 HERE = HostFacts("host-a", "boot-1")
 LEADER = 4242

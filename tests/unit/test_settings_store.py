@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from entrypoints.settings import from_environment
-from entrypoints.wiring.core import store_kind
+from lionrun.entrypoints.settings import from_environment
+from lionrun.entrypoints.wiring.core import store_kind
 
 URL = "postgresql://li@db.example:5432/lionrun"
 
@@ -37,8 +37,8 @@ def test_a_config_without_the_word_is_not_parsed(tmp_path: Path) -> None:
 
 
 def test_the_shared_stores_timeouts_and_outage_come_from_the_environment(tmp_path: Path) -> None:
-    from entrypoints.container import Container
-    from entrypoints.settings import DEFAULTS
+    from lionrun.entrypoints.container import Container
+    from lionrun.entrypoints.settings import DEFAULTS
 
     assert (DEFAULTS["store_connect_timeout"], DEFAULTS["store_statement_timeout"], DEFAULTS["store_outage"]) == (
         5.0, 30.0, 300.0)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.evidence import CONCLUSIVE, INCONCLUSIVE, Finding
-from domain.slurm import (
+from lionrun.domain.evidence import CONCLUSIVE, INCONCLUSIVE, Finding
+from lionrun.domain.slurm import (
     ENDED_STATES,
     KNOWN_STATES,
     LIVE_STATES,
@@ -26,7 +26,7 @@ from domain.slurm import (
     scontrol_fields,
     state_of,
 )
-from domain.vocabulary import OUTCOMES
+from lionrun.domain.vocabulary import OUTCOMES
 
 SUBMIT = "2026-12-03T10:17:45"
 RECORDED = RecordedJob("5", SUBMIT)

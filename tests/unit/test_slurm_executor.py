@@ -11,12 +11,12 @@ from __future__ import annotations
 import pytest
 from dependency_injector import providers
 
-from adapters.fakes import ScriptedCluster
-from adapters.slurm import batch_start
-from application.batch import BatchAttach
-from domain.contract import ContractError, ErrorKind
-from domain.lifecycle import PREPARING_THRESHOLD_SECONDS, derive
-from domain.request import invalid, parse_executor, parse_slurm_args
+from lionrun.adapters.fakes import ScriptedCluster
+from lionrun.adapters.slurm import batch_start
+from lionrun.application.batch import BatchAttach
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.lifecycle import PREPARING_THRESHOLD_SECONDS, derive
+from lionrun.domain.request import invalid, parse_executor, parse_slurm_args
 from tests.unit.test_submit_service import request, submitter
 
 RUNNER_ENV = {"SLURM_JOB_ID": "1", "SLURM_RESTART_COUNT": "0", "SLURM_CLUSTER_NAME": "testcluster"}
@@ -295,7 +295,7 @@ def test_the_executor_and_slurm_options_are_validated() -> None:
 
 
 def test_the_request_keeps_its_executor_through_request_json() -> None:
-    from domain.request import RunRequest
+    from lionrun.domain.request import RunRequest
 
     original = request(executor="slurm", partition="debug", slurm_args=("--time=5",))
     import json

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from adapters.memory_store import MemoryRunStore
-from application.ports import ImportedArtifact, StoreRefused
-from application.store_copy import NOT_ENDED, copy_runs
-from domain.run import STARTED, Run
+from lionrun.adapters.memory_store import MemoryRunStore
+from lionrun.application.ports import ImportedArtifact, StoreRefused
+from lionrun.application.store_copy import NOT_ENDED, copy_runs
+from lionrun.domain.run import STARTED, Run
 
 
 class FakeTarget:

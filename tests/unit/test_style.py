@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from entrypoints.style import outcome_colour, paint, plain, use_colour
+from lionrun.entrypoints.style import outcome_colour, paint, plain, use_colour
 
 
 class Terminal(io.StringIO):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.contract import ContractError, ErrorKind
-from domain.request import (
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.request import (
     MAX_ARG_STRLEN,
     POINTER_BYTES,
     PROMPT_LIMIT,
@@ -104,10 +104,10 @@ def test_the_exec_plan_holds_the_runner_every_model_and_the_rendered_notify_neve
                                Leg("leg-3", ModelSpec("claude", "opus"))),
                          synthesize=ModelSpec("gemini"), label="L" * 1000,
                          notify=("notify-send", "{run_id}", "{label}{label}", "{payload}"))
-    plan = dict(exec_plan(request, ["python", "-m", "entrypoints.runner"],
+    plan = dict(exec_plan(request, ["python", "-m", "lionrun.entrypoints.runner"],
                           lambda spec: ["/bin/" + spec.provider, "--model", spec.model or "default"]))
     assert list(plan) == ["runner", "claude/opus provider", "codex provider", "gemini provider", "notify command"]
-    assert plan["runner"] == ["python", "-m", "entrypoints.runner", RUN_ID_SHAPE]
+    assert plan["runner"] == ["python", "-m", "lionrun.entrypoints.runner", RUN_ID_SHAPE]
     assert plan["claude/opus provider"] == ["/bin/claude", "--model", "opus"]
     notify = plan["notify command"]
     assert notify[:2] == ["notify-send", RUN_ID_SHAPE] and notify[2] == "L" * 2000
@@ -161,7 +161,7 @@ def test_a_malformed_request_json_is_invalid_input() -> None:
 
 
 def test_agent_options_take_the_command_line_else_each_providers_configured_default() -> None:
-    from domain.request import AgentOptions, agent_options
+    from lionrun.domain.request import AgentOptions, agent_options
 
     defaults = {"codex": AgentOptions("full", ("-c", "a=b")), "claude": AgentOptions(None, ("--debug",))}
     assert agent_options({"codex", "claude", "sh"}, None, None, defaults) == defaults
@@ -173,7 +173,7 @@ def test_agent_options_take_the_command_line_else_each_providers_configured_defa
 
 
 def test_sh_takes_no_permission_mode_and_provider_args_go_to_one_cli_only() -> None:
-    from domain.request import agent_options
+    from lionrun.domain.request import agent_options
 
     assert refused(agent_options, {"sh"}, "edits", None, {}).kind is ErrorKind.INVALID_INPUT
     assert refused(agent_options, {"sh"}, None, ("-x",), {}).kind is ErrorKind.INVALID_INPUT
@@ -181,7 +181,7 @@ def test_sh_takes_no_permission_mode_and_provider_args_go_to_one_cli_only() -> N
 
 
 def test_agent_options_round_trip_through_request_json() -> None:
-    from domain.request import AgentOptions
+    from lionrun.domain.request import AgentOptions
 
     request = RunRequest(kind="agent", instruction="hi", legs=(Leg("main", ModelSpec("claude")),), cwd="/",
                          agents={"claude": AgentOptions("edits", ("--max-turns", "3"))})

@@ -7,10 +7,10 @@ import json
 import pytest
 from dependency_injector import providers
 
-from application.ports import ProviderResult, SpawnRequest
-from domain.contract import ContractError, ErrorKind
-from domain.lifecycle import derive
-from domain.request import Leg, ModelSpec, RunRequest
+from lionrun.application.ports import ProviderResult, SpawnRequest
+from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.lifecycle import derive
+from lionrun.domain.request import Leg, ModelSpec, RunRequest
 
 
 class StubProvider:
@@ -79,7 +79,7 @@ def test_the_record_says_preparing_and_the_instruction_is_on_disk_when_the_child
     assert seen["instruction"] == "echo original"
     assert seen["request"]["kind"] == "agent" and seen["request"]["timeout"] == 5.0
     spawn = seen["spawn"]
-    assert spawn.argv[-3:] == ["-m", "entrypoints.runner", handle.run_id]
+    assert spawn.argv[-3:] == ["-m", "lionrun.entrypoints.runner", handle.run_id]
     assert spawn.env["LI_HOME"] and spawn.cwd == "/tmp"
 
 

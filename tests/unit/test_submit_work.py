@@ -10,10 +10,10 @@ from collections.abc import Callable
 import pytest
 from dependency_injector import providers
 
-from application.ports import ProviderResult
-from application.work import Workspace
-from domain.ending import decide
-from domain.request import Leg, ModelSpec, RunRequest
+from lionrun.application.ports import ProviderResult
+from lionrun.application.work import Workspace
+from lionrun.domain.ending import decide
+from lionrun.domain.request import Leg, ModelSpec, RunRequest
 
 Script = Callable[[str, "str | None"], ProviderResult]
 
@@ -288,7 +288,7 @@ def test_a_leg_that_raises_fails_only_as_itself(world) -> None:
     (False, None, ["completed"], True, "completed"),
 ])
 def test_the_end_is_decided_by_precedence(cancelled, error, statuses, produced, expected) -> None:
-    from application.orchestrate import LegOutcome
+    from lionrun.application.orchestrate import LegOutcome
 
     outcomes = [LegOutcome(Leg(f"l{n}", ModelSpec("sh")), s, None, ProviderResult(0)) for n, s in enumerate(statuses)]
     assert decide(outcomes, cancelled, produced, error).status == expected
@@ -341,7 +341,7 @@ def test_a_kill_request_recorded_while_the_work_runs_cancels_it(world, watch) ->
 
 
 def test_the_runner_watches_for_kill_requests_by_default(world) -> None:
-    from application.work import KILL_WATCH_SECONDS
+    from lionrun.application.work import KILL_WATCH_SECONDS
 
     assert world.container.submit.work().kill_watch == KILL_WATCH_SECONDS <= 0.5
 
@@ -441,7 +441,7 @@ class SetupGit:
         return 0
 
     def commit_all(self, worktree: str, base: str, message: str):
-        from application.ports import Committed
+        from lionrun.application.ports import Committed
 
         return Committed(commit=None, numstat="", patch="")
 
@@ -450,7 +450,7 @@ class SetupGit:
     ("auto", None, True), ("off", None, False), ("auto", "unshare: Operation not permitted", True)])
 def test_a_worktree_setup_is_confined_as_the_work_is(world, mode: str, why: str | None,
                                                      setup_confined: bool) -> None:
-    from domain.worktree import WorktreePlan
+    from lionrun.domain.worktree import WorktreePlan
 
     setup(world)
     confiner, git = RefusingConfiner(why), SetupGit()
@@ -466,7 +466,7 @@ def test_a_worktree_setup_is_confined_as_the_work_is(world, mode: str, why: str 
 
 
 def test_a_required_confinement_the_kernel_refuses_makes_no_worktree_and_runs_no_setup(world) -> None:
-    from domain.worktree import WorktreePlan
+    from lionrun.domain.worktree import WorktreePlan
 
     setup(world)
     git = SetupGit()

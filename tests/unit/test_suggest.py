@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.suggest import closest, did_you_mean
+from lionrun.domain.suggest import closest, did_you_mean
 
 VERBS = ("handshake", "agent", "orchestrate", "job", "store", "doctor", "completion", "mcp")
 JOB = ("status", "output", "list", "kill", "wait", "prune", "retry", "rm")

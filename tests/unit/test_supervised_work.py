@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 
 from dependency_injector import providers
 
-from application.ports import LegLaunch, ProviderResult
-from application.work import SupervisedEnd, Workspace
-from domain.request import Leg, ModelSpec, RunRequest
+from lionrun.application.ports import LegLaunch, ProviderResult
+from lionrun.application.work import SupervisedEnd, Workspace
+from lionrun.domain.request import Leg, ModelSpec, RunRequest
 
 
 class Launchable:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.timetext import age, clock, duration, moment
+from lionrun.domain.timetext import age, clock, duration, moment
 
 
 def test_durations() -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.transcript import Transcript, outcome, render, usage_line
+from lionrun.domain.transcript import Transcript, outcome, render, usage_line
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 

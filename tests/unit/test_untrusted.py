@@ -1,4 +1,4 @@
-"""domain.untrusted and parse_record: hostile bytes are refused per item, with a reason, never raised raw."""
+"""lionrun.domain.untrusted and parse_record: hostile bytes are refused per item, with a reason, never raised raw."""
 
 from __future__ import annotations
 
@@ -8,8 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.run import RecordUnusable, Run, parse_record
-from domain.untrusted import MAX_JSON_DEPTH, RECORD_MAX_BYTES, Untrusted, depth_exceeds, parse_json
+from lionrun.domain.run import RecordUnusable, Run, parse_record
+from lionrun.domain.untrusted import (
+    MAX_JSON_DEPTH,
+    RECORD_MAX_BYTES,
+    Untrusted,
+    depth_exceeds,
+    parse_json,
+)
 
 RUN_ID = "20260725T175010-abcdef"
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.usage import NONE_KEY, Spent, meter_of, tally
+from lionrun.domain.usage import NONE_KEY, Spent, meter_of, tally
 
 COSTS = st.one_of(st.none(), st.floats(0, 100, allow_nan=False))
 

@@ -6,7 +6,7 @@ import importlib.metadata
 import pathlib
 import tomllib
 
-from entrypoints import version as module
+from lionrun.entrypoints import version as module
 from tests.support import REPO
 
 

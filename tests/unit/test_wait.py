@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from dependency_injector import providers
 
-from adapters.fakes import ScriptedProber
-from application.wait import StopFlag, WaitResult
-from domain.evidence import ProcessObservation
+from lionrun.adapters.fakes import ScriptedProber
+from lionrun.application.wait import StopFlag, WaitResult
+from lionrun.domain.evidence import ProcessObservation
 from tests.builders import MALFORMED_ID, UNKNOWN_ID, build, with_event_clock
 from tests.worlds import World, make_world
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from adapters.fakes import ScriptedProber
-from application.wait import Waiter
+from lionrun.adapters.fakes import ScriptedProber
+from lionrun.application.wait import Waiter
 from tests.builders import EventClock, build, end, with_event_clock
 from tests.worlds import World, make_world
 

@@ -6,9 +6,9 @@ import json
 
 from msgspec.structs import fields
 
-from domain.availability import ConsoleAvailability, ManifestAvailability
-from domain.run import DeliveryValue
-from domain.wire import DeliveryAvailability, Lifecycle, Row, RowError, StatusData, to_wire
+from lionrun.domain.availability import ConsoleAvailability, ManifestAvailability
+from lionrun.domain.run import DeliveryValue
+from lionrun.domain.wire import DeliveryAvailability, Lifecycle, Row, RowError, StatusData, to_wire
 
 
 def test_a_row_carries_exactly_the_lifecycle_fields_and_its_error() -> None:
@@ -49,10 +49,16 @@ def test_the_start_up_answers_built_without_msgspec_are_the_wire_classes_field_f
     what they build must be exactly what the wire classes (and so contract/v1) say."""
     from argparse import Namespace
 
-    from domain.contract import CONTRACT_VERSION, IMPLEMENTATION, ErrorKind, failure, success
-    from domain.wire import Envelope, ErrorBody, HandshakeData, HelpData, VersionData
-    from entrypoints.dispatch import answer
-    from entrypoints.verbs import handshake
+    from lionrun.domain.contract import (
+        CONTRACT_VERSION,
+        IMPLEMENTATION,
+        ErrorKind,
+        failure,
+        success,
+    )
+    from lionrun.domain.wire import Envelope, ErrorBody, HandshakeData, HelpData, VersionData
+    from lionrun.entrypoints.dispatch import answer
+    from lionrun.entrypoints.verbs import handshake
 
     assert success({"x": 1}) == Envelope(ok=True, contract_version=CONTRACT_VERSION, data={"x": 1},
                                           error=None).to_wire()

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 from dependency_injector import providers
 
-from adapters.memory_store import MemoryRunStore
-from application.orchestrate import LegOutcome
-from application.ports import ProviderResult
-from application.work import Workspace
-from domain.availability import Availability
-from domain.ending import decide
-from domain.request import Leg, ModelSpec, RunRequest
-from domain.run import Run
+from lionrun.adapters.memory_store import MemoryRunStore
+from lionrun.application.orchestrate import LegOutcome
+from lionrun.application.ports import ProviderResult
+from lionrun.application.work import Workspace
+from lionrun.domain.availability import Availability
+from lionrun.domain.ending import decide
+from lionrun.domain.request import Leg, ModelSpec, RunRequest
+from lionrun.domain.run import Run
 from tests.unit.test_submit_work import FakeProvider
 from tests.worlds import make_world
 

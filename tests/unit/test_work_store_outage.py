@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from dependency_injector import providers
 
-from adapters.clocks import FakeClock
-from adapters.memory_store import MemoryRunStore
-from application.outage import Outage
-from application.ports import ProviderResult, StoreBusy, StoreRefused, StoreUnavailable
-from application.work import Workspace
-from domain.request import Leg, ModelSpec, RunRequest
-from domain.run import Run
+from lionrun.adapters.clocks import FakeClock
+from lionrun.adapters.memory_store import MemoryRunStore
+from lionrun.application.outage import Outage
+from lionrun.application.ports import ProviderResult, StoreBusy, StoreRefused, StoreUnavailable
+from lionrun.application.work import Workspace
+from lionrun.domain.request import Leg, ModelSpec, RunRequest
+from lionrun.domain.run import Run
 from tests.unit.test_submit_work import FakeProvider
 from tests.worlds import make_world
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.run import NOT_THE_WORKS, store_credential, the_works_environment
+from lionrun.domain.run import NOT_THE_WORKS, store_credential, the_works_environment
 
 NAMES = st.one_of(st.sampled_from(sorted(NOT_THE_WORKS | {"LI_STORE", "PGPASSWORD", "PGHOST", "LI_HOME", "HOME",
                                                           "PATH", "LI_STORE_X", "XPG"})),
@@ -32,6 +32,6 @@ def test_the_store_url_and_every_libpq_variable_are_lis_own_and_nothing_near_the
 def test_the_brokers_own_variables_are_never_the_works() -> None:
     # adapters/broker.py names them standard-library-only (the lean supervisor imports it as a
     # sibling); the domain's list must hold the same names
-    from adapters import broker
+    from lionrun.adapters import broker
 
     assert {broker.MARK, broker.ACTING} <= NOT_THE_WORKS

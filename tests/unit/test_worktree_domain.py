@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.contract import ContractError
-from domain.request import Leg, RunRequest, parse_model
-from domain.run import Run, is_run_id
-from domain.worktree import (
+from lionrun.domain.contract import ContractError
+from lionrun.domain.request import Leg, RunRequest, parse_model
+from lionrun.domain.run import Run, is_run_id
+from lionrun.domain.worktree import (
     NO_CHANGES,
     Changes,
     Worktree,
@@ -146,7 +146,7 @@ def test_a_record_keeps_its_worktree_changes_and_continues() -> None:
                                           ("changes", {"files": True, "insertions": 0, "deletions": 0}),
                                           ("continues", "../x")])
 def test_a_record_with_malformed_worktree_fields_is_unusable(field: str, value: object) -> None:
-    from domain.run import RecordUnusable
+    from lionrun.domain.run import RecordUnusable
 
     data = Run(run_id=RUN, kind="agent", status="running", submitted_at="2026-12-04T02:10:44.000000+00:00",
                spawn_state="started").to_dict()
@@ -190,7 +190,7 @@ new file mode 100644
 
 
 def test_the_files_of_a_patch_are_read_from_the_patch_alone() -> None:
-    from domain.worktree import patch_files
+    from lionrun.domain.worktree import patch_files
 
     assert patch_files(PATCH) == [{"path": "a.txt", "insertions": 2, "deletions": 1},
                                   {"path": "logo.png", "insertions": None, "deletions": None},
@@ -201,7 +201,7 @@ def test_the_files_of_a_patch_are_read_from_the_patch_alone() -> None:
 @given(st.lists(st.tuples(st.from_regex(r"[a-z]{1,8}(/[a-z]{1,8})?", fullmatch=True),
                           st.lists(st.sampled_from(["+", "-", " "]), max_size=20)), max_size=8))
 def test_patch_files_counts_every_added_and_removed_line(files: list[tuple[str, list[str]]]) -> None:
-    from domain.worktree import patch_files
+    from lionrun.domain.worktree import patch_files
 
     text = "".join(f"diff --git a/{p} b/{p}\n--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n" + "".join(f"{m}x\n" for m in marks)
                    for p, marks in files)
