@@ -36,6 +36,7 @@ from lionrun.adapters.confined import (
 )
 from lionrun.application.ports import (
     Held,
+    KeyTaken,
     NotStoreOwner,
     RunNotFound,
     StoreBusy,
@@ -50,6 +51,7 @@ from lionrun.domain.availability import (
     Availability,
     ConsoleAvailability,
 )
+from lionrun.domain.idempotency import key_name
 from lionrun.domain.lifecycle import next_generation
 from lionrun.domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
 from lionrun.domain.untrusted import (
@@ -75,6 +77,12 @@ HIDDEN = ".li-store-hidden"
 HIDDEN_SAID = ("the store is hidden from this run's work (issue 25): an li inside a confined run cannot "
                "reach it; submit the run with --confine off if its work must")
 LOCK_POLL_MAX = 0.05
+# Issue 39: `$LI_HOME/keys/<sha256 of the key>.json` names the run an idempotency key started
+# (created O_EXCL: one run per key); `<sha256>.lock` is the key's turn (flock, let go by the
+# kernel when its holder dies). A key whose run folder is gone names nothing.
+KEYS = "keys"
+KEY_TURN_SECONDS = 30.0
+KEY_MAX_BYTES = 4096
 
 
 def require_owner(home: str) -> None:
@@ -442,6 +450,91 @@ class FsRunStore:
             return Availability.unavailable(MALFORMED, f"{MANIFEST} is not a JSON object")
         return Availability.of(data)
 
+    # -- idempotency keys (issue 39) ---------------------------------------------------------------
+
+    @contextmanager
+    def holding_key(self, key: str) -> Iterator[None]:
+        """The key's turn: a flock on `keys/<name>.lock` (0600), held until the submit is done."""
+        self._require_owner()
+        try:
+            with closing(self._keys_fd(create=True)) as keys:
+                lock = _open_key_lock(keys, f"{key_name(key)}.lock")
+        except OSError as exc:
+            raise StoreRefused(f"the idempotency keys under {self.home} cannot be used: {_why(exc)}") from exc
+        with closing(lock):
+            flock_within(lock, KEY_TURN_SECONDS, "the idempotency key")
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def run_of_key(self, key: str) -> tuple[str, str] | None:
+        try:
+            keys = self._keys_fd()
+        except FileNotFoundError:
+            return None
+        with closing(keys):
+            return self._bound(keys, key_name(key))
+
+    def bind_key(self, key: str, run_id: str, fingerprint: str) -> None:
+        """Create `keys/<name>.json` O_EXCL; one that names a run no longer in the store is replaced."""
+        payload = json.dumps({"run_id": _checked(run_id), "fingerprint": fingerprint}).encode("utf-8")
+        name = key_name(key)
+        self._require_owner()
+        try:
+            with closing(self._keys_fd(create=True)) as keys:
+                for _ in range(2):
+                    try:
+                        fd = os.open(f"{name}.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                                     | os.O_CLOEXEC, 0o600, dir_fd=keys)
+                    except FileExistsError:
+                        found = self._bound(keys, name)
+                        if found is not None:
+                            raise KeyTaken(found[0]) from None
+                        os.unlink(f"{name}.json", dir_fd=keys)  # names nothing: its run is gone
+                        continue
+                    with closing(fd):
+                        os.fchmod(fd, 0o600)
+                        os.write(fd, payload)
+                        os.fsync(fd)
+                    return
+        except OSError as exc:
+            raise _refusal(f"cannot bind the idempotency key: {_why(exc)}", exc) from exc
+        raise KeyTaken(run_id)  # pragma: no cover - replaced twice under the key's turn
+
+    def _keys_fd(self, create: bool = False) -> int:
+        """`$LI_HOME/keys/` (0700); FileNotFoundError while there is none (and `create` is off)."""
+        if create:
+            with closing(self._runs_fd(create=True)):
+                pass  # the store itself, made as a submit makes it
+            return make_folder(KEYS, self._home())
+        try:
+            return open_folder(KEYS, self._home())
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise StoreRefused(f"the idempotency keys under {self.home} cannot be read: {_why(exc)}") from exc
+
+    def _bound(self, keys: int, name: str) -> tuple[str, str] | None:
+        """(run id, fingerprint) of `keys/<name>.json` while its run folder exists; None for no
+        file, a torn one (its submit died before anything ran) or a run removed since."""
+        try:
+            data = json.loads(read_file(f"{name}.json", keys, KEY_MAX_BYTES))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return None
+        run_id, fingerprint = (data.get("run_id"), data.get("fingerprint")) if isinstance(data, dict) else (None, None)
+        if not isinstance(run_id, str) or not is_run_id(run_id) or not isinstance(fingerprint, str):
+            return None
+        try:
+            with closing(self._runs_fd()) as runs, closing(open_folder(run_id, runs)):
+                return run_id, fingerprint
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return run_id, fingerprint  # there, though not usable: the key still names it
+
     # -- removal -----------------------------------------------------------------------------------
 
     def remove(self, run_id: str) -> None:
@@ -563,6 +656,16 @@ def _open_lock(folder: int) -> int:
         return open_file(LOCK, folder, os.O_RDWR | os.O_CREAT)
     except OSError as exc:
         raise StoreRefused(f"{LOCK} cannot be used: {_why(exc)}; nothing is written") from exc
+
+
+def _open_key_lock(keys: int, name: str) -> int:
+    """A key's lock file (a regular file; anything planted in its place is taken away first)."""
+    try:
+        return open_file(name, keys, os.O_RDWR | os.O_CREAT)
+    except NotConfined:
+        with suppress(OSError):
+            os.unlink(name, dir_fd=keys)
+        return open_file(name, keys, os.O_RDWR | os.O_CREAT)
 
 
 def _write_record(folder: int, run: Run) -> None:

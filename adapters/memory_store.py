@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from lionrun.application.ports import Held, RunNotFound
+from lionrun.application.ports import Held, KeyTaken, RunNotFound
 from lionrun.domain.availability import MALFORMED, MISSING, Availability, ConsoleAvailability
 from lionrun.domain.lifecycle import next_generation
 from lionrun.domain.run import Run, is_run_id, make_run_id, parse_record
@@ -33,6 +33,8 @@ class MemoryRunStore:
         self._files: dict[tuple[str, str], str] = {}
         self._artifacts: dict[str, dict[str, bytes]] = {}
         self._counter = 0
+        self._keys: dict[str, tuple[str, str]] = {}  # idempotency key -> (run id, fingerprint)
+        self._key_turns: dict[str, threading.Lock] = {}
         self.reads: list[str] = []
 
     def describe(self) -> tuple[str, str]:
@@ -207,10 +209,34 @@ class MemoryRunStore:
             return Availability.unavailable(MALFORMED, "manifest.json is not a JSON object")
         return Availability.of(data)
 
+    # -- idempotency keys (issue 39), as the filesystem store keeps them ------------------------
+
+    @contextmanager
+    def holding_key(self, key: str) -> Iterator[None]:
+        with self._lock:
+            turn = self._key_turns.setdefault(key, threading.Lock())
+        with turn:
+            yield
+
+    def run_of_key(self, key: str) -> tuple[str, str] | None:
+        with self._lock:
+            found = self._keys.get(key)
+            if found is None or (found[0] not in self._records and found[0] not in self._reserved):
+                return None
+            return found
+
+    def bind_key(self, key: str, run_id: str, fingerprint: str) -> None:
+        with self._lock:
+            found = self.run_of_key(key)
+            if found is not None:
+                raise KeyTaken(found[0])
+            self._keys[key] = (run_id, fingerprint)
+
     def remove(self, run_id: str) -> None:
         """Atomic under the store's lock, as the filesystem store's rename is; a missing run is a no-op."""
         with self._lock:
             self._records.pop(run_id, None)
+            self._reserved.discard(run_id)
             self._artifacts.pop(run_id, None)
             for key in [k for k in self._files if k[0] == run_id]:
                 del self._files[key]

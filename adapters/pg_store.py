@@ -47,6 +47,7 @@ from lionrun.application.outage import OUTAGE_SECONDS_DEFAULT, Outage
 from lionrun.application.ports import (
     Held,
     ImportedArtifact,
+    KeyTaken,
     RunNotFound,
     StoreBusy,
     StoreRefused,
@@ -62,6 +63,7 @@ from lionrun.domain.availability import (
     Availability,
     ConsoleAvailability,
 )
+from lionrun.domain.idempotency import key_name
 from lionrun.domain.lifecycle import next_generation
 from lionrun.domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
 from lionrun.domain.untrusted import (
@@ -102,6 +104,16 @@ LI_LOG_TABLE = """CREATE TABLE IF NOT EXISTS li_log_chunks (
         body bytea NOT NULL,
         PRIMARY KEY (run_id, start_offset))"""
 
+# Issue 39: the run each idempotency key names; the primary key makes one run per key, and the
+# key goes with its run (ON DELETE CASCADE). Added to schema 1 as `li_log_chunks` was: made by
+# `li store init`, or by the first submit with a key.
+KEYS_TABLE = """CREATE TABLE IF NOT EXISTS idempotency_keys (
+        key_name text PRIMARY KEY,
+        run_id text NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        fingerprint text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now())"""
+KEY_LOCK_SPACE = 7406039  # pg_advisory_lock(space, hash): the key's turn, let go when the session ends
+
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS lionrun_schema (
         version integer NOT NULL,
@@ -124,6 +136,7 @@ SCHEMA = (
         body bytea NOT NULL,
         PRIMARY KEY (run_id, start_offset))""",
     LI_LOG_TABLE,
+    KEYS_TABLE,
     """CREATE TABLE IF NOT EXISTS artifacts (
         run_id text NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
         name text NOT NULL,
@@ -133,10 +146,10 @@ SCHEMA = (
 )
 
 
-TABLES = ("runs", "run_files", "console_chunks", "li_log_chunks", "artifacts", "lionrun_schema")
+TABLES = ("runs", "run_files", "console_chunks", "li_log_chunks", "idempotency_keys", "artifacts", "lionrun_schema")
 # Added after schema 1 was first published (issue 27): made by `li store init`, or by the first
 # runner that writes to it; a reader of a database that has none yet finds no li log (missing).
-LATER_TABLES = ("li_log_chunks",)
+LATER_TABLES = ("li_log_chunks", "idempotency_keys")
 
 
 class _Stream(NamedTuple):
@@ -415,6 +428,51 @@ class PgRunStore:
 
     def sweep(self) -> None:
         """Nothing to finish: a removal is one transaction."""
+
+    # -- idempotency keys (issue 39) -------------------------------------------------------------
+
+    @contextmanager
+    def holding_key(self, key: str) -> Iterator[None]:
+        """The key's turn: a session-level advisory lock of this store's connection (the server lets
+        go of it when the session ends), taken within the statement timeout; the table is made on
+        first use in a database initialised before it existed."""
+        pg = _psycopg()
+        name = key_name(key)
+        with self._lock:
+            with self._cursor() as cur:
+                cur.execute("SELECT to_regclass('idempotency_keys') IS NOT NULL")
+                if not cur.fetchone()[0]:
+                    cur.execute(KEYS_TABLE)
+                try:
+                    cur.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (KEY_LOCK_SPACE, name))
+                except pg.errors.LockNotAvailable:  # pragma: no cover - a session lock waits, bounded by lock_timeout
+                    raise StoreBusy("the idempotency key is held by another submit") from None
+            try:
+                yield
+            finally:
+                with suppress(StoreRefused), self._cursor() as cur:
+                    cur.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (KEY_LOCK_SPACE, name))
+
+    def run_of_key(self, key: str) -> tuple[str, str] | None:
+        with self._cursor() as cur:
+            cur.execute("SELECT to_regclass('idempotency_keys') IS NOT NULL")
+            if not cur.fetchone()[0]:
+                return None
+            cur.execute("SELECT run_id, fingerprint FROM idempotency_keys WHERE key_name = %s", (key_name(key),))
+            row = cur.fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def bind_key(self, key: str, run_id: str, fingerprint: str) -> None:
+        """One INSERT: the primary key refuses a second run for the key (KeyTaken names the first)."""
+        name = key_name(key)
+        with self._cursor() as cur:
+            cur.execute("INSERT INTO idempotency_keys (key_name, run_id, fingerprint) VALUES (%s, %s, %s) "
+                        "ON CONFLICT (key_name) DO NOTHING", (name, _checked(run_id), fingerprint))
+            if cur.rowcount == 1:
+                return
+            cur.execute("SELECT run_id FROM idempotency_keys WHERE key_name = %s", (name,))
+            row = cur.fetchone()
+        raise KeyTaken(str(row[0]) if row is not None else run_id)
 
     # -- run files ------------------------------------------------------------------------------
 

@@ -129,6 +129,34 @@ class WorkFolderRefused(StoreRefused):
         self.where = where
 
 
+class IdempotencyKeys(Protocol):
+    """Issue 39: the runs submitted under an idempotency key, one run per key for as long as that
+    run is in the store. Submits of one key take turns (`holding_key`: a lock the kernel or the
+    server lets go of when its holder dies); the binding itself is unique per key (an O_EXCL link
+    under the store, a PostgreSQL primary key), so two submits can never both bind one key."""
+
+    def holding_key(self, key: str) -> AbstractContextManager[None]:
+        """Hold the key's turn: no other submit of this key looks at or binds it meanwhile
+        (StoreBusy when the turn does not come within the store's bound)."""
+        ...
+
+    def run_of_key(self, key: str) -> tuple[str, str] | None:
+        """(run id, request fingerprint) the key names while that run is in the store; else None."""
+        ...
+
+    def bind_key(self, key: str, run_id: str, fingerprint: str) -> None:
+        """Name the reserved `run_id` by `key`; KeyTaken when the key names a run still in the store."""
+        ...
+
+
+class KeyTaken(Exception):
+    """The idempotency key already names a run that is in the store (`run_id`)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"the key names run {run_id}")
+        self.run_id = run_id
+
+
 class RunFiles(Protocol):
     """Durable runs, role two: the files beside a record, every byte of them untrusted.
 

@@ -12,9 +12,12 @@ from lionrun.application.ports import (
     Clock,
     Cluster,
     Held,
+    IdempotencyKeys,
+    KeyTaken,
     ProcessProber,
     Provider,
     RunFiles,
+    RunNotFound,
     RunQueues,
     RunRecords,
     Signaller,
@@ -26,6 +29,7 @@ from lionrun.application.ports import (
     Waiting,
 )
 from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.idempotency import fingerprint
 from lionrun.domain.lifecycle import classify
 from lionrun.domain.queue import DEFAULT_QUEUE, QUEUE_FD, QUEUED
 from lionrun.domain.request import RunRequest, check_prompt, invalid
@@ -59,7 +63,8 @@ class SubmitService:
                  signaller: Signaller, clock: Clock, providers: Mapping[str, Provider],
                  runner_command: Sequence[str], env: Mapping[str, str],
                  cluster: Callable[[], Cluster] | None = None,
-                 queues: Callable[[], RunQueues | None] | None = None) -> None:
+                 queues: Callable[[], RunQueues | None] | None = None,
+                 keys: IdempotencyKeys | None = None) -> None:
         self.store = store
         self.files = files
         self.spawner = spawner
@@ -71,6 +76,7 @@ class SubmitService:
         self.env = dict(env)
         self.cluster = cluster  # built on first use: only a Slurm submit needs it
         self.queues = queues  # built on first use (issue 29); None, or one that gives None: no queues
+        self.keys = keys  # issue 39: the store's idempotency keys (None: a store that keeps none)
 
     def validate(self, request: RunRequest) -> None:
         """Everything that can be refused is refused here, before anything touches disk."""
@@ -91,15 +97,77 @@ class SubmitService:
                                     f"the {name} executable is not installed or not on PATH",
                                     {"provider": name})
 
-    def submit(self, request: RunRequest) -> Handle:
+    def submit(self, request: RunRequest, idempotency_key: str | None = None) -> Handle:
         """Validate, allocate, spawn; a spawn that fails leaves a terminal failed record and raises.
 
         A run of a queue the store keeps (issue 29) is recorded `queued` and takes its ticket and
         place in line before its runner starts: the runner inherits the place and waits in it.
+        With an idempotency key (issue 39) a key that already names a run in the store answers
+        that run's handle and starts nothing (`conflict` when its request was another).
         """
         self.validate(request)
+        if idempotency_key is not None:
+            return self._submit_once(request, idempotency_key)
+        return self._submit(request)
+
+    # -- issue 39: one run per idempotency key ---------------------------------------------------
+
+    def _submit_once(self, request: RunRequest, key: str) -> Handle:
+        """Under the key's turn: the run the key names, else a new run bound to the key right
+        after its id is reserved (before anything is written or started)."""
+        if self.keys is None:
+            raise ContractError(ErrorKind.UNAVAILABLE, "this store keeps no idempotency keys",
+                                {"reason_code": "idempotency_unsupported"})
+        keys, mine = self.keys, fingerprint(request)
+        try:
+            with keys.holding_key(key):
+                found = keys.run_of_key(key)
+                if found is not None:
+                    return self._replay(found, mine)
+                try:
+                    return self._submit(request, lambda run_id: keys.bind_key(key, run_id, mine))
+                except KeyTaken:  # the turn was lost (a dropped connection): the binding decides
+                    found = keys.run_of_key(key)
+                    if found is None:
+                        raise
+                    return self._replay(found, mine)
+        except (StoreBusy, StoreRefused) as exc:
+            raise ContractError(ErrorKind.UNAVAILABLE, f"the idempotency key cannot be used: {exc}",
+                                {"reason_code": "store_refused"}) from exc
+
+    def _replay(self, found: tuple[str, str], mine: str) -> Handle:
+        """The handle of the run a key names, as its record says now; `conflict` when the run
+        was submitted with another request."""
+        run_id, theirs = found
+        if theirs != mine:
+            raise ContractError(ErrorKind.CONFLICT,
+                                f"the idempotency key already names run {run_id}, submitted with a different "
+                                "request; use a new key for a new request",
+                                {"run_id": run_id, "reason_code": "idempotency_key_reused"})
+        run = self._recorded(run_id)
+        return SubmitData(run_id=run_id, pid=run.pid, status=run.status, terminal=run.end_recorded,
+                          outcome=run.outcome if run.end_recorded else None,  # type: ignore[arg-type]
+                          log=self.log_path(run_id), replayed=True)
+
+    def _recorded(self, run_id: str, patience: float = 10.0) -> Run:
+        """The record of a run a key names; one whose submit is still writing it is waited for."""
+        deadline = self.clock.monotonic() + patience
+        while True:
+            try:
+                return self.store.read(run_id)
+            except RunNotFound:
+                if self.clock.monotonic() >= deadline:
+                    raise ContractError(ErrorKind.UNAVAILABLE,
+                                        f"the idempotency key names run {run_id}, whose record was never written "
+                                        "(its submit was interrupted before anything started)",
+                                        {"run_id": run_id, "reason_code": "not_recorded"}) from None
+                self.clock.sleep(0.05)
+
+    # -- the submit itself -------------------------------------------------------------------------
+
+    def _submit(self, request: RunRequest, bind: Callable[[str], None] | None = None) -> Handle:
         queue, queues = self._queue_of(request)
-        run_id, waiting = self._allocate(request, queue, queues)
+        run_id, waiting = self._allocate(request, queue, queues, bind)
         if queues is None or waiting is None:
             return self._launch(run_id, request)
         try:
@@ -126,10 +194,11 @@ class SubmitService:
     def log_path(self, run_id: str) -> str:
         return self.files.console_location(run_id)
 
-    def _allocate(self, request: RunRequest, queue: str | None = None,
-                  queues: RunQueues | None = None) -> tuple[str, Waiting | None]:
+    def _allocate(self, request: RunRequest, queue: str | None = None, queues: RunQueues | None = None,
+                  bind: Callable[[str], None] | None = None) -> tuple[str, Waiting | None]:
         """Reserve the id, write the request and the `preparing` record; a run of a kept queue
-        takes its ticket and place in line first, and its record says `queued` with the ticket."""
+        takes its ticket and place in line first, and its record says `queued` with the ticket.
+        `bind` names the reserved id by an idempotency key before anything else is written."""
         now = self.clock.now()
         try:
             run_id = self.store.reserve(now)
@@ -137,6 +206,8 @@ class SubmitService:
             raise ContractError(ErrorKind.UNAVAILABLE, str(exc), {"reason_code": "store_refused"}) from exc
         waiting: Waiting | None = None
         try:
+            if bind is not None:
+                bind(run_id)
             self.files.write_text(run_id, "instruction.txt", request.instruction)
             self.files.write_text(run_id, "request.json", json.dumps(request.to_dict(), indent=1))
             run = self._preparing(run_id, request, iso(now)).evolve(queue=queue)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from msgspec import Struct
 
 from lionrun.domain.lifecycle import recorded_outcome
 from lionrun.domain.run import Run
+from lionrun.domain.vocabulary import FailureClass as FailureClass  # its one home (issue 39)
 
 PLACEHOLDERS: Final = ("run_id", "status", "outcome", "reason_code", "label", "payload")
-FailureClass = Literal[
-    "command_not_found", "permission_denied", "timeout", "nonzero_exit", "signalled", "unknown",
-]
+
 DEFAULT_TIMEOUT_SECONDS: Final = 30.0
 
 # Where a run's template came from, recorded beside it at submit.

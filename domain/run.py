@@ -6,17 +6,18 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from itertools import takewhile
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from msgspec import Struct, ValidationError, convert, to_builtins
 from msgspec import field as msgspec_field
 from msgspec.structs import replace
 
 from lionrun.domain.availability import RUN_ID_MISMATCH
+from lionrun.domain.serialise import Open
 from lionrun.domain.untrusted import RECORD_MAX_BYTES, Untrusted, check_size, parse_json
 from lionrun.domain.vocabulary import FAILED as FAILED  # the spawn phases, where records are made
+from lionrun.domain.vocabulary import FAILURE_CLASSES, SPAWN_STATES, SpawnState
 from lionrun.domain.vocabulary import PREPARING as PREPARING
-from lionrun.domain.vocabulary import SPAWN_STATES, SpawnState
 from lionrun.domain.vocabulary import STARTED as STARTED
 from lionrun.domain.worktree import Changes, LegWorktree, Worktree
 
@@ -134,7 +135,8 @@ class DeliveryValue(Struct, frozen=True):
     ok: bool | None = None
     exit_code: int | None = None
     error: str | None = None
-    failure_class: str | None = None
+    # open (issue 39): the values in use are the schema's examples
+    failure_class: Annotated[str, Open(FAILURE_CLASSES)] | None = None
 
 
 class Run(Struct, frozen=True):

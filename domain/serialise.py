@@ -44,3 +44,17 @@ class Minimum:
         schema = handler(core)
         schema["minimum"] = self.bound
         return schema
+
+
+class Open:
+    """`Annotated[str, Open(values)]`: an open vocabulary (issue 39). The schema accepts any string
+    and lists the values in use only as `examples`, never as an `enum`: a later value is no contract
+    break, so a consumer that validates against the schema must not break on one (D2)."""
+
+    def __init__(self, values: tuple[str, ...]) -> None:
+        self.values = tuple(values)
+
+    def __get_pydantic_json_schema__(self, core: Any, handler: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+        schema = handler(core)
+        schema["examples"] = list(self.values)
+        return schema

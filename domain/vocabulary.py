@@ -1,9 +1,10 @@
-"""The closed vocabularies, defined once: the domain decides with them and the wire model publishes them.
+"""The vocabularies, defined once: the domain decides with them and the wire model publishes them.
 
-A vocabulary the contract calls closed (outcome, spawn state, error kind, kill action, severity)
-is a `Literal` on the wire too; one it calls open (status, reason codes, a row's error kind) is a
-plain string on the wire, so a later value is no contract break, while the domain still names
-the values it knows here.
+Exactly two are closed on the wire (issue 39, docs/wire-contract.md "Vocabularies"): `outcome`
+and the envelope's `error.kind` — a `Literal` there, a new value costs a contract version.
+Every other one is open: a plain string on the wire whose schema lists the values in use as
+`examples` (domain.serialise.Open), so a later value is no contract break, while the domain
+still names (and, for its inputs, refuses outside) the values it knows here.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ Status = Literal[
 STATUSES_AT_V1: Final[tuple[Status, ...]] = get_args(Status)
 QUEUED: Final = "queued"  # a run whose runner is alive and waits for its queue's slot (issue 29)
 
-# Issue 25: closed. What the work of a run was started under: the store out of its reach, or not.
+# Issue 25: open on the wire. What the work of a run was started under: the store out of its reach, or not.
 Confinement = Literal["store_hidden", "none"]
 CONFINEMENTS: Final[tuple[Confinement, ...]] = get_args(Confinement)
 STORE_HIDDEN: Final = "store_hidden"
 UNCONFINED: Final = "none"
 
-# D5: closed. The recorded spawn phase; a record from before the field existed has none.
+# D5: open on the wire (issue 39; a record li never wrote is read as none). The recorded spawn phase; a record from before the field existed has none.
 SpawnState = Literal["preparing", "started", "failed"]
 SPAWN_STATES: Final[tuple[SpawnState, ...]] = get_args(SpawnState)
 PREPARING: Final = "preparing"
@@ -39,7 +40,7 @@ FAILED: Final = "failed"
 # D3: closed. A new kind costs a contract version.
 ErrorKindName = Literal["not_found", "invalid_input", "conflict", "unavailable", "internal"]
 
-# D6: closed. What `li job kill` did. `requested` is said only on a shared store, of another
+# D6: open on the wire (issue 39: `requested` came after v1). What `li job kill` did. `requested` is said only on a shared store, of another
 # host's run: the request is recorded and that host's runner acts on it; nothing was signalled here.
 KillAction = Literal["signalled", "requested", "already_terminal", "no_process"]
 SIGNALLED: Final = "signalled"
@@ -63,6 +64,28 @@ StoreKind = Literal["filesystem", "postgresql"]
 # `li completion`.
 Shell = Literal["bash", "zsh", "fish"]
 
-# Closed: what an agent CLI may do (li agent --permission-mode); each maps to its CLI's own flag.
+# Closed as input (li refuses others), open on the wire (a later li may record another): what an agent CLI may do (li agent --permission-mode); each maps to its CLI's own flag.
 PermissionMode = Literal["read-only", "edits", "full"]
 PERMISSION_MODES: Final[tuple[PermissionMode, ...]] = get_args(PermissionMode)
+KILL_ACTIONS: Final[tuple[KillAction, ...]] = get_args(KillAction)
+SEVERITIES: Final[tuple[Severity, ...]] = get_args(Severity)
+STORE_KINDS: Final[tuple[StoreKind, ...]] = get_args(StoreKind)
+SHELLS: Final[tuple[Shell, ...]] = get_args(Shell)
+ROW_ERROR_KINDS: Final[tuple[RowErrorKind, ...]] = get_args(RowErrorKind)
+
+# Issue 39: the values in use of the other open vocabularies, published as the schema's `examples`.
+# Every `status` li shows: the recorded ones, and `preparing` (a record before its spawn).
+STATUSES_SHOWN: Final[tuple[str, ...]] = (*STATUSES_AT_V1, PREPARING)
+RUN_KINDS: Final = ("agent", "flow", "fanout")
+# A terminal notice's failed delivery (domain/notify.py, adapters/notifier.py).
+FailureClass = Literal["command_not_found", "permission_denied", "timeout", "nonzero_exit", "signalled", "unknown"]
+FAILURE_CLASSES: Final[tuple[FailureClass, ...]] = get_args(FailureClass)
+# Why `li job prune` / `li job rm` kept a run (application/prune.py names each).
+KEPT_REASONS: Final = ("not_ended", "ended_recently", "notice_in_flight", "record_unusable", "no_record",
+                       "busy", "remove_failed", "worktree_kept")
+# One entry of a run's artifacts listing (adapters/confined.py).
+ARTIFACT_TYPES: Final = ("file", "symlink", "fifo", "socket", "device", "hardlink", "folder", "other")
+# Why a queue starts no run.
+PAUSED_REASONS: Final = ("paused", "provider_rate_limited")
+# Why an end a reader found due was not recorded (issue 25).
+REAP_WITHHELD: Final = ("not_store_owner",)

@@ -21,19 +21,27 @@ from lionrun.domain.availability import (
     ManifestAvailability,
     UsageAvailability,
 )
+from lionrun.domain.evidence import CONCLUSIVE, INCONCLUSIVE
 from lionrun.domain.run import DeliveryValue
-from lionrun.domain.serialise import Minimum, Wire, to_wire
+from lionrun.domain.serialise import Minimum, Open, Wire, to_wire
 from lionrun.domain.vocabulary import (
-    Confinement,
+    ARTIFACT_TYPES,
+    CONFINEMENTS,
+    KEPT_REASONS,
+    KILL_ACTIONS,
+    PAUSED_REASONS,
+    PERMISSION_MODES,
+    REAP_WITHHELD,
+    ROW_ERROR_KINDS,
+    RUN_KINDS,
+    SEVERITIES,
+    SHELLS,
+    SPAWN_STATES,
+    STATUSES_SHOWN,
+    STORE_KINDS,
     ErrorKindName,
-    KillAction,
     Outcome,
-    PermissionMode,
     RowErrorKind,
-    Severity,
-    Shell,
-    SpawnState,
-    StoreKind,
 )
 
 if TYPE_CHECKING:
@@ -49,6 +57,29 @@ __all__ = [
     "PruneData", "PruneKept", "RemoveData", "QueueData", "QueueRow", "Row", "RowError", "StatusData", "StoreData",
     "SubmitData", "UsageAvailability", "UsageData", "UsageTotal", "VERBS", "VersionData", "WaitData", "Wire", "to_wire",
 ]
+
+# --- the open vocabularies (issue 39) --------------------------------------------------------------
+# Exactly two vocabularies are closed on the wire: `Outcome` and the envelope's `ErrorKindName`.
+# Every other one is a string whose schema lists the values in use as `examples` (never `enum`):
+# a consumer that validates against the schema accepts a later value (docs/wire-contract.md,
+# "Vocabularies"; tests/contract/test_open_vocabularies.py).
+
+StatusText = Annotated[str, Open(STATUSES_SHOWN)]
+RunKind = Annotated[str, Open(RUN_KINDS)]
+SpawnStateText = Annotated[str, Open(SPAWN_STATES)]
+KillActionText = Annotated[str, Open(KILL_ACTIONS)]
+RowErrorKindText = Annotated[str, Open(ROW_ERROR_KINDS)]
+ArtifactType = Annotated[str, Open(ARTIFACT_TYPES)]
+PermissionModeText = Annotated[str, Open(PERMISSION_MODES)]
+ConfinementText = Annotated[str, Open(CONFINEMENTS)]
+Finding = Annotated[str, Open(tuple(sorted(CONCLUSIVE | INCONCLUSIVE)))]
+SeverityText = Annotated[str, Open(SEVERITIES)]
+KeptReason = Annotated[str, Open(KEPT_REASONS)]
+ShellText = Annotated[str, Open(SHELLS)]
+StoreKindText = Annotated[str, Open(STORE_KINDS)]
+PausedReason = Annotated[str, Open(PAUSED_REASONS)]
+ReapWithheld = Annotated[str, Open(REAP_WITHHELD)]
+
 
 # --- the envelope (D3) and what every start-up may answer (D2) ------------------------------------
 
@@ -128,7 +159,7 @@ class Artifact(Wire, frozen=True, kw_only=True):
     path: str
     size: Annotated[int, Minimum(0)]
     sha256: str | None
-    type: str = "file"
+    type: ArtifactType = "file"
     link: str | None = None
     available: bool = True
     reason_code: str | None = None
@@ -151,7 +182,7 @@ class DeliveryAvailability(Availability[DeliveryValue], frozen=True, kw_only=Tru
 class AgentOptions(Wire, frozen=True, kw_only=True):
     """How one agent CLI was run: its permission mode (null: the CLI's own default) and extra argv."""
 
-    permission_mode: PermissionMode | None
+    permission_mode: PermissionModeText | None
     provider_args: list[str]
 
 
@@ -168,14 +199,14 @@ class Lifecycle(Wire, frozen=True, kw_only=True):
     """status (open), terminal and outcome (closed, null unless terminal) travel together (D4)."""
 
     run_id: str
-    kind: str
+    kind: RunKind
     label: str | None
-    status: str
+    status: StatusText
     terminal: bool
     outcome: Outcome | None
     reason_code: str | None
     possibly_orphaned: bool
-    spawn_state: SpawnState | None
+    spawn_state: SpawnStateText | None
     submitted_at: str
     # Added in v1 without a version bump (D2): the host the run belongs to (its machine id); only
     # that host probes, reaps or signals it. Null for a record that names no host.
@@ -185,7 +216,7 @@ class Lifecycle(Wire, frozen=True, kw_only=True):
     queue: str | None = None
     # Added in v1 without a version bump (D2), issue 25: why an end this reader found due was not
     # published — `not_store_owner`: li acts on a store only as its owner, who will reap it.
-    reap_withheld: str | None = None
+    reap_withheld: ReapWithheld | None = None
     # Added in v1 without a version bump (D2, issue 24): for an agent run that ended
     # `provider_rate_limited`, when the vendor said the limit resets (ISO-8601 UTC), else null;
     # and the agent CLI's own session / thread id its stream carried (one-leg runs), else null.
@@ -225,10 +256,14 @@ class SubmitData(Wire, frozen=True, kw_only=True):
 
     run_id: str
     pid: int | None
-    status: str
+    status: StatusText
     terminal: bool
     outcome: Outcome | None
     log: str
+    # Additive (D2), issue 39: true when this handle names the run an earlier submit with the same
+    # --idempotency-key started (nothing new was started; status, terminal and outcome are that
+    # run's as recorded now); false for a run this submit started.
+    replayed: bool = False
 
     @classmethod
     def handle(cls, run_id: str, pid: int | None, log: str, status: str = "running") -> SubmitData:
@@ -361,13 +396,13 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # additive (D2), issue 25: `store_hidden` when the work could not reach the store, `none` when
     # it could (`confinement_detail` says why: `--confine off`, or what the kernel refused); null
     # before the runner decided, and for runs from before confinement
-    confinement: Confinement | None = None
+    confinement: ConfinementText | None = None
     confinement_detail: str | None = None
     # additive (D2), issue 27: the code of the liveness finding `alive` comes from (domain.evidence,
     # domain.slurm: `alive`, `session_alive` — the runner gone, work of the run still running —,
     # `pid_absent`, `foreign_host`, `job_alive`, ...); advisory like `alive`; null when nothing was
     # probed (an ended run)
-    finding: str | None = None
+    finding: Finding | None = None
     # Additive (D2), issue 28: the run's own worktree (null: it worked in its cwd), what li
     # committed of its work there (null: nothing committed yet, or no worktree), the run whose
     # conversation it continues, and the chain of replies back to the first run (oldest first).
@@ -404,7 +439,7 @@ class RowError(Wire, frozen=True, kw_only=True):
     not_observed (a wait interrupted before its first look at the id).
     """
 
-    kind: str
+    kind: RowErrorKindText
     message: str
     reason_code: str | None = None
 
@@ -417,18 +452,18 @@ class Row(Wire, frozen=True, kw_only=True):
     """A list row or wait entry: the lifecycle fields, all null when `error` says it could not be read."""
 
     run_id: str
-    kind: str | None
+    kind: RunKind | None
     label: str | None
-    status: str | None
+    status: StatusText | None
     terminal: bool | None
     outcome: Outcome | None
     reason_code: str | None
     possibly_orphaned: bool | None
-    spawn_state: SpawnState | None
+    spawn_state: SpawnStateText | None
     submitted_at: str | None
     host: str | None = None  # added in v1 without a version bump (D2), as on Lifecycle
     queue: str | None = None  # added in v1 without a version bump (D2), as on Lifecycle
-    reap_withheld: str | None = None  # added in v1 (D2, issue 25), as on Lifecycle
+    reap_withheld: ReapWithheld | None = None  # added in v1 (D2, issue 25), as on Lifecycle
     retry_at: str | None = None  # added in v1 without a version bump (D2, issue 24), as on Lifecycle
     session_id: str | None = None  # added in v1 without a version bump (D2, issue 24), as on Lifecycle
     runner_end: RunnerEnd | None = None  # added in v1 (D2, issue 25), as on Lifecycle
@@ -486,8 +521,8 @@ class KillData(Wire, frozen=True, kw_only=True):
     """`li job kill RUN_ID`: what was done, never process death or terminality (D6)."""
 
     run_id: str
-    action: KillAction
-    status: str
+    action: KillActionText
+    status: StatusText
     terminal: bool
     outcome: Outcome | None
 
@@ -513,7 +548,7 @@ class DoctorCheck(Wire, frozen=True, kw_only=True):
 
     name: str
     ok: bool
-    severity: Severity
+    severity: SeverityText
     detail: str | None
     fix: str | None
 
@@ -527,7 +562,7 @@ class DoctorData(Wire, frozen=True, kw_only=True):
 
 class PruneKept(Wire, frozen=True, kw_only=True):
     run_id: str
-    reason: str
+    reason: KeptReason
     detail: str | None
 
 
@@ -550,14 +585,14 @@ class RemoveData(Wire, frozen=True, kw_only=True):
 class CompletionData(Wire, frozen=True, kw_only=True):
     """`li completion bash|zsh|fish`."""
 
-    shell: Shell
+    shell: ShellText
     script: str
 
 
 class StoreData(Wire, frozen=True, kw_only=True):
     """`li store init`: which store this li uses and the schema it now holds (null: none needed)."""
 
-    store: StoreKind
+    store: StoreKindText
     location: str
     schema_version: int | None
 
@@ -593,7 +628,7 @@ class QueueRow(Wire, frozen=True, kw_only=True):
     running: int
     waiting: int
     paused: bool
-    paused_reason: str | None
+    paused_reason: PausedReason | None
     paused_until: str | None
     paused_by: str | None
 

@@ -17,7 +17,7 @@ import pytest
 
 PG_LOCAL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "pg_local.sh")
 
-TABLES = ("artifacts", "console_chunks", "li_log_chunks", "run_files", "runs", "lionrun_schema", "queue_line", "queues")
+TABLES = ("artifacts", "console_chunks", "li_log_chunks", "idempotency_keys", "run_files", "runs", "lionrun_schema", "queue_line", "queues")
 
 
 def server_dsn() -> str:

@@ -50,6 +50,26 @@ def add_submit_options(parser: Any) -> None:
     parser.add_argument("--base", metavar="REF", help="the commit the worktree starts from (default: HEAD)")
     parser.add_argument("--setup", metavar="CMD",
                         help="a shell command run in the new worktree before the work (`worktree_setup` in config.toml)")
+    add_idempotency_option(parser)
+
+
+# -- issue 39: an idempotent submit, in one place for every submit verb (agent, orchestrate, job
+# retry, job reply): the flag, its check, and `submit`'s use of it.
+
+def add_idempotency_option(parser: Any) -> None:
+    parser.add_argument("--idempotency-key", metavar="KEY",
+                        help="submit at most once per KEY: while the run KEY started is in the store, the same "
+                             "submit answers that run (nothing new starts); another request with KEY is refused")
+
+
+def idempotency_key(args: Namespace) -> str | None:
+    """`--idempotency-key KEY`, checked (1-256 characters, no control character), else None."""
+    value = getattr(args, "idempotency_key", None)
+    if value is None:
+        return None
+    from lionrun.domain.idempotency import check_key
+
+    return check_key(value)
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -70,7 +90,7 @@ def add_view_options(parser: Any) -> None:
 
 def run(args: Namespace) -> dict[str, Any]:
     """Under --machine a submit always answers with the handle, detached or not."""
-    return submit(agent_request(args)).to_wire()
+    return submit(agent_request(args), idempotency_key(args)).to_wire()
 
 
 def human(args: Namespace) -> int:
@@ -454,19 +474,19 @@ def config_table() -> dict[str, Any]:
         raise invalid(str(exc), path=path) from None
 
 
-def submit(request: RunRequest) -> Handle:
+def submit(request: RunRequest, key: str | None = None) -> Handle:
     """Refuse what could not be exec'd, then hand the request to the submit service (which checks
-    providers, then writes and spawns)."""
+    providers, then writes and spawns; with an idempotency key, at most once per key)."""
     from lionrun.entrypoints import services
 
     check_executable(request)
-    handle: Handle = services.submitter().submit(with_queue(request))
+    handle: Handle = services.submitter().submit(with_queue(request), key)
     return handle
 
 
 def submit_for_person(request: RunRequest, args: Namespace) -> int:
     """Human mode: --detach prints the id and how to follow; otherwise follow the run to its end."""
-    handle = submit(request)
+    handle = submit(request, idempotency_key(args))
     if args.detach:
         from lionrun.domain.run import short_id
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         Cluster,
         Confiner,
         GitWorktrees,
+        IdempotencyKeys,
         ProcessProber,
         Provider,
         RunFiles,
@@ -46,12 +47,13 @@ def provider_registry(groups: ChildGroups) -> dict[str, Provider]:
 def submitter(store: RunRecords, files: RunFiles, spawner: Spawner, prober: ProcessProber, signaller: Signaller,
               clock: Clock, providers: Mapping[str, Provider], runner_command: Sequence[str],
               env: Mapping[str, str], cluster: Callable[[], Cluster] | None = None,
-              queues: Callable[[], RunQueues | None] | None = None) -> SubmitService:
+              queues: Callable[[], RunQueues | None] | None = None,
+              keys: IdempotencyKeys | None = None) -> SubmitService:
     from lionrun.application.submit import SubmitService
 
     return SubmitService(store=store, files=files, spawner=spawner, prober=prober, signaller=signaller, clock=clock,
                          providers=providers, runner_command=runner_command, env=env, cluster=cluster,
-                         queues=queues)
+                         queues=queues, keys=keys)
 
 
 def store_hider(home: str, groups: ChildGroups) -> Confiner:
@@ -88,6 +90,7 @@ class SubmitSide(containers.DeclarativeContainer):
         signaller=core.signaller, clock=core.clock, providers=provider_registry,
         runner_command=providers.Callable(runner_command), env=providers.Callable(runner_environment, core.home),
         cluster=core.cluster.provider, queues=core.queues.provider,
+        keys=core.store,  # issue 39: every store keeps the idempotency keys of its runs
     )
     confiner = providers.Singleton(store_hider, home=core.home, groups=child_groups)
     # The runner adds the notices side's `send` as its after-end hook.

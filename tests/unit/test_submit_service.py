@@ -54,7 +54,7 @@ def test_a_submit_writes_started_with_the_pid_and_the_process_incarnation(world)
     assert (inc.host_id, inc.boot_id, inc.pid, inc.create_time, inc.pgid) == ("host-a", "boot-1", handle.pid, 1000.0, handle.pid)
     assert record.generation == 2  # preparing, then the write that attaches the pid
     assert handle.to_wire() == {"run_id": handle.run_id, "pid": handle.pid, "status": "running",
-                                "terminal": False, "outcome": None, "log": handle.log}
+                                "terminal": False, "outcome": None, "log": handle.log, "replayed": False}
     assert handle.log.endswith(f"{handle.run_id}/console.log")
 
 
@@ -151,3 +151,39 @@ def test_submits_get_distinct_ids(world) -> None:
     service = submitter(world)
     ids = {service.submit(request()).run_id for _ in range(5)}
     assert len(ids) == 5
+
+
+# -- issue 39: one run per idempotency key, on both worlds --------------------------------------
+
+
+def test_a_key_answers_its_run_again_and_starts_nothing_new(world) -> None:
+    service = submitter(world)
+    first = service.submit(request(), "k")
+    spawned = len(world.spawner.requests) if hasattr(world.spawner, "requests") else None
+    again = service.submit(request(), "k")
+    assert (again.run_id, again.pid, again.replayed, first.replayed) == (first.run_id, first.pid, True, False)
+    assert only_run(world) == first.run_id
+    if spawned is not None:
+        assert len(world.spawner.requests) == spawned
+
+
+def test_another_request_under_a_key_is_a_conflict(world) -> None:
+    service = submitter(world)
+    first = service.submit(request(), "k")
+    with pytest.raises(ContractError) as refused:
+        service.submit(request("echo other"), "k")
+    assert refused.value.kind is ErrorKind.CONFLICT and refused.value.detail["run_id"] == first.run_id
+    assert only_run(world) == first.run_id
+
+
+def test_a_key_whose_run_was_removed_starts_a_new_run(world) -> None:
+    service = submitter(world)
+    first = service.submit(request(), "k")
+    world.store.remove(first.run_id)
+    second = service.submit(request("echo new"), "k")
+    assert second.run_id != first.run_id and second.replayed is False
+
+
+def test_a_submit_without_a_key_is_never_replayed(world) -> None:
+    service = submitter(world)
+    assert service.submit(request()).run_id != service.submit(request()).run_id
