@@ -24,6 +24,9 @@ PRE_IMPORTS: Final = {
     "agent": ("psutil", "filelock", "dependency_injector"),
     "orchestrate": (*REQUIRED_MODULES, "pydantic"),
 }
+# Issue 39: a consumer's tests make li answer 78 on purpose (docs/wire-contract.md, exit statuses):
+# li then behaves exactly as over a missing required module, before it reads anything or runs anything.
+SIMULATE_ENVIRONMENT_FAULT: Final = "LI_SIMULATE_ENVIRONMENT_FAULT"
 EXIT_CONFIG: Final = 78  # EX_CONFIG (D8); mirrors domain.contract.EXIT_CONFIG without importing it
 EXIT_IOERR: Final = 74  # EX_IOERR: the envelope could not be written to stdout, a D8 transport fault
 
@@ -33,7 +36,12 @@ class EnvironmentFault(Exception):
 
 
 def missing_required() -> str | None:
-    """The first required module the import system cannot even find (cheap: nothing is imported)."""
+    """The first required module the import system cannot even find (cheap: nothing is imported);
+    with LI_SIMULATE_ENVIRONMENT_FAULT set (non-empty), a stand-in named after it."""
+    import os
+
+    if os.environ.get(SIMULATE_ENVIRONMENT_FAULT):
+        return f"{SIMULATE_ENVIRONMENT_FAULT} is set (a simulated broken installation)"
     for name in REQUIRED_MODULES:
         try:
             if not findable(name):

@@ -139,7 +139,8 @@ class ContractClient:
     def submit_agent(self, prompt: str, model: str | None = None, **options: object) -> Reply:
         """`li agent --detach --prompt-file - [MODEL]`; options: label, cwd, timeout, notify,
         permission_mode, provider_args (a list: one `--provider-arg=ARG` each, as the CLI takes
-        them), worktree (a flag), base, setup.
+        them), worktree (a flag), base, setup, idempotency_key (issue 39: the same key answers the
+        first run's handle again, `data.replayed` true; every submit method takes it).
 
         The prompt goes on li's stdin, never on its command line (where every local user could
         read it in /proc, and where the kernel caps one string at 128 KiB).
@@ -155,12 +156,13 @@ class ContractClient:
         wrappers (a run of several legs: each leg's under `legs`, or the one `leg` names)."""
         return self.call(["job", "diff", *(["--leg", leg] if leg is not None else []), "--", run_id])
 
-    def reply(self, run_id: str, prompt: str) -> Reply:
+    def reply(self, run_id: str, prompt: str, idempotency_key: str | None = None) -> Reply:
         """`li job reply --detach RUN_ID`: a new run resuming the agent's session; the prompt on stdin."""
-        return self.call(["job", "reply", "--detach", "--prompt-file", "-", "--", run_id], stdin=prompt)
+        key = option_words({"idempotency_key": idempotency_key})
+        return self.call(["job", "reply", "--detach", *key, "--prompt-file", "-", "--", run_id], stdin=prompt)
 
     def submit_flow(self, spec_path: str, **options: object) -> Reply:
-        """`li orchestrate flow --detach SPEC_PATH`; options: label."""
+        """`li orchestrate flow --detach SPEC_PATH`; options: label, cwd, timeout, idempotency_key."""
         return self.call(
             ["orchestrate", "flow", "--detach", *option_words(options), "--", spec_path]
         )
@@ -172,7 +174,8 @@ class ContractClient:
         return self.call(["orchestrate", "flow", "--detach", *option_words(options), "--", "-"], stdin=spec)
 
     def submit_fanout(self, prompt: str, model: str | None = None, **options: object) -> Reply:
-        """`li orchestrate fanout --detach --prompt-file - [MODEL]`; options: legs, models, synthesize, label.
+        """`li orchestrate fanout --detach --prompt-file - [MODEL]`; options: legs, models, synthesize, label,
+        idempotency_key.
 
         The prompt goes on li's stdin, never on its command line.
         """

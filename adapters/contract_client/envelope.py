@@ -1,4 +1,9 @@
-"""The envelope, classified (D2, D3, D8): exit status first, then the version, then the shape."""
+"""The envelope, classified (D2, D3, D8): exit status first, then the version, then the shape.
+
+The exit rule, word for word as docs/wire-contract.md (its exit table and reference loop) and
+docs/consumer-client.md state it (tests/contract/test_exit_rule.py holds the three equal and
+runs the reference loop's rules and `classify` against every exit li can give):
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,15 @@ from enum import StrEnum
 from typing import Any
 
 from lionrun.adapters.contract_client.transport import Completed
-from lionrun.domain.contract import EXIT_CONFIG, is_well_formed
+from lionrun.domain.contract import EXIT_CONFIG, EXIT_IOERR, is_well_formed
+
+EXIT_RULE = """\
+1. li could not be started, or your own timeout stopped it: transport fault; stdout is not read.
+2. Exit 78: environment fault (li's installation is broken; nothing ran); stdout is not read.
+3. Exit 74: transport fault (stdout refused the envelope; a submit may have started a run); stdout is not read.
+4. Any other exit: read stdout. Not exactly one JSON object: transport fault. One JSON object: it is the answer, whatever the exit status (li writes it with exit 0); check its version, then its shape.
+"""
+__doc__ = f"{__doc__}\n{EXIT_RULE}"
 
 
 class Verdict(StrEnum):
@@ -74,7 +87,7 @@ def classify(done: Completed, understood: frozenset[int]) -> Reply:
 
 
 def _transport_fault(done: Completed) -> Reply | None:
-    """Answers decided by the exit status alone; stdout is never parsed for these (C6)."""
+    """Answers decided by the exit status alone (rules 1-3); stdout is never parsed for these (C6)."""
     if done.launch_error is not None:
         return _fault(
             Verdict.TRANSPORT_FAULT, done, f"li could not be launched: {done.launch_error}"
@@ -86,6 +99,13 @@ def _transport_fault(done: Completed) -> Reply | None:
             Verdict.ENVIRONMENT_FAULT,
             done,
             "li exited 78: its installation is broken; no run was created",
+        )
+    if done.exit_code == EXIT_IOERR:
+        return _fault(
+            Verdict.TRANSPORT_FAULT,
+            done,
+            "li exited 74: its stdout refused the envelope (a submit may have started a run: "
+            "submit again with the same idempotency key)",
         )
     return None
 
