@@ -20,7 +20,13 @@ from typing import Any
 
 import pytest
 
-from lionrun.adapters.contract_client import Completed, ContractClient, SubprocessRunner, Verdict, classify
+from lionrun.adapters.contract_client import (
+    Completed,
+    ContractClient,
+    SubprocessRunner,
+    Verdict,
+    classify,
+)
 from lionrun.adapters.contract_client.envelope import EXIT_RULE
 from tests.support import REPO, install_li, li_bin
 
@@ -72,7 +78,8 @@ def interpret(lines: list[str]) -> Callable[[Completed], Verdict]:
             steps.append(lambda d, _e, op=op, code=code, w=word:
                          LOOP_WORDS[w] if (d.exit_code == code) == (op == "==") else None)
         elif m := re.fullmatch(r"env = json_parse_one_object\(proc\.stdout\) or return (\w+)", line):
-            steps.append(lambda d, e, w=m.group(1): _parsed(d, e, LOOP_WORDS[w]))
+            parse_fault = LOOP_WORDS[m.group(1)]
+            steps.append(lambda d, e, f=parse_fault: _parsed(d, e, f))
         elif re.fullmatch(r"if env\.contract_version not in UNDERSTOOD: degrade; return VersionFault", line):
             steps.append(lambda _d, e: Verdict.DEGRADED if e["env"].get("contract_version") not in UNDERSTOOD
                          else None)
