@@ -335,7 +335,7 @@ def parse_timeout(text: str | None) -> float | None:
     except ValueError:
         raise invalid(f"--timeout must be a number of seconds, not {text!r}", timeout=text) from None
     if not math.isfinite(value) or value <= 0 or value > MAX_TIMEOUT:
-        raise invalid(f"--timeout must be between 0 and {MAX_TIMEOUT:.0f} seconds", timeout=text)
+        raise invalid(f"--timeout must be more than 0 and at most {MAX_TIMEOUT:.0f} seconds", timeout=text)
     return value
 
 

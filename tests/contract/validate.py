@@ -57,8 +57,8 @@ def verb_of(argv: Sequence[str]) -> str | None:
             return "submit"  # a retry answers with the new run's handle
         second = next((a for a in positionals[1:] if a in JOB_VERBS), None)
         return second
-    if first == "store" and "copy" in positionals[1:2]:
-        return "store-copy"
+    if first == "store" and positionals[1:2] in (["copy"], ["init"]):
+        return "store-copy" if positionals[1] == "copy" else "store"
     return first if first in ("handshake", "doctor", "completion", "queue", "usage") else None
 
 
