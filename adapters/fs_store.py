@@ -51,7 +51,6 @@ from lionrun.domain.availability import (
     Availability,
     ConsoleAvailability,
 )
-from lionrun.domain.idempotency import key_name
 from lionrun.domain.lifecycle import next_generation
 from lionrun.domain.run import RecordUnusable, Run, is_run_id, make_run_id, parse_record
 from lionrun.domain.untrusted import (
@@ -731,3 +730,10 @@ if TYPE_CHECKING:
     def _keeps_both_ports(store: FsRunStore) -> tuple[RunRecords, RunFiles, ArtifactBytes]:
         """mypy holds this store to both run ports: a method that drifts from its port fails the check."""
         return store, store, store
+
+
+def key_name(key: str) -> str:
+    """domain.idempotency's name of a key, imported on first use (a read never pays for hashlib)."""
+    from lionrun.domain.idempotency import key_name as name
+
+    return name(key)

@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Final
 
-from lionrun.domain.request import invalid
+from lionrun.domain.contract import ContractError, ErrorKind
 
 if TYPE_CHECKING:
     from lionrun.domain.request import RunRequest
@@ -24,9 +24,11 @@ FLAG: Final = "--idempotency-key"
 def check_key(value: object, where: str = FLAG) -> str:
     """A key is 1-256 characters of text with no control character; anything else is invalid_input."""
     if not isinstance(value, str) or not value or len(value) > KEY_MAX_CHARS:
-        raise invalid(f"{where} must be 1-{KEY_MAX_CHARS} characters", argument=where)
+        raise ContractError(ErrorKind.INVALID_INPUT, f"{where} must be 1-{KEY_MAX_CHARS} characters",
+                            {"argument": where})
     if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise invalid(f"{where} must not hold control characters", argument=where)
+        raise ContractError(ErrorKind.INVALID_INPUT, f"{where} must not hold control characters",
+                            {"argument": where})
     return value
 
 

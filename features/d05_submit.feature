@@ -154,3 +154,14 @@ Feature: D5 — "Submit returns a handle, and the spawn phase is recorded"
       When a program submits that prompt file detached through li
       And the prompt file is changed to "echo edited"
       Then the submitted run answers "original"
+
+  Rule: Submit idempotency, the ADR's open question (Notes), answered by --idempotency-key (issue 39)
+
+    @D5 @cli
+    Scenario: A submit repeated under its idempotency key answers the first run and starts nothing
+      When a program submits "sleep 1" with idempotency key "k-1" while its stdout refuses the envelope
+      Then li exits 74 and exactly one run exists
+      When the program submits "sleep 1" with idempotency key "k-1" again
+      Then the answer names that run as replayed and exactly one run exists
+      When the program submits "echo another" with idempotency key "k-1" again
+      Then the answer is refused as conflict naming that run
