@@ -17,7 +17,7 @@ Feature: D5 — "Submit returns a handle, and the spawn phase is recorded"
     @D5.1
     Scenario: The handle carries nothing about the work itself
       When li submits a run
-      Then the handle carries only run_id, pid, status, terminal, outcome and log
+      Then the handle carries only run_id, pid, status, terminal, outcome, log and replayed
 
   Rule: D5.2 — run_id is assigned before the child starts
 

@@ -221,9 +221,12 @@ def submit_watched(world: Any, submit_ctx: dict[str, Any]) -> None:
     submit_ctx["world_handle"] = world.container.submit.submitter().submit(_agent_request())
 
 
-@then("the handle carries only run_id, pid, status, terminal, outcome and log")
+@then("the handle carries only run_id, pid, status, terminal, outcome, log and replayed")
 def handle_fields(submit_ctx: dict[str, Any]) -> None:
-    assert set(submit_ctx["world_handle"].to_wire()) == {"run_id", "pid", "status", "terminal", "outcome", "log"}
+    # `replayed` (issue 39) says whether this submit started the run, nothing about the work
+    assert set(submit_ctx["world_handle"].to_wire()) == {"run_id", "pid", "status", "terminal", "outcome", "log",
+                                                         "replayed"}
+    assert submit_ctx["world_handle"].replayed is False
 
 
 @then("at the moment of the spawn the run id already named a record")
