@@ -52,7 +52,7 @@ def ended(home: str, run_id: str, within: float = 30.0) -> dict:
 def test_a_detached_sh_submit_returns_a_handle_and_the_run_later_succeeds(li_home: str) -> None:
     result = machine("agent", "--detach", "sh", 'echo hello > "$LI_ARTIFACTS_DIR/out.txt"', home=li_home)
     data = result.data
-    assert set(data) == {"run_id", "pid", "status", "terminal", "outcome", "log"}
+    assert set(data) == {"run_id", "pid", "status", "terminal", "outcome", "log", "replayed"}  # replayed: issue 39
     assert (data["status"], data["terminal"], data["outcome"]) == ("running", False, None)
     assert os.path.isabs(data["log"]) and data["log"] == os.path.join(li_home, "runs", data["run_id"], "console.log")
     final = status_until_terminal(li_home, data["run_id"])
