@@ -45,9 +45,10 @@ class Browser:
                 "--disable-component-update", "--hide-scrollbars", "--remote-debugging-pipe",
                 f"--user-data-dir={profile}", "about:blank"]
         shell = f'exec "$@" 3<&{to_browser_r} 4>&{from_browser_w}'
-        self.process = subprocess.Popen(["sh", "-c", shell, "sh", *argv], pass_fds=(to_browser_r, from_browser_w),
+        self.process = subprocess.Popen(["bash", "-c", shell, "bash", *argv], pass_fds=(to_browser_r, from_browser_w),
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, env={**os.environ, "HOME": str(workdir)})
+                                        stderr=open(workdir / "chromium.log", "wb"),  # noqa: SIM115
+                                        env={**os.environ, "HOME": str(workdir)})
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._next = 0

@@ -22,9 +22,11 @@ class Served:
     def __init__(self, home: str, *extra: str, env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
         full = {**os.environ, "LI_HOME": home, **(env or {})}
         full.pop("LI_NOTIFY_COMMAND", None)
+        began = time.monotonic()
         self.process = subprocess.Popen([li_bin(), "serve", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         stdin=subprocess.DEVNULL, env=full, cwd=cwd, text=True)
         self.url = self._first_line(30.0).split()[0]
+        self.started_in = time.monotonic() - began  # until the URL is printed: the board read once
         parts = urlsplit(self.url)
         self.port = parts.port
         self.token = parts.query.split("token=", 1)[1]

@@ -166,21 +166,33 @@ def run_page(status: Mapping[str, Any], output: Mapping[str, Any], diff: Mapping
     if said:
         parts.append(f"<p class=\"said\" id=\"said\">{e(said)}</p>")
     parts.append(actions(status, csrf))
-    parts.append("<section class=\"fields\"><h2>Status</h2><table>"
-                 f"{field_rows(status, CONTRACT_FIELDS)}</table>"
-                 f"<table><tr><th>manifest</th><td>{availability(status.get('manifest'), '<code>recorded</code>')}</td></tr>"
-                 f"<tr><th>usage</th><td>{availability(status.get('usage'))}</td></tr>"
-                 f"<tr><th>cost_usd</th><td>{_cost(status.get('cost_usd'))}</td></tr>"
-                 f"<tr><th>delivery</th><td>{availability(status.get('delivery'))}</td></tr>"
-                 f"<tr><th>agents</th><td>{availability(status.get('agents'))}</td></tr></table></section>")
-    parts.append(lineage(status))
+    parts.append(summary(status))
+    if diff is not None:
+        parts.append(diff_section(diff))
     parts.append(console_section(run_id, output.get("console"), follow_from))
     if transcript is not None:
         parts.append(f"<section class=\"transcript\"><h2>Transcript</h2><pre>{e(transcript)}</pre></section>")
     parts.append(artifacts_section(run_id, output.get("artifacts")))
-    if diff is not None:
-        parts.append(diff_section(diff))
+    parts.append(lineage(status))
+    half = len(CONTRACT_FIELDS) // 2
+    parts.append("<section class=\"fields\"><h2>Status, as li job status --machine answers</h2><div class=\"tables\">"
+                 f"<table>{field_rows(status, CONTRACT_FIELDS[:half])}</table>"
+                 f"<table>{field_rows(status, CONTRACT_FIELDS[half:])}</table>"
+                 f"<table><tr><th>manifest</th><td>{availability(status.get('manifest'), '<code>recorded</code>')}</td></tr>"
+                 f"<tr><th>usage</th><td>{availability(status.get('usage'))}</td></tr>"
+                 f"<tr><th>cost_usd</th><td>{_cost(status.get('cost_usd'))}</td></tr>"
+                 f"<tr><th>delivery</th><td>{availability(status.get('delivery'))}</td></tr>"
+                 f"<tr><th>agents</th><td>{availability(status.get('agents'))}</td></tr></table></div></section>")
     return layout(f"li: {short(run_id)} {status.get('status')}", "".join(parts), f"/runs/{quote(run_id)}/events")
+
+
+def summary(status: Mapping[str, Any]) -> str:
+    """The run's state in one line, at the top: status, outcome and reason as the contract says them."""
+    bits = [f"<span class=\"status s-{e(status.get('status'))}\" id=\"sum-status\">{e(status.get('status'))}</span>"]
+    for name in ("outcome", "reason_code", "label", "model"):
+        if status.get(name) is not None:
+            bits.append(f"<span class=\"{e(name)}\" id=\"sum-{e(name)}\">{e(status.get(name))}</span>")
+    return f"<p class=\"summary\">{' '.join(bits)}</p>"
 
 
 def _cost(value: object) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator

@@ -91,8 +91,13 @@
           const cell = document.getElementById("f-" + name);
           if (cell) {
             const value = data[name];
-            cell.textContent = value === null ? "null" : String(value);
+            const shown = document.createElement(value === null ? "span" : "code");
+            if (value === null) shown.className = "null";
+            shown.textContent = value === null ? "null" : String(value);
+            cell.replaceChildren(shown);
           }
+          const top = document.getElementById("sum-" + name);
+          if (top && data[name] !== null) top.textContent = String(data[name]);
         }
         say(data.why === "ended" ? "ended: " + data.status : "stopped: " + data.why);
         document.body.classList.add("ended");
