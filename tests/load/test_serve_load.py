@@ -16,7 +16,7 @@ import pytest
 
 from tests.browser import Browser, chromium
 from tests.serving import Served
-from tests.support import REPO
+from tests.support import REPO, run_li
 from tools.synthetic import finished_runs, write_run
 
 RUNS = 1000
@@ -55,6 +55,23 @@ def served(store: str) -> Iterator[Served]:
 
 def test_a_thousand_runs_first_page_under_a_second_rss_at_most_80_mb_and_idle_cpu_near_zero(
         served: Served, tmp_path: Path) -> None:
+    measure(served, tmp_path, "figures.json")
+
+
+def test_the_same_on_the_postgresql_store(store: str, pg_dsn: str, tmp_path: Path) -> None:
+    """The 1,000 runs copied into PostgreSQL (`li store copy`): the board's poll is one query there."""
+    env = {"LI_STORE": pg_dsn}
+    assert run_li("store", "init", "--machine", home=store, env=env).returncode == 0
+    copied = run_li("store", "copy", "--from", store, "--to", pg_dsn, "--machine", home=store, env=env, timeout=600)
+    assert json.loads(copied.stdout)["data"]["copied"] == RUNS, copied.stdout[-2000:]
+    server = Served(str(tmp_path / "pg-home"), env=env)
+    try:
+        measure(server, tmp_path, "figures-postgresql.json")
+    finally:
+        server.stop()
+
+
+def measure(served: Served, tmp_path: Path, name: str) -> None:
     pid = served.process.pid
     # the first page, as a script fetches it and as a browser renders it
     started = time.monotonic()
@@ -80,7 +97,7 @@ def test_a_thousand_runs_first_page_under_a_second_rss_at_most_80_mb_and_idle_cp
                "rss_mb": round(rss, 1), "idle_cpu_fraction": round(idle, 4), "idle_seconds": IDLE_SECONDS,
                "page_bytes": len(body)}
     os.makedirs(os.path.join(REPO, "build", "serve"), exist_ok=True)
-    Path(REPO, "build", "serve", "figures.json").write_text(json.dumps(figures, indent=1) + "\n")
+    Path(REPO, "build", "serve", name).write_text(json.dumps(figures, indent=1) + "\n")
     print(figures)
     assert fetched < 1.0 and rendered < 1.0, figures
     assert rss <= 80.0, figures
