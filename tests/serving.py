@@ -61,6 +61,22 @@ class Served:
         finally:
             connection.close()
 
+    def stream(self, path: str, until: bytes, within: float = 10.0) -> bytes:
+        """An event stream's bytes, read until `until` has come (then the connection is dropped)."""
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=within)
+        try:
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
+                         f"Authorization: Bearer {self.token}\r\n\r\n".encode())
+            data, deadline = b"", time.monotonic() + within
+            while until not in data and time.monotonic() < deadline:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            return data
+        finally:
+            sock.close()
+
     def bearer(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 

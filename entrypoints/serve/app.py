@@ -91,8 +91,10 @@ async def board_events(request: Request, hub: Hub) -> Response:
         try:
             yield b"retry: 1000\n\n"
             version, entries = hub.snapshot()
-            if since != str(version):  # changed between the page and this stream: send every line again
-                for entry in entries:
+            if since != str(version):  # changed between the page and this stream: the whole board again
+                shown = [entry for entry in entries if matches(entry.row, chosen)]
+                yield sse("sync", {"ids": [entry.run_id for entry in shown]})  # any other line has left
+                for entry in shown:
                     yield row_event(entry, chosen)
             while True:
                 try:

@@ -222,3 +222,48 @@ def test_the_page_over_postgresql_shows_the_runs_of_two_hosts_each_with_its_host
         if server is not None:
             server.stop()
         other.stop()
+
+
+def test_apply_retry_and_remove_from_the_page_and_a_conflict_said_as_such(
+        served: Served, browser: Browser, li_home: str, repo: str) -> None:
+    run_id = submit(li_home, "sh", "printf 'x\\n' > new.txt; sed -i 1d shared.txt", "--worktree", cwd=repo)
+    ended(li_home, run_id)
+    browser.navigate(served.url)
+    browser.navigate(f"{served.origin}/runs/{run_id}")
+    browser.evaluate("document.getElementById('apply').click()")
+    browser.wait_for("location.pathname.endsWith('/confirm/apply') && !!document.getElementById('confirm')")
+    assert git(repo, "status", "--porcelain") == ""  # asked first: nothing applied yet
+    browser.evaluate("document.getElementById('confirm').click()")
+    browser.wait_for("(document.getElementById('said')||{}).textContent?.startsWith('applied 2 file(s)')")
+    assert Path(repo, "new.txt").read_text() == "x\n" and Path(repo, "shared.txt").read_text() == "two\n"
+    # again: the change no longer applies to the checkout, and the page says it is a conflict
+    browser.navigate(f"{served.origin}/runs/{run_id}/confirm/apply")
+    browser.evaluate("document.getElementById('confirm').click()")
+    browser.wait_for("document.title.includes('refused (conflict)')")
+    assert git(repo, "status", "--porcelain") == " M shared.txt\n?? new.txt\n"
+
+    browser.navigate(f"{served.origin}/runs/{run_id}")
+    browser.evaluate("document.getElementById('retry').click()")
+    browser.wait_for(f"location.pathname.startsWith('/runs/') && location.pathname !== '/runs/{run_id}'")
+    again = browser.evaluate("location.pathname").rsplit("/", 1)[1]
+    assert ended(li_home, again)["retry_of"] == run_id
+
+    browser.navigate(f"{served.origin}/runs/{again}")
+    browser.evaluate("document.getElementById('rm').click()")
+    browser.wait_for("location.pathname.endsWith('/confirm/rm')")
+    assert status(li_home, again)["run_id"] == again  # still there until confirmed
+    browser.evaluate("document.getElementById('confirm').click()")
+    browser.wait_for(f"location.pathname === '/' && document.getElementById('said').textContent === 'removed {again}'")
+    gone = json.loads(run_li("job", "status", again, "--machine", home=li_home).stdout)
+    assert gone["error"]["kind"] == "not_found"
+    browser.wait_for(f"!document.getElementById('run-{again}')")  # and it leaves the board
+
+
+def test_a_board_stream_that_starts_late_sends_the_whole_board_and_what_left(served: Served, li_home: str) -> None:
+    run_id = submit(li_home, "sh", "true")
+    ended(li_home, run_id)
+    wait_until(lambda: run_id.encode() in served.request("GET", "/", served.bearer())[2])
+    data = served.stream("/events?since=-1", run_id.encode() + b'", "group": "done"')
+    sync = json.loads(data.split(b"event: sync\ndata: ", 1)[1].split(b"\n", 1)[0])
+    assert sync == {"ids": [run_id]}  # the page drops any line not in it: a run removed meanwhile
+    assert f'"id": "{run_id}", "group": "done"'.encode() in data

@@ -57,6 +57,11 @@
     source.addEventListener("open", () => say("live"));
     source.addEventListener("error", () => say("reconnecting…"));
     source.addEventListener("row", (event) => placeRow(JSON.parse(event.data)));
+    source.addEventListener("sync", (event) => {
+      const keep = new Set(JSON.parse(event.data).ids);
+      for (const row of document.querySelectorAll("li.run")) if (!keep.has(row.dataset.id)) row.remove();
+      recount();
+    });
     setInterval(tick, 1000);
   }
 
@@ -104,7 +109,12 @@
         source.close();
       });
       source.addEventListener("gone", (event) => { say(JSON.parse(event.data).message); source.close(); });
-      source.addEventListener("error", () => say("reconnecting…"));
+      source.addEventListener("error", () => {
+        // reconnect from what was shown, not from the first offset (EventSource would repeat it)
+        source.close();
+        say("reconnecting…");
+        setTimeout(open, 1000);
+      });
     }
     open();
   }
