@@ -155,3 +155,16 @@ def test_every_value_a_run_wrote_is_escaped_on_its_page() -> None:
     for raw in ("<b>x</b>", "<script>", "<img src=x>", "<i>f</i>", "<svg"):
         assert raw not in body, raw
     assert 'name="csrf_token" value="csrf"' in body
+
+
+def test_a_queued_run_is_queued_with_its_place_until_a_person_pauses_its_queue(world: Any) -> None:
+    from lionrun.domain.queue import QueueSettings, pause
+
+    queues = world.container.core.queues()
+    run = a_run(world.store, world.clock.now(), RunState.QUEUED, prober=world.prober)
+    shown = board(world)
+    (entry,) = shown.refresh().changed
+    assert entry.group == "queued"
+    queues.change("q", lambda settings: pause(settings or QueueSettings(name="q")))
+    (entry,) = shown.refresh().changed
+    assert (entry.run_id, entry.group) == (run.run_id, "needs_you")
