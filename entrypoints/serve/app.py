@@ -261,21 +261,24 @@ def follow_into(run_id: str, offset: int, stop: threading.Event, put: Callable[[
 
 
 async def artifact(request: Request) -> Response:
-    """One artifact's bytes, as a download (never rendered: octet-stream, nosniff, attachment)."""
-    from lionrun.entrypoints import services
-
+    """One artifact's bytes, as a download (never rendered: octet-stream, nosniff, attachment);
+    only a file the run's artifacts listing names, by `li job output --artifact`'s own rule."""
     try:
         run_id = run_id_of(request)
+        name = str(request.path_params["name"])
+        body = await run_in_threadpool(artifact_of, run_id, name)
     except ContractError as exc:
-        return refused(exc)
-    name = str(request.path_params["name"])
-    try:
-        body = await run_in_threadpool(services.store().artifact_bytes, run_id, name, ARTIFACT_MAX)
-    except (OSError, ValueError) as exc:
-        return Response(f"could not read {name}: {exc}\n", status_code=404, media_type="text/plain")
+        return Response(f"{exc.message}\n", status_code=STATUS_BY_KIND.get(exc.kind, 400), media_type="text/plain")
     filename = quote(name.rsplit("/", 1)[-1])
     return Response(body, media_type="application/octet-stream",
                     headers={"content-disposition": f"attachment; filename*=UTF-8''{filename}"})
+
+
+def artifact_of(run_id: str, name: str) -> bytes:
+    from lionrun.entrypoints import services
+    from lionrun.entrypoints.verbs.job_output import artifact_body
+
+    return artifact_body(services.reads().output(run_id, 0), name, ARTIFACT_MAX)
 
 
 async def confirm(request: Request, guard: Guard) -> Response:

@@ -171,3 +171,18 @@ def test_another_local_user_cannot_connect_to_the_socket(li_home: str, tmp_path:
     finally:
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_an_artifact_downloads_as_bytes_never_rendered_and_nothing_outside_artifacts(
+        served: Served, li_home: str) -> None:
+    run_id = submitted(li_home, "sh", 'printf "<script>x</script>" > "$LI_ARTIFACTS_DIR/page.html"')
+    ended(li_home, run_id)
+    _, _, page = served.request("GET", f"/runs/{run_id}", served.bearer())
+    assert f'href="/runs/{run_id}/artifacts/page.html" download'.encode() in page
+    status, headers, body = served.request("GET", f"/runs/{run_id}/artifacts/page.html", served.bearer())
+    assert status == 200 and body == b"<script>x</script>"
+    assert headers["content-type"] == "application/octet-stream"
+    assert headers["content-disposition"].startswith("attachment;")
+    for sneaky in ("../record.json", "..%2Frecord.json", "%2E%2E/record.json", "/etc/passwd"):
+        status, _, body = served.request("GET", f"/runs/{run_id}/artifacts/{sneaky}", served.bearer())
+        assert status == 404 and b"run_id" not in body, sneaky
