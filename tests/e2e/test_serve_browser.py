@@ -267,3 +267,15 @@ def test_a_board_stream_that_starts_late_sends_the_whole_board_and_what_left(ser
     sync = json.loads(data.split(b"event: sync\ndata: ", 1)[1].split(b"\n", 1)[0])
     assert sync == {"ids": [run_id]}  # the page drops any line not in it: a run removed meanwhile
     assert f'"id": "{run_id}", "group": "done"'.encode() in data
+
+
+def test_a_long_console_is_kept_to_its_bound_and_the_cut_is_said(
+        served: Served, browser: Browser, li_home: str) -> None:
+    run_id = submit(li_home, "sh", "head -c 300000 /dev/zero | tr '\\0' x; echo; echo THE END")
+    ended(li_home, run_id)
+    browser.navigate(served.url)
+    browser.navigate(f"{served.origin}/runs/{run_id}")
+    browser.wait_for("document.getElementById('console').textContent.endsWith('THE END\\n')")
+    assert browser.evaluate("document.getElementById('console').textContent.length") <= 200_000
+    assert browser.evaluate("document.getElementById('console-cut').hidden") is False
+    assert "Earlier output is not shown" in browser.evaluate("document.getElementById('console-cut').textContent")
