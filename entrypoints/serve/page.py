@@ -192,6 +192,8 @@ def summary(status: Mapping[str, Any]) -> str:
     for name in ("outcome", "reason_code", "label", "model"):
         if status.get(name) is not None:
             bits.append(f"<span class=\"{e(name)}\" id=\"sum-{e(name)}\">{e(status.get(name))}</span>")
+    if status.get("host"):
+        bits.append(f"<span class=\"host\" title=\"host\">{e(_hostname(str(status['host'])))}</span>")
     return f"<p class=\"summary\">{' '.join(bits)}</p>"
 
 
