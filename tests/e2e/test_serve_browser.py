@@ -96,6 +96,7 @@ def test_a_cli_run_appears_streams_and_its_end_moves_it_to_done_within_a_second(
             shown_at = time.monotonic()
         time.sleep(0.01)
     assert recorded_at is not None and shown_at is not None
+    print(f"end recorded -> row in done: {shown_at - recorded_at:.3f} s")
     assert shown_at - recorded_at < 1.0, shown_at - recorded_at
     assert browser.evaluate("performance.getEntriesByType('navigation').length + ':' + location.href") == before
     assert browser.evaluate("document.querySelector('#group-done .count').textContent") == "1"
