@@ -258,8 +258,13 @@ def _digest(fd: int) -> tuple[int, str]:
 
 
 def read_below(root: int, rel: str, limit: int) -> bytes:
-    """A regular file `rel` (slash-separated, as `list_tree` names it) below `root`, confined and bounded."""
+    """A regular file `rel` (slash-separated, as `list_tree` names it) below `root`, confined and bounded.
+
+    A name from outside (a page's URL) may hold `..`, `.` or an empty part: refused, never followed
+    up out of `root`."""
     *folders, leaf = rel.split("/")
+    if any(part in ("", ".", "..") for part in (*folders, leaf)):
+        raise OSError(errno.EINVAL, f"{rel!r} does not name a file below its folder")
     opened: list[int] = []
     try:
         here = root

@@ -20,6 +20,7 @@ VERB_TABLE: tuple[tuple[str, str], ...] = (
     ("doctor", "lionrun.entrypoints.verbs.doctor"),
     ("completion", "lionrun.entrypoints.verbs.completion"),
     ("mcp", "lionrun.entrypoints.verbs.mcp"),
+    ("serve", "lionrun.entrypoints.verbs.serve"),
 )
 
 
@@ -33,10 +34,11 @@ if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
         mcp,
         orchestrate,
         queue,
+        serve,
         store,
         usage,
     )
     from lionrun.entrypoints.verbs._common import Verb
 
     _CHECKED: tuple[Verb, ...] = (handshake, agent, orchestrate, job, store, queue, usage, doctor, completion,
-                                  mcp)
+                                  mcp, serve)

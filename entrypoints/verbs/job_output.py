@@ -88,12 +88,20 @@ def human(args: Namespace) -> int:
 
 
 def show_artifact(args: Namespace) -> int:
-    """The artifact's bytes on stdout, read as every file under a run is (relative to the run's
-    folder, no link followed, no FIFO opened, a regular file of at most ARTIFACT_MAX bytes)."""
+    """The artifact's bytes on stdout (`artifact_body`)."""
+    body = artifact_body(run(args), args.artifact, ARTIFACT_MAX)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(body)
+    sys.stdout.buffer.flush()
+    return 0
+
+
+def artifact_body(data: dict[str, Any], name: str, limit: int) -> bytes:
+    """The bytes of the artifact `name` of the run `data` (`li job output`'s answer) — only a file
+    its artifacts listing names (`li job output --artifact`, `li serve`'s download) — read as every
+    file under a run is (relative to the run's folder, no link followed, no FIFO opened, bounded)."""
     from lionrun.entrypoints import services
 
-    name = args.artifact
-    data = run(args)
     listing = data["artifacts"]
     if not listing["available"]:
         raise ContractError(ErrorKind.UNAVAILABLE, f"the artifacts of {data['run_id']} cannot be listed "
@@ -112,14 +120,11 @@ def show_artifact(args: Namespace) -> int:
         raise ContractError(ErrorKind.UNAVAILABLE, "this store does not keep artifacts as files here",
                             {"artifact": name})
     try:
-        body: bytes = reader(data["run_id"], str(row["name"]), ARTIFACT_MAX)
+        body: bytes = reader(data["run_id"], str(row["name"]), limit)
     except OSError as exc:
         raise ContractError(ErrorKind.UNAVAILABLE, f"artifact {name!r} cannot be read: {exc}",
                             {"artifact": name}) from None
-    sys.stdout.flush()
-    sys.stdout.buffer.write(body)
-    sys.stdout.buffer.flush()
-    return 0
+    return body
 
 
 def show(data: dict[str, Any], args: Namespace) -> int:

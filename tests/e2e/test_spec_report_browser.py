@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
 import subprocess
 import tempfile
 from collections import Counter
@@ -18,9 +17,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
-import pytest
 from pytest_bdd.scenario import make_python_name
 
+from tests.browser import chromium
 from tests.support import REPO
 from tools.spec_report import build, decision_key, write
 from tools.trace_report import Scenario, coverage, requirements, scenarios
@@ -28,16 +27,6 @@ from tools.trace_report import Scenario, coverage, requirements, scenarios
 SCREENSHOT = os.path.join(REPO, "build", "spec", "browser-test.png")
 FAILURE = "AssertionError: {key} <b>broke</b> & <script>alert(1)</script>\nsecond line of the message"
 SKIP_REASON = "not applicable to $LI_BIN"
-
-
-def chromium() -> str:
-    path = shutil.which("chromium")
-    if path:
-        return path
-    reason = "Debian's chromium is not installed (tools/chromium.sh installs it)"
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"{reason}; CI must run the browser test, not skip it")
-    pytest.skip(reason)
 
 
 def render_in_chromium(page: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -117,9 +117,9 @@ def examples() -> list[Example]:
 
 
 COMMAND_WORDS = {"li", "job", "agent", "orchestrate", "flow", "fanout", "status", "output", "list", "kill", "wait",
-                 "prune", "retry", "rm", "diff", "apply", "reply", "completion", "doctor", "mcp", "handshake"}
+                 "prune", "retry", "rm", "diff", "apply", "reply", "completion", "doctor", "mcp", "handshake", "serve"}
 NEEDS_ARGUMENTS = {"agent", "orchestrate", "flow", "fanout", "status", "output", "kill", "wait", "retry", "rm", "diff",
-                   "apply", "reply", "completion", "mcp"}
+                   "apply", "reply", "completion", "mcp", "serve"}
 
 
 def mention(span: str) -> bool:

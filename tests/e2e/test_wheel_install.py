@@ -209,3 +209,19 @@ def test_li_mcp_from_the_wheel_answers_an_sdk_client(wheel_li: dict[str, str], l
                 assert run_id in json.dumps(result.structured_content)
 
     anyio.run(session)
+
+
+def test_li_serve_ships_its_page_assets_and_serves_them_from_the_wheel(wheel: str, wheel_li: dict[str, str],
+                                                                        li_home: str) -> None:
+    from tests.serving import Served
+
+    names = record_names(wheel)
+    assert {"lionrun/entrypoints/serve/assets/serve.js", "lionrun/entrypoints/serve/assets/serve.css"} <= set(names)
+    server = Served(li_home, cwd=wheel_li["cwd"])
+    try:
+        for name, kind in (("serve.js", "text/javascript"), ("serve.css", "text/css")):
+            status, headers, body = server.request("GET", f"/assets/{name}", server.bearer())
+            assert status == 200 and headers["content-type"].startswith(kind) and body, name
+            assert body == Path(REPO, "entrypoints", "serve", "assets", name).read_bytes()
+    finally:
+        server.stop()

@@ -220,6 +220,10 @@ OTHERS = [
     row("mcp-under-machine", "mcp"),
     row("mcp-help", "mcp", "--help"),
     row("mcp-unknown-flag", "mcp", "--no-such-flag"),
+    row("serve-under-machine", "serve"),
+    row("serve-help", "serve", "--help"),
+    row("serve-bad-port", "serve", "--port", "http"),
+    row("serve-unknown-flag", "serve", "--no-such-flag"),
 ]
 
 ROWS: list[Row] = [*TOP, *HANDSHAKE, *AGENT, *ORCHESTRATE, *JOB, *OTHERS]
