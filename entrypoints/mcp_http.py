@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 from typing import Any
 
@@ -51,12 +52,19 @@ def serve_http(server: Any, tools: Any, port: int) -> int:
     print(f"token: {token}", flush=True)
     print(f"li mcp: MCP over Streamable HTTP; send Authorization: Bearer <token> (also in {token_path}, 0600); "
           "Ctrl-C stops", file=sys.stderr, flush=True)
+    # uvicorn re-raises the SIGTERM it caught once it has shut down: let that be an exit that runs
+    # the `finally` below (children stopped, token file removed), not the default handler's death.
+    signal.signal(signal.SIGTERM, _exit)
     try:
         uvicorn.Server(config).run(sockets=[sock])
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         tools.stop_all()
         with contextlib.suppress(OSError):
             os.unlink(token_path)
     return 0
+
+
+def _exit(signum: int, frame: object) -> None:
+    raise SystemExit(0)

@@ -82,8 +82,12 @@ def answer(
     li's refusal in the tool's own argument names; the client's classification always, with a
     one-line `summary`. `error` beside ok data: an id li knows no run by (see `wait`)."""
     refusal = reply.error
-    if refusal and isinstance(refusal.get("message"), str):
-        refusal = {**refusal, "message": in_tool_words(spec, refusal["message"])}
+    if refusal:
+        refusal = {key: in_tool_words(spec, value) if key == "message" and isinstance(value, str) else value
+                   for key, value in refusal.items()}
+        if isinstance(refusal.get("detail"), Mapping):
+            refusal["detail"] = {key: in_tool_words(spec, value) if isinstance(value, str) else value
+                                 for key, value in refusal["detail"].items()}
     body: dict[str, Any] = {
         "surface": reply.verdict.value,
         "data": (reply.data if data is None else data) if reply.ok else None,
@@ -174,15 +178,17 @@ def wait_line(report: WaitReport) -> str:
     return line
 
 
-def unknown_ids(report: WaitReport) -> dict[str, Any] | None:
-    """The one rule for bad ids, applied to `wait`: ids li knows no run by make the answer an error
-    (`not_found`, as `status`, `output`, `kill`, ... refuse one), the others still reported."""
-    missing = [run_id for run_id, e in report.errors.items()
-               if isinstance(e, Mapping) and e.get("kind") == "not_found"]
-    if not missing:
+def bad_ids(report: WaitReport) -> dict[str, Any] | None:
+    """The one rule for bad ids, applied to `wait`: an id li cannot take (`invalid_input`: not a run
+    id) or knows no run by (`not_found`) makes the answer an error of that kind, as `status`,
+    `output`, `kill`, ... refuse one; the other ids are still reported. `detail.run_ids`: id -> kind."""
+    kinds = {run_id: str(e.get("kind")) for run_id, e in report.errors.items() if isinstance(e, Mapping)}
+    if not kinds:
         return None
-    return {"kind": "not_found", "message": f"li knows no run by {', '.join(missing)}; the others are "
-            "reported in data and classification", "detail": {"run_ids": missing}}
+    kind = "invalid_input" if "invalid_input" in kinds.values() else next(iter(kinds.values()))
+    said = "; ".join(f"{run_id}: {(report.errors[run_id] or {}).get('message') or k}" for run_id, k in kinds.items())
+    return {"kind": kind, "message": f"{said} (the other ids are reported in data and classification)",
+            "detail": {"run_ids": kinds}}
 
 
 # -- concurrency ----------------------------------------------------------------------------------
@@ -218,13 +224,14 @@ class Tools:
 
     # -- plumbing --
 
-    async def run(self, work: Callable[[], T], *, stop_on_cancel: bool) -> T:
+    async def run(self, work: Callable[[], T], *, stop_on_cancel: bool, background: bool = False) -> T:
         """`work` on a worker thread. Cancelled: a read's `li` child is killed at once; a submit's
-        call is let finish (killing it half-way could leave a run half-made)."""
+        call is let finish (killing it half-way could leave a run half-made). `background`: a long
+        observer (`li job wait`), whose child runs at a lower CPU priority than the server."""
         if not stop_on_cancel:
             with anyio.CancelScope(shield=True):
                 return await anyio.to_thread.run_sync(work, limiter=self.limiter)
-        with stoppable() as holder:
+        with stoppable(background) as holder:
             self.live.add(holder)
             try:
                 return await anyio.to_thread.run_sync(work, limiter=self.limiter, abandon_on_cancel=True)
@@ -379,9 +386,9 @@ class Tools:
             if token is not None:
                 group.start_soon(self._progress, ctx, ids, args.max_wait)
             report = await self.run(lambda: self.client.wait(ids, args.max_wait, args.poll_interval),
-                                    stop_on_cancel=True)
+                                    stop_on_cancel=True, background=True)
             group.cancel_scope.cancel()
-        error = unknown_ids(report) if report.reply.ok else None
+        error = bad_ids(report) if report.reply.ok else None
         return answer(SPECS["wait"], report.reply, report.to_wire(), wait_line(report), error=error)
 
     async def _progress(self, ctx: Any, ids: list[str], window: float) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -37,7 +38,8 @@ class Stoppable:
     registered here while it runs, dies with this process (PR_SET_PDEATHSIG on Linux), and
     `stop()` kills them at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, background: bool = False) -> None:
+        self.background = background  # children run at a lower priority (nice 10): long observers
         self._lock = threading.Lock()
         self._children: set[subprocess.Popen[bytes]] = set()
         self._stopped = False
@@ -66,10 +68,10 @@ STOPPABLE: ContextVar[Stoppable | None] = ContextVar("li_stoppable", default=Non
 
 
 @contextmanager
-def stoppable() -> Iterator[Stoppable]:
+def stoppable(background: bool = False) -> Iterator[Stoppable]:
     """Calls made in this context (and worker threads started from it) register their children
-    with the Stoppable it yields."""
-    holder = Stoppable()
+    with the Stoppable it yields; `background`: at a lower CPU priority."""
+    holder = Stoppable(background)
     token = STOPPABLE.set(holder)
     try:
         yield holder
@@ -82,8 +84,9 @@ def _kill(child: subprocess.Popen[bytes]) -> None:
         child.send_signal(signal.SIGKILL)
 
 
-def _parent_death_signal() -> Callable[[], None] | None:
-    """A preexec function asking Linux to SIGKILL the child when its parent dies; None elsewhere."""
+def _preexec(background: bool) -> Callable[[], None] | None:
+    """A preexec function asking Linux to SIGKILL the child when its parent dies (and, for a
+    background child, to lower its priority); None where there is no prctl."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -93,9 +96,12 @@ def _parent_death_signal() -> Callable[[], None] | None:
     except (OSError, AttributeError):
         return None
     pr_set_pdeathsig = 1
+    nice = os.nice
 
     def arm() -> None:
         prctl(pr_set_pdeathsig, int(signal.SIGKILL))
+        if background:
+            nice(10)
 
     return arm
 
@@ -114,7 +120,7 @@ class SubprocessRunner:
         try:
             child = subprocess.Popen(
                 list(argv), stdin=feed, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self._env,
-                preexec_fn=_parent_death_signal() if holder is not None else None,  # noqa: PLW1509
+                preexec_fn=_preexec(holder.background) if holder is not None else None,  # noqa: PLW1509
             )
         except (OSError, ValueError) as exc:
             return Completed(None, launch_error=f"{type(exc).__name__}: {exc}")

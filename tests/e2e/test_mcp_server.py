@@ -500,7 +500,7 @@ def test_a_wait_on_an_unknown_id_is_an_error_for_that_id_and_never_settled(
             result = await client.call_tool("wait", {"run_ids": ids, "max_wait": 1, "poll_interval": 0.1})
             waited = result.structured_content
             assert waited is not None and waited["surface"] == "ok" and result.is_error, waited
-            assert waited["error"]["kind"] == "not_found" and waited["error"]["detail"] == {"run_ids": [UNKNOWN_ID]}
+            assert waited["error"]["kind"] == "not_found" and waited["error"]["detail"] == {"run_ids": {UNKNOWN_ID: "not_found"}}
             classification = waited["classification"]
             assert classification["settled"] is False, classification
             assert classification["errors"][UNKNOWN_ID]["kind"] == "not_found"
