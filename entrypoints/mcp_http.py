@@ -42,20 +42,21 @@ def serve_http(server: Any, tools: Any, port: int) -> int:
     except OSError as exc:
         print(f"li mcp: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    # uvicorn re-raises the SIGTERM it caught once it has shut down: let that (or one that comes
+    # before uvicorn listens) be an exit that runs the `finally` below (children stopped, token
+    # file removed), not the default handler's death.
+    signal.signal(signal.SIGTERM, _exit)
     bound = int(sock.getsockname()[1])
     token = new_token()
     token_path = os.path.join(default_home(), TOKEN_FILE)
-    write_token_file(token_path, token)
-    config = uvicorn.Config(http_app(server, token, bound), log_level="warning", access_log=False,
-                            lifespan="on", timeout_graceful_shutdown=1)
-    print(f"http://127.0.0.1:{bound}{PATH}", flush=True)
-    print(f"token: {token}", flush=True)
-    print(f"li mcp: MCP over Streamable HTTP; send Authorization: Bearer <token> (also in {token_path}, 0600); "
-          "Ctrl-C stops", file=sys.stderr, flush=True)
-    # uvicorn re-raises the SIGTERM it caught once it has shut down: let that be an exit that runs
-    # the `finally` below (children stopped, token file removed), not the default handler's death.
-    signal.signal(signal.SIGTERM, _exit)
     try:
+        write_token_file(token_path, token)
+        config = uvicorn.Config(http_app(server, token, bound), log_level="warning", access_log=False,
+                                lifespan="on", timeout_graceful_shutdown=1)
+        print(f"http://127.0.0.1:{bound}{PATH}", flush=True)
+        print(f"token: {token}", flush=True)
+        print(f"li mcp: MCP over Streamable HTTP; send Authorization: Bearer <token> (also in {token_path}, "
+              "0600); Ctrl-C stops", file=sys.stderr, flush=True)
         uvicorn.Server(config).run(sockets=[sock])
     except (KeyboardInterrupt, SystemExit):
         pass
