@@ -221,8 +221,21 @@ class Tools:
         # room for every call the gates let in, and a progress snapshot beside each wait
         self.limiter = anyio.CapacityLimiter(2 * BLOCKING_BOUND + QUICK_BOUND)
         self.live: set[Stoppable] = set()
+        from mcp.server.subscriptions import InMemorySubscriptionBus
+
+        self.bus = InMemorySubscriptionBus()
 
     # -- plumbing --
+
+    async def tools_changed(self, ctx: Any) -> None:
+        """Say the tool list changed: to `subscriptions/listen` streams (protocol 2026-07-28 on) and,
+        on a handshake-era connection, as `notifications/tools/list_changed`."""
+        from mcp.server.subscriptions import ToolsListChanged
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        await self.bus.publish(ToolsListChanged())
+        if ctx is not None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            await ctx.session.send_tool_list_changed()
 
     async def run(self, work: Callable[[], T], *, stop_on_cancel: bool, background: bool = False) -> T:
         """`work` on a worker thread. Cancelled: a read's `li` child is killed at once; a submit's
@@ -278,8 +291,8 @@ class Tools:
         newly = hello.registered and not self.verbs_registered
         if hello.registered:
             self.verbs_registered = True
-        if newly and ctx is not None:
-            await ctx.session.send_tool_list_changed()
+        if newly:
+            await self.tools_changed(ctx)
         state = {"registered": hello.registered, "reason": hello.reason}
         spoken = (hello.reply.data or {}).get("contract_version")
         said = (f"li speaks contract_version {spoken}; verbs registered (list tools again)" if hello.registered
@@ -439,8 +452,10 @@ def build_server(client: ContractClient) -> tuple[LiServer, Tools]:
     async def call_tool(ctx: Any, params: Any) -> CallToolResult:
         return await tools.call(params.name, params.arguments, ctx)
 
-    server = LiServer("lionrun", version=version(), instructions=INSTRUCTIONS,
-                      on_list_tools=list_tools, on_call_tool=call_tool)
+    from mcp.server.subscriptions import ListenHandler
+
+    server = LiServer("lionrun", version=version(), instructions=INSTRUCTIONS, on_list_tools=list_tools,
+                      on_call_tool=call_tool, on_subscriptions_listen=ListenHandler(tools.bus))
     return server, tools
 
 
