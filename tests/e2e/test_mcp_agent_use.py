@@ -348,7 +348,7 @@ def test_the_contract_schemas_ship_in_the_wheel(tmp_path: pathlib.Path) -> None:
     publishes are read from the package (contract/v1 itself, copied into the wheel)."""
     import zipfile
 
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), REPO],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), REPO],
                    check=True, capture_output=True, timeout=600)
     (wheel,) = tmp_path.glob("lionrun-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
