@@ -550,7 +550,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--backoff-max", type=float, default=60.0, help="largest backoff in seconds"
     )
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP on 127.0.0.1 (not stdio)")
-    parser.add_argument("--port", type=int, default=0, help="the HTTP port (default: a free one)")
+    parser.add_argument("--port", type=int, default=0, help="the HTTP port (with --http; default: a free one)")
     return parser.parse_args(argv)
 
 
@@ -566,6 +566,12 @@ def main(argv: list[str]) -> int:
         options = parse(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    if options.port and not options.http:
+        print("li mcp: --port needs --http (stdio has no port)", file=sys.stderr)
+        return 2
+    if not 0 <= options.port <= 65535:
+        print(f"li mcp: --port must be 0-65535, not {options.port}", file=sys.stderr)
+        return 2
     li = resolve_li(options.li, os.environ)
     if li is None or not (os.path.isfile(li) and os.access(li, os.X_OK)):
         print(f"li mcp: no executable li at {li!r}; pass --li or set LI_BIN", file=sys.stderr)

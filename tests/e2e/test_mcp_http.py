@@ -121,3 +121,11 @@ def test_a_non_loopback_port_request_is_refused_at_start(tmp_path: pathlib.Path,
         taken.close()
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert done.stderr.strip().startswith("li mcp: cannot listen on 127.0.0.1:")
+
+
+def test_a_port_without_http_or_out_of_range_is_refused_in_one_line(li_home: str) -> None:
+    env = {**os.environ, "LI_HOME": li_home}
+    for argv, said in ((["--port", "5"], "li mcp: --port needs --http"),
+                       (["--http", "--port", "70000"], "li mcp: --port must be 0-65535")):
+        done = subprocess.run([li_bin(), "mcp", *argv], capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 2 and done.stderr.startswith(said) and done.stderr.count("\n") == 1, done
