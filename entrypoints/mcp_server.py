@@ -406,7 +406,8 @@ class Tools:
 
     async def _progress(self, ctx: Any, ids: list[str], window: float) -> None:
         """Every PROGRESS_EVERY seconds (the first at once): which ids have ended so far, from a
-        snapshot (`li job wait --max-wait 0`); progress counts seconds of the window."""
+        snapshot (`li job wait --max-wait 0`, given at most PROGRESS_EVERY - 1 s, else the last
+        message is sent again); progress counts seconds of the window."""
         from lionrun.adapters.contract_client import window_of
 
         total, began = window_of(window), time.monotonic()
@@ -414,8 +415,12 @@ class Tools:
         while True:
             await ctx.session.report_progress(round(time.monotonic() - began, 3), total, message)
             await anyio.sleep(PROGRESS_EVERY)
-            snapshot = await self.run(lambda: self.client.call(["job", "wait", "--max-wait=0", "--", *ids]),
-                                      stop_on_cancel=True)
+            snapshot = None
+            with anyio.move_on_after(PROGRESS_EVERY - 1):  # a slow snapshot never delays the next report
+                snapshot = await self.run(lambda: self.client.call(["job", "wait", "--max-wait=0", "--", *ids]),
+                                          stop_on_cancel=True)
+            if snapshot is None:
+                continue
             rows = [r for r in (snapshot.data or {}).get("runs") or [] if isinstance(r, Mapping)]
             ended = [f"{r.get('run_id')} {run_view(r).branch.value}" for r in rows if r.get("terminal") is True]
             message = (f"{len(ended)} of {len(ids)} ended" + (f": {', '.join(ended)}" if ended else "")
