@@ -390,6 +390,16 @@ class Tools:
         said = f"{verb} {runs(len(data.get('removed') or []))}; kept {len(data.get('kept') or [])}"
         return answer(SPECS["prune"], reply, {}, said)
 
+    async def rm(self, ctx: Any, args: tools_table.Rm) -> CallToolResult:
+        reply = await self.run(lambda: self.client.rm(args.run_ids, args.branches, args.force), stop_on_cancel=False)
+        data = reply.data or {}
+        return answer(SPECS["rm"], reply, {}, f"removed {runs(len(data.get('removed') or []))}")
+
+    async def apply(self, ctx: Any, args: tools_table.Apply) -> CallToolResult:
+        reply = await self.run(lambda: self.client.apply(args.run_id, args.cwd, args.leg), stop_on_cancel=False)
+        files = (reply.data or {}).get("files") or []
+        return answer(SPECS["apply"], reply, {}, f"run {args.run_id}: applied {len(files)} files to {args.cwd}")
+
     async def wait(self, ctx: Any, args: tools_table.Wait) -> CallToolResult:
         from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 

@@ -107,6 +107,18 @@ class Diff(Arguments):
     leg: str | None = Field(None, description="one leg of a run of several worktrees")
 
 
+class Rm(Arguments):
+    run_ids: Annotated[list[RunId], Field(min_length=1)]
+    branches: bool = Field(False, description="also delete each run's branch li/<run_id> (its commits)")
+    force: bool = Field(False, description="also an ended run whose notice is still being delivered")
+
+
+class Apply(Arguments):
+    run_id: RunId
+    cwd: str = Field(description="absolute path of the git worktree to apply the change to")
+    leg: str | None = Field(None, description="the leg whose change to apply, of a run of several")
+
+
 class ReplyTo(Arguments):
     run_id: RunId
     prompt: str
@@ -205,6 +217,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         "removed; a run still going, or whose end is unknown, is kept and says why. dry_run: say "
         "what would go, remove nothing."
     ), {"older-than": "older_than_days", "dry-run": "dry_run"}),
+    ToolSpec("rm", Rm, "rm", ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False), (
+        "Remove the named runs' folders (destructive; with branches=true their branches li/<run_id> "
+        "too). Each must have recorded an end: a run still going is refused (kill it, wait, then rm); "
+        "nothing is removed unless every named run can be."
+    ), {"branches": "branches", "force": "force"}),
+    ToolSpec("apply", Apply, "apply", ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False), (
+        "Apply a worktree=true run's change to the working tree of the git worktree at `cwd`, "
+        "uncommitted (destructive: it writes files there). Refused when it does not apply or touches "
+        "a file with uncommitted changes. A run of several legs needs `leg`. See `diff` first."
+    ), {"cwd": "cwd", "leg": "leg"}),
     ToolSpec("diff", Diff, "diff", READ, (
         "The changes a run submitted with worktree=true committed on its branch li/<run_id>, against "
         "the commit its worktree started from: files and the patch, each with `available` (false with "

@@ -19,7 +19,7 @@ from tests.e2e.test_mcp_server import call, in_session, real_li, server, settled
 from tests.support import REPO, li_bin
 
 READS = {"handshake", "status", "output", "list_runs", "wait", "diff"}
-DESTRUCTIVE = {"kill", "prune"}
+DESTRUCTIVE = {"kill", "prune", "rm", "apply"}
 
 
 def wait_children(run_id: str) -> list[psutil.Process]:
@@ -308,7 +308,7 @@ def test_parse_errors_are_answered_and_only_tools_are_advertised(tmp_path: pathl
         bad = line('{"jsonrpc": "2.0", "id": 7, "nonsense": true}')
         assert bad["error"]["code"] == -32600 and bad["id"] is None, bad
         listed = line(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
-        assert len(listed["result"]["tools"]) == 12, "the server still serves after bad lines"
+        assert len(listed["result"]["tools"]) == 14, "the server still serves after bad lines"
         for method in ("prompts/list", "resources/list"):
             assert line(json.dumps({"jsonrpc": "2.0", "id": 3, "method": method}))["error"]["code"] == -32601
     finally:
@@ -354,3 +354,39 @@ def test_the_contract_schemas_ship_in_the_wheel(tmp_path: pathlib.Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for schema in pathlib.Path(REPO, "contract", "v1").glob("*.json"):
         assert f"lionrun/adapters/contract_client/contract_v1/{schema.name}" in names, schema.name
+
+
+def test_apply_and_rm_through_mcp_change_a_checkout_and_remove_the_run(tmp_path: pathlib.Path, li_home: str) -> None:
+    """The two destructive verbs beside kill and prune: a worktree run's change applied to the
+    person's checkout, then the run removed; a run still going is refused by rm."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**os.environ, "GIT_AUTHOR_NAME": "p", "GIT_AUTHOR_EMAIL": "p@x", "GIT_COMMITTER_NAME": "p",
+           "GIT_COMMITTER_EMAIL": "p@x"}
+    (repo / "a.txt").write_text("one\n")
+    for args in (["init", "-q"], ["add", "a.txt"], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+    async def body(client: Client) -> None:
+        failed, submitted = await call(client, "submit_agent", prompt="echo two >> a.txt", model="sh",
+                                       cwd=str(repo), worktree=True)
+        assert not failed, submitted
+        run_id = submitted["data"]["run_id"]
+        from tests.e2e.test_mcp_server import wait_until_settled
+
+        await wait_until_settled(client, run_id)
+        failed, refused = await call(client, "apply", run_id=run_id)
+        assert failed and refused["error"]["message"] == "apply's arguments: `cwd` is missing", refused
+        failed, applied = await call(client, "apply", run_id=run_id, cwd=str(repo))
+        assert not failed and applied["data"]["applied"] is True, applied
+        assert (repo / "a.txt").read_text() == "one\ntwo\n"
+        _, going = await call(client, "submit_agent", prompt="sleep 60", model="sh")
+        failed, kept = await call(client, "rm", run_ids=[going["data"]["run_id"]])
+        assert failed and kept["error"]["kind"] == "conflict", kept
+        failed, removed = await call(client, "rm", run_ids=[run_id], branches=True)
+        assert not failed and removed["data"]["removed"] == [run_id], removed
+        failed, again = await call(client, "rm", run_ids=[run_id])
+        assert failed and again["error"]["kind"] == "not_found", again
+        await call(client, "kill", run_id=going["data"]["run_id"])
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)

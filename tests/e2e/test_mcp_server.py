@@ -30,6 +30,8 @@ VERBS = {
     "prune",
     "diff",
     "reply",
+    "rm",
+    "apply",
 }
 
 
