@@ -210,6 +210,16 @@ class ContractClient:
         return self.call(["job", "prune", *option_words({"older_than": older_than}),
                           *(["--dry-run"] if dry_run else [])])
 
+    def rm(self, run_ids: Sequence[str], branches: bool = False, force: bool = False) -> Reply:
+        """`li job rm [--branches] [--force] RUN_ID...`: only runs that recorded an end; all or none."""
+        flags = [*(["--branches"] if branches else []), *(["--force"] if force else [])]
+        return self.call(["job", "rm", *flags, "--", *run_ids])
+
+    def apply(self, run_id: str, cwd: str, leg: str | None = None) -> Reply:
+        """`li job apply --cwd CWD [--leg LEG] RUN_ID`: a --worktree run's change into CWD's working
+        tree, uncommitted (refused when it does not apply or touches uncommitted changes)."""
+        return self.call(["job", "apply", *option_words({"cwd": cwd, "leg": leg}), "--", run_id])
+
     def list_runs(self, limit: int | None = None, status: str | None = None) -> Reply:
         return self.call(["job", "list", *option_words({"limit": limit, "status": status})])
 

@@ -30,6 +30,8 @@ VERBS = {
     "prune",
     "diff",
     "reply",
+    "rm",
+    "apply",
 }
 
 
@@ -365,7 +367,7 @@ def test_tool_arguments_pydantic_refuses_are_one_line_in_lis_words(tmp_path: pat
         assert refused["classification"]["surface_fault"] is False
         failed, refused = await call(client, "status")
         assert failed and refused["error"]["message"] == "status's arguments: `run_id` is missing"
-        failed, refused = await call(client, "submit_agent", prompt=["not", "text"], label=3)
+        failed, refused = await call(client, "submit_agent", prompt=["not", "text"], model="sh", label=3)
         assert "\n" not in refused["error"]["message"] and "(and 1 more problem)" in refused["error"]["message"]
 
     in_session(server(real_li(tmp_path / "li"), li_home), body)
@@ -405,26 +407,35 @@ def test_an_unknown_or_unservable_artifact_is_an_error_not_null_text(tmp_path: p
     in_session(server(real_li(tmp_path / "li"), li_home), body)
 
 
-def test_each_result_is_sent_once_as_structured_content_beside_a_one_line_summary(
+def test_each_result_is_its_whole_answer_as_json_text_and_the_same_structured_content(
     tmp_path: pathlib.Path, li_home: str
 ) -> None:
-    """An `output` of a 5,000-line run was sent twice (~52 KB): now the data once, the text a line."""
+    """Issue 38 item 2 (supersedes issue 27's one-line summary): a host that hands the model only
+    text saw no console, exit code or artifact. The text is now the whole answer as JSON, equal to
+    the structured content; the console tail is bounded by `tail_chars` and says it was cut."""
 
     async def body(client: Client) -> None:
         run_id = await settled_run(client, "seq -f 'line-%g' 5000")
-        result = await client.call_tool("output", {"run_id": run_id})
+        result = await client.call_tool("output", {"run_id": run_id, "tail_chars": 30})
         assert not result.is_error and result.structured_content is not None
-        assert "line-5000" in result.structured_content["data"]["console"]["value"]
         assert len(result.content) == 1
-        text = result.content[0].text  # type: ignore[union-attr]
-        assert len(text.encode()) < 300 and "\n" not in text, text
-        assert text.startswith(f"ok: run {run_id}: console present (truncated)") and "line-" not in text
-        assert "structuredContent" in text
+        text = json.loads(result.content[0].text)  # type: ignore[union-attr]
+        assert text == result.structured_content
+        console = text["data"]["console"]
+        assert console["value"].endswith("line-5000\n") and len(console["value"]) <= 30
+        assert console["truncated"] is True and text["classification"]["evidence"]["console"]["truncated"]
+        artifacts = [a["name"] for a in text["data"]["artifacts"]["value"]]
+        assert artifacts and text["classification"]["summary"].startswith(f"ok: run {run_id}: console present")
+        default = await client.call_tool("output", {"run_id": run_id})  # the stated default tail
+        assert len(default.structured_content["data"]["console"]["value"]) == 8000  # type: ignore[index]
+        _, status = await call(client, "status", run_id=run_id)
+        assert status["data"]["exit_code"] == 0 and status["classification"]["run"]["branch"] == "succeeded"
         refused = await client.call_tool("status", {"run_id": UNKNOWN_ID})
-        said = refused.content[0].text  # type: ignore[union-attr]
-        assert refused.is_error and said.startswith("refused: not_found: ") and len(said.encode()) < 300
+        said = json.loads(refused.content[0].text)  # type: ignore[union-attr]
+        assert refused.is_error and said["error"]["kind"] == "not_found" and said == refused.structured_content
         waited = await client.call_tool("wait", {"run_ids": [run_id], "max_wait": 0})
-        assert waited.content[0].text.startswith(f"ok: settled: {run_id} succeeded")  # type: ignore[union-attr]
+        assert json.loads(waited.content[0].text)["classification"]["summary"].startswith(  # type: ignore[union-attr]
+            f"ok: settled: {run_id} succeeded")
 
     in_session(server(real_li(tmp_path / "li"), li_home), body)
 
@@ -481,21 +492,27 @@ def test_submit_agent_takes_permission_mode_provider_args_and_notify(tmp_path: p
 def test_a_wait_on_an_unknown_id_is_an_error_for_that_id_and_never_settled(
     tmp_path: pathlib.Path, li_home: str
 ) -> None:
-    """`wait` on an unknown id answered `settled: true`; settled now means every id is a run that ended."""
+    """`wait` on an unknown id answered `settled: true` (issue 27), then `isError: false` unlike every
+    other tool (issue 38): now the one rule for bad ids, `isError` with error.kind `not_found`
+    naming them, while what was observed of the other ids is still reported."""
 
     async def body(client: Client) -> None:
         run_id = await settled_run(client, "true")
         for ids in ([UNKNOWN_ID], [run_id, UNKNOWN_ID]):
             result = await client.call_tool("wait", {"run_ids": ids, "max_wait": 1, "poll_interval": 0.1})
             waited = result.structured_content
-            assert waited is not None and waited["surface"] == "ok", waited
+            assert waited is not None and waited["surface"] == "ok" and result.is_error, waited
+            assert waited["error"]["kind"] == "not_found" and waited["error"]["detail"] == {"run_ids": {UNKNOWN_ID: "not_found"}}
             classification = waited["classification"]
             assert classification["settled"] is False, classification
             assert classification["errors"][UNKNOWN_ID]["kind"] == "not_found"
             assert classification["waiting_on"] == [] and classification["abandoned"] == []
-            said = result.content[0].text  # type: ignore[union-attr]
+            said = classification["summary"]
             assert said.startswith("ok: not settled") and f"errors: {UNKNOWN_ID} not_found" in said, said
         assert [r["branch"] for r in classification["runs"]] == ["succeeded", "unobserved"]
+        for tool in ("status", "output", "kill", "diff"):
+            failed, answer = await call(client, tool, run_id=UNKNOWN_ID)
+            assert failed and answer["error"]["kind"] == "not_found", (tool, answer)
 
     in_session(server(real_li(tmp_path / "li"), li_home), body)
 
