@@ -50,6 +50,9 @@ def add_submit_options(parser: Any) -> None:
     parser.add_argument("--base", metavar="REF", help="the commit the worktree starts from (default: HEAD)")
     parser.add_argument("--setup", metavar="CMD",
                         help="a shell command run in the new worktree before the work (`worktree_setup` in config.toml)")
+    from lionrun.entrypoints.verbs._order import add_order_options
+
+    add_order_options(parser)
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -70,7 +73,7 @@ def add_view_options(parser: Any) -> None:
 
 def run(args: Namespace) -> dict[str, Any]:
     """Under --machine a submit always answers with the handle, detached or not."""
-    return submit(agent_request(args)).to_wire()
+    return submit(agent_request(args), args).to_wire()
 
 
 def human(args: Namespace) -> int:
@@ -454,19 +457,21 @@ def config_table() -> dict[str, Any]:
         raise invalid(str(exc), path=path) from None
 
 
-def submit(request: RunRequest) -> Handle:
+def submit(request: RunRequest, args: Namespace | None = None) -> Handle:
     """Refuse what could not be exec'd, then hand the request to the submit service (which checks
-    providers, then writes and spawns)."""
+    providers, then writes and spawns), with the run's `--after` and `--priority` (issue 43)."""
     from lionrun.entrypoints import services
+    from lionrun.entrypoints.verbs._order import order_option
 
     check_executable(request)
-    handle: Handle = services.submitter().submit(with_queue(request))
+    order = order_option(args) if args is not None else None
+    handle: Handle = services.submitter().submit(with_queue(request), order)
     return handle
 
 
 def submit_for_person(request: RunRequest, args: Namespace) -> int:
     """Human mode: --detach prints the id and how to follow; otherwise follow the run to its end."""
-    handle = submit(request)
+    handle = submit(request, args)
     if args.detach:
         from lionrun.domain.run import short_id
 

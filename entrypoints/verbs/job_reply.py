@@ -20,6 +20,9 @@ def register(sub: Any, words: list[str] | None = None) -> None:
     parser.add_argument("--prompt", help="the prompt text (instead of the positional)")
     parser.add_argument("--prompt-file", help="read the prompt from PATH, or stdin with -")
     parser.add_argument("--detach", action="store_true", help="return at once with the new run id")
+    from lionrun.entrypoints.verbs._order import add_order_options
+
+    add_order_options(parser)
     parser.add_argument("--raw", action="store_true", help="show the console's raw event stream, not the transcript")
     parser.set_defaults(verb=this(__name__))
 
@@ -66,7 +69,7 @@ def run(args: Namespace) -> dict[str, Any]:
     """Under --machine the answer is the new run's submit handle, as `li agent` gives."""
     from lionrun.entrypoints.verbs.agent import submit
 
-    return submit(replied_request(args)).to_wire()
+    return submit(replied_request(args), args).to_wire()
 
 
 def human(args: Namespace) -> int:

@@ -16,6 +16,9 @@ def register(sub: Any, words: list[str] | None = None) -> None:
                                         "and agent options). The new run records `retry_of`; RUN_ID is untouched.")
     parser.add_argument("run_id", metavar="RUN_ID")
     parser.add_argument("--detach", action="store_true", help="return at once with the new run id")
+    from lionrun.entrypoints.verbs._order import add_order_options
+
+    add_order_options(parser)
     parser.set_defaults(verb=this(__name__))
 
 
@@ -38,7 +41,7 @@ def run(args: Namespace) -> dict[str, Any]:
     """Under --machine the answer is the new run's submit handle, as `li agent` gives."""
     from lionrun.entrypoints.verbs.agent import submit
 
-    return submit(retried_request(args)).to_wire()
+    return submit(retried_request(args), args).to_wire()
 
 
 def human(args: Namespace) -> int:

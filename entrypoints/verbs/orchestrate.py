@@ -44,7 +44,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    return submit(orchestrate_request(args)).to_wire()
+    return submit(orchestrate_request(args), args).to_wire()
 
 
 def human(args: Namespace) -> int:
