@@ -38,7 +38,6 @@ from lionrun.domain.queue import (
     ahead_of,
     check_queue_name,
     entry_name,
-    line_of,
     next_ticket,
     parse_entry,
     places_of,
@@ -193,11 +192,15 @@ class FsQueues:
                 os.close(waiting.place)
 
     def line(self, name: str) -> list[tuple[int, str]]:
-        """The line as its entries say (a gone waiter not yet noticed included): first come first."""
+        """The line as its entries say (a gone waiter not yet noticed included), in the order it starts."""
+        return [(ticket, run_id) for ticket, run_id, _ in self.places(name)]
+
+    def places(self, name: str) -> list[tuple[int, str, int]]:
+        """The line's (ticket, run id, priority), in the order it starts (issue 43)."""
         with self._queue(name, create=False) as folder:
             if folder is None:
                 return []
-            return line_of(_names(folder, LINE))
+            return places_of(_names(folder, LINE))
 
     def waiting(self, name: str) -> int:
         """How many live waiters the line holds (the gone ones met are taken out)."""

@@ -19,7 +19,14 @@ from collections.abc import Callable
 from typing import Any
 
 from lionrun.application.ports import Held, QueueBroken, RunNotFound, StoreRefused, Waiting
-from lionrun.domain.queue import QueueSettings, ahead_of, check_queue_name, entry_name, line_of, settings_of
+from lionrun.domain.queue import (
+    QueueSettings,
+    ahead_of,
+    check_queue_name,
+    entry_name,
+    places_of,
+    settings_of,
+)
 from lionrun.domain.run import RecordUnusable
 
 START_GRACE = 60.0  # seconds a submitted run's runner has to take its place in line
@@ -119,9 +126,13 @@ class PgQueues:
         """Nothing: the submitter never held the place (its runner takes it)."""
 
     def line(self, name: str) -> list[tuple[int, str]]:
+        return [(ticket, run_id) for ticket, run_id, _ in self.places(name)]
+
+    def places(self, name: str) -> list[tuple[int, str, int]]:
+        """The line's (ticket, run id, priority), in the order it starts (issue 43)."""
         with self._cursor() as cur:
             cur.execute("SELECT ticket, run_id, priority FROM queue_line WHERE queue = %s", (name,))
-            return line_of([entry_name(int(t), r, int(p)) for t, r, p in cur.fetchall()])
+            return places_of([entry_name(int(t), r, int(p)) for t, r, p in cur.fetchall()])
 
     def waiting(self, name: str) -> int:
         return sum(self._alive(name, ticket, run_id) for ticket, run_id in self.line(name))

@@ -12,6 +12,7 @@ it under the reaper's fence (`Restarter`): one generation judged, one write, one
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from lionrun.application.ports import (
@@ -157,10 +158,8 @@ class Restarter:
             return None
         if claimed is None:
             return None
-        try:
+        with suppress(ContractError):  # a spawn that failed is recorded as the run's end (spawn_failed)
             self.launch(claimed)
-        except ContractError:
-            pass  # the spawn failure is recorded as the run's end (spawn_failed)
         try:
             return self.store.read(judged.run_id)
         except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
