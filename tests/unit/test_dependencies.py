@@ -184,3 +184,16 @@ def test_two_observers_judging_one_generation_start_one_runner(world: Any) -> No
     assert first.restart(run) is not None
     assert second.restart(run) is None  # the generation moved on: the fence holds
     assert launched == [run.run_id]
+
+
+def test_a_dependency_that_will_get_no_end_by_itself_is_named_on_the_waiting_run(world: Any) -> None:
+    stuck = a_run(world.store, world.clock.now(), RunState.AGED_PREPARING, prober=world.prober)
+    run = a_run(world.store, world.clock.now(), RunState.WAITING, prober=world.prober, pid=5151,
+                after=[Dependency(stuck.run_id, "any")])
+    seen = world.container.reads.reads().status(run.run_id)
+    assert seen["status"] == "waiting" and seen["after"] == [
+        {"run_id": stuck.run_id, "condition": "any", "status": "running", "terminal": False, "outcome": None,
+         "state": "unresolved_spawn", "matched": None}]
+    from lionrun.entrypoints.verbs.job_status import after_lines
+
+    assert "no end will come by itself" in after_lines(seen)[0]
