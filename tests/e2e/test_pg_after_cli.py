@@ -80,3 +80,32 @@ def test_a_chain_across_two_hosts_of_one_postgresql_store(pg_dsn: str, li_home: 
         assert lines(marks) == ["B", "C", "D2"]
     finally:
         other.stop()
+
+
+def test_a_priority_ten_run_submitted_last_starts_next_on_postgresql(pg_dsn: str, li_home: str, tmp_path: Any) -> None:
+    env = store_env(pg_dsn, li_home)
+    marks, gate = os.path.join(str(tmp_path), "marks"), os.path.join(str(tmp_path), "open")
+    machine("queue", "set", "pq", "--parallel", "1", home=li_home, env=env)
+
+    def submit(work: str, *options: str) -> str:
+        return str(machine("agent", "--detach", "--queue", "pq", *options, "sh", work, home=li_home,
+                           env=env).data["run_id"])
+
+    a = submit(f'while [ ! -e "{gate}" ]; do sleep 0.05; done')
+    deadline = time.monotonic() + 60
+    while machine("job", "status", a, home=li_home, env=env).data["status"] != "running":
+        assert time.monotonic() < deadline, "A never took the slot"
+        time.sleep(0.1)
+    b, c = (submit(f'echo {name} >> "{marks}"') for name in ("B", "C"))
+    d = submit(f'echo D >> "{marks}"', "--priority", "10")
+    deadline = time.monotonic() + 60
+    while len(line := machine("queue", "list", home=li_home, env=env).data["queues"][0]["line"]) < 3:
+        assert time.monotonic() < deadline, "the three never stood in line"
+        time.sleep(0.1)
+    assert [(w["run_id"], w["priority"]) for w in line] == [(d, 10), (b, 0), (c, 0)]
+    open(gate, "w").close()
+    deadline = time.monotonic() + 90
+    while len(lines(marks)) < 3:
+        assert time.monotonic() < deadline, f"only {lines(marks)} started"
+        time.sleep(0.2)
+    assert lines(marks) == ["D", "B", "C"]
