@@ -25,7 +25,6 @@ from lionrun.application.ports import (
 )
 from lionrun.domain.contract import ContractError, ErrorKind
 from lionrun.domain.dependencies import (
-    START,
     WAIT,
     DependencyState,
     Verdict,
@@ -165,5 +164,3 @@ class Restarter:
         except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
             return claimed
 
-
-__all__ = ["START", "DependencyWait", "Restarter", "check_after", "mark_started", "states_of"]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, NoReturn
 
+from lionrun.domain.partition import STOPPED_WITHOUT_END, UNRESOLVED_SPAWN
 from lionrun.domain.run import Dependency, Run
 from lionrun.domain.vocabulary import WAITING as WAITING
 
@@ -30,9 +31,6 @@ GRAPH_MAX: Final = 10_000  # records a cycle check reads at most
 PRIORITY_MIN: Final = -1_000_000
 PRIORITY_MAX: Final = 1_000_000
 
-# The D10 bucket of a dependency that has no end and will get none by itself (domain/partition.py).
-STOPPED_WITHOUT_END: Final = "stopped_without_end"
-UNRESOLVED_SPAWN: Final = "unresolved_spawn"
 
 
 def _refuse(argument: str, value: object, message: str) -> NoReturn:

@@ -1,7 +1,8 @@
 """Queues (issue 29): a queue's settings, who may take a slot next, and when a paused queue opens.
 
 A run submitted to a queue the store knows waits, `queued`, until it is the first of the queue's
-live waiters (first come, first served by the ticket submit took) and a slot is free; a queue
+live waiters (a higher `--priority` first, issue 43; equal ones first come, first served by the
+ticket submit took) and a slot is free; a queue
 the store does not know has no limit and runs behave as they always did. Everything here is pure:
 the stores keep the settings and hold the slots (a kernel lock, a database session lock), the
 runner asks these functions what to do.
