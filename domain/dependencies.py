@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final, NoReturn
 
 from lionrun.domain.partition import STOPPED_WITHOUT_END, UNRESOLVED_SPAWN
 from lionrun.domain.run import Dependency, Run
+from lionrun.domain.vocabulary import CONDITIONS as CONDITIONS
 from lionrun.domain.vocabulary import WAITING as WAITING
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 OK: Final = "ok"
 FAIL: Final = "fail"
 ANY: Final = "any"
-CONDITIONS: Final = (OK, FAIL, ANY)
 DEPENDENCY_FAILED: Final = "dependency_failed"  # the reason of a run whose dependency ended otherwise
 AFTER_MAX: Final = 64  # dependencies one run may name
 GRAPH_MAX: Final = 10_000  # records a cycle check reads at most

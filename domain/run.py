@@ -287,8 +287,8 @@ def _check_rules(run: Run) -> None:
         raise RecordUnusable("malformed", f"executor {run.executor!r} is not one li knows")
     if run.continues is not None and not is_run_id(run.continues):
         raise RecordUnusable("malformed", "continues must name a run")
-    if run.after is not None:  # only a record of a run that waits for others loads its module
-        from lionrun.domain.dependencies import CONDITIONS
+    if run.after is not None:
+        from lionrun.domain.vocabulary import CONDITIONS
 
         if not all(is_run_id(d.run_id) and d.condition in CONDITIONS for d in run.after):
             raise RecordUnusable("malformed", "after must name runs, each with ok, fail or any")

@@ -25,6 +25,10 @@ STATUSES_AT_V1: Final[tuple[Status, ...]] = get_args(Status)
 QUEUED: Final = "queued"  # a run whose runner is alive and waits for its queue's slot (issue 29)
 WAITING: Final = "waiting"  # a run that waits for other runs to end (issue 43; domain/dependencies.py)
 
+# Issue 43: closed. The end a run submitted `--after RUN:CONDITION` waits for (domain/dependencies.py).
+DependencyCondition = Literal["ok", "fail", "any"]
+CONDITIONS: Final[tuple[DependencyCondition, ...]] = get_args(DependencyCondition)
+
 # Issue 25: closed. What the work of a run was started under: the store out of its reach, or not.
 Confinement = Literal["store_hidden", "none"]
 CONFINEMENTS: Final[tuple[Confinement, ...]] = get_args(Confinement)
