@@ -65,7 +65,10 @@ DESCRIPTIONS = {
         "then `diff` shows the change. permission_mode (read-only, edits, full; agent CLIs only, "
         "default: the CLI's own), provider_args (passed verbatim to the agent CLI) and notify (an argv "
         "template run when the run ends, no shell) are `li agent`'s --permission-mode, --provider-arg "
-        "and --notify. Then call `wait` with the run_id, then `output`."
+        "and --notify. after (run ids, each `RUN`, `RUN:ok`, `RUN:fail` or `RUN:any`) makes it wait, "
+        "status `waiting`, until those runs ended so (else it ends dependency_failed, unstarted); "
+        "priority (an integer) orders it within its queue, higher first. Then call `wait` with the "
+        "run_id, then `output`."
     ),
     "submit_flow": (
         "Start a declared flow as one detached run; returns its run_id at once. Give the DAG of "
@@ -287,12 +290,15 @@ class Tools:
         permission_mode: PermissionMode | None = None,
         provider_args: list[str] | None = None,
         notify: str | None = None,
+        after: list[str] | None = None,
+        priority: int | None = None,
     ) -> Answered:
         # permission_mode is checked against li's own vocabulary by its type (refused in one line
         # by LiServer); provider_args and notify are li's to judge, as the CLI's flags are.
         reply = self.client.submit_agent(
             prompt, model, label=label, cwd=cwd, timeout=timeout_seconds, worktree=worktree, base=base,
             setup=setup, permission_mode=permission_mode, provider_args=provider_args, notify=notify,
+            after=after, priority=priority,
         )
         return answer(reply, run_classification(reply), submitted_line(reply))
 
@@ -317,8 +323,11 @@ class Tools:
         label: str | None = None,
         cwd: str | None = None,
         timeout_seconds: float | None = None,
+        after: list[str] | None = None,
+        priority: int | None = None,
     ) -> Answered:
-        options: dict[str, object] = {"label": label, "cwd": cwd, "timeout": timeout_seconds}
+        options: dict[str, object] = {"label": label, "cwd": cwd, "timeout": timeout_seconds, "after": after,
+                                      "priority": priority}
         if (spec_path is None) == (spec is None):
             return refused("invalid_input", "submit_flow takes the flow as spec (its text) or as spec_path "
                            "(a file), exactly one of them", {"spec_path": spec_path}, {})
@@ -339,10 +348,12 @@ class Tools:
         label: str | None = None,
         cwd: str | None = None,
         timeout_seconds: float | None = None,
+        after: list[str] | None = None,
+        priority: int | None = None,
     ) -> Answered:
         reply = self.client.submit_fanout(
             prompt, model, legs=legs, models=models, synthesize=synthesize, label=label,
-            cwd=cwd, timeout=timeout_seconds,
+            cwd=cwd, timeout=timeout_seconds, after=after, priority=priority,
         )
         return answer(reply, run_classification(reply), submitted_line(reply))
 
