@@ -38,9 +38,9 @@ from lionrun.domain.queue import (
     ahead_of,
     check_queue_name,
     entry_name,
-    line_of,
     next_ticket,
     parse_entry,
+    places_of,
     settings_of,
 )
 
@@ -151,9 +151,10 @@ class FsQueues:
 
     # -- the waiting line ---------------------------------------------------------------------
 
-    def enqueue(self, name: str, run_id: str) -> Waiting:
+    def enqueue(self, name: str, run_id: str, priority: int = 0) -> Waiting:
         """A ticket for `run_id` and its entry in the line, locked by the descriptor returned
-        (inheritable: the runner the submitter starts keeps it, and with it its place)."""
+        (inheritable: the runner the submitter starts keeps it, and with it its place); its
+        priority (issue 43) is in the entry's name."""
         with self._queue(name, create=True) as folder:
             assert folder is not None
             # The ticket and the entry are one step under the queue's lock: were the entry made
@@ -167,22 +168,22 @@ class FsQueues:
                     fd = open_file(made, line, os.O_RDWR | os.O_CREAT | os.O_EXCL)
                     try:
                         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # locked before any reader can see it
-                        os.rename(made, entry_name(ticket, run_id), src_dir_fd=line, dst_dir_fd=line)
+                        os.rename(made, entry_name(ticket, run_id, priority), src_dir_fd=line, dst_dir_fd=line)
                         _write_ticket(folder, ticket)  # given only once its entry is in line
                     except BaseException:
                         os.close(fd)
                         with suppress(OSError):
                             os.unlink(made, dir_fd=line)
                         with suppress(OSError):
-                            os.unlink(entry_name(ticket, run_id), dir_fd=line)
+                            os.unlink(entry_name(ticket, run_id, priority), dir_fd=line)
                         raise
         os.set_inheritable(fd, True)
         return Waiting(queue=name, ticket=ticket, place=Held(fd))
 
-    def claim(self, name: str, run_id: str) -> Waiting:
+    def claim(self, name: str, run_id: str, priority: int = 0) -> Waiting:
         """A place for a runner started without the one its submitter hands over (by hand): a new
         one at the end of the line (a place nobody holds is passed over)."""
-        return self.enqueue(name, run_id)
+        return self.enqueue(name, run_id, priority)
 
     def let_go(self, waiting: Waiting) -> None:
         """This process's descriptor of the place closed (a child that inherited it still holds it)."""
@@ -191,11 +192,15 @@ class FsQueues:
                 os.close(waiting.place)
 
     def line(self, name: str) -> list[tuple[int, str]]:
-        """The line as its entries say (a gone waiter not yet noticed included): first come first."""
+        """The line as its entries say (a gone waiter not yet noticed included), in the order it starts."""
+        return [(ticket, run_id) for ticket, run_id, _ in self.places(name)]
+
+    def places(self, name: str) -> list[tuple[int, str, int]]:
+        """The line's (ticket, run id, priority), in the order it starts (issue 43)."""
         with self._queue(name, create=False) as folder:
             if folder is None:
                 return []
-            return line_of(_names(folder, LINE))
+            return places_of(_names(folder, LINE))
 
     def waiting(self, name: str) -> int:
         """How many live waiters the line holds (the gone ones met are taken out)."""
@@ -208,7 +213,7 @@ class FsQueues:
                 return 0
             with closing(line):
                 tidy = self._owned()
-                return sum(_held(line, entry_name(t, r), remove_if_free=tidy) for t, r in line_of(os.listdir(line)))
+                return sum(_held(line, entry_name(t, r, p), remove_if_free=tidy) for t, r, p in places_of(os.listdir(line)))
 
     def first_in_line(self, name: str, run_id: str) -> bool:
         """Whether no live waiter is before `run_id`; the gone ones met on the way are removed."""
@@ -218,8 +223,10 @@ class FsQueues:
             line = open_folder(LINE, folder)
             with closing(line):
                 tidy = self._owned()
-                for ticket, other in ahead_of(line_of(os.listdir(line)), run_id):
-                    if _held(line, entry_name(ticket, other), remove_if_free=tidy):
+                places = places_of(os.listdir(line))
+                priorities = {(ticket, other): priority for ticket, other, priority in places}
+                for ticket, other in ahead_of([(t, r) for t, r, _ in places], run_id):
+                    if _held(line, entry_name(ticket, other, priorities[(ticket, other)]), remove_if_free=tidy):
                         return False
             return True
 

@@ -19,7 +19,14 @@ from collections.abc import Callable
 from typing import Any
 
 from lionrun.application.ports import Held, QueueBroken, RunNotFound, StoreRefused, Waiting
-from lionrun.domain.queue import QueueSettings, ahead_of, check_queue_name, line_of, settings_of
+from lionrun.domain.queue import (
+    QueueSettings,
+    ahead_of,
+    check_queue_name,
+    entry_name,
+    places_of,
+    settings_of,
+)
 from lionrun.domain.run import RecordUnusable
 
 START_GRACE = 60.0  # seconds a submitted run's runner has to take its place in line
@@ -38,6 +45,8 @@ TABLES = (
         created_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (queue, ticket))""",
     "ALTER TABLE queue_line ADD COLUMN IF NOT EXISTS created_at timestamptz NOT NULL DEFAULT now()",
+    # issue 43: a waiter's priority (higher starts first; equal ones by ticket)
+    "ALTER TABLE queue_line ADD COLUMN IF NOT EXISTS priority integer NOT NULL DEFAULT 0",
 )
 HELD_SLOTS = """SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -82,7 +91,7 @@ class PgQueues:
             cur.execute("SELECT name FROM queues ORDER BY name")
             return [str(row[0]) for row in cur.fetchall()]
 
-    def enqueue(self, name: str, run_id: str) -> Waiting:
+    def enqueue(self, name: str, run_id: str, priority: int = 0) -> Waiting:
         """A ticket and a row in line; the runner takes the place's lock when it starts (`claim`)."""
         check_queue_name(name)
         with self._cursor() as cur, cur.connection.transaction():
@@ -92,33 +101,38 @@ class PgQueues:
             if row is None:
                 raise StoreRefused(f"the queue {name} is not kept by the store")
             ticket = int(row[0])
-            cur.execute("INSERT INTO queue_line (queue, ticket, run_id) VALUES (%s, %s, %s)", (name, ticket, run_id))
+            cur.execute("INSERT INTO queue_line (queue, ticket, run_id, priority) VALUES (%s, %s, %s, %s)",
+                        (name, ticket, run_id, priority))
         return Waiting(queue=name, ticket=ticket, place=None)
 
-    def claim(self, name: str, run_id: str) -> Waiting:
+    def claim(self, name: str, run_id: str, priority: int = 0) -> Waiting:
         """The runner takes its place: the lock of its row (a new row at the end when it has none)."""
         with self._cursor() as cur:
             cur.execute("SELECT ticket FROM queue_line WHERE queue = %s AND run_id = %s", (name, run_id))
             row = cur.fetchone()
         if row is None:
-            return self.claim_new(name, run_id)
+            return self.claim_new(name, run_id, priority)
         ticket = int(row[0])
         with self._cursor() as cur:
             cur.execute("SELECT pg_advisory_lock(hashtext(%s), %s)", (_line(name), ticket % INT4))
             cur.execute("UPDATE queue_line SET held = true WHERE queue = %s AND ticket = %s", (name, ticket))
         return Waiting(queue=name, ticket=ticket, place=None)
 
-    def claim_new(self, name: str, run_id: str) -> Waiting:
-        self.enqueue(name, run_id)
-        return self.claim(name, run_id)
+    def claim_new(self, name: str, run_id: str, priority: int = 0) -> Waiting:
+        self.enqueue(name, run_id, priority)
+        return self.claim(name, run_id, priority)
 
     def let_go(self, waiting: Waiting) -> None:
         """Nothing: the submitter never held the place (its runner takes it)."""
 
     def line(self, name: str) -> list[tuple[int, str]]:
+        return [(ticket, run_id) for ticket, run_id, _ in self.places(name)]
+
+    def places(self, name: str) -> list[tuple[int, str, int]]:
+        """The line's (ticket, run id, priority), in the order it starts (issue 43)."""
         with self._cursor() as cur:
-            cur.execute("SELECT ticket, run_id FROM queue_line WHERE queue = %s ORDER BY ticket", (name,))
-            return line_of([f"{int(t):012d}-{r}" for t, r in cur.fetchall()])
+            cur.execute("SELECT ticket, run_id, priority FROM queue_line WHERE queue = %s", (name,))
+            return places_of([entry_name(int(t), r, int(p)) for t, r, p in cur.fetchall()])
 
     def waiting(self, name: str) -> int:
         return sum(self._alive(name, ticket, run_id) for ticket, run_id in self.line(name))

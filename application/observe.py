@@ -35,11 +35,13 @@ from lionrun.domain.lifecycle import (
     resolve,
 )
 from lionrun.domain.run import SLURM, RecordUnusable, Run
+from lionrun.domain.vocabulary import WAITING
 
 if TYPE_CHECKING:
     from lionrun.domain.slurm import SlurmJob
 
 ReapHook = Callable[[Run], None]
+RestartHook = Callable[[Run], "Run | None"]  # a waiting run whose runner is gone (application/dependencies.py)
 
 
 class JobSeen(Struct, frozen=True):
@@ -68,6 +70,7 @@ class Observer:
         preparing_threshold: float = PREPARING_THRESHOLD_SECONDS,
         reap_lock_timeout: float = 5.0,
         cluster: Callable[[], Cluster] | None = None,
+        restart: RestartHook | None = None,
     ) -> None:
         self.store = store
         self.prober = prober
@@ -76,6 +79,7 @@ class Observer:
         self.preparing_threshold = preparing_threshold
         self.reap_lock_timeout = reap_lock_timeout
         self.cluster = cluster  # built on first use: only a Slurm run's observation asks the cluster
+        self.restart = restart  # issue 43: starts a new runner for a waiting run whose runner is gone
 
     def observe(self, run_id: str, probe_ended: bool = False) -> Observed:
         """Observe one run; raises RunNotFound or RecordUnusable when it cannot be read.
@@ -88,6 +92,9 @@ class Observer:
         for _attempt in range(2):
             run = self.store.read(run_id)
             finding, seen = self._probe(run, here, probe_ended)
+            if run.status == WAITING and finding is not None and self._restarted(run, finding):
+                run = self.store.read(run_id)  # a new runner waits for it now: observed afresh
+                finding, seen = self._probe(run, here, probe_ended)
             if finding is None or self._resolve(run, finding).reap is None:
                 break
             try:
@@ -104,6 +111,15 @@ class Observer:
         if withheld is not None:
             derivation = replace(derivation, reap_withheld=withheld)
         return Observed(run, finding, derivation)
+
+    def _restarted(self, run: Run, finding: Finding) -> bool:
+        """A waiting run (issue 43) whose runner is proven gone here is not reaped: a new runner is
+        started for it, under the reaper's fence (one generation judged, one write)."""
+        if self.restart is None or run.executor == SLURM:
+            return False
+        from lionrun.domain.dependencies import restartable
+
+        return restartable(run, finding) and self.restart(run) is not None
 
     def _resolve(self, run: Run, finding: Finding | None, evidence: dict[str, object] | None = None) -> Resolution:
         return resolve(run, finding, self.clock.now(), evidence=evidence,

@@ -554,11 +554,16 @@ class RunQueues(Protocol):
         """Every queue the store keeps settings of."""
         ...
 
-    def enqueue(self, name: str, run_id: str) -> Waiting:
-        """Take a ticket and a place in line for `run_id` (the submitter, before it starts the runner)."""
+    def enqueue(self, name: str, run_id: str, priority: int = 0) -> Waiting:
+        """Take a ticket and a place in line for `run_id` (the submitter, before it starts the
+        runner); a higher `priority` is before every lower one in line (issue 43)."""
         ...
 
-    def claim(self, name: str, run_id: str) -> Waiting:
+    def places(self, name: str) -> list[tuple[int, str, int]]:
+        """The line's (ticket, run id, priority), in the order it starts (issue 43)."""
+        ...
+
+    def claim(self, name: str, run_id: str, priority: int = 0) -> Waiting:
         """The runner takes its run's place in line (a store whose submitter cannot hand it over),
         or a new one at the end when the run has none."""
         ...

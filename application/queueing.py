@@ -25,6 +25,7 @@ from lionrun.domain.run import Run, iso
 
 HEAD_POLL = 0.05  # how often the first in line looks for a free slot (seconds)
 LINE_POLL = 0.2  # how often a waiter behind others looks whether it is first
+LINE_SHOWN = 100  # runs in line `li queue list` names (issue 43)
 _BUSY = QueueSettings(name="-")  # a look the store was too busy to answer: no turn yet, nothing taken
 
 
@@ -128,7 +129,9 @@ class QueueService:
         return {"name": settings.name, "parallel": settings.parallel, "running": self.queues.running(settings.name),
                 "waiting": self.queues.waiting(settings.name), "paused": is_paused(settings, now),
                 "paused_reason": pause_reason(settings, now), "paused_until": None if until is None else iso(until),
-                "paused_by": settings.paused_by if is_paused(settings, now) else None}
+                "paused_by": settings.paused_by if is_paused(settings, now) else None,
+                "line": [{"run_id": run_id, "position": index + 1, "priority": priority}
+                         for index, (_, run_id, priority) in enumerate(self.queues.places(settings.name)[:LINE_SHOWN])]}
 
     def after_end(self, run: Run) -> QueueSettings | None:
         """A run that ended rate limited pauses its queue until the vendor's reset (or a bounded

@@ -176,7 +176,20 @@ class RunReads:
             leg_worktrees=LegWorktreeValue.of(run),
             chain=self.chain(run) if run.continues else None,
             parent=run.parent if run.parent and is_run_id(run.parent) else None,
+            after=self.dependencies(run), failed_dependency=failed_dependency(run),
+            priority=person_fields(run)["priority"],
         ).to_wire()
+
+    def dependencies(self, run: Run) -> list[Any] | None:
+        """The runs `run` was submitted --after (issue 43), each as observed now; None: none."""
+        if not run.after:
+            return None
+        from lionrun.application.dependencies import states_of  # only a run that waits loads them
+        from lionrun.domain.wire import DependencyValue
+
+        return [DependencyValue(run_id=s.run_id, condition=s.condition, status=s.status, terminal=s.terminal,
+                                outcome=s.outcome, state=s.bucket, matched=s.matched)
+                for s in states_of(self.observer, run)]
 
     def queue_position(self, run: Run, status: str) -> int | None:
         """1 for the next of its queue to start, while the run is `queued`; None otherwise and when
@@ -328,7 +341,16 @@ def person_fields(run: Run) -> dict[str, Any]:
     code = run.exit_code if isinstance(run.exit_code, int) and not isinstance(run.exit_code, bool) else None
     return {"model": model, "exit_code": code, "started_at": run.started_at, "finished_at": run.finished_at,
             "command": recorded_command(run), "cost_usd": recorded_cost(run),
-            "changes": ChangesValue.of(run), "leg_worktrees": LegWorktreeValue.of(run)}
+            "changes": ChangesValue.of(run), "leg_worktrees": LegWorktreeValue.of(run),
+            "priority": run.priority if isinstance(run.priority, int) and run.priority else None}
+
+
+def failed_dependency(run: Run) -> str | None:
+    """The run whose end ended this one without its work (issue 43: `dependency_failed`), as the
+    runner recorded it; None for any other run."""
+    noted = run.extra.get("failed_dependency") if isinstance(run.extra, dict) else None
+    found = noted.get("run_id") if isinstance(noted, dict) else None
+    return found if isinstance(found, str) and is_run_id(found) else None
 
 
 def recorded_cost(run: Run) -> float | None:

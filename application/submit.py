@@ -29,6 +29,7 @@ from lionrun.application.ports import (
     Waiting,
 )
 from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.dependencies import Order
 from lionrun.domain.idempotency import fingerprint
 from lionrun.domain.lifecycle import classify
 from lionrun.domain.queue import DEFAULT_QUEUE, QUEUE_FD, QUEUED
@@ -46,6 +47,7 @@ from lionrun.domain.run import (
     is_run_id,
     iso,
 )
+from lionrun.domain.vocabulary import WAITING
 from lionrun.domain.wire import SubmitData
 
 SPAWN_FAILED = "spawn_failed"
@@ -97,22 +99,29 @@ class SubmitService:
                                     f"the {name} executable is not installed or not on PATH",
                                     {"provider": name})
 
-    def submit(self, request: RunRequest, idempotency_key: str | None = None) -> Handle:
+    def submit(self, request: RunRequest, order: Order | None = None, idempotency_key: str | None = None) -> Handle:
         """Validate, allocate, spawn; a spawn that fails leaves a terminal failed record and raises.
 
         A run of a queue the store keeps (issue 29) is recorded `queued` and takes its ticket and
-        place in line before its runner starts: the runner inherits the place and waits in it.
+        place in line (by its `order.priority`, issue 43) before its runner starts: the runner
+        inherits the place and waits in it. A run submitted `--after` other runs (issue 43) is
+        recorded `waiting` and takes no place yet: its runner enters the line once they ended.
         With an idempotency key (issue 39) a key that already names a run in the store answers
         that run's handle and starts nothing (`conflict` when its request was another).
         """
         self.validate(request)
+        order = order or Order()
+        if order.after:
+            from lionrun.application.dependencies import check_after
+
+            check_after(self.store, order.after)
         if idempotency_key is not None:
-            return self._submit_once(request, idempotency_key)
-        return self._submit(request)
+            return self._submit_once(request, order, idempotency_key)
+        return self._submit(request, order)
 
     # -- issue 39: one run per idempotency key ---------------------------------------------------
 
-    def _submit_once(self, request: RunRequest, key: str) -> Handle:
+    def _submit_once(self, request: RunRequest, order: Order, key: str) -> Handle:
         """Under the key's turn: the run the key names, else a new run bound to the key right
         after its id is reserved (before anything is written or started)."""
         if self.keys is None:
@@ -125,7 +134,7 @@ class SubmitService:
                 if found is not None:
                     return self._replay(found, mine)
                 try:
-                    return self._submit(request, lambda run_id: keys.bind_key(key, run_id, mine))
+                    return self._submit(request, order, lambda run_id: keys.bind_key(key, run_id, mine))
                 except KeyTaken:  # the turn was lost (a dropped connection): the binding decides
                     found = keys.run_of_key(key)
                     if found is None:
@@ -165,9 +174,13 @@ class SubmitService:
 
     # -- the submit itself -------------------------------------------------------------------------
 
-    def _submit(self, request: RunRequest, bind: Callable[[str], None] | None = None) -> Handle:
+    def _submit(self, request: RunRequest, order: Order, bind: Callable[[str], None] | None = None) -> Handle:
         queue, queues = self._queue_of(request)
-        run_id, waiting = self._allocate(request, queue, queues, bind)
+        run_id, waiting = self._allocate(request, queue, None if order.after else queues, order, bind)
+        if order.after:
+            from msgspec.structs import replace
+
+            return replace(self._launch(run_id, request), status=WAITING)
         if queues is None or waiting is None:
             return self._launch(run_id, request)
         try:
@@ -195,6 +208,7 @@ class SubmitService:
         return self.files.console_location(run_id)
 
     def _allocate(self, request: RunRequest, queue: str | None = None, queues: RunQueues | None = None,
+                  order: Order | None = None,
                   bind: Callable[[str], None] | None = None) -> tuple[str, Waiting | None]:
         """Reserve the id, write the request and the `preparing` record; a run of a kept queue
         takes its ticket and place in line first, and its record says `queued` with the ticket.
@@ -211,8 +225,11 @@ class SubmitService:
             self.files.write_text(run_id, "instruction.txt", request.instruction)
             self.files.write_text(run_id, "request.json", json.dumps(request.to_dict(), indent=1))
             run = self._preparing(run_id, request, iso(now)).evolve(queue=queue)
+            if order is not None:
+                run = run.evolve(after=list(order.after) or None, priority=order.priority or None,
+                                 status=WAITING if order.after else run.status)
             if queues is not None:
-                waiting = queues.enqueue(queue or DEFAULT_QUEUE, run_id)
+                waiting = queues.enqueue(queue or DEFAULT_QUEUE, run_id, order.priority if order else 0)
                 run = run.evolve(status=QUEUED, extra={**run.extra, "queue_ticket": waiting.ticket})
             self.store.create(run)
         except BaseException as exc:
@@ -263,7 +280,24 @@ class SubmitService:
             if isinstance(exc, Exception):
                 raise error from exc
             raise
-        return SubmitData.handle(run_id, pid, self.log_path(run_id), QUEUED if waiting is not None else "running")
+        status = QUEUED if waiting is not None else "running"
+        return SubmitData.handle(run_id, pid, self.log_path(run_id), status)
+
+    def relaunch(self, run: Run) -> int:
+        """A new runner for a waiting run whose runner is gone (issue 43), started and attached as
+        a submit's is; a spawn that fails is recorded as the run's end (spawn_failed) and raises."""
+        run_id = run.run_id
+        with self._spawn_refusals(run_id, "the run's runner could not be started again", "the spawn"):
+            pid = self._spawn_in(run_id, run.cwd or "/")
+        try:
+            self._attach(run_id, pid)
+        except BaseException as exc:
+            self.signaller.signal_group(pid, "kill")
+            error = self._refuse(run_id, ATTACH_FAILED, f"the restarted runner could not be recorded: {exc}")
+            if isinstance(exc, Exception):
+                raise error from exc
+            raise
+        return pid
 
     @contextmanager
     def _spawn_refusals(self, run_id: str, failed: str, attempt: str) -> Iterator[None]:
@@ -309,6 +343,9 @@ class SubmitService:
         return SubmitData.handle(run_id, None, self.log_path(run_id))
 
     def _spawn(self, run_id: str, request: RunRequest, waiting: Waiting | None = None) -> int:
+        return self._spawn_in(run_id, request.cwd, waiting)
+
+    def _spawn_in(self, run_id: str, cwd: str, waiting: Waiting | None = None) -> int:
         """Start the runner with its output on the console the store opened (never through a link);
         a queued run's runner inherits its place in line (QUEUE_FD names it to the runner)."""
         with self.files.console_sink(run_id) as console:
@@ -320,7 +357,7 @@ class SubmitService:
             if waiting is not None and waiting.place is not None:
                 env[QUEUE_FD] = str(waiting.place)
                 keeps = (waiting.place,)
-            spawn = SpawnRequest([*self.runner_command, run_id], request.cwd, env,
+            spawn = SpawnRequest([*self.runner_command, run_id], cwd, env,
                                  self.log_path(run_id), console=console, keeps=keeps)
             return self.spawner.spawn(spawn)
 
@@ -335,7 +372,7 @@ class SubmitService:
         def change(current: Run) -> Run:
             state = STARTED if current.spawn_state == PREPARING else current.spawn_state
             # a queued run's start is when its work starts: the runner records it with the slot
-            started = current.started_at or (None if current.status == QUEUED else now)
+            started = current.started_at or (None if current.status in (QUEUED, WAITING) else now)
             return current.evolve(spawn_state=state, pid=pid, incarnation=incarnation, started_at=started)
 
         self._update(run_id, change)

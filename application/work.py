@@ -43,7 +43,7 @@ from lionrun.application.worktrees import (
 from lionrun.domain.availability import UNREADABLE, Availability
 from lionrun.domain.contract import ContractError
 from lionrun.domain.ending import EXIT_DECIDES, End, decide, leg_status
-from lionrun.domain.lifecycle import classify
+from lionrun.domain.lifecycle import classify, exit_code_of
 from lionrun.domain.request import AGENT_PROVIDERS, Leg, RunRequest, invalid
 from lionrun.domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
 from lionrun.domain.transcript import PROVIDER_RATE_LIMITED
@@ -546,8 +546,17 @@ class WorkService:
         except Exception as exc:  # noqa: BLE001 - a manifest that cannot be written never costs the end
             self._say(workspace, f"li runner: manifest.json not written: {_why(exc)}\n")
 
+    def end_unstarted(self, run_id: str, workspace: Workspace, reason_code: str,
+                      noted: Mapping[str, Any] | None = None) -> Run | None:
+        """End a run whose work never started (issue 43: killed while it waited for other runs, or
+        one of them ended otherwise than asked): `cancelled` with `reason_code`, and `noted` kept
+        in the record's extra (the dependency that ended it)."""
+        self._workspace = workspace
+        end = End(status="cancelled", reason_code=reason_code, exit_code=exit_code_of("cancelled"))
+        return self._finish(run_id, end, workspace, noted=noted)
+
     def _finish(self, run_id: str, end: End, workspace: Workspace, cost_usd: float | None = None,
-                facts: Mapping[str, str | None] | None = None) -> Run | None:
+                facts: Mapping[str, str | None] | None = None, noted: Mapping[str, Any] | None = None) -> Run | None:
         """Record the end (with the cost the providers reported, for a listing's COST column)."""
         now = iso(self.clock.now())
         told = {k: v for k, v in (facts or {}).items() if v is not None}
@@ -572,6 +581,8 @@ class WorkService:
                     "found": {"status": current.status, "outcome": current.outcome,
                               "exit_code": current.exit_code, "terminal_source": current.terminal_source}})
             extra = current.extra if cost_usd is None else {**current.extra, "cost_usd": cost_usd}
+            if noted:
+                extra = {**extra, **noted}
             return current.evolve(status=end.status, outcome=classify(end.status), reason_code=reason,
                                   exit_code=end.exit_code, finished_at=now, terminal_source="runner", extra=extra,
                                   changes=self._changes if self._changes is not None else current.changes, **told)

@@ -9,7 +9,7 @@ from msgspec import Struct
 
 from lionrun.domain.evidence import CONCLUSIVE, JOB_ENDED, JOB_UNKNOWN, Finding
 from lionrun.domain.run import SLURM, Run, iso, parse_iso
-from lionrun.domain.vocabulary import OUTCOMES, PREPARING, STARTED, Outcome
+from lionrun.domain.vocabulary import OUTCOMES, PREPARING, STARTED, WAITING, Outcome
 
 PREPARING_THRESHOLD_SECONDS: Final = 600.0
 
@@ -124,6 +124,8 @@ def reapable(run: Run, finding: Finding) -> bool:
     """
     if run.end_recorded or not finding.local or finding.code not in CONCLUSIVE:
         return False
+    if run.status == WAITING and run.kill_requested_at is None and run.executor is None:
+        return False  # issue 43: its runner is started again (domain/dependencies.restartable), never reaped
     if run.spawn_state == PREPARING:
         return finding.code == JOB_ENDED and run.job_id is not None
     return run.spawn_state == STARTED

@@ -1,7 +1,8 @@
 """Queues (issue 29): a queue's settings, who may take a slot next, and when a paused queue opens.
 
 A run submitted to a queue the store knows waits, `queued`, until it is the first of the queue's
-live waiters (first come, first served by the ticket submit took) and a slot is free; a queue
+live waiters (a higher `--priority` first, issue 43; equal ones first come, first served by the
+ticket submit took) and a slot is free; a queue
 the store does not know has no limit and runs behave as they always did. Everything here is pure:
 the stores keep the settings and hold the slots (a kernel lock, a database session lock), the
 runner asks these functions what to do.
@@ -25,7 +26,7 @@ DEFAULT_QUEUE: Final = "default"
 PARALLEL_MAX: Final = 10_000
 QUEUE_NAME_PATTERN: Final = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,62}$")
 TICKET_DIGITS: Final = 12
-ENTRY_PATTERN: Final = re.compile(r"^([0-9]{12})-(\d{8}T\d{6}-[0-9a-f]{6})$")
+ENTRY_PATTERN: Final = re.compile(r"^([0-9]{12})-(\d{8}T\d{6}-[0-9a-f]{6})(?:\.p(-?[0-9]{1,7}))?$")
 
 # Why a queue is paused: by a person (`li queue pause`), or by itself after a run ended rate
 # limited by its vendor (the reason code i24b's runs carry), until the vendor's reset time.
@@ -195,30 +196,49 @@ def rate_limited(settings: QueueSettings, run_id: str, retry_at: str | None, now
 # --- the waiting line: one entry per waiter, named by its ticket -------------------------------
 
 
-def entry_name(ticket: int, run_id: str) -> str:
-    """The name of a waiter's entry: its ticket (zero-padded, so names sort as tickets) and run id."""
+def entry_name(ticket: int, run_id: str, priority: int = 0) -> str:
+    """The name of a waiter's entry: its ticket (zero-padded, so names sort as tickets) and run id,
+    and its priority (issue 43) when it has one other than 0."""
     if ticket < 0 or ticket >= 10**TICKET_DIGITS:
         raise ValueError(f"ticket {ticket} out of range")
-    return f"{ticket:0{TICKET_DIGITS}d}-{run_id}"
+    name = f"{ticket:0{TICKET_DIGITS}d}-{run_id}"
+    return name if priority == 0 else f"{name}.p{priority}"
+
+
+def parse_place(name: str) -> tuple[int, str, int] | None:
+    """(ticket, run id, priority) of an entry name; None for anything else (a stray file is no waiter)."""
+    match = ENTRY_PATTERN.fullmatch(name)
+    if match is None:
+        return None
+    return int(match.group(1)), match.group(2), int(match.group(3) or 0)
 
 
 def parse_entry(name: str) -> tuple[int, str] | None:
     """(ticket, run id) of an entry name; None for anything else (a stray file is no waiter)."""
-    match = ENTRY_PATTERN.fullmatch(name)
-    return None if match is None else (int(match.group(1)), match.group(2))
+    place = parse_place(name)
+    return None if place is None else place[:2]
+
+
+def places_of(names: list[str]) -> list[tuple[int, str, int]]:
+    """The waiters an entry listing names, (ticket, run id, priority), in the order they start:
+    higher priority first (issue 43), then first come first (ticket), then run id."""
+    from lionrun.domain.dependencies import line_order
+
+    return line_order(place for place in map(parse_place, names) if place is not None)
 
 
 def line_of(names: list[str]) -> list[tuple[int, str]]:
-    """The waiters an entry listing names, first come first: by ticket, then run id."""
-    return sorted(entry for entry in map(parse_entry, names) if entry is not None)
+    """The waiters an entry listing names, (ticket, run id), in the order they start."""
+    return [(ticket, run_id) for ticket, run_id, _ in places_of(names)]
 
 
 def ahead_of(line: list[tuple[int, str]], run_id: str) -> list[tuple[int, str]]:
-    """The waiters before `run_id`, nearest first (the one to look at first for liveness)."""
-    mine = next((entry for entry in line if entry[1] == run_id), None)
-    if mine is None:
+    """The waiters before `run_id` in `line` (as it starts), nearest first (the one to look at
+    first for liveness)."""
+    index = next((i for i, entry in enumerate(line) if entry[1] == run_id), None)
+    if index is None:
         return []
-    return [entry for entry in reversed(line) if entry < mine]
+    return list(reversed(line[:index]))
 
 
 def position(line: list[tuple[int, str]], run_id: str) -> int | None:

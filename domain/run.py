@@ -126,6 +126,14 @@ class Engine(Struct, frozen=True):
     submitted_at: str | None = None  # when the scheduler's answer came (this host's clock, ISO)
 
 
+class Dependency(Struct, frozen=True):
+    """A run this one waits for (issue 43, `--after RUN:CONDITION`): `ok` (it succeeded), `fail`
+    (it ended any other way) or `any` (it ended). Decided in domain/dependencies.py."""
+
+    run_id: str
+    condition: str = "ok"
+
+
 class DeliveryValue(Struct, frozen=True):
     """What became of the terminal notice (D9); `attempted` with `ok: null` is an unknown outcome."""
 
@@ -196,6 +204,10 @@ class Run(Struct, frozen=True):
     # what li committed there, in the order the legs' worktrees were made. `worktree` and `changes`
     # stay None for such a run (they are a run's one worktree); None for every other run.
     leg_worktrees: list[LegWorktree] | None = None
+    # Issue 43: the runs this one waits for before its work starts (None: it waits for none), and
+    # its priority within its queue (None: 0; higher starts first).
+    after: list[Dependency] | None = None
+    priority: int | None = None
 
     @property
     def job_id(self) -> str | None:
@@ -277,6 +289,11 @@ def _check_rules(run: Run) -> None:
         raise RecordUnusable("malformed", f"executor {run.executor!r} is not one li knows")
     if run.continues is not None and not is_run_id(run.continues):
         raise RecordUnusable("malformed", "continues must name a run")
+    if run.after is not None:
+        from lionrun.domain.vocabulary import CONDITIONS
+
+        if not all(is_run_id(d.run_id) and d.condition in CONDITIONS for d in run.after):
+            raise RecordUnusable("malformed", "after must name runs, each with ok, fail or any")
 
 
 # --- what a person sees of a run's work in a listing ------------------------------------------------

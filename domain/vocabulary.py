@@ -20,9 +20,15 @@ Status = Literal[
     "running", "completed", "completed_empty", "failed", "timed_out",
     "aborted", "cancelled", "killed", "exited", "unknown",
     "queued",  # issue 29: the runner is alive and waits for its queue's slot (non-terminal)
+    "waiting",  # issue 43: the run waits for the runs it was submitted --after (non-terminal)
 ]
 STATUSES_AT_V1: Final[tuple[Status, ...]] = get_args(Status)
 QUEUED: Final = "queued"  # a run whose runner is alive and waits for its queue's slot (issue 29)
+WAITING: Final = "waiting"  # a run that waits for other runs to end (issue 43; domain/dependencies.py)
+
+# Issue 43: closed. The end a run submitted `--after RUN:CONDITION` waits for (domain/dependencies.py).
+DependencyCondition = Literal["ok", "fail", "any"]
+CONDITIONS: Final[tuple[DependencyCondition, ...]] = get_args(DependencyCondition)
 
 # Issue 25: open on the wire. What the work of a run was started under: the store out of its reach, or not.
 Confinement = Literal["store_hidden", "none"]

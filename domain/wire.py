@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentOptions", "AgentsAvailability", "ApplyData", "ChangedFile", "ChangesValue", "DiffData",
     "FilesAvailability", "LegDiff", "PatchAvailability", "WorktreeValue", "Artifact", "ArtifactsAvailability", "Availability", "CompletionData", "ConsoleAvailability",
-    "DeliveryAvailability", "DeliveryValue", "DoctorCheck", "DoctorData", "Envelope", "ErrorBody",
+    "DeliveryAvailability", "DeliveryValue", "DependencyValue", "QueueWaiter", "DoctorCheck", "DoctorData", "Envelope", "ErrorBody",
     "HandshakeData", "HelpData", "KillData", "Lifecycle", "ListData", "ListRow", "ManifestAvailability", "OutputData",
     "PruneData", "PruneKept", "RemoveData", "QueueData", "QueueRow", "Row", "RowError", "StatusData", "StoreData",
     "SubmitData", "UsageAvailability", "UsageData", "UsageTotal", "VERBS", "VersionData", "WaitData", "Wire", "to_wire",
@@ -372,6 +372,21 @@ class LegWorktreeValue(Wire, frozen=True, kw_only=True):
                 for e in run.leg_worktrees]
 
 
+class DependencyValue(Wire, frozen=True, kw_only=True):
+    """Issue 43: one run a waiting run was submitted `--after`, as observed now: the end it waits
+    for (`condition`: ok, fail or any), the run's status, terminal and outcome, its D10 bucket
+    (`state`: terminal, pending, stopped_without_end — its runner gone without an end —,
+    unresolved_spawn; null when it could not be read) and whether its end matched (null: no end yet)."""
+
+    run_id: str
+    condition: str
+    status: str | None
+    terminal: bool
+    outcome: str | None
+    state: str | None
+    matched: bool | None
+
+
 class StatusData(Lifecycle, frozen=True, kw_only=True):
     """`li job status RUN_ID` (D4, D6, D7, D9): derivations, advisory liveness, read-derived fields."""
 
@@ -416,6 +431,12 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # Additive (D2), issue 25: the run whose confined work submitted this one through li (its
     # children are the runs that work may read, wait on and kill); null for any other run
     parent: str | None = None
+    # Additive (D2), issue 43: the runs this one was submitted --after, each as observed now (null:
+    # it waits for none); the one whose end ended it (`reason_code` dependency_failed), else null;
+    # and its priority within its queue (null: 0).
+    after: list[DependencyValue] | None = None
+    failed_dependency: str | None = None
+    priority: int | None = None
 
 
 class OutputData(Wire, frozen=True, kw_only=True):
@@ -497,6 +518,7 @@ class ListRow(Row, frozen=True, kw_only=True):
     # additive (D2), issue 28: each leg's worktree and changes, for a run of several legs with
     # --worktree (as on `li job status`); null otherwise
     leg_worktrees: list[LegWorktreeValue] | None = None
+    priority: int | None = None  # additive (D2), issue 43: its priority within its queue (null: 0)
 
     @classmethod
     def listed(cls, run: Run, d: Derivation, **person: Any) -> ListRow:
@@ -631,6 +653,17 @@ class QueueRow(Wire, frozen=True, kw_only=True):
     paused_reason: PausedReason | None
     paused_until: str | None
     paused_by: str | None
+    # additive (D2), issue 43: the runs in line, in the order they start (a higher priority first,
+    # equal ones in submission order), at most 100
+    line: list[QueueWaiter] | None = None
+
+
+class QueueWaiter(Wire, frozen=True, kw_only=True):
+    """One run in a queue's line (issue 43): its place (1: next to start) and priority."""
+
+    run_id: str
+    position: int
+    priority: int
 
 
 class QueueData(Wire, frozen=True, kw_only=True):

@@ -48,6 +48,18 @@ def on_first_use(notices: Callable[[], NoticesSide], store: Any = None,
     return send
 
 
+def restart_on_first_use(submitter: Callable[[], Any], store: Any, clock: Any) -> Callable[[Run], Run | None]:
+    """The restart hook (issue 43): the submit side is built only when a waiting run's runner is
+    found gone, which almost no read meets."""
+
+    def restart(run: Run) -> Run | None:
+        from lionrun.application.dependencies import Restarter
+
+        return Restarter(store, submitter().relaunch, clock).restart(run)
+
+    return restart
+
+
 def commit_reaped(run: Run, store: Any, git: Callable[[], GitWorktrees]) -> None:
     """What the run's work left in its worktree (or in each leg's) committed, as its runner would have."""
     from contextlib import suppress
@@ -78,12 +90,13 @@ def composition() -> Any:
 
         core = providers.Container(Core, config=config)
         notices = providers.Container(NoticesSide, config=config, core=core)
+        submit = providers.Container(SubmitSide, config=config, core=core)
         reads = providers.Container(
             Reads, config=config, core=core,
             on_reaped=providers.Callable(on_first_use, notices.provider, core.store, core.git.provider),
+            restart=providers.Callable(restart_on_first_use, submit.submitter.provider, core.store, core.clock),
         )
         waits = providers.Container(Waits, core=core, reads=reads)
-        submit = providers.Container(SubmitSide, config=config, core=core)
         upkeep = providers.Container(Upkeep, core=core, reads=reads)
 
     return Container

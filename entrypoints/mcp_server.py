@@ -210,6 +210,11 @@ class Gate:
         self.inflight -= 1
 
 
+def steering(args: tools_table.Submission) -> dict[str, object]:
+    """A submit tool's `after`, `priority` and `idempotency_key`, as the contract client's options."""
+    return {"after": args.after, "priority": args.priority, "idempotency_key": args.idempotency_key}
+
+
 class Tools:
     """The MCP tools; each is one contract-client call (on a worker thread of this server's own
     limiter, never the pool the stdio transport reads and writes with) plus its classification."""
@@ -303,7 +308,7 @@ class Tools:
         reply = await self.run(lambda: self.client.submit_agent(
             args.prompt, args.model, label=args.label, cwd=args.cwd, timeout=args.timeout_seconds,
             worktree=args.worktree, base=args.base, setup=args.setup, permission_mode=args.permission_mode,
-            provider_args=args.provider_args, notify=args.notify,
+            provider_args=args.provider_args, notify=args.notify, **steering(args),
         ), stop_on_cancel=False)
         return answer(SPECS["submit_agent"], reply, run_classification(reply), submitted_line(reply))
 
@@ -311,7 +316,8 @@ class Tools:
         if (args.spec_path is None) == (args.spec is None):
             return refused("invalid_input", "submit_flow takes the flow as `spec` (its text) or as `spec_path` "
                            "(a file), exactly one of them", {"spec_path": args.spec_path})
-        options: dict[str, object] = {"label": args.label, "cwd": args.cwd, "timeout": args.timeout_seconds}
+        options: dict[str, object] = {"label": args.label, "cwd": args.cwd, "timeout": args.timeout_seconds,
+                                      **steering(args)}
         spec_text, spec_path = args.spec, args.spec_path
         if spec_text is not None:
             reply = await self.run(lambda: self.client.submit_flow_text(spec_text, **options), stop_on_cancel=False)
@@ -327,12 +333,13 @@ class Tools:
                            {"field": "model", "problem": "missing"})
         reply = await self.run(lambda: self.client.submit_fanout(
             args.prompt, args.model, legs=args.legs, models=args.models, synthesize=args.synthesize,
-            label=args.label, cwd=args.cwd, timeout=args.timeout_seconds,
+            label=args.label, cwd=args.cwd, timeout=args.timeout_seconds, **steering(args),
         ), stop_on_cancel=False)
         return answer(SPECS["submit_fanout"], reply, run_classification(reply), submitted_line(reply))
 
     async def reply(self, ctx: Any, args: tools_table.ReplyTo) -> CallToolResult:
-        reply = await self.run(lambda: self.client.reply(args.run_id, args.prompt), stop_on_cancel=False)
+        reply = await self.run(lambda: self.client.reply(args.run_id, args.prompt, args.idempotency_key),
+                               stop_on_cancel=False)
         return answer(SPECS["reply"], reply, run_classification(reply), submitted_line(reply))
 
     async def diff(self, ctx: Any, args: tools_table.Diff) -> CallToolResult:

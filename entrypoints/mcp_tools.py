@@ -36,7 +36,18 @@ class NoArguments(Arguments):
     pass
 
 
-class SubmitAgent(Arguments):
+class Submission(Arguments):
+    """What every submit tool takes beside its work: when it may start and at most once per key."""
+
+    after: list[str] | None = Field(None, description="run ids this run waits for, each `RUN`, `RUN:ok`, "
+                                    "`RUN:fail` or `RUN:any` (status `waiting` until they ended so; else it ends "
+                                    "cancelled/dependency_failed without starting)")
+    priority: int | None = Field(None, description="its place within its queue: higher starts first")
+    idempotency_key: str | None = Field(None, description="submit at most once per key: the same submit again "
+                                        "answers the first run (data.replayed true); another request is `conflict`")
+
+
+class SubmitAgent(Submission):
     prompt: str = Field(description="the work: the agent's prompt, or for model `sh` a shell script")
     model: str = Field(description="who runs the prompt, always named: claude, codex, gemini, a "
                        "provider/model such as `claude/opus`, or `sh` (the prompt runs as a shell script)")
@@ -52,7 +63,7 @@ class SubmitAgent(Arguments):
     notify: str | None = Field(None, description="an argv template run when the run ends (no shell)")
 
 
-class SubmitFlow(Arguments):
+class SubmitFlow(Submission):
     spec: str | None = Field(None, description="the flow's YAML/JSON text (give this or spec_path)")
     spec_path: str | None = Field(None, description="absolute path of a YAML/JSON flow file")
     label: str | None = None
@@ -60,7 +71,7 @@ class SubmitFlow(Arguments):
     timeout_seconds: Annotated[float, Field(gt=0)] | None = None
 
 
-class SubmitFanout(Arguments):
+class SubmitFanout(Submission):
     prompt: str
     model: str | None = Field(None, description="one model for every leg (give this or `models`)")
     models: list[str] | None = Field(None, description="one leg per model (give this or `model`)")
@@ -122,6 +133,7 @@ class Apply(Arguments):
 class ReplyTo(Arguments):
     run_id: RunId
     prompt: str
+    idempotency_key: str | None = Field(None, description="reply at most once per key (as submit_agent's)")
 
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -147,7 +159,8 @@ class ToolSpec:
         return output_schema(self.contract)
 
 
-SUBMIT_FLAGS = {"timeout": "timeout_seconds", "prompt-file": "prompt", "label": "label", "cwd": "cwd"}
+SUBMIT_FLAGS = {"timeout": "timeout_seconds", "prompt-file": "prompt", "label": "label", "cwd": "cwd",
+                "after": "after", "priority": "priority", "idempotency-key": "idempotency_key"}
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("handshake", NoArguments, "handshake", READ, (

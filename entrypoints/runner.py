@@ -140,6 +140,9 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
         ended = work.finish_supervised(run_id, Workspace(console=sys.stdout, env={}, li_log=sys.stderr), finishing)
         _after_end_in_queue(ended)
         return exit_code_of(ended.status) if ended is not None else 70
+    unstarted = _wait_for_dependencies(store, run_id, work)
+    if unstarted is not None:
+        return unstarted
     if _wait_for_slot(store, run_id, waiting):
         work.mark_cancelled()  # killed while queued: the end is recorded, the work never starts
     artifacts = _work_artifacts_dir(store, run_id)
@@ -212,7 +215,7 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
     clock = services.clock()
     if waiting is None:  # a store whose runner takes its own place (PostgreSQL), or started by hand
         try:
-            waiting = queues.claim(run.queue, run_id).place
+            waiting = queues.claim(run.queue, run_id, run.priority or 0).place
         except (StoreRefused, OSError) as exc:
             _say(f"no place in the queue {run.queue}: {exc}; the work starts now")
             return False
@@ -257,6 +260,72 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
     _slot = turn.slot
     _say(f"{run.queue} gave a slot; the work starts")
     return False
+
+
+def _wait_for_dependencies(store: Any, run_id: str, work: Any) -> int | None:
+    """A `waiting` run (issue 43) waits here, its runner alive, until the runs it was submitted
+    --after end. Then its work starts (the record says `queued` when a kept queue's line is next,
+    else `running`: None is returned), or, when one ended otherwise than asked, or a kill came
+    first, the run ends `cancelled` without its work ever starting: the runner's exit status
+    is returned. A runner killed here leaves the record `waiting`: the next observer on this
+    host starts a new one (application/dependencies.Restarter)."""
+    import time
+
+    from lionrun.application.ports import RunNotFound, StoreBusy, StoreRefused
+    from lionrun.domain.run import RecordUnusable
+    from lionrun.domain.vocabulary import WAITING
+
+    try:
+        run = store.read(run_id)
+    except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
+        return None  # the work's own start meets the same fault and records it
+    if run.status != WAITING or not run.after:
+        return None
+    from lionrun.application.dependencies import DependencyWait, mark_started
+    from lionrun.application.work import Workspace
+    from lionrun.domain.dependencies import DEPENDENCY_FAILED, FAILED, describe_failure
+    from lionrun.domain.lifecycle import exit_code_of
+    from lionrun.domain.queue import QUEUED
+    from lionrun.domain.run import iso
+    from lionrun.entrypoints import services
+
+    clock = services.clock()
+    looked = [0.0]
+
+    def stopped() -> bool:
+        if _early_term:
+            return True
+        now = time.monotonic()
+        if now - looked[0] < 0.5:
+            return False
+        looked[0] = now
+        try:
+            return store.read(run_id).kill_requested_at is not None
+        except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
+            return False
+
+    observer = services.container().reads.observer()
+    verdict = DependencyWait(observer, clock).wait(run, stopped, _say)
+    workspace = Workspace(console=sys.stdout, env={}, li_log=sys.stderr)
+    if verdict is None:
+        _say("killed while it waited for other runs; the work never started")
+        ended = work.end_unstarted(run_id, workspace, "cancelled")
+        return exit_code_of(ended.status) if ended is not None else 70
+    failed = verdict.failed_by
+    if verdict.action == FAILED and failed is not None:
+        _say(f"not starting the work: {describe_failure(failed)}")
+        ended = work.end_unstarted(run_id, workspace, DEPENDENCY_FAILED, {"failed_dependency": {
+            "run_id": failed.run_id, "condition": failed.condition, "status": failed.status,
+            "outcome": failed.outcome}})
+        return exit_code_of(ended.status) if ended is not None else 70
+    queues = services.queues()
+    try:
+        kept = queues is not None and bool(run.queue) and queues.settings(run.queue) is not None
+    except (StoreRefused, OSError):
+        kept = False
+    mark_started(store, run_id, QUEUED if kept else "running", iso(clock.now()))
+    _say(f"the runs it waited for ended as asked; {'it enters the queue ' + str(run.queue) if kept else 'the work starts'}")
+    return None
 
 
 def _after_end_in_queue(ended: Any) -> None:

@@ -47,6 +47,21 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
         | gone, identity unrecorded           |
         | preparing, submitted 30 seconds ago |
         | queued, waiting for a slot          |
+        | waiting for another run             |
+
+    @D4.3
+    Scenario: A run waiting for the runs it was submitted after is waiting, not terminal and carries no outcome
+      Given a run "r" that is waiting for another run
+      When the status answer for "r" is read
+      Then the status answer says status "waiting", terminal false, outcome null
+      And the status answer says alive true and possibly orphaned false
+
+    @D4.3 @D4.6
+    Scenario: A run whose dependency ended otherwise than asked is terminal and cancelled, dependency_failed
+      Given a run "r" that is ended unstarted, its dependency failed
+      When the status answer for "r" is read
+      Then the status answer says status "cancelled", terminal true, outcome "cancelled"
+      And the status answer's reason_code is "dependency_failed"
 
     @D4.3
     Scenario: A run waiting for its queue's slot is queued, not terminal and carries no outcome

@@ -43,6 +43,20 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
       When the status answer for "r" is read
       Then the status answer says status "exited", terminal true, outcome "indeterminate"
 
+    @D6.3
+    Scenario: A waiting run whose runner is gone gets a new runner and stays waiting, never reaped
+      Given a run "r" that is waiting for another run, its runner gone
+      When the status answer for "r" is read
+      Then the status answer says status "waiting", terminal false, outcome null
+      And the status answer says alive true and possibly orphaned false
+
+    @D6.3
+    Scenario: A waiting run asked to stop whose runner is gone is reaped cancelled
+      Given a run "r" that is waiting for another run, its runner gone
+      And a kill request is recorded for "r"
+      When the status answer for "r" is read
+      Then the status answer says status "cancelled", terminal true, outcome "cancelled"
+
     @D6.3 @cli
     Scenario: A real run whose process group is SIGKILLed reads exited until something reaps it
       Given a real detached process recorded as a started run without its identity

@@ -262,6 +262,24 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | unresolved_spawn    |        |
       And all_terminal is false and timed_out is true
 
+    @D10.8a
+    Scenario: A run waiting for other runs stays pending, and one ended dependency_failed is terminal
+      Given a wait batch on this host:
+        | name    | state                                  |
+        | waiter  | waiting for another run                |
+        | stopped | ended unstarted, its dependency failed |
+      When the caller waits on "waiter, stopped" with max wait 1 and poll interval 1
+      Then the wait entries in order are:
+        | name    | status    | terminal | spawn_state |
+        | waiter  | waiting   | false    | started     |
+        | stopped | cancelled | true     | started     |
+      And the wait partition is:
+        | bucket              | names   |
+        | pending             | waiter  |
+        | stopped_without_end |         |
+        | unresolved_spawn    |         |
+      And all_terminal is false and timed_out is true
+
     @D10.8a @D5.6
     Scenario: A record written before the spawn phase existed is judged by its process, never read as preparing
       Given a wait batch on this host:

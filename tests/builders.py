@@ -35,11 +35,21 @@ from typing import Any
 
 from lionrun.adapters.clocks import FakeClock
 from lionrun.adapters.fs_store import FsRunStore
-from lionrun.domain.run import FAILED, PREPARING, STARTED, DeliveryValue, Incarnation, Run, iso
+from lionrun.domain.run import (
+    FAILED,
+    PREPARING,
+    STARTED,
+    DeliveryValue,
+    Dependency,
+    Incarnation,
+    Run,
+    iso,
+)
 from tests.support import REPO, li_bin
 
 # The identity a scripted prober reports for this host (adapters.fakes.ScriptedProber's defaults).
 HOST, BOOT, PID, CREATED = "host-a", "boot-1", 4242, 1000.0
+DEPENDENCY = "20260101T000000-dddddd"  # the run a waiting state waits for (issue 43): none such in the store
 # How long ago an "aged preparing" record was submitted: past the 600 s preparing threshold.
 AGED_SECONDS = 700.0
 # A recycled pid's process was created at this time, not at CREATED.
@@ -66,6 +76,9 @@ class RunState(Enum):
     KILL_REQUESTED_GONE = "gone after a kill request"
     QUEUED = "queued, waiting for a slot"
     QUEUED_GONE = "queued, its runner gone"
+    WAITING = "waiting for another run"  # issue 43: submitted --after a run that has not ended
+    WAITING_GONE = "waiting for another run, its runner gone"
+    DEPENDENCY_FAILED = "ended unstarted, its dependency failed"
     PREPARING = "preparing"
     AGED_PREPARING = "aged preparing"
     SPAWN_FAILED = "spawn failed"
@@ -85,7 +98,7 @@ NO_IDENTITY = {RunState.GONE_NO_IDENTITY, RunState.ALIVE_NO_IDENTITY, RunState.P
                RunState.PRE_PHASE_GONE}
 # States whose recorded process the prober shows alive (pid, created at CREATED); an ended run's is gone.
 ALIVE = {RunState.RUNNING, RunState.NOTED_DONE_ELSEWHERE, RunState.ALIVE_NO_IDENTITY, RunState.PRE_PHASE_ALIVE, RunState.ZOMBIE,
-         RunState.BEFORE_REBOOT, RunState.QUEUED}
+         RunState.BEFORE_REBOOT, RunState.QUEUED, RunState.WAITING}
 
 
 # A regular expression matching exactly the state names, longest first (for step patterns).
@@ -147,6 +160,11 @@ def _record(state: RunState, run_id: str, submitted: datetime, overrides: dict[s
             values.update(kill_requested_at=iso(submitted))
         if state in (RunState.QUEUED, RunState.QUEUED_GONE):  # its runner waits for a slot of queue "q"
             values.update(status="queued", queue="q", started_at=None)
+        if state in (RunState.WAITING, RunState.WAITING_GONE, RunState.DEPENDENCY_FAILED):  # issue 43
+            values.update(status="waiting", started_at=None, after=[Dependency(DEPENDENCY, "ok")])
+        if state is RunState.DEPENDENCY_FAILED:
+            values.update(status="cancelled", outcome="cancelled", reason_code="dependency_failed",
+                          finished_at=iso(submitted), extra={"failed_dependency": {"run_id": DEPENDENCY}})
     values.update(overrides)
     return Run(run_id=run_id, **values)
 

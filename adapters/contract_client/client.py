@@ -147,8 +147,9 @@ class ContractClient:
         """
         worktree = bool(options.pop("worktree", False))
         provider_args = repeated_words("provider_arg", options.pop("provider_args", None))
+        after = repeated_words("after", options.pop("after", None))  # issue 43: one --after per run
         head = ["agent", "--detach", *(["--worktree"] if worktree else []), *option_words(options),
-                *provider_args]
+                *provider_args, *after]
         return self.call([*head, "--prompt-file", "-", "--", *present(model)], stdin=prompt)
 
     def diff(self, run_id: str, leg: str | None = None) -> Reply:
@@ -162,16 +163,19 @@ class ContractClient:
         return self.call(["job", "reply", "--detach", *key, "--prompt-file", "-", "--", run_id], stdin=prompt)
 
     def submit_flow(self, spec_path: str, **options: object) -> Reply:
-        """`li orchestrate flow --detach SPEC_PATH`; options: label, cwd, timeout, idempotency_key."""
+        """`li orchestrate flow --detach SPEC_PATH`; options: label, cwd, timeout, idempotency_key,
+        after (a list of RUN[:ok|:fail|:any]), priority."""
+        after = repeated_words("after", options.pop("after", None))
         return self.call(
-            ["orchestrate", "flow", "--detach", *option_words(options), "--", spec_path]
+            ["orchestrate", "flow", "--detach", *option_words(options), *after, "--", spec_path]
         )
 
     def submit_flow_text(self, spec: str, **options: object) -> Reply:
         """`li orchestrate flow --detach -`: the spec itself (YAML or JSON) on li's stdin, never on
         its command line; options as `submit_flow`'s. The way for a program whose `li` cannot read
         its paths (a run's confined work, whose `li` the run's runner acts for)."""
-        return self.call(["orchestrate", "flow", "--detach", *option_words(options), "--", "-"], stdin=spec)
+        after = repeated_words("after", options.pop("after", None))
+        return self.call(["orchestrate", "flow", "--detach", *option_words(options), *after, "--", "-"], stdin=spec)
 
     def submit_fanout(self, prompt: str, model: str | None = None, **options: object) -> Reply:
         """`li orchestrate fanout --detach --prompt-file - [MODEL]`; options: legs, models, synthesize, label,
@@ -179,7 +183,8 @@ class ContractClient:
 
         The prompt goes on li's stdin, never on its command line.
         """
-        head = ["orchestrate", "fanout", "--detach", *option_words(options)]
+        after = repeated_words("after", options.pop("after", None))
+        head = ["orchestrate", "fanout", "--detach", *option_words(options), *after]
         return self.call([*head, "--prompt-file", "-", "--", *present(model)], stdin=prompt)
 
     # -- observation (D6, D10) --

@@ -51,6 +51,9 @@ def add_submit_options(parser: Any) -> None:
     parser.add_argument("--setup", metavar="CMD",
                         help="a shell command run in the new worktree before the work (`worktree_setup` in config.toml)")
     add_idempotency_option(parser)
+    from lionrun.entrypoints.verbs._order import add_order_options
+
+    add_order_options(parser)
 
 
 # -- issue 39: an idempotent submit, in one place for every submit verb (agent, orchestrate, job
@@ -90,7 +93,7 @@ def add_view_options(parser: Any) -> None:
 
 def run(args: Namespace) -> dict[str, Any]:
     """Under --machine a submit always answers with the handle, detached or not."""
-    return submit(agent_request(args), idempotency_key(args)).to_wire()
+    return submit(agent_request(args), args).to_wire()
 
 
 def human(args: Namespace) -> int:
@@ -474,19 +477,23 @@ def config_table() -> dict[str, Any]:
         raise invalid(str(exc), path=path) from None
 
 
-def submit(request: RunRequest, key: str | None = None) -> Handle:
+def submit(request: RunRequest, args: Namespace | None = None) -> Handle:
     """Refuse what could not be exec'd, then hand the request to the submit service (which checks
-    providers, then writes and spawns; with an idempotency key, at most once per key)."""
+    providers, then writes and spawns), with the run's `--after` and `--priority` (issue 43) and,
+    with `--idempotency-key`, at most once per key (issue 39)."""
     from lionrun.entrypoints import services
+    from lionrun.entrypoints.verbs._order import order_option
 
     check_executable(request)
-    handle: Handle = services.submitter().submit(with_queue(request), key)
+    order = order_option(args) if args is not None else None
+    key = idempotency_key(args) if args is not None else None
+    handle: Handle = services.submitter().submit(with_queue(request), order, key)
     return handle
 
 
 def submit_for_person(request: RunRequest, args: Namespace) -> int:
     """Human mode: --detach prints the id and how to follow; otherwise follow the run to its end."""
-    handle = submit(request, idempotency_key(args))
+    handle = submit(request, args)
     if args.detach:
         from lionrun.domain.run import short_id
 

@@ -22,6 +22,9 @@ def register(sub: Any, words: list[str] | None = None) -> None:
     parser.add_argument("--parent", metavar="RUN_ID",
                         help="only the runs that run's confined work submitted through li (its children)")
     parser.add_argument("--since", help="only runs submitted since: a duration back (30m, 2h, 7d) or an ISO time")
+    parser.add_argument("--sort", metavar="newest|priority",
+                        help="the order of the rows: newest first (default), or the highest --priority first "
+                             "(equal ones newest first)")
     parser.add_argument("--wide", action="store_true", help="show every column and cell whole, whatever the width")
     parser.add_argument("--watch", action="store_true", help="redraw the list every 2 seconds until Ctrl-C")
     parser.set_defaults(verb=this(__name__))
@@ -54,8 +57,24 @@ def run(args: Namespace) -> dict[str, Any]:
         from lionrun.entrypoints.verbs._common import run_id_arg
 
         parent = run_id_arg(args, args.parent)
+    order = sort_order(getattr(args, "sort", None))
     result: dict[str, Any] = services.reads().listing(limit, status, args.label, args.model, since, parent)
+    if order == "priority":  # issue 43: stable, so equal priorities stay newest first
+        result["runs"] = sorted(result["runs"], key=lambda row: -(row.get("priority") or 0))
     return result
+
+
+SORTS = ("newest", "priority")
+
+
+def sort_order(text: str | None) -> str:
+    """`--sort`: newest (default) or priority; anything else is refused."""
+    if text is None or text in SORTS:
+        return text or "newest"
+    from lionrun.domain.contract import ContractError, ErrorKind
+
+    raise ContractError(ErrorKind.INVALID_INPUT, f"--sort must be newest or priority, not {text[:80]!r}",
+                        {"argument": "--sort", "value": text[:200]})
 
 
 def human(args: Namespace) -> int:

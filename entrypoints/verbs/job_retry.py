@@ -19,6 +19,9 @@ def register(sub: Any, words: list[str] | None = None) -> None:
     from lionrun.entrypoints.verbs.agent import add_idempotency_option
 
     add_idempotency_option(parser)
+    from lionrun.entrypoints.verbs._order import add_order_options
+
+    add_order_options(parser)
     parser.set_defaults(verb=this(__name__))
 
 
@@ -39,9 +42,9 @@ def retried_request(args: Namespace) -> Any:
 
 def run(args: Namespace) -> dict[str, Any]:
     """Under --machine the answer is the new run's submit handle, as `li agent` gives."""
-    from lionrun.entrypoints.verbs.agent import idempotency_key, submit
+    from lionrun.entrypoints.verbs.agent import submit
 
-    return submit(retried_request(args), idempotency_key(args)).to_wire()
+    return submit(retried_request(args), args).to_wire()
 
 
 def human(args: Namespace) -> int:

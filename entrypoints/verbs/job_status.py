@@ -53,6 +53,7 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     if data.get("confinement"):
         why = f" ({data['confinement_detail']})" if data.get("confinement_detail") else ""
         lines.append(f"  confined   {'the store hidden from the work' if data['confinement'] == 'store_hidden' else 'no: the work could reach the store'}{why}")
+    lines.extend(after_lines(data))
     if data.get("retry_of"):
         lines.append(f"  retry of   {data['retry_of']}")
     if data.get("parent"):
@@ -233,6 +234,26 @@ def _metered(value: Any) -> str:
     if isinstance(value, dict):
         return " ".join(f"{k}={v}" for k, v in value.items())
     return str(value)
+
+
+def after_lines(data: dict[str, Any]) -> list[str]:
+    """What a run waits for (issue 43): each run it was submitted --after and how that stands, the
+    one whose end ended it, and its priority."""
+    lines = []
+    if data.get("failed_dependency"):
+        lines.append(f"  not run    {data['failed_dependency']} did not end as asked; the work never started")
+    for dependency in data.get("after") or []:
+        if dependency["terminal"]:
+            how = f"ended {dependency['status']} ({dependency['outcome']}): " + (
+                "as asked" if dependency["matched"] else "not as asked")
+        elif dependency["state"] in ("stopped_without_end", "unresolved_spawn"):
+            how = f"{dependency['state']}: no end will come by itself; `li job kill {data['run_id'][-6:]}` gives up"
+        else:
+            how = dependency["status"] or "cannot be read"
+        lines.append(f"  after      {dependency['run_id']}:{dependency['condition']}  {how}")
+    if data.get("priority"):
+        lines.append(f"  priority   {data['priority']}")
+    return lines
 
 
 def worktree_lines(data: dict[str, Any]) -> list[str]:

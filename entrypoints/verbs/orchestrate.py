@@ -10,7 +10,6 @@ from lionrun.entrypoints.verbs.agent import (
     add_submit_options,
     add_view_options,
     common_options,
-    idempotency_key,
     prompt_and_model,
     read_prompt_file,
     refuse_command_as_model,
@@ -45,7 +44,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    return submit(orchestrate_request(args), idempotency_key(args)).to_wire()
+    return submit(orchestrate_request(args), args).to_wire()
 
 
 def human(args: Namespace) -> int:

@@ -31,7 +31,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 def run(args: Namespace) -> dict[str, Any]:
     from lionrun.application.ports import StoreRefused
-    from lionrun.domain.wire import QueueData, QueueRow
+    from lionrun.domain.wire import QueueData, QueueRow, QueueWaiter
 
     command = getattr(args, "queue_command", None)
     if command not in SUBCOMMANDS:
@@ -49,7 +49,8 @@ def run(args: Namespace) -> dict[str, Any]:
     except StoreRefused as exc:
         raise ContractError(ErrorKind.UNAVAILABLE, f"the queues cannot be used: {exc}",
                             {"reason_code": "store_refused"}) from None
-    return QueueData(queues=[QueueRow(**row) for row in rows]).to_wire()
+    return QueueData(queues=[QueueRow(**{**row, "line": [QueueWaiter(**w) for w in row.get("line") or []]})
+                             for row in rows]).to_wire()
 
 
 def _parallel(raw: str | None) -> int | None:
@@ -76,6 +77,9 @@ def _service() -> Any:
     return QueueService(queues, services.clock())
 
 
+LINE_SHOWN = 10  # runs of a line a person is shown
+
+
 def human(args: Namespace) -> int:
     data = run(args)
     rows = data["queues"]
@@ -91,4 +95,11 @@ def human(args: Namespace) -> int:
             state += f" until {row['paused_until']}" if row["paused_until"] and row["paused_reason"] != "paused" else ""
             state += f", by {row['paused_by']})" if row["paused_by"] else ")"
         sys.stdout.write(f"{row['name']:<16} {limit:>8} {row['running']:>7} {row['waiting']:>7}  {state}\n")
+        if row.get("line"):  # issue 43: who starts next, with its priority
+            from lionrun.domain.run import short_id
+
+            shown = [f"{short_id(w['run_id'])}" + (f" (priority {w['priority']})" if w["priority"] else "")
+                     for w in row["line"][:LINE_SHOWN]]
+            more = len(row["line"]) - len(shown)
+            sys.stdout.write(f"  next: {', '.join(shown)}{f', +{more}' if more > 0 else ''}\n")
     return 0

@@ -31,10 +31,12 @@ class Reads(containers.DeclarativeContainer):
     core = providers.DependenciesContainer()
     # What a reap winner calls (D9); the top container hands in the notices side, built on first use.
     on_reaped: providers.Dependency[Callable[[Run], None] | None] = providers.Dependency(default=None)
+    # Issue 43: what starts a new runner for a waiting run whose runner is gone (built on first use).
+    restart: providers.Dependency[Callable[[Run], Run | None] | None] = providers.Dependency(default=None)
 
     observer = providers.Factory(
         Observer, store=core.store, prober=core.prober, clock=core.clock, on_reaped=on_reaped,
-        preparing_threshold=config.preparing_threshold, cluster=core.cluster.provider,
+        preparing_threshold=config.preparing_threshold, cluster=core.cluster.provider, restart=restart,
     )
     reads = providers.Factory(RunReads, store=core.store, observer=observer, files=core.store,
                               queues=core.queues.provider)

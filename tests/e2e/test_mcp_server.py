@@ -529,3 +529,29 @@ def test_the_docs_list_every_tool_and_that_the_host_must_set_li_home() -> None:
         rows = {line.split("`")[1] for line in section.splitlines() if line.startswith("| `")}
         assert VERBS | {"handshake"} <= rows, (doc, sorted(VERBS | {"handshake"} - rows))
         assert '"env": {"LI_HOME"' in section and "minimal environment" in section, doc
+
+
+def test_a_run_submitted_through_mcp_waits_after_another_and_ends_dependency_failed(
+    tmp_path: pathlib.Path, li_home: str
+) -> None:
+    """Issue 43: `after` and `priority` on the submit tools are li's --after and --priority."""
+
+    async def body(client: Client) -> None:
+        _, first = await call(client, "submit_agent", prompt="sleep 1; exit 3", model="sh")
+        first_id = first["data"]["run_id"]
+        failed, waiting = await call(client, "submit_agent", prompt="touch never", model="sh",
+                                     after=[f"{first_id}:ok"], priority=5)
+        assert not failed and waiting["data"]["status"] == "waiting", waiting
+        failed, fanout = await call(client, "submit_fanout", prompt="true", model="sh", legs=1,
+                                    after=[f"{first_id}:fail"])
+        assert not failed and fanout["data"]["status"] == "waiting", fanout
+        ended = await wait_until_settled(client, waiting["data"]["run_id"])
+        row = ended["data"]["runs"][0]
+        assert (row["outcome"], row["reason_code"]) == ("cancelled", "dependency_failed")
+        ran = await wait_until_settled(client, fanout["data"]["run_id"])
+        assert ran["data"]["runs"][0]["outcome"] == "succeeded"
+        failed, refused = await call(client, "submit_agent", prompt="true", model="sh",
+                                     after=["20200101T000000-000000"])
+        assert failed and refused["error"]["kind"] == "invalid_input"
+
+    in_session(server(real_li(tmp_path / "li"), li_home), body)

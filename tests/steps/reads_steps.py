@@ -110,6 +110,13 @@ def _in_state(reads_ctx: ReadsContext, name: str, state: str) -> None:
     reads_ctx.remember(name)
 
 
+@given(parsers.parse('a kill request is recorded for "{name}"'))
+def _kill_recorded(reads_ctx: ReadsContext, name: str) -> None:
+    moment = iso(reads_ctx.world.clock.now())
+    reads_ctx.world.store.update(reads_ctx.ids[name], lambda run: run.evolve(kill_requested_at=moment))
+    reads_ctx.remember(name)
+
+
 @given(parsers.parse('a run "{name}" that ended with status "{status}" and no recorded outcome'))
 def _ended_plain(reads_ctx: ReadsContext, name: str, status: str) -> None:
     run = reads_ctx.live(name)

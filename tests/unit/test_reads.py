@@ -24,7 +24,8 @@ STATUS_KEYS = {"run_id", "kind", "label", "status", "terminal", "outcome", "reas
                "manifest", "usage", "agents", "model", "exit_code", "started_at", "retry_of", "host",
                "job", "queue", "queue_position", "reap_withheld", "runner_end", "cost_usd", "retry_at", "session_id",
                "confinement", "confinement_detail", "finding",
-               "worktree", "changes", "continues", "chain", "leg_worktrees", "parent"}
+               "worktree", "changes", "continues", "chain", "leg_worktrees", "parent",
+               "after", "failed_dependency", "priority"}
 AV_KEYS = {"available", "value", "reason_code", "detail"}
 
 
@@ -253,7 +254,7 @@ def test_every_list_row_carries_status_terminal_and_outcome(world) -> None:
                         "possibly_orphaned", "spawn_state", "submitted_at", "host", "queue", "reap_withheld", "runner_end",
                         "error",
                         "model", "exit_code", "started_at", "finished_at", "command", "cost_usd", "retry_at", "session_id", "changes",
-                        "leg_worktrees"}
+                        "leg_worktrees", "priority"}
     assert (row["status"], row["terminal"], row["outcome"], row["error"]) == ("timed_out", True, "failed", None)
 
 
