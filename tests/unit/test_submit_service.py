@@ -158,9 +158,9 @@ def test_submits_get_distinct_ids(world) -> None:
 
 def test_a_key_answers_its_run_again_and_starts_nothing_new(world) -> None:
     service = submitter(world)
-    first = service.submit(request(), "k")
+    first = service.submit(request(), idempotency_key="k")
     spawned = len(world.spawner.requests) if hasattr(world.spawner, "requests") else None
-    again = service.submit(request(), "k")
+    again = service.submit(request(), idempotency_key="k")
     assert (again.run_id, again.pid, again.replayed, first.replayed) == (first.run_id, first.pid, True, False)
     assert only_run(world) == first.run_id
     if spawned is not None:
@@ -169,18 +169,18 @@ def test_a_key_answers_its_run_again_and_starts_nothing_new(world) -> None:
 
 def test_another_request_under_a_key_is_a_conflict(world) -> None:
     service = submitter(world)
-    first = service.submit(request(), "k")
+    first = service.submit(request(), idempotency_key="k")
     with pytest.raises(ContractError) as refused:
-        service.submit(request("echo other"), "k")
+        service.submit(request("echo other"), idempotency_key="k")
     assert refused.value.kind is ErrorKind.CONFLICT and refused.value.detail["run_id"] == first.run_id
     assert only_run(world) == first.run_id
 
 
 def test_a_key_whose_run_was_removed_starts_a_new_run(world) -> None:
     service = submitter(world)
-    first = service.submit(request(), "k")
+    first = service.submit(request(), idempotency_key="k")
     world.store.remove(first.run_id)
-    second = service.submit(request("echo new"), "k")
+    second = service.submit(request("echo new"), idempotency_key="k")
     assert second.run_id != first.run_id and second.replayed is False
 
 
