@@ -134,7 +134,7 @@ class Waiter:
         watch: RunWatch | None = None
         try:
             while True:
-                self._observe_pass(run_ids, progress)
+                self._observe_pass(run_ids, progress, deadline)
                 result = self._snapshot(run_ids, progress, window, poll, interrupted=False)
                 if on_pass is not None:
                     on_pass(result)
@@ -173,22 +173,23 @@ class Waiter:
         finally:
             flag.sleeping = False
 
-    def _observe_pass(self, run_ids: Sequence[str], progress: _Progress) -> None:
-        """Look at every distinct id once; a terminal answer is durable, so it is not read again."""
+    def _observe_pass(self, run_ids: Sequence[str], progress: _Progress, deadline: float | None = None) -> None:
+        """Look at every distinct id once; a terminal answer is durable, so it is not read again.
+        A question to the cluster takes at most what is left of the window."""
         for run_id in dict.fromkeys(run_ids):
             known = progress.seen.get(run_id)
             if known is not None and (known.bucket == TERMINAL or _refused(known)):
                 continue
-            progress.seen[run_id] = self.look(run_id)
+            progress.seen[run_id] = self.look(run_id, deadline)
         progress.passes += 1
 
-    def look(self, run_id: str) -> Seen:
+    def look(self, run_id: str, deadline: float | None = None) -> Seen:
         """Observe one id through the Observer; anything that keeps it from being read is a per-id error."""
         if not isinstance(run_id, str) or not is_run_id(run_id):
             return Seen(run_id, error=RowError.of(INVALID_INPUT, f"{run_id!r} is not a run id "
                                                               "(expected YYYYMMDDTHHMMSS-xxxxxx)"))
         try:
-            return Seen(run_id, self.observer.observe(run_id))
+            return Seen(run_id, self.observer.observe(run_id, deadline=deadline))
         except RunNotFound:
             return Seen(run_id, error=RowError.of(NOT_FOUND, f"no run with id {run_id}"))
         except RecordUnusable as exc:
