@@ -18,6 +18,7 @@ psycopg is imported on first use only: a filesystem user never pays for it.
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import json
 import math
@@ -527,7 +528,51 @@ class PgRunStore:
             raise StoreRefused(f"cannot open the {stream.name} spool: {exc}") from exc
         with closing(fd):
             os.set_blocking(fd, True)
+            if stream is LI_LOG_STREAM:
+                # Held (shared) by every process that keeps this descriptor (the runner's stderr,
+                # across its execs): the spool is a live runner's while it is held (`spooled_runs`).
+                with suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_SH)
             yield Held(fd)
+
+    # -- evidence left in the spool (issue 40) --------------------------------------------------
+
+    def spooled_runs(self) -> list[str]:
+        """The runs whose folder is in this host's spool and whose li log no runner holds now."""
+        try:
+            names = sorted(os.listdir(self.spool))
+        except OSError:
+            return []
+        return [name for name in names if is_run_id(name) and not self._held(name)]
+
+    def _held(self, run_id: str) -> bool:
+        try:
+            fd = os.open(os.path.join(self.spool, run_id, LI_LOG), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+                         | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True  # not a file li made: left alone
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def move_spool_in(self, run_id: str) -> str:
+        """The console, li log and artifacts a run left in this host's spool, into the store (each
+        stream goes on from what the store holds), then the spool removed; where it was."""
+        where = os.path.join(self.spool, _checked(run_id))
+        self._move_spooled(run_id)
+        if os.path.isdir(os.path.join(where, "artifacts")):
+            self.seal_artifacts(run_id)
+        self._ready_li_log(run_id)
+        self._append_text(run_id, LI_LOG_STREAM, f"li: what this run left in the spool of host {self.host_id} "
+                                                 f"({where}) was moved into the store after its runner was gone\n")
+        shutil.rmtree(where, ignore_errors=True)
+        return where
 
     @contextmanager
     def forward_console(self, run_id: str) -> Iterator[None]:

@@ -40,6 +40,7 @@ from lionrun.domain.wire import (
     BatchJob,
     ChangesValue,
     DeliveryAvailability,
+    EvidenceSpool,
     LegWorktreeValue,
     ListData,
     ListRow,
@@ -176,6 +177,7 @@ class RunReads:
             leg_worktrees=LegWorktreeValue.of(run),
             chain=self.chain(run) if run.continues else None,
             parent=run.parent if run.parent and is_run_id(run.parent) else None,
+            evidence_spool=EvidenceSpool.of(run),
         ).to_wire()
 
     def queue_position(self, run: Run, status: str) -> int | None:

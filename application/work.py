@@ -302,16 +302,16 @@ class WorkService:
                   began: float, workspace: Workspace) -> Run | None:
         """After the legs: what of the work still lives stopped, the worktree's changes committed, the artifacts collected, the
         manifest written, the end recorded."""
+        # The work has ended (its legs are gone): its time is taken now, before anything that may
+        # wait out an outage of the store (issue 40: the end's time never includes the outage).
+        wall = self.clock.monotonic() - began
+        ended_at = iso(self.clock.now())
         self._commit_worktree(run_id, workspace)
         if self.stop_strays is not None:
             try:
                 self.stop_strays(lambda text: self._say(workspace, text))
             except Exception as exc:  # noqa: BLE001 - the end is still recorded
                 self._say(workspace, f"li runner: the work's leftover processes were not looked for: {_why(exc)}\n")
-        # The work has ended (its legs and their leftovers are gone): its time is taken now, before
-        # any write that may wait out an outage of the store (issue 40).
-        wall = self.clock.monotonic() - began
-        ended_at = iso(self.clock.now())
         announced = self._announced() if self.cancelled else None
         artifacts = self._collect(run_id, outcomes, workspace)
         end = decide(outcomes, self.cancelled, produced(artifacts, outcomes), error)
