@@ -196,9 +196,8 @@ def dispatch(args: list[str], *, machine: bool, out: IO[str]) -> int:
 def after_answer() -> None:
     """Once the answer is given, and the store answered: what a gone runner left in this host's
     spool goes into a shared store (issue 40; nothing to do, and nothing imported, otherwise)."""
-    from lionrun.entrypoints.container import _container
-
-    if _container is not None:
+    root = sys.modules.get("lionrun.entrypoints.container")  # never imported here: a handshake stays light
+    if root is not None and getattr(root, "_container", None) is not None:
         from lionrun.entrypoints.services import sweep_spool
 
         sweep_spool()
