@@ -141,4 +141,8 @@ def test_a_stopped_controller_never_stretches_a_read_past_its_bound(home: str, s
     data = status.data
     assert (data["terminal"], data["status"], data["finding"]) == (False, "running", "cluster_unreachable"), data
     assert took["status_live"] <= 3.0, took
+
+    # A kill cannot reach the controller: the request is recorded for the runner, at once.
+    took["kill"], killed = timed("job", "kill", live[0], home=home)
+    assert killed.data["action"] == "requested" and took["kill"] <= 3.0, (took, killed.data)
     print("\ncontroller down: " + ", ".join(f"{k} {v:.2f} s" for k, v in took.items()))
