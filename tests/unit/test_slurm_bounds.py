@@ -96,3 +96,9 @@ def test_no_answer_or_another_job_s_rows_say_nothing_of_the_stop() -> None:
     assert announced_stop("7", ()) is None
     assert announced_stop("8", job("TIMEOUT", "TimeLimit")) is None
     assert job("RUNNING", limit="nonsense words")[0].time_limit is None
+
+
+def test_the_submit_waits_longer_than_a_reader_for_the_job_s_submit_time(world, cluster) -> None:
+    slurm_submit(world)
+    [(what, job_id, timeout)] = [asked for asked in cluster.asked if asked[0] == "jobs"]
+    assert (what, job_id) == ("jobs", "1") and timeout is not None and timeout >= 20  # its identity
