@@ -144,6 +144,7 @@ class ScriptedCluster:
         self.reachable = True
         self.problems: list[str] = []
         self.on_cancel: Any = None  # called with (job id, terminate) before the state changes
+        self.asked: list[tuple[str, str | None, float | None]] = []  # each question: (what, job id, timeout)
 
     def submit(self, request: Any) -> Any:
         from lionrun.application.ports import EngineHandle
@@ -163,11 +164,18 @@ class ScriptedCluster:
     def purge(self, job_id: str) -> None:
         self.rows.pop(job_id, None)
 
-    def jobs(self, job_id: str) -> Sequence[Any] | None:
+    def jobs(self, job_id: str, timeout: float | None = None) -> Sequence[Any] | None:
+        self.asked.append(("jobs", job_id, timeout))
         if not self.reachable:
             return None
         row = self.rows.get(job_id)
         return () if row is None else (row,)
+
+    def all_jobs(self, timeout: float | None = None) -> Any:
+        self.asked.append(("all_jobs", None, timeout))
+        if not self.reachable:
+            return None
+        return {job_id: (row,) for job_id, row in self.rows.items()}
 
     def cancel(self, job_id: str, terminate: bool) -> bool:
         self.cancels.append((job_id, terminate))

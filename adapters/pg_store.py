@@ -18,11 +18,10 @@ psycopg is imported on first use only: a filesystem user never pays for it.
 from __future__ import annotations
 
 import errno
-import hashlib
+import fcntl
 import json
 import math
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -75,6 +74,8 @@ from lionrun.domain.untrusted import (
 
 if TYPE_CHECKING:
     import psycopg
+
+    from lionrun.adapters.libpq import Connection, PqError
 
 SCHEMA_VERSION = 1
 NOTIFY_CHANNEL = "lionrun_runs"  # payload: the run id whose record was written
@@ -186,6 +187,8 @@ class PgRunStore:
         self.statement_timeout_ms = max(int(statement_timeout * 1000), 1)
         self.outage = outage  # how long the console's last move into the store waits out an outage
         self._conn: psycopg.Connection[Any] | None = None
+        self._pq: Connection | None = None  # the lean read path's connection (adapters/libpq.py)
+        self._pq_missing = False  # libpq could not be loaded: reads use psycopg too
         self._lock = threading.RLock()
         self._drain_lock = threading.Lock()
         self._li_log_ready: set[str] = set()  # runs whose li log (table and marker) this store made
@@ -293,6 +296,82 @@ class PgRunStore:
     def close(self) -> None:
         with self._lock:
             self._drop()
+            self._drop_lean()
+
+    # -- the lean read path (issue 40 item 7) ----------------------------------------------------
+
+    def _lean_rows(self, sql: str, params: Sequence[str]) -> list[list[str | None]] | None:
+        """The rows of one read through libpq itself (no psycopg import: a status read's cost);
+        None when libpq cannot be loaded here (the caller then reads through psycopg). Failures
+        mean what they mean on the psycopg path: StoreUnavailable, SchemaMissing, StoreRefused."""
+        from lionrun.adapters.libpq import PqError
+
+        with self._lock:
+            conn = self._lean()
+            if conn is None:
+                return None
+            try:
+                return conn.query(sql, params)
+            except PqError as exc:
+                raise self._lean_refused(exc) from None
+
+    def _lean(self) -> Connection | None:
+        if self._pq is not None and self._pq.ok:
+            return self._pq
+        self._drop_lean()
+        if self._pq_missing:
+            return None
+        from lionrun.adapters import libpq
+
+        lib = libpq.load()
+        if lib is None:
+            self._pq_missing = True
+            return None
+        limit = self.statement_timeout_ms
+        try:
+            conn = libpq.Connection(lib, self.dsn, self.connect_timeout,
+                                    f"-c statement_timeout={limit} -c lock_timeout={limit}")
+        except libpq.PqError as exc:
+            raise self._lean_refused(exc) from None
+        try:
+            [[exists]] = conn.query("SELECT to_regclass('lionrun_schema') IS NOT NULL")
+            found = None
+            if exists == "t":
+                [[version]] = conn.query("SELECT max(version) FROM lionrun_schema")
+                found = None if version is None else int(version)
+        except libpq.PqError as exc:
+            conn.close()
+            raise self._lean_refused(exc) from None
+        if found != SCHEMA_VERSION:
+            conn.close()
+            raise SchemaMissing(
+                f"the PostgreSQL store {self.location} has no lionrun schema (run `li store init`)"
+                if found is None else
+                f"the PostgreSQL store {self.location} holds lionrun schema {found}; this li needs {SCHEMA_VERSION}")
+        self._pq = conn
+        return conn
+
+    def _lean_refused(self, exc: PqError) -> StoreRefused:
+        """A libpq failure as the psycopg path names it (`_refused`); a broken connection is dropped."""
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
+        if exc.broken:
+            self._drop_lean()
+        if exc.at_connect:
+            if "FATAL:" in str(exc) and not any(phrase in str(exc) for phrase in TRANSIENT_AT_CONNECT):
+                return StoreRefused(f"the PostgreSQL store refused the connection: {why}")
+            return StoreUnavailable(f"the PostgreSQL store cannot be reached: {why}")
+        state = exc.sqlstate
+        if state is None or state.startswith("08") or state in TRANSIENT_STATES:
+            return StoreUnavailable(f"the PostgreSQL store did not answer: {why}")
+        if state in ("42P01", "42501"):  # no such table, no privilege: as `_cursor` says it
+            return SchemaMissing(f"the PostgreSQL store is not usable: {why}")
+        return StoreRefused(f"the PostgreSQL store refused: {why}")
+
+    def _drop_lean(self) -> None:
+        if self._pq is not None:
+            with suppress(Exception):
+                self._pq.close()
+        self._pq = None
 
     # -- the schema -----------------------------------------------------------------------------
 
@@ -358,9 +437,13 @@ class PgRunStore:
 
     def read(self, run_id: str) -> Run:
         _checked(run_id)
-        with self._cursor() as cur:
-            cur.execute("SELECT record FROM runs WHERE run_id = %s", (run_id,))
-            row = cur.fetchone()
+        lean = self._lean_rows("SELECT record FROM runs WHERE run_id = $1", (run_id,))
+        if lean is not None:
+            row = lean[0] if lean else None
+        else:
+            with self._cursor() as cur:
+                cur.execute("SELECT record FROM runs WHERE run_id = %s", (run_id,))
+                row = cur.fetchone()
         if row is None or row[0] is None:
             raise RunNotFound(run_id)
         return parse_record(row[0].encode("utf-8", "surrogateescape"), run_id)
@@ -519,6 +602,15 @@ class PgRunStore:
 
     def _read_bounded(self, run_id: str, name: str, limit: int) -> bytes:
         """A run file's bytes, never more than `limit` fetched; a larger one is Untrusted (too_large)."""
+        lean = self._lean_rows("SELECT length(body), substring(body FROM 1 FOR $1::integer) FROM run_files "
+                               "WHERE run_id = $2 AND name = $3", (str(limit), _checked(run_id), name))
+        if lean is not None:
+            if not lean:
+                raise FileNotFoundError(name)
+            check_size(int(lean[0][0] or 0), limit, name)
+            from lionrun.adapters.libpq import bytea
+
+            return bytea(lean[0][1])
         with self._cursor() as cur:
             cur.execute("SELECT length(body), substring(body FROM 1 FOR %s) FROM run_files "
                         "WHERE run_id = %s AND name = %s", (limit, _checked(run_id), name))
@@ -584,7 +676,51 @@ class PgRunStore:
             raise StoreRefused(f"cannot open the {stream.name} spool: {exc}") from exc
         with closing(fd):
             os.set_blocking(fd, True)
+            if stream is LI_LOG_STREAM:
+                # Held (shared) by every process that keeps this descriptor (the runner's stderr,
+                # across its execs): the spool is a live runner's while it is held (`spooled_runs`).
+                with suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_SH)
             yield Held(fd)
+
+    # -- evidence left in the spool (issue 40) --------------------------------------------------
+
+    def spooled_runs(self) -> list[str]:
+        """The runs whose folder is in this host's spool and whose li log no runner holds now."""
+        try:
+            names = sorted(os.listdir(self.spool))
+        except OSError:
+            return []
+        return [name for name in names if is_run_id(name) and not self._held(name)]
+
+    def _held(self, run_id: str) -> bool:
+        try:
+            fd = os.open(os.path.join(self.spool, run_id, LI_LOG), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+                         | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True  # not a file li made: left alone
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def move_spool_in(self, run_id: str) -> str:
+        """The console, li log and artifacts a run left in this host's spool, into the store (each
+        stream goes on from what the store holds), then the spool removed; where it was."""
+        where = os.path.join(self.spool, _checked(run_id))
+        self._move_spooled(run_id)
+        if os.path.isdir(os.path.join(where, "artifacts")):
+            self.seal_artifacts(run_id)
+        self._ready_li_log(run_id)
+        self._append_text(run_id, LI_LOG_STREAM, f"li: what this run left in the spool of host {self.host_id} "
+                                                 f"({where}) was moved into the store after its runner was gone\n")
+        _remove_tree(where)
+        return where
 
     @contextmanager
     def forward_console(self, run_id: str) -> Iterator[None]:
@@ -614,7 +750,7 @@ class PgRunStore:
             except (OSError, StoreRefused):
                 pass  # the spool keeps what the store could not take
             else:  # all of it is in the store: nothing of the run stays here
-                shutil.rmtree(os.path.join(self.spool, run_id), ignore_errors=True)
+                _remove_tree(os.path.join(self.spool, run_id))
 
     def _drain_console(self, run_id: str) -> bool:
         """One round of the forwarder: whether the store now holds the whole spooled console and li log."""
@@ -791,7 +927,7 @@ class PgRunStore:
                             body = read_below(root, str(entry["name"]), ARTIFACT_BODY_MAX)
                         except OSError as exc:
                             stored.update(available=False, reason_code=getattr(exc, "reason_code", UNREADABLE))
-                        if body is not None and hashlib.sha256(body).hexdigest() != entry["sha256"]:
+                        if body is not None and _sha256(body) != entry["sha256"]:
                             body = None  # changed since it was listed: never stored under another digest
                             stored.update(available=False, reason_code=UNREADABLE)
                 rows.append((str(entry["name"]), json.dumps(stored), body))
@@ -802,7 +938,7 @@ class PgRunStore:
                             (run_id, name, entry_text, body))
             cur.execute("INSERT INTO run_files (run_id, name, body) VALUES (%s, 'artifacts/', '') "
                         "ON CONFLICT DO NOTHING", (run_id,))
-        shutil.rmtree(os.path.join(self.spool, run_id, "artifacts"), ignore_errors=True)
+        _remove_tree(os.path.join(self.spool, run_id, "artifacts"))
 
     artifact_body_max = ARTIFACT_BODY_MAX
 
@@ -937,6 +1073,19 @@ def _checked(run_id: str) -> str:
 
 def _record_text(run: Run) -> str:
     return json.dumps(run.to_dict(), sort_keys=True)
+
+
+def _remove_tree(path: str) -> None:
+    """shutil.rmtree, imported when a spool is removed: a read never loads shutil (nor bz2, lzma)."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _sha256(body: bytes) -> str:
+    import hashlib  # only when artifacts are sealed: a read never loads OpenSSL's hashes
+
+    return hashlib.sha256(body).hexdigest()
 
 
 def _whole_seconds(seconds: float) -> int:

@@ -46,10 +46,15 @@ def become_subreaper() -> bool:
 
 
 def name_process(role: str, run_id: str) -> bool:
-    """Put the run in this process's name, as `ps -o comm` and `top` show it (`li run c3406e`):
+    """Put the run in this process's name, as `ps -o comm` and `top` show it (`li-run-c3406e`):
     /proc/self/comm, the name prctl(PR_SET_NAME) sets, at most 15 bytes (issue 27). Best effort;
-    an exec gives the next program its own name, so each of li's processes of a run says it again."""
-    name = f"li {role} {run_id[-6:]}"[:15]
+    an exec gives the next program its own name, so each of li's processes of a run says it again.
+
+    No whitespace (issue 40): Slurm's proctrack/cgroup reads a process's parent from
+    /proc/PID/stat with `sscanf("%*d %*s %*s %d")`, so a name with spaces hides that the runner
+    is slurmstepd's child, and the runner then gets only the SIGKILL of a cancel or a time
+    limit, never the SIGTERM that lets it record the end."""
+    name = f"li-{role}-{run_id[-6:]}"[:15]
     try:
         fd = os.open("/proc/self/comm", os.O_WRONLY | os.O_CLOEXEC)
         try:

@@ -13,6 +13,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -31,6 +32,9 @@ from lionrun.domain.slurm import (
 )
 
 COMMAND_TIMEOUT: Final = 20.0  # seconds any one Slurm command may take
+# Seconds a question about a job may take when the caller names no window (status, list, kill):
+# a controller that has not answered by then is `cluster_unreachable` (advisory), never a stall.
+READ_TIMEOUT: Final = 1.5
 TOOLS: Final = ("sbatch", "squeue", "scontrol", "scancel")
 _UNKNOWN_JOB = "Invalid job id"
 
@@ -56,9 +60,14 @@ def _count(text: str | None) -> int | None:
 class SlurmCluster:
     """The cluster the Slurm client tools on PATH (and `SLURM_CONF`) name."""
 
-    def __init__(self, timeout: float = COMMAND_TIMEOUT, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, timeout: float = COMMAND_TIMEOUT, environ: Mapping[str, str] | None = None,
+                 read_timeout: float = READ_TIMEOUT) -> None:
         self.timeout = timeout
+        self.read_timeout = read_timeout
         self.environ = dict(os.environ if environ is None else environ)
+        # When the controller last failed to answer: until `read_timeout` later every question is
+        # answered None at once, so one call over many runs waits for one silence, not one each.
+        self._silent_until = 0.0
 
     # --- submit ---------------------------------------------------------------------------------
 
@@ -90,42 +99,64 @@ class SlurmCluster:
 
     # --- evidence -------------------------------------------------------------------------------
 
-    def jobs(self, job_id: str) -> Sequence[SlurmJob] | None:
-        """What scontrol (else squeue) and, when there is one, sacct say about the job; None when
-        the controller could not be asked."""
+    def jobs(self, job_id: str, timeout: float | None = None) -> Sequence[SlurmJob] | None:
+        """What scontrol and, when the controller no longer knows the job, sacct say about it;
+        None when the controller could not be asked within `timeout` (default `read_timeout`).
+
+        A controller that did not answer is not asked again through squeue (it is the same
+        controller), and not for `read_timeout` seconds by this process."""
         if not is_job_id(job_id):
             return ()
-        rows = self._scontrol(job_id)
-        if rows is None:
-            rows = self._squeue(job_id)
+        bound = self._bound(timeout)
+        if bound is None:
+            return None
+        rows = self._scontrol(job_id, bound)
         if rows is None:
             return None
         if not rows:  # the controller forgot it (MinJobAge): accounting may still know it
-            rows = self._sacct(job_id)
+            bound = self._bound(timeout)
+            rows = () if bound is None else self._sacct(job_id, bound)
         return rows
 
-    def _scontrol(self, job_id: str) -> tuple[SlurmJob, ...] | None:
-        result = self._query(["scontrol", "show", "job", "-o", job_id])
+    def all_jobs(self, timeout: float | None = None) -> Mapping[str, Sequence[SlurmJob]] | None:
+        """Every job the controller knows (`squeue -t all`, one call), by job id; None when it could
+        not be asked. What a listing judges all its rows by (issue 40: one question a call)."""
+        bound = self._bound(timeout)
+        if bound is None:
+            return None
+        result = self._query(["squeue", "--noheader", "-t", "all", f"--format={SQUEUE_FORMAT}"], bound)
+        if result is None or result.returncode != 0:
+            return None
+        table: dict[str, list[SlurmJob]] = {}
+        for job in parse_squeue(result.stdout):
+            table.setdefault(job.job_id, []).append(job)
+        return table
+
+    def _bound(self, timeout: float | None) -> float | None:
+        """The time the next question may take: what is left of the caller's window, at most the
+        read bound; None when there is none left or the controller was just found silent."""
+        if time.monotonic() < self._silent_until:
+            return None
+        bound = self.read_timeout if timeout is None else min(timeout, self.timeout)
+        return bound if bound > 0.05 else None
+
+    def _scontrol(self, job_id: str, bound: float) -> tuple[SlurmJob, ...] | None:
+        result = self._query(["scontrol", "show", "job", "-o", job_id], bound)
         if result is None:
             return None
         if result.returncode != 0:
-            return () if _UNKNOWN_JOB in result.stderr else None
+            if _UNKNOWN_JOB in result.stderr:
+                return ()
+            self._silent_until = time.monotonic() + self.read_timeout  # e.g. "Unable to contact"
+            return None
         return parse_scontrol(result.stdout)
 
-    def _squeue(self, job_id: str) -> tuple[SlurmJob, ...] | None:
-        result = self._query(["squeue", "--noheader", "-t", "all", "-j", job_id, f"--format={SQUEUE_FORMAT}"])
-        if result is None:
-            return None
-        if result.returncode != 0:
-            return () if _UNKNOWN_JOB in result.stderr else None
-        return parse_squeue(result.stdout)
-
-    def _sacct(self, job_id: str) -> tuple[SlurmJob, ...]:
+    def _sacct(self, job_id: str, bound: float) -> tuple[SlurmJob, ...]:
         """Accounting's rows (none without slurmdbd: then the job is simply unknown)."""
         if shutil.which("sacct", path=self.environ.get("PATH")) is None:
             return ()
         result = self._query(["sacct", "--noheader", "--parsable2", "-X", "-j", job_id,
-                              f"--format={SACCT_FIELDS}"])
+                              f"--format={SACCT_FIELDS}"], bound)
         if result is None or result.returncode != 0:
             return ()
         return parse_sacct(result.stdout)
@@ -164,16 +195,22 @@ class SlurmCluster:
 
     # --- running the tools ----------------------------------------------------------------------
 
-    def _query(self, argv: list[str]) -> subprocess.CompletedProcess[str] | None:
-        """A read or a cancel, with TZ=UTC; None when the tool is missing or did not answer in time."""
+    def _query(self, argv: list[str], timeout: float | None = None) -> subprocess.CompletedProcess[str] | None:
+        """A read or a cancel, with TZ=UTC; None when the tool is missing or did not answer in time
+        (then the controller counts as silent for `read_timeout` seconds)."""
         try:
-            return self._run(argv, env={**self.environ, "TZ": "UTC"})
-        except (OSError, subprocess.TimeoutExpired):
+            return self._run(argv, env={**self.environ, "TZ": "UTC"}, timeout=timeout)
+        except OSError:
+            return None
+        except subprocess.TimeoutExpired:
+            self._silent_until = time.monotonic() + self.read_timeout
             return None
 
-    def _run(self, argv: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    def _run(self, argv: list[str], env: Mapping[str, str],
+             timeout: float | None = None) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(argv, env=dict(env), stdin=subprocess.DEVNULL, capture_output=True,
-                                timeout=self.timeout, check=False, text=True, errors="replace")
+                                timeout=self.timeout if timeout is None else timeout, check=False, text=True,
+                                errors="replace")
         result.stdout = result.stdout[:MAX_TEXT_CHARS]
         return result
 

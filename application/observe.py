@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
@@ -80,21 +81,36 @@ class Observer:
         self.reap_lock_timeout = reap_lock_timeout
         self.cluster = cluster  # built on first use: only a Slurm run's observation asks the cluster
         self.restart = restart  # issue 43: starts a new runner for a waiting run whose runner is gone
+        # While a listing runs: the cluster's one answer for all its rows (None inside: not asked yet)
+        self._table: list[Mapping[str, Sequence[SlurmJob]] | None] | None = None
 
-    def observe(self, run_id: str, probe_ended: bool = False) -> Observed:
+    @contextmanager
+    def one_cluster_question(self) -> Iterator[None]:
+        """Within the block the cluster is asked at most once (every job it knows, in one call) and
+        every Slurm run is judged by that answer (issue 40: a listing of many runs never waits for a
+        silent controller once a row)."""
+        self._table = []
+        try:
+            yield
+        finally:
+            self._table = None
+
+    def observe(self, run_id: str, probe_ended: bool = False, deadline: float | None = None) -> Observed:
         """Observe one run; raises RunNotFound or RecordUnusable when it cannot be read.
 
         A reap lost to a moved generation (another reader's reap, the runner's own end) is
         followed by one fresh observation, so a loser reports what the winner published.
+        `deadline` (the clock's monotonic time) bounds a question to the cluster: what is left
+        of a wait's window.
         """
         here = self.prober.host()
         withheld: str | None = None
         for _attempt in range(2):
             run = self.store.read(run_id)
-            finding, seen = self._probe(run, here, probe_ended)
+            finding, seen = self._probe(run, here, probe_ended, deadline)
             if run.status == WAITING and finding is not None and self._restarted(run, finding):
                 run = self.store.read(run_id)  # a new runner waits for it now: observed afresh
-                finding, seen = self._probe(run, here, probe_ended)
+                finding, seen = self._probe(run, here, probe_ended, deadline)
             if finding is None or self._resolve(run, finding).reap is None:
                 break
             try:
@@ -126,31 +142,44 @@ class Observer:
                        preparing_threshold=self.preparing_threshold)
 
     def _probe(
-        self, run: Run, here: HostFacts, probe_ended: bool,
+        self, run: Run, here: HostFacts, probe_ended: bool, deadline: float | None = None,
     ) -> tuple[Finding | None, ProcessObservation | JobSeen | None]:
-        if run.end_recorded and not probe_ended:
-            return None, None
+        if run.end_recorded and (not probe_ended or run.executor == SLURM):
+            return None, None  # a recorded end is the answer: the cluster is not asked (issue 40)
         if run.executor == SLURM:
-            return self.job_evidence(run)
+            return self.job_evidence(run, deadline)
         return self.evidence(run, here)
 
-    def job_evidence(self, run: Run) -> tuple[Finding, JobSeen | None]:
+    def job_evidence(self, run: Run, deadline: float | None = None) -> tuple[Finding, JobSeen | None]:
         """A Slurm run: what the cluster says about its recorded job (issue 17 item 4), judged by
         `domain.slurm.judge_job`. Any host with the cluster's tools may judge it: the cluster is the
-        boundary. No job recorded yet (a `preparing` record sbatch has not answered for) is not probed."""
+        boundary. No job recorded yet (a `preparing` record sbatch has not answered for) is not probed.
+        A cluster that does not answer within `deadline` (or its own read bound) is
+        `cluster_unreachable`: inconclusive, the run stays as recorded."""
         from lionrun.domain.slurm import RecordedJob, judge_job
 
         engine = run.engine
         if engine is None:
             return judge_job(None, None), None
         recorded = RecordedJob(engine.job_id, engine.submit_time)
-        rows = None if self.cluster is None else self.cluster().jobs(engine.job_id)
+        rows = self._rows(engine.job_id, deadline)
         return judge_job(recorded, rows), JobSeen(rows)
 
-    def finding(self, run: Run) -> Finding:
+    def _rows(self, job_id: str, deadline: float | None) -> Sequence[SlurmJob] | None:
+        if self.cluster is None:
+            return None
+        timeout = None if deadline is None else max(deadline - self.clock.monotonic(), 0.0)
+        if self._table is None:
+            return self.cluster().jobs(job_id, timeout)
+        if not self._table:
+            self._table.append(self.cluster().all_jobs(timeout))
+        table = self._table[0]
+        return None if table is None else table.get(job_id, ())
+
+    def finding(self, run: Run, deadline: float | None = None) -> Finding:
         """The finding kill and follow judge by: the process evidence, or the Slurm job's."""
         if run.executor == SLURM:
-            return self.job_evidence(run)[0]
+            return self.job_evidence(run, deadline)[0]
         return self.evidence(run)[0]
 
     def evidence(self, run: Run, here: HostFacts | None = None) -> tuple[Finding, ProcessObservation | None]:

@@ -388,9 +388,14 @@ class Cluster(Protocol):
         """Submit the job (never requeued); raises SpawnFailed when the scheduler did not accept it."""
         ...
 
-    def jobs(self, job_id: str) -> Sequence[SlurmJob] | None:
+    def jobs(self, job_id: str, timeout: float | None = None) -> Sequence[SlurmJob] | None:
         """Every row the scheduler has for this job id (none when it does not know it); None when it
-        could not be asked."""
+        could not be asked within `timeout` seconds (None: the adapter's own read bound)."""
+        ...
+
+    def all_jobs(self, timeout: float | None = None) -> Mapping[str, Sequence[SlurmJob]] | None:
+        """Every job the scheduler knows now, by job id, in one question; None when it could not be
+        asked within `timeout` seconds (None: the adapter's own read bound)."""
         ...
 
     def cancel(self, job_id: str, terminate: bool) -> bool:

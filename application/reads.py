@@ -40,6 +40,7 @@ from lionrun.domain.wire import (
     BatchJob,
     ChangesValue,
     DeliveryAvailability,
+    EvidenceSpool,
     LegWorktreeValue,
     ListData,
     ListRow,
@@ -178,6 +179,7 @@ class RunReads:
             parent=run.parent if run.parent and is_run_id(run.parent) else None,
             after=self.dependencies(run), failed_dependency=failed_dependency(run),
             priority=person_fields(run)["priority"],
+            evidence_spool=EvidenceSpool.of(run),
         ).to_wire()
 
     def dependencies(self, run: Run) -> list[Any] | None:
@@ -272,6 +274,13 @@ class RunReads:
         """
         rows: list[ListRow] = []
         truncated = False
+        with self.observer.one_cluster_question():
+            truncated = self._fill(rows, limit, status, label, model, since, parent)
+        return ListData(runs=rows, truncated=truncated, limit=limit).to_wire()
+
+    def _fill(self, rows: list[ListRow], limit: int, status: str | None, label: str | None, model: str | None,
+              since: datetime | None, parent: str | None) -> bool:
+        """Rows into `rows`, newest first; whether more matched than the limit."""
         for run_id in _listable(self.store):
             second = submitted_second(run_id)
             if since is not None and second is not None and second < since.replace(microsecond=0):
@@ -280,10 +289,9 @@ class RunReads:
             if row is None or not _matches(row, status, label, model, since, parent):
                 continue
             if len(rows) >= limit:
-                truncated = True
-                break
+                return True
             rows.append(row)
-        return ListData(runs=rows, truncated=truncated, limit=limit).to_wire()
+        return False
 
     def select(self, status: str | None = None, label: str | None = None) -> list[str]:
         """The ids of the runs (newest first, at most LIMIT_MAX) a `--status`/`--label` selection names."""

@@ -58,6 +58,10 @@ ATTACH_FAILED = "attach_failed"
 Handle = SubmitData  # what submit returns: a handle to resolve through status reads, never a result (D5)
 
 
+# Seconds the submit may wait for Slurm to say the new job's submit time (its identity): longer than
+# a reader's bound, since without it the run's end could never be read from Slurm (issue 40).
+SUBMIT_TIME_READ = 20.0
+
 class SubmitService:
     """Turns a validated request into a detached run whose spawn phase is always recorded."""
 
@@ -329,7 +333,7 @@ class SubmitService:
             handle = cluster.submit(batch)
         job_id = handle.job_id or ""
         accepted = iso(self.clock.now())
-        rows = cluster.jobs(job_id) or ()
+        rows = cluster.jobs(job_id, SUBMIT_TIME_READ) or ()
         submit_time = next((row.submit_time for row in rows if row.job_id == job_id and row.submit_time), None)
         engine = Engine(SLURM, job_id, cluster=handle.cluster, submit_time=submit_time, submitted_at=accepted)
         try:

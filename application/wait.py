@@ -8,7 +8,7 @@ from typing import Any
 from msgspec import Struct, field
 
 from lionrun.application.observe import Observed, Observer
-from lionrun.application.ports import Clock, RunChanges, RunNotFound, RunWatch
+from lionrun.application.ports import Clock, RunChanges, RunNotFound, RunWatch, StoreUnavailable
 from lionrun.domain.availability import UNREADABLE
 from lionrun.domain.lifecycle import Derivation
 from lionrun.domain.observation import (
@@ -109,6 +109,12 @@ class _Progress(Struct):
     waited: bool = False
 
 
+# Pauses between tries while the store does not answer (its connection lost, its server away):
+# from the first to the last, doubling; each within what is left of the window.
+RETRY_FIRST = 0.1
+RETRY_MOST = 2.0
+
+
 class Waiter:
     """Bounded observation over the one Observer: it reads, it never changes a run except by a fenced reap."""
 
@@ -132,9 +138,24 @@ class Waiter:
         deadline = self.clock.monotonic() + window.effective
         progress = _Progress()
         watch: RunWatch | None = None
+        retry = RETRY_FIRST
         try:
             while True:
-                self._observe_pass(run_ids, progress)
+                try:
+                    self._observe_pass(run_ids, progress, deadline)
+                except StoreUnavailable:
+                    # The store stopped answering after this wait had learned something (a dropped
+                    # connection is made again on the next call): what it learned stays, and it
+                    # tries again within its window; only a store still away when the window closes
+                    # makes the call unavailable. A store away from the first look is said at once.
+                    left = deadline - self.clock.monotonic()
+                    if left <= 0 or flag.requested or not progress.seen:
+                        raise
+                    self._sleep(min(retry, left), flag, None)
+                    retry = min(retry * 2, RETRY_MOST)
+                    progress.waited = True
+                    continue
+                retry = RETRY_FIRST
                 result = self._snapshot(run_ids, progress, window, poll, interrupted=False)
                 if on_pass is not None:
                     on_pass(result)
@@ -173,22 +194,23 @@ class Waiter:
         finally:
             flag.sleeping = False
 
-    def _observe_pass(self, run_ids: Sequence[str], progress: _Progress) -> None:
-        """Look at every distinct id once; a terminal answer is durable, so it is not read again."""
+    def _observe_pass(self, run_ids: Sequence[str], progress: _Progress, deadline: float | None = None) -> None:
+        """Look at every distinct id once; a terminal answer is durable, so it is not read again.
+        A question to the cluster takes at most what is left of the window."""
         for run_id in dict.fromkeys(run_ids):
             known = progress.seen.get(run_id)
             if known is not None and (known.bucket == TERMINAL or _refused(known)):
                 continue
-            progress.seen[run_id] = self.look(run_id)
+            progress.seen[run_id] = self.look(run_id, deadline)
         progress.passes += 1
 
-    def look(self, run_id: str) -> Seen:
+    def look(self, run_id: str, deadline: float | None = None) -> Seen:
         """Observe one id through the Observer; anything that keeps it from being read is a per-id error."""
         if not isinstance(run_id, str) or not is_run_id(run_id):
             return Seen(run_id, error=RowError.of(INVALID_INPUT, f"{run_id!r} is not a run id "
                                                               "(expected YYYYMMDDTHHMMSS-xxxxxx)"))
         try:
-            return Seen(run_id, self.observer.observe(run_id))
+            return Seen(run_id, self.observer.observe(run_id, deadline=deadline))
         except RunNotFound:
             return Seen(run_id, error=RowError.of(NOT_FOUND, f"no run with id {run_id}"))
         except RecordUnusable as exc:

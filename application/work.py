@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from lionrun.application.orchestrate import (
     LegConsole,
@@ -49,6 +49,9 @@ from lionrun.domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, i
 from lionrun.domain.transcript import PROVIDER_RATE_LIMITED
 from lionrun.domain.vocabulary import STORE_HIDDEN, UNCONFINED
 from lionrun.domain.worktree import Changes
+
+if TYPE_CHECKING:
+    from lionrun.domain.slurm import AnnouncedStop
 
 AfterEnd = Callable[[Run], None]
 
@@ -134,6 +137,9 @@ class WorkService:
         # A stop asked of this process that `cancelled` does not show yet (the runner's SIGTERM,
         # held back while it prepares a lean run): a worktree's setup is stopped on it.
         self.stop_asked: Callable[[], bool] = lambda: False
+        # Why the batch system stopped this runner's job, asked when the work ended cancelled (a
+        # Slurm job's runner: its time limit, an outside scancel, a preemption; issue 40).
+        self.stop_cause: Callable[[], AnnouncedStop | None] | None = None
         self._began: float | None = None  # the run's clock (its --timeout), from the first look
         self._changes: Changes | None = None
         self.files = files
@@ -296,19 +302,36 @@ class WorkService:
                   began: float, workspace: Workspace) -> Run | None:
         """After the legs: what of the work still lives stopped, the worktree's changes committed, the artifacts collected, the
         manifest written, the end recorded."""
+        # The work has ended (its legs are gone): its time is taken now, before anything that may
+        # wait out an outage of the store (issue 40: the end's time never includes the outage).
+        wall = self.clock.monotonic() - began
+        ended_at = iso(self.clock.now())
         self._commit_worktree(run_id, workspace)
         if self.stop_strays is not None:
             try:
                 self.stop_strays(lambda text: self._say(workspace, text))
             except Exception as exc:  # noqa: BLE001 - the end is still recorded
                 self._say(workspace, f"li runner: the work's leftover processes were not looked for: {_why(exc)}\n")
+        announced = self._announced() if self.cancelled else None
         artifacts = self._collect(run_id, outcomes, workspace)
         end = decide(outcomes, self.cancelled, produced(artifacts, outcomes), error)
-        wall = self.clock.monotonic() - began
+        if announced is not None and end.status == "cancelled":
+            end = End(status=announced.status, reason_code="timeout" if announced.status == "timed_out"
+                      else end.reason_code, exit_code=exit_code_of(announced.status))
         self._write_manifest(run_id, request, outcomes, artifacts, wall, workspace)
         cost = meter(outcomes, wall)["cost_usd"]
         return self._finish(run_id, end, workspace, cost["value"] if cost.get("available") else None,
-                            self._vendor_facts(end, outcomes))
+                            self._vendor_facts(end, outcomes), ended_at=ended_at,
+                            evidence=None if announced is None else announced.evidence)
+
+    def _announced(self) -> AnnouncedStop | None:
+        """What the batch system said of the stop (never raises: the runner's verdict then stands)."""
+        if self.stop_cause is None:
+            return None
+        try:
+            return self.stop_cause()
+        except Exception:  # noqa: BLE001 - an unreadable answer leaves the end `cancelled`
+            return None
 
     def _vendor_facts(self, end: End, outcomes: list[LegOutcome]) -> dict[str, str | None]:
         """What the agent CLI's stream told of the run: its session id (a run of one leg; a
@@ -556,15 +579,20 @@ class WorkService:
         return self._finish(run_id, end, workspace, noted=noted)
 
     def _finish(self, run_id: str, end: End, workspace: Workspace, cost_usd: float | None = None,
-                facts: Mapping[str, str | None] | None = None, noted: Mapping[str, Any] | None = None) -> Run | None:
-        """Record the end (with the cost the providers reported, for a listing's COST column)."""
-        now = iso(self.clock.now())
-        told = {k: v for k, v in (facts or {}).items() if v is not None}
+                facts: Mapping[str, str | None] | None = None, noted: Mapping[str, Any] | None = None,
+                ended_at: str | None = None, evidence: Mapping[str, Any] | None = None) -> Run | None:
+        """Record the end (with the cost the providers reported, for a listing's COST column), at
+        `ended_at` (when the work ended; now when not given), with the batch system's word on a
+        stop it announced as `terminal_evidence`, and `noted` kept in the record's extra."""
+        now = ended_at or iso(self.clock.now())
+        told: dict[str, Any] = {k: v for k, v in (facts or {}).items() if v is not None}
         mine: list[Run] = []
         found: list[Run] = []
 
         def change(current: Run) -> Run | None:
             reason = "kill_requested" if end.status == "cancelled" and current.kill_requested_at else end.reason_code
+            if evidence is not None and not current.end_recorded:
+                told["terminal_evidence"] = dict(evidence)
             if current.end_recorded:
                 if current.terminal_source == "runner" and current.finished_at == now:
                     mine.append(current)  # this end, written by an attempt whose answer was lost

@@ -68,6 +68,7 @@ _JOB_ID = re.compile(r"[0-9]{1,18}(?:[_+][0-9]{1,18})?")
 _CLUSTER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
 _EXIT = re.compile(r"[0-9]{1,3}:[0-9]{1,3}")
+_TIME_LIMIT = re.compile(r"(?:[0-9]{1,4}-)?[0-9]{1,4}(?::[0-9]{2}){0,2}|UNLIMITED|Partition_Limit")
 _STATE_WORD = re.compile(r"[A-Z][A-Z_]{0,31}")
 # A key of `scontrol show job -o`: a word of letters (digits, `/`, `:` inside) right before `=`, at the
 # start of the line or after a space. `Key=Value` inside a value (a job name, a command) also matches:
@@ -91,6 +92,7 @@ class SlurmJob:
     exit_code: str | None = None
     name: str | None = None
     reason: str | None = None
+    time_limit: str | None = None  # scontrol's `TimeLimit` (e.g. `00:01:00`, `UNLIMITED`)
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def parse_scontrol(text: str) -> tuple[SlurmJob, ...]:
         fields = scontrol_fields(line)
         job = None if fields is None else _job(
             fields.get("JobId"), fields.get("JobState"), fields.get("SubmitTime"), fields.get("ExitCode"),
-            fields.get("JobName"), fields.get("Reason"))
+            fields.get("JobName"), fields.get("Reason"), fields.get("TimeLimit"))
         if job is None or job.job_id != start.group(1):
             job = SlurmJob(start.group(1), UNRECOGNISED)
         jobs.append(job)
@@ -263,7 +265,7 @@ def _advisory_alive(rows: Iterable[SlurmJob]) -> bool | None:
 
 
 def _job(job_id: str | None, state: str | None, submit: str | None, exit_code: str | None,
-         name: str | None, reason: str | None) -> SlurmJob | None:
+         name: str | None, reason: str | None, time_limit: str | None = None) -> SlurmJob | None:
     if not is_job_id(job_id) or state is None:
         return None
     return SlurmJob(
@@ -273,7 +275,43 @@ def _job(job_id: str | None, state: str | None, submit: str | None, exit_code: s
         exit_code=exit_code if exit_code is not None and _EXIT.fullmatch(exit_code) else None,
         name=_field(name),
         reason=_field(reason),
+        time_limit=time_limit if time_limit is not None and _TIME_LIMIT.fullmatch(time_limit) else None,
     )
+
+
+@dataclass(frozen=True)
+class AnnouncedStop:
+    """The end a runner records after Slurm's SIGTERM, from what Slurm says of its job then: the
+    status (`timed_out` at the job's time limit, else `cancelled`) and Slurm's state as evidence."""
+
+    status: str
+    evidence: dict[str, Any]
+
+
+# Reasons Slurm gives a job it stops for running out of time (`scontrol`'s `Reason=`).
+_TIME_REASONS = frozenset({"TimeLimit", "DeadLine"})
+
+
+def announced_stop(job_id: str, rows: Sequence[SlurmJob] | None) -> AnnouncedStop | None:
+    """Why Slurm stopped this runner's own job, read while it stops it (issue 40 item 5): at a time
+    limit it reads `Reason=TimeLimit` (TIMEOUT once ended) → `timed_out` with the limit; while Slurm
+    ends it for any other cause (an outside `scancel`, a preemption) it reads COMPLETING (then
+    CANCELLED, PREEMPTED) → `cancelled`. None when the job still reads RUNNING (a signal only: li's
+    own kill is `scancel --signal=TERM`) or the cluster could not be asked: the runner's verdict
+    (`cancelled`) stands. Unlike a reader's judgement this is about the runner's own job, asked by
+    the runner that received the job's SIGTERM: Slurm's state is kept as the end's evidence."""
+    mine = [row for row in rows or () if row.job_id == job_id]
+    if not mine:
+        return None
+    row = mine[0]
+    timed = row.state in ("TIMEOUT", "DEADLINE") or row.reason in _TIME_REASONS
+    if not timed and row.state not in ("CANCELLED", "PREEMPTED", "COMPLETING"):
+        return None
+    evidence: dict[str, Any] = {"source": "slurm", "job_id": job_id, "state": row.state, "reason": row.reason,
+                                "exit_code": row.exit_code}
+    if timed:
+        evidence["time_limit"] = row.time_limit
+    return AnnouncedStop("timed_out" if timed else "cancelled", evidence)
 
 
 def _field(value: str | None) -> str | None:

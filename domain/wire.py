@@ -286,6 +286,26 @@ class BatchJob(Wire, frozen=True, kw_only=True):
                                                     job_id=engine.job_id)
 
 
+class EvidenceSpool(Wire, frozen=True, kw_only=True):
+    """Issue 40: where the console, li log and artifacts of a run whose runner was gone (it gave up
+    waiting for the shared store) had stayed, the host's spool, and when that host moved them in."""
+
+    host: str  # the host's machine id, as `host` names a run's host
+    path: str
+    moved_at: str
+
+    @staticmethod
+    def of(run: Run) -> EvidenceSpool | None:
+        value = run.extra.get("evidence_spool") if isinstance(run.extra, dict) else None
+        if not isinstance(value, dict):
+            return None
+        fields = [value.get(key) for key in ("host", "path", "moved_at")]
+        texts = [field for field in fields if isinstance(field, str) and 0 < len(field) <= 4096]
+        if len(texts) != 3:
+            return None
+        return EvidenceSpool(host=texts[0], path=texts[1], moved_at=texts[2])
+
+
 class RunnerEnd(Wire, frozen=True, kw_only=True):
     """Issue 25: the end the runner saw, beside a recorded end it did not write (`reason_code`
     `end_not_written_by_runner`): the work's real status, outcome and exit code, and what it found."""
@@ -437,6 +457,9 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     after: list[DependencyValue] | None = None
     failed_dependency: str | None = None
     priority: int | None = None
+    # Additive (D2), issue 40: where what its runner left on its host (console, li log,
+    # artifacts) had stayed until that host moved it into the shared store; null otherwise
+    evidence_spool: EvidenceSpool | None = None
 
 
 class OutputData(Wire, frozen=True, kw_only=True):

@@ -180,11 +180,27 @@ def dispatch(args: list[str], *, machine: bool, out: IO[str]) -> int:
     """
     if machine:
         try:
-            emit(answer(args), out)
+            envelope = answer(args)
+            emit(envelope, out)
         except EnvelopeNotWritten as error:
             return transport_fault(str(error))
+        if envelope.get("ok") or (envelope.get("error") or {}).get("kind") != "unavailable":
+            after_answer()
         return 0
-    return human(args, out)
+    code = human(args, out)
+    if code != HUMAN_EXIT["unavailable"]:
+        after_answer()
+    return code
+
+
+def after_answer() -> None:
+    """Once the answer is given, and the store answered: what a gone runner left in this host's
+    spool goes into a shared store (issue 40; nothing to do, and nothing imported, otherwise)."""
+    root = sys.modules.get("lionrun.entrypoints.container")  # never imported here: a handshake stays light
+    if root is not None and getattr(root, "_container", None) is not None:
+        from lionrun.entrypoints.services import sweep_spool
+
+        sweep_spool()
 
 
 def admit_acting(namespace: Namespace) -> None:

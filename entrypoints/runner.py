@@ -133,6 +133,8 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
         if refused is not None:
             return refused
     work = services.work(after_end=services.notices().send)
+    if os.environ.get("SLURM_JOB_ID"):
+        work.stop_cause = _slurm_stop_cause(os.environ["SLURM_JOB_ID"])
     _cut_what_the_broker_started(finishing)
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
@@ -153,6 +155,23 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
         ended = work.perform(run_id, workspace)
     _after_end_in_queue(ended)
     return exit_code_of(ended.status) if ended is not None else 70
+
+
+def _slurm_stop_cause(job_id: str) -> Any:
+    """Asked when the work ended cancelled in a Slurm job: whether Slurm stopped the job (its time
+    limit, an outside scancel, a preemption) and what it said (issue 40 item 5). Slurm gives the
+    runner `KillWait` seconds between its SIGTERM and its SIGKILL: the question is bounded."""
+
+    def cause() -> Any:
+        from lionrun.adapters.slurm import SlurmCluster
+        from lionrun.domain.slurm import announced_stop
+
+        return announced_stop(job_id, SlurmCluster().jobs(job_id, timeout=STOP_CAUSE_TIMEOUT))
+
+    return cause
+
+
+STOP_CAUSE_TIMEOUT = 2.0  # seconds the runner asks Slurm why it was stopped
 
 
 def _cut_what_the_broker_started(finishing: Any) -> None:

@@ -123,3 +123,28 @@ def git() -> GitWorktrees:
 def reviews() -> WorktreeReviews:
     built: WorktreeReviews = get_container().upkeep.reviews()
     return built
+
+
+def sweep_spool() -> None:
+    """After a li call on a shared store: move in what a run left in this host's spool once its
+    runner was gone (issue 40 item 3). Costs one look at the spool folder when it is empty (the
+    usual case); never changes the answer given, never raises."""
+    from lionrun.entrypoints import container as composition_root
+
+    if composition_root._container is None:
+        return  # this call built no container (`li handshake`, `--help`): it touched no store
+    try:
+        built = get_container()
+        if built.core.store_kind_now() != "postgresql":
+            return
+        import os
+
+        folder = os.path.join(str(built.core.home()), "spool")
+        if not os.path.isdir(folder) or not os.listdir(folder):
+            return
+        from lionrun.application.spool import SpoolSweep
+
+        store = built.core.own_store()
+        SpoolSweep(store, store, built.reads.observer(), built.core.clock()).sweep()
+    except Exception:  # noqa: BLE001 - the next call tries again; this one has answered already
+        return

@@ -63,6 +63,14 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
       And the wait slept for 1 then 1 then 1 and observed 4 times
       And every record of the wait batch is exactly as it was
 
+    @D10.2
+    Scenario: A batch system that does not answer never stretches the window
+      Given Slurm runs "a, b, c" whose controller takes all the time it is given and answers nothing
+      When the caller waits on "a, b, c" with max wait 5 and poll interval 1
+      Then the wait took at most 5 seconds
+      And all_terminal is false and timed_out is true
+      And every Slurm run is pending, judged cluster_unreachable
+
   Rule: D10.3 — Unknown or ambiguous ids are per-id errors that never stop the other ids being observed
 
     @D10.3

@@ -89,16 +89,18 @@ up() {
         done
     fi
     chmod 0700 "${dir}"
-    as_server_user "${bindir}/initdb" -D "${dir}/data" -U postgres -A trust -E UTF8 --no-sync >/dev/null
+    # Durable, as li relies on (docs/many-hosts.md): the fault tests SIGKILL this server, and an end
+    # it confirmed must survive that. initdb's own files are synced too.
+    as_server_user "${bindir}/initdb" -D "${dir}/data" -U postgres -A trust -E UTF8 >/dev/null
     local port
     port=$(free_port)
     cat >>"${dir}/data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
 port = ${port}
 unix_socket_directories = '${dir}'
-fsync = off
-synchronous_commit = off
-full_page_writes = off
+fsync = on
+synchronous_commit = on
+full_page_writes = on
 max_connections = 300
 CONF
     as_server_user "${bindir}/pg_ctl" -D "${dir}/data" -l "${dir}/server.log" -w -t 60 start >/dev/null

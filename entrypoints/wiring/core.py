@@ -130,6 +130,7 @@ class Core(containers.DeclarativeContainer):
         pausing=providers.Singleton(local_queues, home=home),
         postgresql=providers.Singleton(shared_queues, store=own_store),
     )
+    store_kind_now = providers.Callable(store_kind, config.fault_pause, config.store)
     prober = providers.Singleton(PsutilProber)
     signaller = providers.Singleton(GroupSignaller)
     spawner = providers.Singleton(DetachedSpawner)

@@ -101,3 +101,11 @@ def test_bench_confine_quick_measures_plain_and_confined_starts(tmp_path: object
     result = quick("bench_confine.py", os.path.join(str(tmp_path), "confine.json"))
     for figures in result.values():
         assert {"plain", "confined", "added", "probe"} <= set(figures)
+
+
+def test_bench_store_read_quick_pairs_status_on_both_stores(tmp_path: object, pg_dsn: str) -> None:
+    data = quick("bench_store_read.py", os.path.join(str(tmp_path), "store_read.json"), "--store", pg_dsn,
+                 "--li", li_bin())
+    assert set(data["medians"]) == {"filesystem", "postgresql"} and data["rounds"] == 3
+    assert all(len(data["samples"][name]["wall"]) == 3 for name in data["samples"])
+    assert data["ratio"]["wall"] > 0 and data["ratio"]["cpu"] > 0

@@ -24,12 +24,12 @@ def named(run_id: str) -> list[tuple[str, str]]:
                 cmdline = handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
         except OSError:
             continue
-        if comm.startswith("li ") and comm.endswith(run_id[-6:]):
+        if comm.startswith("li-") and comm.endswith(run_id[-6:]):
             found.append((comm, cmdline))
     return found
 
 
-@pytest.mark.parametrize("supervisor, role", [("lean", "li sup"), ("full", "li run")])
+@pytest.mark.parametrize("supervisor, role", [("lean", "li-sup"), ("full", "li-run")])
 def test_the_runs_own_processes_name_it(li_home: str, supervisor: str, role: str) -> None:
     env = {"LI_SUPERVISOR": supervisor}
     run_id = machine("agent", "--detach", "sh", "sleep 30", home=li_home, env=env).data["run_id"]
@@ -37,7 +37,7 @@ def test_the_runs_own_processes_name_it(li_home: str, supervisor: str, role: str
         deadline = time.monotonic() + 20
 
         def seen() -> bool:  # the runner names itself first; the lean one then hands over to the supervisor
-            return any(comm == f"{role} {run_id[-6:]}" and run_id in cmdline for comm, cmdline in named(run_id))
+            return any(comm == f"{role}-{run_id[-6:]}" and run_id in cmdline for comm, cmdline in named(run_id))
 
         while not seen() and time.monotonic() < deadline:
             time.sleep(0.1)

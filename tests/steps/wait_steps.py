@@ -51,6 +51,7 @@ class WaitContext:
     result: WaitResult | None = None
     data: dict[str, Any] | None = None
     next_pid: int = 51000
+    began: float = 0.0
 
     def id_of(self, name: str) -> str:
         return self.ids.get(name, name)
@@ -304,3 +305,50 @@ def _clean_exit(cli_wait: CliWait) -> None:
 def _still_running(cli_wait: CliWait, name: str) -> None:
     assert all(alive(child) for child in cli_wait.batch.children)
     assert snapshot(cli_wait.batch.store, list(cli_wait.batch.ids.values())) == cli_wait.before
+
+
+# --- a batch system that does not answer (issue 40) -----------------------------------------------
+
+
+class SilentCluster:
+    """A Slurm controller that takes all the time a question is given, and then answers nothing."""
+
+    def __init__(self, clock: EventClock) -> None:
+        self.clock = clock
+        self.asked: list[float | None] = []
+
+    def jobs(self, job_id: str, timeout: float | None = None) -> None:
+        self.asked.append(timeout)
+        self.clock.sleep(20.0 if timeout is None else timeout)
+
+    def all_jobs(self, timeout: float | None = None) -> None:
+        self.jobs("", timeout)
+
+
+@given(parsers.parse('Slurm runs "{names}" whose controller takes all the time it is given and answers nothing'))
+def _silent_slurm(wait_ctx: WaitContext, names: str) -> None:
+    from lionrun.domain.run import Engine
+
+    for name in wait_ctx.names(names):
+        wait_ctx.next_pid += 1
+        run_id = build(wait_ctx.world, wait_ctx.clock, "running", wait_ctx.next_pid)
+        wait_ctx.world.store.update(run_id, lambda r: r.evolve(
+            executor="slurm", engine=Engine("slurm", str(wait_ctx.next_pid), submit_time="2026-01-01T00:00:00")))
+        wait_ctx.ids[name] = run_id
+    wait_ctx.world.container.core.cluster.override(providers.Object(SilentCluster(wait_ctx.clock)))
+    wait_ctx.began = wait_ctx.clock.monotonic()
+
+
+@then(parsers.parse("the wait took at most {seconds:g} seconds"))
+def _took(wait_ctx: WaitContext, seconds: float) -> None:
+    took = wait_ctx.clock.monotonic() - wait_ctx.began
+    assert took <= seconds + 1e-6, took
+
+
+@then("every Slurm run is pending, judged cluster_unreachable")
+def _unreachable(wait_ctx: WaitContext) -> None:
+    assert wait_ctx.result is not None
+    for seen in wait_ctx.result.entries:
+        assert seen.observed is not None and seen.observed.finding is not None
+        assert seen.observed.finding.code == "cluster_unreachable", seen
+        assert seen.bucket == "pending" and not seen.observed.derivation.terminal, seen

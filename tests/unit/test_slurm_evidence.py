@@ -72,7 +72,7 @@ def test_anything_else_from_sbatch_is_no_job_id(text: str) -> None:
 
 def test_scontrol_one_line_a_job_is_read_with_its_state_submit_time_and_exit_code() -> None:
     [running] = parse_scontrol(RUNNING_LINE)
-    assert running == SlurmJob("5", "RUNNING", SUBMIT, "0:0", "odd name|x", "None")
+    assert running == SlurmJob("5", "RUNNING", SUBMIT, "0:0", "odd name|x", "None", time_limit="UNLIMITED")
     [failed] = parse_scontrol(FAILED_LINE)
     assert (failed.state, failed.exit_code, failed.reason) == ("FAILED", "0:15", "JobLaunchFailure")
     assert [j.job_id for j in parse_scontrol(RUNNING_LINE + FAILED_LINE.replace("JobId=5", "JobId=6"))] == ["5", "6"]
