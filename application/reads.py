@@ -38,6 +38,7 @@ from lionrun.domain.wire import (
     AgentsAvailability,
     ArtifactsAvailability,
     BatchJob,
+    BudgetValue,
     ChangesValue,
     DeliveryAvailability,
     LegWorktreeValue,
@@ -173,7 +174,7 @@ class RunReads:
             confinement=confinement_of(run), finding=None if observed.finding is None else observed.finding.code,
             confinement_detail=run.confinement_detail[:500] if run.confinement_detail else None,
             worktree=WorktreeValue.of(run), changes=ChangesValue.of(run), continues=run.continues,
-            leg_worktrees=LegWorktreeValue.of(run),
+            leg_worktrees=LegWorktreeValue.of(run), budget=BudgetValue.of(run),
             chain=self.chain(run) if run.continues else None,
             parent=run.parent if run.parent and is_run_id(run.parent) else None,
         ).to_wire()

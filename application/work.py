@@ -41,12 +41,21 @@ from lionrun.application.worktrees import (
     WorktreeFailed,
 )
 from lionrun.domain.availability import UNREADABLE, Availability
+from lionrun.domain.budget import (
+    BUDGET_EXCEEDED,
+    Budget,
+    Meter,
+    Spend,
+    budget_value,
+    spend_of,
+    total,
+)
 from lionrun.domain.contract import ContractError
 from lionrun.domain.ending import EXIT_DECIDES, End, decide, leg_status
 from lionrun.domain.lifecycle import classify
 from lionrun.domain.request import AGENT_PROVIDERS, Leg, RunRequest, invalid
 from lionrun.domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
-from lionrun.domain.transcript import PROVIDER_RATE_LIMITED
+from lionrun.domain.transcript import PROVIDER_RATE_LIMITED, event_of
 from lionrun.domain.vocabulary import STORE_HIDDEN, UNCONFINED
 from lionrun.domain.worktree import Changes
 
@@ -147,6 +156,7 @@ class WorkService:
         self.lock_attempts = lock_attempts
         self.kill_watch = kill_watch
         self._cancelled = threading.Event()
+        self._budget: BudgetWatch | None = None  # the run's budget as its legs spend it (issue 42)
         self._console_lock = threading.Lock()
         self._workspace: Workspace | None = None
         # A store that does not answer (its server restarting, a dropped connection) is waited for,
@@ -219,7 +229,7 @@ class WorkService:
         except (ContractError, WorktreeFailed, ConfinementRefused):
             return None  # `perform` records the end, and says why
         legs = plan(request)
-        if len(legs) != 1 or self._kill_requested(run_id):
+        if len(legs) != 1 or self._kill_requested(run_id) or not lean_allows(request):
             return None
         leg = legs[0]
         provider = self.providers.get(leg.model.provider)
@@ -303,12 +313,25 @@ class WorkService:
             except Exception as exc:  # noqa: BLE001 - the end is still recorded
                 self._say(workspace, f"li runner: the work's leftover processes were not looked for: {_why(exc)}\n")
         artifacts = self._collect(run_id, outcomes, workspace)
-        end = decide(outcomes, self.cancelled, produced(artifacts, outcomes), error)
+        end = decide(outcomes, self.cancelled, produced(artifacts, outcomes), error, over_budget=self._spent())
         wall = self.clock.monotonic() - began
         self._write_manifest(run_id, request, outcomes, artifacts, wall, workspace)
         cost = meter(outcomes, wall)["cost_usd"]
         return self._finish(run_id, end, workspace, cost["value"] if cost.get("available") else None,
-                            self._vendor_facts(end, outcomes))
+                            self._vendor_facts(end, outcomes), self._budget_record(request, outcomes, end))
+
+    def _budget_record(self, request: RunRequest | None, outcomes: list[LegOutcome], end: End) -> dict[str, Any] | None:
+        """The record's `budget` at the end: the limits, the spend (the legs' streams as counted while
+        they ran, else their final usage) and which limit stopped the run."""
+        if request is None or request.budget is None:
+            return None
+        watch = self._budget
+        spent = watch.spent() if watch is not None else total([spend_of(o.result.usage) for o in outcomes
+                                                              if o.result is not None])
+        exceeded = watch.exceeded if watch is not None else None
+        if exceeded is None and end.reason_code == BUDGET_EXCEEDED:
+            exceeded = spent.crossed(request.budget) or "cost"  # the CLI stopped itself at its own cap
+        return budget_value(request.budget, spent, exceeded)
 
     def _vendor_facts(self, end: End, outcomes: list[LegOutcome]) -> dict[str, str | None]:
         """What the agent CLI's stream told of the run: its session id (a run of one leg; a
@@ -475,14 +498,26 @@ class WorkService:
         legs = plan(request)
         deadline = None if request.timeout is None else began + request.timeout
         shared = len(legs) > 1
+        if request.budget is not None and not request.budget.empty:
+            self._budget = BudgetWatch(request.budget, lambda text: self._say(workspace, text), self._over_budget)
 
         def run_leg(leg: Leg, prompt: str) -> LegOutcome:
-            console = LegConsole(workspace.console, f"[{leg.id}] " if shared else "", self._console_lock,
-                                 workspace.li_log)
+            console: Any = LegConsole(workspace.console, f"[{leg.id}] " if shared else "", self._console_lock,
+                                      workspace.li_log)
+            if self._budget is not None:
+                console = self._budget.console(leg.id, console)
             return self._run_leg(run_id, request, leg, prompt, console, workspace.env, deadline)
 
         return run_dag(legs, run_leg, lambda leg, answers: prompt_for(request, leg, answers),
-                       lambda: self.cancelled)
+                       lambda: self.cancelled or self._spent())
+
+    def _spent(self) -> bool:
+        return self._budget is not None and self._budget.exceeded is not None
+
+    def _over_budget(self) -> None:
+        """The budget is spent: every leg is stopped (as a cancel stops them), the run ends failed."""
+        if self.stop_children is not None:
+            self.stop_children()
 
     def _run_leg(self, run_id: str, request: RunRequest, leg: Leg, prompt: str, console: LegConsole,
                  env: Mapping[str, str], deadline: float | None) -> LegOutcome:
@@ -495,6 +530,8 @@ class WorkService:
                               console, remaining, extra=request.arguments_for(leg.model.provider),
                               idle_timeout=idle_timeout_of(request, leg))
         status, reason = leg_status(result, self.cancelled)
+        if self._spent() and not self.cancelled:
+            status, reason = "failed", BUDGET_EXCEEDED
         artifact, lost = self._keep_answer(run_id, request, leg, result.answer)
         return LegOutcome(leg, status, reason, result, artifact, self.clock.monotonic() - start, lost)
 
@@ -547,7 +584,7 @@ class WorkService:
             self._say(workspace, f"li runner: manifest.json not written: {_why(exc)}\n")
 
     def _finish(self, run_id: str, end: End, workspace: Workspace, cost_usd: float | None = None,
-                facts: Mapping[str, str | None] | None = None) -> Run | None:
+                facts: Mapping[str, str | None] | None = None, budget: dict[str, Any] | None = None) -> Run | None:
         """Record the end (with the cost the providers reported, for a listing's COST column)."""
         now = iso(self.clock.now())
         told = {k: v for k, v in (facts or {}).items() if v is not None}
@@ -572,7 +609,8 @@ class WorkService:
                     "found": {"status": current.status, "outcome": current.outcome,
                               "exit_code": current.exit_code, "terminal_source": current.terminal_source}})
             extra = current.extra if cost_usd is None else {**current.extra, "cost_usd": cost_usd}
-            return current.evolve(status=end.status, outcome=classify(end.status), reason_code=reason,
+            spent = {} if budget is None else {"budget": budget}
+            return current.evolve(**spent,status=end.status, outcome=classify(end.status), reason_code=reason,
                                   exit_code=end.exit_code, finished_at=now, terminal_source="runner", extra=extra,
                                   changes=self._changes if self._changes is not None else current.changes, **told)
 
@@ -621,6 +659,64 @@ class WorkService:
                 workspace.li_log.flush()
             except Exception:  # noqa: BLE001 - nowhere left to say it; the record still gets the end
                 pass
+
+
+def lean_allows(request: RunRequest) -> bool:
+    """Whether a lean supervisor (which reads nothing of the leg's stream while it runs) can watch
+    this run: not one with a budget (issue 42), which is counted from the stream as it arrives."""
+    return request.budget is None
+
+
+class BudgetWatch:
+    """A run's budget as its legs spend it: each leg's console fed to its own Meter; the first
+    event that reaches a limit says so in the li log and calls `stop` (once)."""
+
+    def __init__(self, budget: Budget, say: Callable[[str], None], stop: Callable[[], None]) -> None:
+        self.budget = budget
+        self.say = say
+        self.stop = stop
+        self.exceeded: str | None = None
+        self._meters: dict[str, Meter] = {}
+        self._lock = threading.Lock()
+
+    def spent(self) -> Spend:
+        with self._lock:
+            return total([m.spend for m in self._meters.values()])
+
+    def console(self, leg: str, inner: Any) -> Any:
+        meter = self._meters.setdefault(leg, Meter())
+        watch = self
+
+        class Metered:
+            """The leg's console, every line also counted."""
+
+            def write(self, text: str) -> int:
+                written: int = inner.write(text)
+                watch.feed(meter, text)
+                return written
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(inner, name)
+
+        return Metered()
+
+    def feed(self, meter: Meter, text: str) -> None:
+        for line in text.splitlines():
+            event = event_of(line)
+            if event is None:
+                continue
+            with self._lock:
+                if not meter.feed(event) or self.exceeded is not None:
+                    continue
+                spent = total([m.spend for m in self._meters.values()])
+                self.exceeded = spent.crossed(self.budget)
+                if self.exceeded is None:
+                    continue
+            limit = (f"{self.budget.max_tokens} tokens" if self.exceeded == "tokens"
+                     else f"${self.budget.max_cost_usd:g}")
+            used = f"{spent.tokens} tokens" if self.exceeded == "tokens" else f"${spent.cost_usd:g}"
+            self.say(f"li runner: the budget is spent ({used} of {limit}); stopping the work\n")
+            self.stop()
 
 
 def idle_timeout_of(request: RunRequest, leg: Leg) -> float | None:

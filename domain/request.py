@@ -10,6 +10,7 @@ from typing import Any
 from msgspec import Struct, to_builtins
 from msgspec import field as msgspec_field
 
+from lionrun.domain.budget import Budget
 from lionrun.domain.contract import ContractError, ErrorKind
 from lionrun.domain.notify import render
 from lionrun.domain.vocabulary import PERMISSION_MODES, PermissionMode
@@ -431,6 +432,8 @@ class RunRequest(Struct, frozen=True):
     # reply resumes (its CLI's own id).
     worktree: WorktreePlan | None = None
     resume_session: str | None = None
+    # Issue 42: what the run may spend (tokens, US dollars), counted from its CLIs' streams; None: no cap.
+    budget: Budget | None = None
 
     def arguments_for(self, provider: str) -> list[str]:
         """The argv a leg of `provider` adds to its command: permission flag, provider args, and the
@@ -439,7 +442,8 @@ class RunRequest(Struct, frozen=True):
 
         options = self.agents.get(provider)
         own = options.arguments(provider) if options is not None else []
-        return [*own, *resume_arguments(provider, self.resume_session)]
+        capped = self.budget.provider_arguments(provider) if self.budget is not None else []
+        return [*own, *capped, *resume_arguments(provider, self.resume_session)]
 
     @property
     def providers(self) -> set[str]:
@@ -463,6 +467,7 @@ class RunRequest(Struct, frozen=True):
                     agents={name: options.to_dict() for name, options in sorted(self.agents.items())},
                     synthesize=self.synthesize.text if self.synthesize else None,
                     worktree=self.worktree.to_dict() if self.worktree is not None else None,
+                    budget=self.budget.to_dict() if self.budget is not None else None,
                     notify=list(self.notify) if self.notify is not None else None)
         return data
 
@@ -488,8 +493,9 @@ class RunRequest(Struct, frozen=True):
                 confine=parse_confine(data.get("confine", "auto"), "request.json confine"),
                 worktree=_worktree_plan(data.get("worktree")),
                 resume_session=_session(data.get("resume_session")),
+                budget=Budget.from_dict(data.get("budget")),
             )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, ContractError) as exc:
             raise invalid(f"request.json is malformed: {exc}") from exc
 
 

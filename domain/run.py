@@ -194,6 +194,9 @@ class Run(Struct, frozen=True):
     # what li committed there, in the order the legs' worktrees were made. `worktree` and `changes`
     # stay None for such a run (they are a run's one worktree); None for every other run.
     leg_worktrees: list[LegWorktree] | None = None
+    # Issue 42: the run's budget, written by its runner at the end: {max_tokens, max_cost_usd,
+    # spent_tokens, spent_cost_usd, exceeded: tokens|cost|null}; None for a run with no budget.
+    budget: dict[str, Any] | None = None
 
     @property
     def job_id(self) -> str | None:

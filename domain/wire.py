@@ -337,6 +337,35 @@ class LegWorktreeValue(Wire, frozen=True, kw_only=True):
                 for e in run.leg_worktrees]
 
 
+class BudgetValue(Wire, frozen=True, kw_only=True):
+    """Issue 42: what a run may spend and what it spent, as its CLIs' streams reported it
+    (`spent_cost_usd` null where none reported a price); `exceeded` names the limit that stopped
+    it (`tokens` or `cost`; the run then ended failed, `budget_exceeded`), else null."""
+
+    max_tokens: int | None
+    max_cost_usd: float | None
+    spent_tokens: int | None
+    spent_cost_usd: float | None
+    exceeded: str | None
+
+    @staticmethod
+    def of(run: Run) -> BudgetValue | None:
+        raw = run.budget
+        if not isinstance(raw, dict):
+            return None
+
+        def number(value: object) -> float | None:
+            return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+        def whole(value: object) -> int | None:
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        exceeded = raw.get("exceeded")
+        return BudgetValue(max_tokens=whole(raw.get("max_tokens")), max_cost_usd=number(raw.get("max_cost_usd")),
+                           spent_tokens=whole(raw.get("spent_tokens")), spent_cost_usd=number(raw.get("spent_cost_usd")),
+                           exceeded=exceeded if exceeded in ("tokens", "cost") else None)
+
+
 class StatusData(Lifecycle, frozen=True, kw_only=True):
     """`li job status RUN_ID` (D4, D6, D7, D9): derivations, advisory liveness, read-derived fields."""
 
@@ -381,6 +410,9 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # Additive (D2), issue 25: the run whose confined work submitted this one through li (its
     # children are the runs that work may read, wait on and kill); null for any other run
     parent: str | None = None
+    # Additive (D2), issue 42: the run's budget (--max-tokens, --max-cost), what it spent and which
+    # limit stopped it; null for a run with none (spent 0 until its runner records the end)
+    budget: BudgetValue | None = None
 
 
 class OutputData(Wire, frozen=True, kw_only=True):

@@ -118,6 +118,14 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
       And the run has no response.md
 
     @D4.6 @cli
+    Scenario: A run its token budget stops ended failed, with budget_exceeded and what it spent
+      Given an agent CLI "claude" that replays its recorded "tool" stream slowly
+      When li runs an agent on it with "--max-tokens 20" and the run ends
+      Then the run ended with status "failed", outcome "failed" and reason "budget_exceeded"
+      And the run's budget says 26 tokens spent of 20, the tokens limit exceeded
+      And the run has no response.md
+
+    @D4.6 @cli
     Scenario: A Gemini run whose stream carries no result and that exits 0 is a failure
       Given an agent CLI "gemini" that replays its recorded "refused" stream and exits 0
       When li runs an agent on it and the run ends

@@ -186,6 +186,12 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
 
   Rule: D10.7 — Every entry carries outcome as well as terminal
 
+    @D10.7 @cli
+    Scenario: A wait on a run its budget stops returns it terminal, failed, budget_exceeded
+      Given an agent CLI "claude" that replays its recorded "tool" stream slowly
+      When a caller waits on the run li submits on it with "--max-tokens 20"
+      Then the wait entry says terminal true, outcome "failed" and reason "budget_exceeded"
+
     @D10.7
     Scenario: Terminal and outcome answer different questions on every entry
       Given a wait batch on this host:

@@ -50,6 +50,27 @@ def add_submit_options(parser: Any) -> None:
     parser.add_argument("--base", metavar="REF", help="the commit the worktree starts from (default: HEAD)")
     parser.add_argument("--setup", metavar="CMD",
                         help="a shell command run in the new worktree before the work (`worktree_setup` in config.toml)")
+    add_budget_options(parser)
+
+
+def add_budget_options(parser: Any) -> None:
+    """Issue 42: what a run may spend, counted from its agent CLIs' streams as they arrive."""
+    parser.add_argument("--max-tokens", metavar="N",
+                        help="stop the run (failed, budget_exceeded) once its agents reported N tokens")
+    parser.add_argument("--max-cost", metavar="USD",
+                        help="stop the run (failed, budget_exceeded) once its agents reported this cost in US "
+                             "dollars (claude only: the others report no price; passed on as --max-budget-usd)")
+
+
+def budget_option(args: Namespace) -> dict[str, Any]:
+    """`--max-tokens N`, `--max-cost USD` (issue 42); checked against the providers at submit."""
+    tokens, cost = getattr(args, "max_tokens", None), getattr(args, "max_cost", None)
+    if tokens is None and cost is None:
+        return {}
+    from lionrun.domain.budget import Budget, parse_max_cost, parse_max_tokens
+
+    return {"budget": Budget(max_tokens=None if tokens is None else parse_max_tokens(tokens),
+                             max_cost_usd=None if cost is None else parse_max_cost(cost))}
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -232,7 +253,7 @@ def common_options(args: Namespace) -> dict[str, Any]:
     options = {"cwd": cwd, "label": args.label, "timeout": parse_timeout(args.timeout),
                "notify": notify, "notify_source": source, **executor_options(args)}
     return {**options, **queue_option(args, options.get("executor")), **confine_option(args),
-            **worktree_options(args, cwd)}
+            **worktree_options(args, cwd), **budget_option(args)}
 
 
 def confine_option(args: Namespace) -> dict[str, Any]:
