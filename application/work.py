@@ -317,8 +317,16 @@ class WorkService:
         wall = self.clock.monotonic() - began
         self._write_manifest(run_id, request, outcomes, artifacts, wall, workspace)
         cost = meter(outcomes, wall)["cost_usd"]
+        budget = self._budget_record(request, outcomes, end)
         return self._finish(run_id, end, workspace, cost["value"] if cost.get("available") else None,
-                            self._vendor_facts(end, outcomes), self._budget_record(request, outcomes, end))
+                            self._vendor_facts(end, outcomes), budget, self._tokens(outcomes, budget))
+
+    def _tokens(self, outcomes: list[LegOutcome], budget: dict[str, Any] | None) -> int | None:
+        """The tokens the run's agents reported (issue 42: a queue's budget counts them), else None."""
+        if budget is not None:
+            return int(budget["spent_tokens"])
+        ran = [o.result.usage for o in outcomes if o.result is not None and o.leg.model.provider in AGENT_PROVIDERS]
+        return total([spend_of(usage) for usage in ran]).tokens if ran else None
 
     def _budget_record(self, request: RunRequest | None, outcomes: list[LegOutcome], end: End) -> dict[str, Any] | None:
         """The record's `budget` at the end: the limits, the spend (the legs' streams as counted while
@@ -584,7 +592,8 @@ class WorkService:
             self._say(workspace, f"li runner: manifest.json not written: {_why(exc)}\n")
 
     def _finish(self, run_id: str, end: End, workspace: Workspace, cost_usd: float | None = None,
-                facts: Mapping[str, str | None] | None = None, budget: dict[str, Any] | None = None) -> Run | None:
+                facts: Mapping[str, str | None] | None = None, budget: dict[str, Any] | None = None,
+                tokens: int | None = None) -> Run | None:
         """Record the end (with the cost the providers reported, for a listing's COST column)."""
         now = iso(self.clock.now())
         told = {k: v for k, v in (facts or {}).items() if v is not None}
@@ -609,6 +618,7 @@ class WorkService:
                     "found": {"status": current.status, "outcome": current.outcome,
                               "exit_code": current.exit_code, "terminal_source": current.terminal_source}})
             extra = current.extra if cost_usd is None else {**current.extra, "cost_usd": cost_usd}
+            extra = extra if not tokens else {**extra, "tokens": tokens}
             spent = {} if budget is None else {"budget": budget}
             return current.evolve(**spent,status=end.status, outcome=classify(end.status), reason_code=reason,
                                   exit_code=end.exit_code, finished_at=now, terminal_source="runner", extra=extra,

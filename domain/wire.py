@@ -628,6 +628,14 @@ class QueueRow(Wire, frozen=True, kw_only=True):
     paused_reason: str | None
     paused_until: str | None
     paused_by: str | None
+    # Additive (D2), issue 42: a token budget per window (`li queue set NAME --max-tokens N --per
+    # 24h`): the budget, the window's length, what its current window spent (counted as each run
+    # ends) and when that window rolls; null for a queue with none. A window spent pauses the queue
+    # (`paused_reason` `budget_exceeded`) until `window_ends`, then it opens by itself.
+    max_tokens: int | None = None
+    per_seconds: float | None = None
+    window_spent_tokens: int | None = None
+    window_ends: str | None = None
 
 
 class QueueData(Wire, frozen=True, kw_only=True):

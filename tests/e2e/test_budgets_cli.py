@@ -130,3 +130,31 @@ def test_a_budget_li_could_not_keep_is_refused_at_submit(li_home: str, fake: dic
     assert not Path(li_home, "runs").exists() or not os.listdir(Path(li_home, "runs"))  # nothing written
     human = run_li("agent", "--detach", *flags, model, "echo hi", home=li_home, env=env)
     assert human.returncode != 0 and said in human.stderr and "Traceback" not in human.stderr
+
+
+def test_a_queue_budget_pauses_the_queue_until_its_window_rolls(li_home: str, fake: dict[str, str]) -> None:
+    from datetime import datetime
+
+    env = {**fake, "FAKE_TURNS": "2", "FAKE_EVERY": "0"}  # 220 tokens a run
+    row = machine("queue", "set", "q", "--parallel", "1", "--max-tokens", "200", "--per", "8s", home=li_home).data
+    assert (row["queues"][0]["max_tokens"], row["queues"][0]["per_seconds"]) == (200, 8.0)
+    first = ended(li_home, submit(li_home, env, "--queue", "q"), env)
+    assert first["outcome"] == "succeeded" and first["budget"] is None  # the queue's budget, not the run's
+    queue = machine("queue", "list", home=li_home).data["queues"][0]
+    assert (queue["paused"], queue["paused_reason"], queue["paused_by"]) == (True, "budget_exceeded", first["run_id"])
+    assert queue["window_spent_tokens"] == 220 and queue["paused_until"] == queue["window_ends"]
+    second = submit(li_home, env, "--queue", "q")
+    assert machine("job", "status", second, home=li_home).data["status"] == "queued"
+    done = ended(li_home, second, env)
+    assert done["outcome"] == "succeeded"
+    opened = datetime.fromisoformat(queue["paused_until"])
+    assert datetime.fromisoformat(done["started_at"]) >= opened  # it started only once the window rolled
+    human = run_li("queue", "list", home=li_home)
+    assert "tokens 220/200 per 8 s" in human.stdout, human.stdout
+
+
+@pytest.mark.parametrize("flags", [("--max-tokens", "100"), ("--per", "1h"), ("--max-tokens", "x", "--per", "1h"),
+                                   ("--max-tokens", "10", "--per", "0s"), ("--max-tokens", "10", "--per", "soon")])
+def test_a_queue_budget_needs_both_halves_and_sane_values(li_home: str, flags: tuple[str, ...]) -> None:
+    done = run_li("queue", "set", "q", *flags, "--machine", home=li_home)
+    assert json.loads(done.stdout)["error"]["kind"] == "invalid_input", done.stdout

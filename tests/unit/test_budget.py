@@ -97,3 +97,32 @@ def test_spend_from_concluded_usage_and_a_runs_total() -> None:
         6, 0.1)
     assert spend_of({"input_tokens": 1, "output_tokens": 2}) == Spend(3)
     assert total([Spend(3), Spend(4, 0.5)]) == Spend(7, 0.5)
+
+
+def test_a_queue_window_counts_ends_pauses_and_rolls() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from lionrun.domain.queue import (
+        QueueSettings,
+        is_paused,
+        parse_window,
+        pause_reason,
+        set_budget,
+        settings_of,
+        spent,
+        window_spent,
+    )
+
+    now = datetime(2026, 12, 5, 12, tzinfo=UTC)
+    queue = set_budget(QueueSettings(name="q"), 100, parse_window("1h"))
+    queue = spent(queue, "r1", 60, now)
+    assert not is_paused(queue, now) and window_spent(queue, now) == 60
+    queue = spent(queue, "r2", 50, now + timedelta(minutes=10))
+    assert is_paused(queue, now + timedelta(minutes=59)) and pause_reason(queue, now) == "budget_exceeded"
+    assert queue.paused_by == "r2" and queue.paused_until == (now + timedelta(hours=1)).isoformat(timespec="microseconds")
+    later = now + timedelta(hours=1)
+    assert not is_paused(queue, later) and window_spent(queue, later) == 0  # the window rolled
+    rolled = spent(queue, "r3", 10, later)
+    assert rolled.window_spent == 10 and rolled.window_start == later.isoformat(timespec="microseconds")
+    assert settings_of("q", __import__("json").dumps(rolled.to_dict())) == rolled
+    assert parse_window("24h") == 86400 and parse_window("90") == 90 and parse_window("7d") == 7 * 86400
