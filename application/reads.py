@@ -37,6 +37,7 @@ from lionrun.domain.wire import (
     AgentOptions,
     AgentsAvailability,
     ArtifactsAvailability,
+    AttemptValue,
     BatchJob,
     BudgetValue,
     ChangesValue,
@@ -175,6 +176,7 @@ class RunReads:
             confinement_detail=run.confinement_detail[:500] if run.confinement_detail else None,
             worktree=WorktreeValue.of(run), changes=ChangesValue.of(run), continues=run.continues,
             leg_worktrees=LegWorktreeValue.of(run), budget=BudgetValue.of(run),
+            attempts=AttemptValue.of(run),
             chain=self.chain(run) if run.continues else None,
             parent=run.parent if run.parent and is_run_id(run.parent) else None,
         ).to_wire()

@@ -157,6 +157,9 @@ class WorkService:
         self.kill_watch = kill_watch
         self._cancelled = threading.Event()
         self._budget: BudgetWatch | None = None  # the run's budget as its legs spend it (issue 42)
+        self._attempt_number = 0  # issue 42: attempts of the work made so far, and the last one's start
+        self._attempt_began: str | None = None
+        self._attempts: list[dict[str, Any]] = []
         self._console_lock = threading.Lock()
         self._workspace: Workspace | None = None
         # A store that does not answer (its server restarting, a dropped connection) is waited for,
@@ -194,6 +197,7 @@ class WorkService:
                 self._cancelled.set()  # a kill recorded before there was a process to signal
             with self._watching_kill(run_id, workspace):
                 outcomes = self._execute(run_id, request, workspace, began)
+                outcomes = self._retrying(run_id, request, workspace, began, outcomes)
         return self._conclude(run_id, request, outcomes, next(iter(errors), None), began, workspace)
 
     @contextmanager
@@ -506,18 +510,68 @@ class WorkService:
         legs = plan(request)
         deadline = None if request.timeout is None else began + request.timeout
         shared = len(legs) > 1
-        if request.budget is not None and not request.budget.empty:
+        self._attempt_began = iso(self.clock.now())
+        self._attempt_number += 1
+        attempt = self._attempt_number
+        if request.budget is not None and not request.budget.empty and self._budget is None:
             self._budget = BudgetWatch(request.budget, lambda text: self._say(workspace, text), self._over_budget)
 
         def run_leg(leg: Leg, prompt: str) -> LegOutcome:
             console: Any = LegConsole(workspace.console, f"[{leg.id}] " if shared else "", self._console_lock,
                                       workspace.li_log)
             if self._budget is not None:
-                console = self._budget.console(leg.id, console)
+                console = self._budget.console(f"{attempt}:{leg.id}", console)
             return self._run_leg(run_id, request, leg, prompt, console, workspace.env, deadline)
 
         return run_dag(legs, run_leg, lambda leg, answers: prompt_for(request, leg, answers),
                        lambda: self.cancelled or self._spent())
+
+    def _retrying(self, run_id: str, request: RunRequest, workspace: Workspace, began: float,
+                  outcomes: list[LegOutcome]) -> list[LegOutcome]:
+        """Issue 42: the work tried again while its attempt ends with a reason the run's policy
+        retries, after the policy's backoff (a vendor's reset time wins), each attempt recorded on
+        the run as it ends; a kill during the wait ends the retrying (and the run, cancelled)."""
+        policy = request.retry
+        if policy is None:
+            return outcomes
+        import random
+
+        from lionrun.domain.retry import delay
+        from lionrun.domain.run import parse_iso
+
+        attempt, started = 1, self._attempt_began
+        deadline = None if request.timeout is None else began + request.timeout
+        while True:
+            end = decide(outcomes, self.cancelled, True, None, over_budget=self._spent())
+            if self.cancelled or not policy.retries_after(attempt, end.reason_code):
+                self._attempts.append({"attempt": attempt, "started_at": started})
+                return outcomes
+            now = self.clock.now()
+            told = self._vendor_facts(end, outcomes).get("retry_at")
+            wait = delay(policy, attempt, now, parse_iso(told) if told else None, None, random.random())
+            if wait is None or (deadline is not None and self.clock.monotonic() + wait >= deadline):
+                self._say(workspace, f"li runner: attempt {attempt} ended {end.reason_code}; not retried: "
+                                     f"{'the vendor resets too late' if wait is None else 'the run would be out of time'}\n")
+                self._attempts.append({"attempt": attempt, "started_at": started})
+                return outcomes
+            next_at = iso(now + timedelta(seconds=wait))
+            self._attempts.append({"attempt": attempt, "started_at": started, "ended_at": iso(now),
+                                   "status": end.status, "reason_code": end.reason_code, "next_at": next_at})
+            self._record_attempts(run_id)
+            self._say(workspace, f"li runner: attempt {attempt} ended {end.reason_code}; attempt {attempt + 1} of "
+                                 f"{policy.retries + 1} at {next_at} (in {wait:.1f} s)\n")
+            if self._cancelled.wait(wait):
+                return outcomes
+            attempt += 1
+            outcomes = self._execute(run_id, request, workspace, began)
+            started = self._attempt_began
+
+    def _record_attempts(self, run_id: str) -> None:
+        """The attempts so far on the record (best effort: the end records them all again)."""
+        attempts = [dict(a) for a in self._attempts]
+        with suppress(Exception):
+            self.store.update(run_id, lambda current: None if current.end_recorded else current.evolve(
+                attempts=attempts))
 
     def _spent(self) -> bool:
         return self._budget is not None and self._budget.exceeded is not None
@@ -619,7 +673,11 @@ class WorkService:
                               "exit_code": current.exit_code, "terminal_source": current.terminal_source}})
             extra = current.extra if cost_usd is None else {**current.extra, "cost_usd": cost_usd}
             extra = extra if not tokens else {**extra, "tokens": tokens}
-            spent = {} if budget is None else {"budget": budget}
+            spent: dict[str, Any] = {} if budget is None else {"budget": budget}
+            if self._attempts:  # issue 42: the last attempt ends with the run
+                last = {**self._attempts[-1], "ended_at": now, "status": end.status, "reason_code": reason,
+                        "next_at": None}
+                spent["attempts"] = [*self._attempts[:-1], last]
             return current.evolve(**spent,status=end.status, outcome=classify(end.status), reason_code=reason,
                                   exit_code=end.exit_code, finished_at=now, terminal_source="runner", extra=extra,
                                   changes=self._changes if self._changes is not None else current.changes, **told)
@@ -674,7 +732,7 @@ class WorkService:
 def lean_allows(request: RunRequest) -> bool:
     """Whether a lean supervisor (which reads nothing of the leg's stream while it runs) can watch
     this run: not one with a budget (issue 42), which is counted from the stream as it arrives."""
-    return request.budget is None
+    return request.budget is None and request.retry is None
 
 
 class BudgetWatch:

@@ -13,6 +13,7 @@ from msgspec import field as msgspec_field
 from lionrun.domain.budget import Budget
 from lionrun.domain.contract import ContractError, ErrorKind
 from lionrun.domain.notify import render
+from lionrun.domain.retry import RetryPolicy
 from lionrun.domain.vocabulary import PERMISSION_MODES, PermissionMode
 from lionrun.domain.worktree import WorktreePlan
 
@@ -434,6 +435,8 @@ class RunRequest(Struct, frozen=True):
     resume_session: str | None = None
     # Issue 42: what the run may spend (tokens, US dollars), counted from its CLIs' streams; None: no cap.
     budget: Budget | None = None
+    # Issue 42: the run's work tried again on a vendor's passing trouble; None: one attempt.
+    retry: RetryPolicy | None = None
 
     def arguments_for(self, provider: str) -> list[str]:
         """The argv a leg of `provider` adds to its command: permission flag, provider args, and the
@@ -468,6 +471,7 @@ class RunRequest(Struct, frozen=True):
                     synthesize=self.synthesize.text if self.synthesize else None,
                     worktree=self.worktree.to_dict() if self.worktree is not None else None,
                     budget=self.budget.to_dict() if self.budget is not None else None,
+                    retry=self.retry.to_dict() if self.retry is not None else None,
                     notify=list(self.notify) if self.notify is not None else None)
         return data
 
@@ -494,6 +498,7 @@ class RunRequest(Struct, frozen=True):
                 worktree=_worktree_plan(data.get("worktree")),
                 resume_session=_session(data.get("resume_session")),
                 budget=Budget.from_dict(data.get("budget")),
+                retry=RetryPolicy.from_dict(data.get("retry")),
             )
         except (KeyError, TypeError, ValueError, AttributeError, ContractError) as exc:
             raise invalid(f"request.json is malformed: {exc}") from exc

@@ -366,6 +366,37 @@ class BudgetValue(Wire, frozen=True, kw_only=True):
                            exceeded=exceeded if exceeded in ("tokens", "cost") else None)
 
 
+class AttemptValue(Wire, frozen=True, kw_only=True):
+    """Issue 42: one attempt of a run with a retry policy: its number (1: the first), when it began
+    and ended, how it ended, and when the next began (null for the last, or while it runs)."""
+
+    attempt: int
+    started_at: str | None
+    ended_at: str | None
+    status: str | None
+    reason_code: str | None
+    next_at: str | None
+
+    @staticmethod
+    def of(run: Run) -> list[AttemptValue] | None:
+        if not isinstance(run.attempts, list):
+            return None
+
+        def text(value: object) -> str | None:
+            return value[:200] if isinstance(value, str) else None
+
+        found = []
+        for n, raw in enumerate(run.attempts[:100], 1):
+            if isinstance(raw, dict):
+                number = raw.get("attempt")
+                found.append(AttemptValue(
+                    attempt=number if isinstance(number, int) and not isinstance(number, bool) else n,
+                    started_at=text(raw.get("started_at")), ended_at=text(raw.get("ended_at")),
+                    status=text(raw.get("status")), reason_code=text(raw.get("reason_code")),
+                    next_at=text(raw.get("next_at"))))
+        return found
+
+
 class StatusData(Lifecycle, frozen=True, kw_only=True):
     """`li job status RUN_ID` (D4, D6, D7, D9): derivations, advisory liveness, read-derived fields."""
 
@@ -413,6 +444,9 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # Additive (D2), issue 42: the run's budget (--max-tokens, --max-cost), what it spent and which
     # limit stopped it; null for a run with none (spent 0 until its runner records the end)
     budget: BudgetValue | None = None
+    # Additive (D2), issue 42: the attempts of a run submitted with --retry N, in order (the run is
+    # terminal only after its last); null for a run with no retry policy
+    attempts: list[AttemptValue] | None = None
 
 
 class OutputData(Wire, frozen=True, kw_only=True):

@@ -51,6 +51,41 @@ def add_submit_options(parser: Any) -> None:
     parser.add_argument("--setup", metavar="CMD",
                         help="a shell command run in the new worktree before the work (`worktree_setup` in config.toml)")
     add_budget_options(parser)
+    add_retry_options(parser)
+
+
+def add_retry_options(parser: Any) -> None:
+    """Issue 42: the run's work tried again, under the same run id, on a vendor's passing trouble."""
+    parser.add_argument("--retry", metavar="N",
+                        help="try the work again up to N more times when it ends with a --retry-on reason")
+    parser.add_argument("--retry-on", metavar="REASONS",
+                        help="comma-separated reason codes retried (default: provider_rate_limited,"
+                             "provider_overloaded,provider_unreachable)")
+    parser.add_argument("--retry-backoff", metavar="SECONDS",
+                        help="wait before the second attempt, doubled for each later one, capped at 300, "
+                             "jittered; a vendor's reset time wins (default 5)")
+
+
+def retry_option(args: Namespace) -> dict[str, Any]:
+    """`--retry N [--retry-on REASONS] [--retry-backoff SECONDS]` (issue 42)."""
+    count, on, backoff = (getattr(args, name, None) for name in ("retry", "retry_on", "retry_backoff"))
+    if count is None:
+        if on is not None or backoff is not None:
+            from lionrun.domain.request import invalid
+
+            raise invalid("--retry-on and --retry-backoff apply to --retry N", argument="--retry")
+        return {}
+    from lionrun.domain.retry import (
+        DEFAULT_BACKOFF,
+        DEFAULT_ON,
+        RetryPolicy,
+        parse_backoff,
+        parse_retries,
+        parse_retry_on,
+    )
+
+    return {"retry": RetryPolicy(retries=parse_retries(count), on=DEFAULT_ON if on is None else parse_retry_on(on),
+                                 backoff=DEFAULT_BACKOFF if backoff is None else parse_backoff(backoff))}
 
 
 def add_budget_options(parser: Any) -> None:
@@ -253,7 +288,7 @@ def common_options(args: Namespace) -> dict[str, Any]:
     options = {"cwd": cwd, "label": args.label, "timeout": parse_timeout(args.timeout),
                "notify": notify, "notify_source": source, **executor_options(args)}
     return {**options, **queue_option(args, options.get("executor")), **confine_option(args),
-            **worktree_options(args, cwd), **budget_option(args)}
+            **worktree_options(args, cwd), **budget_option(args), **retry_option(args)}
 
 
 def confine_option(args: Namespace) -> dict[str, Any]:
