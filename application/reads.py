@@ -36,6 +36,7 @@ from lionrun.domain.vocabulary import CONFINEMENTS, QUEUED, RECORD_UNUSABLE, Con
 from lionrun.domain.wire import (
     AgentOptions,
     AgentsAvailability,
+    ApprovalValue,
     ArtifactsAvailability,
     AttemptValue,
     BatchJob,
@@ -177,6 +178,8 @@ class RunReads:
             worktree=WorktreeValue.of(run), changes=ChangesValue.of(run), continues=run.continues,
             leg_worktrees=LegWorktreeValue.of(run), budget=BudgetValue.of(run),
             attempts=AttemptValue.of(run),
+            approvals=None if run.approvals is None else [ApprovalValue.of({**a, "run_id": run.run_id})
+                                                          for a in run.approvals if isinstance(a, dict)],
             chain=self.chain(run) if run.continues else None,
             parent=run.parent if run.parent and is_run_id(run.parent) else None,
         ).to_wire()

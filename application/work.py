@@ -133,8 +133,12 @@ class WorkService:
                  after_end: AfterEnd | None = None, stop_children: Callable[[], None] | None = None,
                  stop_strays: Callable[[Callable[[str], None]], None] | None = None, lock_attempts: int = 6, kill_watch: float | None = KILL_WATCH_SECONDS,
                  outage: float = OUTAGE_SECONDS_DEFAULT, confiner: Confiner | None = None,
-                 git: Callable[[], GitWorktrees] | None = None) -> None:
+                 git: Callable[[], GitWorktrees] | None = None,
+                 leg_arguments: Callable[[RunRequest, str], Sequence[str]] | None = None) -> None:
         self.store = store
+        # What the runner adds to a provider's argv beyond the request's own (issue 42: the
+        # --mcp-config that starts li's permission-prompt tool); None: nothing.
+        self.leg_arguments = leg_arguments
         self.confiner = confiner  # None: the work is started as it is (no decision recorded)
         self._confined: tuple[Mapping[str, str] | None] | None = None  # decided once per process
         self._refused: str | None = None
@@ -246,7 +250,7 @@ class WorkService:
         confine = self._confinement(run_id, request, workspace)  # decided above: the same answer
         try:
             launch = provider.launch(prompt_for(request, leg, {}), leg.model.model, env,
-                                     extra=request.arguments_for(leg.model.provider))
+                                     extra=self._arguments(request, leg.model.provider))
         except OSError:
             return None  # `perform` meets the same refusal and says it on the console
         return Supervision(run_id=run_id, launch=launch, cwd=request.cwd, env=env, timeout=remaining,
@@ -573,6 +577,11 @@ class WorkService:
             self.store.update(run_id, lambda current: None if current.end_recorded else current.evolve(
                 attempts=attempts))
 
+    def _arguments(self, request: RunRequest, provider: str) -> list[str]:
+        """A leg's extra argv: the request's (permission flag, provider args, …), then the runner's own."""
+        own = self.leg_arguments(request, provider) if self.leg_arguments is not None else ()
+        return [*request.arguments_for(provider), *own]
+
     def _spent(self) -> bool:
         return self._budget is not None and self._budget.exceeded is not None
 
@@ -589,7 +598,7 @@ class WorkService:
             return LegOutcome(leg, "timed_out", "timeout")
         provider = self.providers[leg.model.provider]
         result = provider.run(prompt, leg.model.model, self._leg_cwd(request, leg), {**env, "LI_LEG_ID": leg.id},
-                              console, remaining, extra=request.arguments_for(leg.model.provider),
+                              console, remaining, extra=self._arguments(request, leg.model.provider),
                               idle_timeout=idle_timeout_of(request, leg))
         status, reason = leg_status(result, self.cancelled)
         if self._spent() and not self.cancelled:

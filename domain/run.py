@@ -200,6 +200,10 @@ class Run(Struct, frozen=True):
     # Issue 42: each attempt of a run with a retry policy, in order: {attempt, started_at, ended_at,
     # status, reason_code, next_at (when the next begins; None for the last)}; None: no policy.
     attempts: list[dict[str, Any]] | None = None
+    # Issue 42: the permission requests of a run under --permission-mode ask, in order:
+    # {id, tool, input, tool_use_id, requested_at, behavior (allow|deny; None while open), message,
+    # answered_at, answered_by}; None for a run that never asked.
+    approvals: list[dict[str, Any]] | None = None
 
     @property
     def job_id(self) -> str | None:

@@ -19,6 +19,7 @@ Status = Literal[
     "running", "completed", "completed_empty", "failed", "timed_out",
     "aborted", "cancelled", "killed", "exited", "unknown",
     "queued",  # issue 29: the runner is alive and waits for its queue's slot (non-terminal)
+    "waiting_approval",  # issue 42: the agent waits for a person to answer a permission request (non-terminal)
 ]
 STATUSES_AT_V1: Final[tuple[Status, ...]] = get_args(Status)
 QUEUED: Final = "queued"  # a run whose runner is alive and waits for its queue's slot (issue 29)
@@ -64,5 +65,6 @@ StoreKind = Literal["filesystem", "postgresql"]
 Shell = Literal["bash", "zsh", "fish"]
 
 # Closed: what an agent CLI may do (li agent --permission-mode); each maps to its CLI's own flag.
-PermissionMode = Literal["read-only", "edits", "full"]
+# `ask` (issue 42): each tool use the CLI would ask about is put to a person through li (Claude Code only).
+PermissionMode = Literal["read-only", "edits", "full", "ask"]
 PERMISSION_MODES: Final[tuple[PermissionMode, ...]] = get_args(PermissionMode)

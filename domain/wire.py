@@ -447,6 +447,10 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # Additive (D2), issue 42: the attempts of a run submitted with --retry N, in order (the run is
     # terminal only after its last); null for a run with no retry policy
     attempts: list[AttemptValue] | None = None
+    # Additive (D2), issue 42: the permission requests of a run under --permission-mode ask, open
+    # and answered, in order (the run reads `waiting_approval` while one is open); null for a run
+    # that never asked
+    approvals: list[ApprovalValue] | None = None
 
 
 class OutputData(Wire, frozen=True, kw_only=True):
@@ -779,6 +783,39 @@ class ApplyData(Wire, frozen=True, kw_only=True):
 
 
 # The verb table of the published schema: file stem -> data class.
+class ApprovalValue(Wire, frozen=True, kw_only=True):
+    """Issue 42: one permission request of a run under --permission-mode ask: the tool the agent
+    wants to use and its input, when it asked, and the answer (`behavior` `allow` or `deny`, null
+    while open; `answered_by` a person's `li`, or `approval_timeout` when nobody answered in time)."""
+
+    run_id: str
+    id: str
+    tool: str
+    input: Any
+    requested_at: str | None
+    behavior: str | None
+    message: str | None
+    answered_at: str | None
+    answered_by: str | None
+
+    @staticmethod
+    def of(raw: dict[str, Any]) -> ApprovalValue:
+        def text(value: object) -> str | None:
+            return value[:2000] if isinstance(value, str) else None
+
+        return ApprovalValue(run_id=str(raw.get("run_id")), id=str(raw.get("id")), tool=str(raw.get("tool"))[:200],
+                             input=raw.get("input"), requested_at=text(raw.get("requested_at")),
+                             behavior=text(raw.get("behavior")), message=text(raw.get("message")),
+                             answered_at=text(raw.get("answered_at")), answered_by=text(raw.get("answered_by")))
+
+
+class ApprovalsData(Wire, frozen=True, kw_only=True):
+    """`li job approvals` (the open requests across runs), `li job approve|deny RUN [REQUEST]`
+    (the requests answered)."""
+
+    approvals: list[ApprovalValue]
+
+
 VERBS: dict[str, type[Wire]] = {
     "handshake": HandshakeData,
     "version": VersionData,
@@ -799,4 +836,7 @@ VERBS: dict[str, type[Wire]] = {
     "usage": UsageData,
     "diff": DiffData,
     "apply": ApplyData,
+    "approvals": ApprovalsData,
+    "approve": ApprovalsData,
+    "deny": ApprovalsData,
 }

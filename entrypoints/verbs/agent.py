@@ -52,6 +52,9 @@ def add_submit_options(parser: Any) -> None:
                         help="a shell command run in the new worktree before the work (`worktree_setup` in config.toml)")
     add_budget_options(parser)
     add_retry_options(parser)
+    parser.add_argument("--approval-timeout", metavar="SECONDS",
+                        help="with --permission-mode ask: a request nobody answers is denied after this long "
+                             "(default 600)")
 
 
 def add_retry_options(parser: Any) -> None:
@@ -188,7 +191,22 @@ def with_agent_options(request: RunRequest, args: Namespace) -> RunRequest:
         from lionrun.domain.request import refused_as_root
 
         refused_as_root(agents, os.environ)
-    return replace(request, agents=agents, idle_timeout=idle_timeout(request.providers, args))
+    return replace(request, agents=agents, idle_timeout=idle_timeout(request.providers, args),
+                   **approval_option(request, agents, args))
+
+
+def approval_option(request: RunRequest, agents: dict[str, Any], args: Namespace) -> dict[str, Any]:
+    """Issue 42: `--approval-timeout SECONDS` for a run under --permission-mode ask (default 600)."""
+    from lionrun.domain.approval import DEFAULT_TIMEOUT, parse_timeout
+    from lionrun.domain.request import invalid
+
+    flag = getattr(args, "approval_timeout", None)
+    asks = any(o.permission_mode == "ask" for o in agents.values())
+    if not asks:
+        if flag is not None:
+            raise invalid("--approval-timeout applies to --permission-mode ask", argument="--approval-timeout")
+        return {}
+    return {"approval_timeout": DEFAULT_TIMEOUT if flag is None else parse_timeout(flag)}
 
 
 def idle_timeout(providers: set[str], args: Namespace) -> float | None:

@@ -22,6 +22,10 @@ SUB_TABLE: tuple[tuple[str, str], ...] = (
     ("diff", "lionrun.entrypoints.verbs.job_diff"),
     ("apply", "lionrun.entrypoints.verbs.job_apply"),
     ("reply", "lionrun.entrypoints.verbs.job_reply"),
+    ("approvals", "lionrun.entrypoints.verbs.job_approvals"),
+    ("approve", "lionrun.entrypoints.verbs.job_approve"),
+    ("deny", "lionrun.entrypoints.verbs.job_deny"),
+    ("approval-request", "lionrun.entrypoints.verbs.job_approval_request"),
 )
 
 

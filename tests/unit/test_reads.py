@@ -24,7 +24,7 @@ STATUS_KEYS = {"run_id", "kind", "label", "status", "terminal", "outcome", "reas
                "manifest", "usage", "agents", "model", "exit_code", "started_at", "retry_of", "host",
                "job", "queue", "queue_position", "reap_withheld", "runner_end", "cost_usd", "retry_at", "session_id",
                "confinement", "confinement_detail", "finding",
-               "worktree", "changes", "continues", "chain", "leg_worktrees", "parent", "budget", "attempts"}
+               "worktree", "changes", "continues", "chain", "leg_worktrees", "parent", "budget", "attempts", "approvals"}
 AV_KEYS = {"available", "value", "reason_code", "detail"}
 
 
