@@ -55,6 +55,13 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
       Then the status answer says status "queued", terminal false, outcome null
       And the status answer says alive true and possibly orphaned false
 
+    @D4.3
+    Scenario: A run whose agent waits for a person's approval is waiting_approval, not terminal, no outcome
+      Given a run "r" that is waiting for a person's approval
+      When the status answer for "r" is read
+      Then the status answer says status "waiting_approval", terminal false, outcome null
+      And the status answer says alive true and possibly orphaned false
+
   Rule: D4.4 — both are needed: completed_empty is terminal and failed
 
     @D4.4

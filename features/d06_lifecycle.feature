@@ -49,6 +49,12 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
       When the status answer for "r" is read
       Then the status answer says status "exited", terminal true, outcome "indeterminate"
 
+    @D6.3
+    Scenario: A run waiting for approval whose runner is gone is reaped like any other orphan
+      Given a run "r" that is waiting for approval, its runner gone
+      When the status answer for "r" is read
+      Then the status answer says status "exited", terminal true, outcome "indeterminate"
+
     @D6.3 @cli
     Scenario: A real run whose process group is SIGKILLed reads exited until something reaps it
       Given a real detached process recorded as a started run without its identity

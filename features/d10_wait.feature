@@ -251,6 +251,24 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
       And all_terminal is false and timed_out is true
 
     @D10.8a
+    Scenario: A run waiting for a person's approval stays pending, never ended and never stopped
+      Given a wait batch on this host:
+        | name   | state                           |
+        | asking | waiting for a person's approval |
+        | done   | completed                       |
+      When the caller waits on "asking, done" with max wait 1 and poll interval 1
+      Then the wait entries in order are:
+        | name   | status           | terminal | spawn_state |
+        | asking | waiting_approval | false    | started     |
+        | done   | completed        | true     | started     |
+      And the wait partition is:
+        | bucket              | names  |
+        | pending             | asking |
+        | stopped_without_end |        |
+        | unresolved_spawn    |        |
+      And all_terminal is false and timed_out is true
+
+    @D10.8a
     Scenario: A run waiting for its queue's slot stays pending, never ended and never stopped
       Given a wait batch on this host:
         | name   | state                      |

@@ -66,6 +66,8 @@ class RunState(Enum):
     KILL_REQUESTED_GONE = "gone after a kill request"
     QUEUED = "queued, waiting for a slot"
     QUEUED_GONE = "queued, its runner gone"
+    WAITING_APPROVAL = "waiting for a person's approval"  # issue 42
+    WAITING_APPROVAL_GONE = "waiting for approval, its runner gone"
     PREPARING = "preparing"
     AGED_PREPARING = "aged preparing"
     SPAWN_FAILED = "spawn failed"
@@ -85,7 +87,7 @@ NO_IDENTITY = {RunState.GONE_NO_IDENTITY, RunState.ALIVE_NO_IDENTITY, RunState.P
                RunState.PRE_PHASE_GONE}
 # States whose recorded process the prober shows alive (pid, created at CREATED); an ended run's is gone.
 ALIVE = {RunState.RUNNING, RunState.NOTED_DONE_ELSEWHERE, RunState.ALIVE_NO_IDENTITY, RunState.PRE_PHASE_ALIVE, RunState.ZOMBIE,
-         RunState.BEFORE_REBOOT, RunState.QUEUED}
+         RunState.BEFORE_REBOOT, RunState.QUEUED, RunState.WAITING_APPROVAL}
 
 
 # A regular expression matching exactly the state names, longest first (for step patterns).
@@ -147,6 +149,11 @@ def _record(state: RunState, run_id: str, submitted: datetime, overrides: dict[s
             values.update(kill_requested_at=iso(submitted))
         if state in (RunState.QUEUED, RunState.QUEUED_GONE):  # its runner waits for a slot of queue "q"
             values.update(status="queued", queue="q", started_at=None)
+        if state in (RunState.WAITING_APPROVAL, RunState.WAITING_APPROVAL_GONE):  # one open request (issue 42)
+            values.update(status="waiting_approval", approvals=[{
+                "id": "a1", "tool": "Bash", "input": {"command": "touch x"}, "tool_use_id": "t1",
+                "requested_at": iso(submitted), "behavior": None, "message": None, "answered_at": None,
+                "answered_by": None}])
     values.update(overrides)
     return Run(run_id=run_id, **values)
 

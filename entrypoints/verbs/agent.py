@@ -27,7 +27,7 @@ def add_submit_options(parser: Any) -> None:
                              "idle_timeout; default: `idle_timeout` in config.toml, else 900; 0: off)")
     parser.add_argument("--notify", help="argv template run when the run ends (no shell)")
     parser.add_argument("--permission-mode", metavar="MODE",
-                        help="what agent CLIs may do: read-only, edits or full (default: each CLI's own)")
+                        help="what agent CLIs may do: read-only, edits, full, or ask (claude: each tool use put to a person; default: each CLI's own)")
     parser.add_argument("--provider-arg", action="append", metavar="ARG",
                         help="an argument passed verbatim to the agent CLI (repeatable; write --provider-arg=--flag)")
     parser.add_argument("--executor", choices=None, metavar="local|slurm",

@@ -124,3 +124,24 @@ def test_ask_is_refused_at_submit_for_a_cli_with_no_headless_route(agents: Agent
                   env=agents.env(cli))
     error = json.loads(done.stdout)["error"]
     assert error["kind"] == "invalid_input" and "no headless route" in error["message"], error
+
+
+def test_the_contract_client_lists_and_answers_a_request(agents: Agents) -> None:
+    import os
+
+    from lionrun.adapters.contract_client import ContractClient, SubprocessRunner
+    from tests.support import li_bin
+
+    began = time.monotonic()
+    run_id, env = agents.submit("claude", *ASK, steps=(tool("touch client.txt"), text("Asked.")))
+    client = ContractClient(li_bin(), runner=SubprocessRunner({**os.environ, **env, "LI_HOME": agents.home}))
+    assert client.handshake().registered
+    request = open_request(agents, run_id, env)
+    listed = client.approvals()
+    assert listed.ok and [r["id"] for r in listed.data["approvals"] if r["run_id"] == run_id] == [request["id"]]
+    denied = client.deny(run_id, str(request["id"]), reason="through the client")
+    assert denied.ok and denied.data["approvals"][0]["behavior"] == "deny"
+    again = client.approve(run_id, str(request["id"]))
+    assert not again.ok and again.error is not None and again.error["kind"] == "conflict"  # answered once
+    ended = agents.finish("claude", run_id, env, began)
+    assert not (ended.workspace / "client.txt").exists()
