@@ -35,11 +35,11 @@ emit({{"type": "system", "subtype": "init", "session_id": "s-1", "tools": ["Bash
 turns = int(os.environ.get("FAKE_TURNS", "10"))
 for turn in range(1, turns + 1):
     usage = {{"input_tokens": 100, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 10}}
+    with open(os.environ["FAKE_EVENTS"], "a") as out:  # written down before it is said: li may stop it at once
+        out.write(f"{{turn}}\\n")
     for block in ("thinking", "text"):  # one API message, said in two events: counted once
         emit({{"type": "assistant", "session_id": "s-1", "message": {{"id": f"msg_{{turn}}", "role": "assistant",
               "content": [{{"type": "text", "text": f"turn {{turn}} {{block}}"}}], "usage": usage}}}})
-    with open(os.environ["FAKE_EVENTS"], "a") as out:
-        out.write(f"{{turn}}\\n")
     time.sleep(float(os.environ.get("FAKE_EVERY", "0.4")))
 subtype = os.environ.get("FAKE_SUBTYPE", "success")
 emit({{"type": "result", "subtype": subtype, "is_error": subtype != "success", "result": "done" if subtype == "success" else "",

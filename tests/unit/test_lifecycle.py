@@ -100,6 +100,7 @@ def test_the_producer_classifies_every_v1_status_it_knows() -> None:
         "failed": "failed", "timed_out": "failed", "aborted": "cancelled", "cancelled": "cancelled",
         "killed": "failed", "exited": "indeterminate", "unknown": "indeterminate",
         "queued": "indeterminate",  # never a success: a queued run has no end to classify
+        "waiting_approval": "indeterminate",  # issue 42: nor one waiting for a person's approval
     }
 
 
