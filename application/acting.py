@@ -26,6 +26,12 @@ class ChildrenOf:
         self.parent = parent
         self._making: set[str] = set()  # the ids this li reserved: the runs it is making
 
+    @property
+    def own_record(self) -> Any:
+        """The store itself, for the one thing the work may do to its own run's record: put a
+        permission request to a person and read the answer (issue 42, `li job approval-request`)."""
+        return self._store
+
     def _child(self, run_id: str) -> str:
         """`run_id` when it is a child of `parent`; else RunNotFound, as for a run that is not."""
         if self._store.read(run_id).parent != self.parent:

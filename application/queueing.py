@@ -19,7 +19,11 @@ from lionrun.domain.queue import (
     pause_reason,
     rate_limited,
     resume,
+    set_budget,
     set_parallel,
+    spent,
+    window_ends,
+    window_spent,
 )
 from lionrun.domain.run import Run, iso
 
@@ -102,9 +106,19 @@ class QueueService:
             return settings, self.queues.take_slot(queue, settings.parallel), True
         return settings, None, first
 
-    def set(self, name: str, parallel: int | None) -> dict[str, Any]:
+    def set(self, name: str, parallel: int | None | Unchanged = None,
+            budget: tuple[int, float] | None | Unchanged = None) -> dict[str, Any]:
+        """A queue's limit and (issue 42) token budget per window: each UNCHANGED unless given."""
         check_queue_name(name, "NAME")
-        return self.describe(self.queues.change(name, lambda s: set_parallel(s, parallel)))
+
+        def change(settings: QueueSettings) -> QueueSettings:
+            if not isinstance(parallel, Unchanged):
+                settings = set_parallel(settings, parallel)
+            if not isinstance(budget, Unchanged):
+                settings = set_budget(settings, *(budget or (None, None)))
+            return settings
+
+        return self.describe(self.queues.change(name, change))
 
     def pause(self, name: str) -> dict[str, Any]:
         check_queue_name(name, "NAME")
@@ -131,13 +145,39 @@ class QueueService:
                 "paused_reason": pause_reason(settings, now), "paused_until": None if until is None else iso(until),
                 "paused_by": settings.paused_by if is_paused(settings, now) else None,
                 "line": [{"run_id": run_id, "position": index + 1, "priority": priority}
-                         for index, (_, run_id, priority) in enumerate(self.queues.places(settings.name)[:LINE_SHOWN])]}
+                         for index, (_, run_id, priority) in enumerate(self.queues.places(settings.name)[:LINE_SHOWN])],
+                **self.budget_of(settings)}
+
+    def budget_of(self, settings: QueueSettings) -> dict[str, Any]:
+        """Issue 42: the queue's token budget per window, what its current window spent, when it rolls."""
+        if settings.max_tokens is None:
+            return {}
+        now = self.clock.now()
+        ends = window_ends(settings)
+        return {"max_tokens": settings.max_tokens, "per_seconds": settings.per,
+                "window_spent_tokens": window_spent(settings, now),
+                "window_ends": iso(ends) if ends is not None and now < ends else None}
 
     def after_end(self, run: Run) -> QueueSettings | None:
         """A run that ended rate limited pauses its queue until the vendor's reset (or a bounded
         backoff); the runs waiting in it stay queued and start once it opens by itself."""
-        if run.reason_code != RATE_LIMITED or not run.queue:
+        if not run.queue:
             return None
-        reset = run.retry_at if isinstance(run.retry_at, str) else None
         now = self.clock.now()
+        tokens = run.extra.get("tokens") if isinstance(run.extra, dict) else None
+        paused = None
+        if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
+            kept = self.queues.settings(run.queue)
+            if kept is not None and kept.max_tokens is not None:  # issue 42: the window's budget
+                paused = self.queues.change(run.queue, lambda s: spent(s, run.run_id, tokens, now))
+        if run.reason_code != RATE_LIMITED:
+            return paused
+        reset = run.retry_at if isinstance(run.retry_at, str) else None
         return self.queues.change(run.queue, lambda s: rate_limited(s, run.run_id, reset, now, self.backoff))
+
+
+class Unchanged:
+    """A setting `li queue set` was not given: the queue keeps its own."""
+
+
+UNCHANGED = Unchanged()

@@ -36,8 +36,11 @@ from lionrun.domain.vocabulary import CONFINEMENTS, QUEUED, RECORD_UNUSABLE, Con
 from lionrun.domain.wire import (
     AgentOptions,
     AgentsAvailability,
+    ApprovalValue,
     ArtifactsAvailability,
+    AttemptValue,
     BatchJob,
+    BudgetValue,
     ChangesValue,
     DeliveryAvailability,
     EvidenceSpool,
@@ -174,7 +177,10 @@ class RunReads:
             confinement=confinement_of(run), finding=None if observed.finding is None else observed.finding.code,
             confinement_detail=run.confinement_detail[:500] if run.confinement_detail else None,
             worktree=WorktreeValue.of(run), changes=ChangesValue.of(run), continues=run.continues,
-            leg_worktrees=LegWorktreeValue.of(run),
+            leg_worktrees=LegWorktreeValue.of(run), budget=BudgetValue.of(run),
+            attempts=AttemptValue.of(run),
+            approvals=None if run.approvals is None else [ApprovalValue.of({**a, "run_id": run.run_id})
+                                                          for a in run.approvals if isinstance(a, dict)],
             chain=self.chain(run) if run.continues else None,
             parent=run.parent if run.parent and is_run_id(run.parent) else None,
             after=self.dependencies(run), failed_dependency=failed_dependency(run),

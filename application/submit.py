@@ -28,6 +28,7 @@ from lionrun.application.ports import (
     StoreRefused,
     Waiting,
 )
+from lionrun.domain.budget import Spend, budget_value
 from lionrun.domain.contract import ContractError, ErrorKind
 from lionrun.domain.dependencies import Order
 from lionrun.domain.idempotency import fingerprint
@@ -94,6 +95,12 @@ class SubmitService:
             if problems:
                 raise ContractError(ErrorKind.UNAVAILABLE, f"the Slurm executor cannot be used: {problems[0]}",
                                     {"executor": SLURM, "reason_code": "executor_unavailable"})
+        if request.budget is not None:
+            from lionrun.domain.budget import refusal
+
+            refused = refusal(request.budget, request.providers)
+            if refused is not None:
+                raise refused
         for name in sorted(request.providers):
             provider = self.providers.get(name)
             if provider is None:
@@ -253,6 +260,7 @@ class SubmitService:
             notify_source=request.notify_source, model=request.model_text, cwd=request.cwd,
             timeout=request.timeout, extra=self._extra(request), host_id=self._host_id(),
             executor=SLURM if request.executor == SLURM else None, continues=_continues(request),
+            budget=None if request.budget is None else budget_value(request.budget, Spend(), None),
         )
 
     def _host_id(self) -> str | None:

@@ -41,12 +41,21 @@ from lionrun.application.worktrees import (
     WorktreeFailed,
 )
 from lionrun.domain.availability import UNREADABLE, Availability
+from lionrun.domain.budget import (
+    BUDGET_EXCEEDED,
+    Budget,
+    Meter,
+    Spend,
+    budget_value,
+    spend_of,
+    total,
+)
 from lionrun.domain.contract import ContractError
 from lionrun.domain.ending import EXIT_DECIDES, End, decide, leg_status
 from lionrun.domain.lifecycle import classify, exit_code_of
 from lionrun.domain.request import AGENT_PROVIDERS, Leg, RunRequest, invalid
 from lionrun.domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
-from lionrun.domain.transcript import PROVIDER_RATE_LIMITED
+from lionrun.domain.transcript import PROVIDER_RATE_LIMITED, event_of
 from lionrun.domain.vocabulary import STORE_HIDDEN, UNCONFINED
 from lionrun.domain.worktree import Changes
 
@@ -127,8 +136,12 @@ class WorkService:
                  after_end: AfterEnd | None = None, stop_children: Callable[[], None] | None = None,
                  stop_strays: Callable[[Callable[[str], None]], None] | None = None, lock_attempts: int = 6, kill_watch: float | None = KILL_WATCH_SECONDS,
                  outage: float = OUTAGE_SECONDS_DEFAULT, confiner: Confiner | None = None,
-                 git: Callable[[], GitWorktrees] | None = None) -> None:
+                 git: Callable[[], GitWorktrees] | None = None,
+                 leg_arguments: Callable[[RunRequest, str], Sequence[str]] | None = None) -> None:
         self.store = store
+        # What the runner adds to a provider's argv beyond the request's own (issue 42: the
+        # --mcp-config that starts li's permission-prompt tool); None: nothing.
+        self.leg_arguments = leg_arguments
         self.confiner = confiner  # None: the work is started as it is (no decision recorded)
         self._confined: tuple[Mapping[str, str] | None] | None = None  # decided once per process
         self._refused: str | None = None
@@ -153,6 +166,10 @@ class WorkService:
         self.lock_attempts = lock_attempts
         self.kill_watch = kill_watch
         self._cancelled = threading.Event()
+        self._budget: BudgetWatch | None = None  # the run's budget as its legs spend it (issue 42)
+        self._attempt_number = 0  # issue 42: attempts of the work made so far, and the last one's start
+        self._attempt_began: str | None = None
+        self._attempts: list[dict[str, Any]] = []
         self._console_lock = threading.Lock()
         self._workspace: Workspace | None = None
         # A store that does not answer (its server restarting, a dropped connection) is waited for,
@@ -190,6 +207,7 @@ class WorkService:
                 self._cancelled.set()  # a kill recorded before there was a process to signal
             with self._watching_kill(run_id, workspace):
                 outcomes = self._execute(run_id, request, workspace, began)
+                outcomes = self._retrying(run_id, request, workspace, began, outcomes)
         return self._conclude(run_id, request, outcomes, next(iter(errors), None), began, workspace)
 
     @contextmanager
@@ -225,7 +243,7 @@ class WorkService:
         except (ContractError, WorktreeFailed, ConfinementRefused):
             return None  # `perform` records the end, and says why
         legs = plan(request)
-        if len(legs) != 1 or self._kill_requested(run_id):
+        if len(legs) != 1 or self._kill_requested(run_id) or not lean_allows(request):
             return None
         leg = legs[0]
         provider = self.providers.get(leg.model.provider)
@@ -238,7 +256,7 @@ class WorkService:
         confine = self._confinement(run_id, request, workspace)  # decided above: the same answer
         try:
             launch = provider.launch(prompt_for(request, leg, {}), leg.model.model, env,
-                                     extra=request.arguments_for(leg.model.provider))
+                                     extra=self._arguments(request, leg.model.provider))
         except OSError:
             return None  # `perform` meets the same refusal and says it on the console
         return Supervision(run_id=run_id, launch=launch, cwd=request.cwd, env=env, timeout=remaining,
@@ -314,14 +332,16 @@ class WorkService:
                 self._say(workspace, f"li runner: the work's leftover processes were not looked for: {_why(exc)}\n")
         announced = self._announced() if self.cancelled else None
         artifacts = self._collect(run_id, outcomes, workspace)
-        end = decide(outcomes, self.cancelled, produced(artifacts, outcomes), error)
+        end = decide(outcomes, self.cancelled, produced(artifacts, outcomes), error, over_budget=self._spent())
         if announced is not None and end.status == "cancelled":
             end = End(status=announced.status, reason_code="timeout" if announced.status == "timed_out"
                       else end.reason_code, exit_code=exit_code_of(announced.status))
         self._write_manifest(run_id, request, outcomes, artifacts, wall, workspace)
         cost = meter(outcomes, wall)["cost_usd"]
+        budget = self._budget_record(request, outcomes, end)
         return self._finish(run_id, end, workspace, cost["value"] if cost.get("available") else None,
-                            self._vendor_facts(end, outcomes), ended_at=ended_at,
+                            self._vendor_facts(end, outcomes), budget=budget, tokens=self._tokens(outcomes, budget),
+                            ended_at=ended_at,
                             evidence=None if announced is None else announced.evidence)
 
     def _announced(self) -> AnnouncedStop | None:
@@ -332,6 +352,26 @@ class WorkService:
             return self.stop_cause()
         except Exception:  # noqa: BLE001 - an unreadable answer leaves the end `cancelled`
             return None
+
+    def _tokens(self, outcomes: list[LegOutcome], budget: dict[str, Any] | None) -> int | None:
+        """The tokens the run's agents reported (issue 42: a queue's budget counts them), else None."""
+        if budget is not None:
+            return int(budget["spent_tokens"])
+        ran = [o.result.usage for o in outcomes if o.result is not None and o.leg.model.provider in AGENT_PROVIDERS]
+        return total([spend_of(usage) for usage in ran]).tokens if ran else None
+
+    def _budget_record(self, request: RunRequest | None, outcomes: list[LegOutcome], end: End) -> dict[str, Any] | None:
+        """The record's `budget` at the end: the limits, the spend (the legs' streams as counted while
+        they ran, else their final usage) and which limit stopped the run."""
+        if request is None or request.budget is None:
+            return None
+        watch = self._budget
+        spent = watch.spent() if watch is not None else total([spend_of(o.result.usage) for o in outcomes
+                                                              if o.result is not None])
+        exceeded = watch.exceeded if watch is not None else None
+        if exceeded is None and end.reason_code == BUDGET_EXCEEDED:
+            exceeded = spent.crossed(request.budget) or "cost"  # the CLI stopped itself at its own cap
+        return budget_value(request.budget, spent, exceeded)
 
     def _vendor_facts(self, end: End, outcomes: list[LegOutcome]) -> dict[str, str | None]:
         """What the agent CLI's stream told of the run: its session id (a run of one leg; a
@@ -498,14 +538,81 @@ class WorkService:
         legs = plan(request)
         deadline = None if request.timeout is None else began + request.timeout
         shared = len(legs) > 1
+        self._attempt_began = iso(self.clock.now())
+        self._attempt_number += 1
+        attempt = self._attempt_number
+        if request.budget is not None and not request.budget.empty and self._budget is None:
+            self._budget = BudgetWatch(request.budget, lambda text: self._say(workspace, text), self._over_budget)
 
         def run_leg(leg: Leg, prompt: str) -> LegOutcome:
-            console = LegConsole(workspace.console, f"[{leg.id}] " if shared else "", self._console_lock,
-                                 workspace.li_log)
+            console: Any = LegConsole(workspace.console, f"[{leg.id}] " if shared else "", self._console_lock,
+                                      workspace.li_log)
+            if self._budget is not None:
+                console = self._budget.console(f"{attempt}:{leg.id}", console)
             return self._run_leg(run_id, request, leg, prompt, console, workspace.env, deadline)
 
         return run_dag(legs, run_leg, lambda leg, answers: prompt_for(request, leg, answers),
-                       lambda: self.cancelled)
+                       lambda: self.cancelled or self._spent())
+
+    def _retrying(self, run_id: str, request: RunRequest, workspace: Workspace, began: float,
+                  outcomes: list[LegOutcome]) -> list[LegOutcome]:
+        """Issue 42: the work tried again while its attempt ends with a reason the run's policy
+        retries, after the policy's backoff (a vendor's reset time wins), each attempt recorded on
+        the run as it ends; a kill during the wait ends the retrying (and the run, cancelled)."""
+        policy = request.retry
+        if policy is None:
+            return outcomes
+        import random
+
+        from lionrun.domain.retry import delay
+        from lionrun.domain.run import parse_iso
+
+        attempt, started = 1, self._attempt_began
+        deadline = None if request.timeout is None else began + request.timeout
+        while True:
+            end = decide(outcomes, self.cancelled, True, None, over_budget=self._spent())
+            if self.cancelled or not policy.retries_after(attempt, end.reason_code):
+                self._attempts.append({"attempt": attempt, "started_at": started})
+                return outcomes
+            now = self.clock.now()
+            told = self._vendor_facts(end, outcomes).get("retry_at")
+            wait = delay(policy, attempt, now, parse_iso(told) if told else None, None, random.random())
+            if wait is None or (deadline is not None and self.clock.monotonic() + wait >= deadline):
+                self._say(workspace, f"li runner: attempt {attempt} ended {end.reason_code}; not retried: "
+                                     f"{'the vendor resets too late' if wait is None else 'the run would be out of time'}\n")
+                self._attempts.append({"attempt": attempt, "started_at": started})
+                return outcomes
+            next_at = iso(now + timedelta(seconds=wait))
+            self._attempts.append({"attempt": attempt, "started_at": started, "ended_at": iso(now),
+                                   "status": end.status, "reason_code": end.reason_code, "next_at": next_at})
+            self._record_attempts(run_id)
+            self._say(workspace, f"li runner: attempt {attempt} ended {end.reason_code}; attempt {attempt + 1} of "
+                                 f"{policy.retries + 1} at {next_at} (in {wait:.1f} s)\n")
+            if self._cancelled.wait(wait):
+                return outcomes
+            attempt += 1
+            outcomes = self._execute(run_id, request, workspace, began)
+            started = self._attempt_began
+
+    def _record_attempts(self, run_id: str) -> None:
+        """The attempts so far on the record (best effort: the end records them all again)."""
+        attempts = [dict(a) for a in self._attempts]
+        with suppress(Exception):
+            self.store.update(run_id, lambda current: None if current.end_recorded else current.evolve(
+                attempts=attempts))
+
+    def _arguments(self, request: RunRequest, provider: str) -> list[str]:
+        """A leg's extra argv: the request's (permission flag, provider args, …), then the runner's own."""
+        own = self.leg_arguments(request, provider) if self.leg_arguments is not None else ()
+        return [*request.arguments_for(provider), *own]
+
+    def _spent(self) -> bool:
+        return self._budget is not None and self._budget.exceeded is not None
+
+    def _over_budget(self) -> None:
+        """The budget is spent: every leg is stopped (as a cancel stops them), the run ends failed."""
+        if self.stop_children is not None:
+            self.stop_children()
 
     def _run_leg(self, run_id: str, request: RunRequest, leg: Leg, prompt: str, console: LegConsole,
                  env: Mapping[str, str], deadline: float | None) -> LegOutcome:
@@ -515,9 +622,11 @@ class WorkService:
             return LegOutcome(leg, "timed_out", "timeout")
         provider = self.providers[leg.model.provider]
         result = provider.run(prompt, leg.model.model, self._leg_cwd(request, leg), {**env, "LI_LEG_ID": leg.id},
-                              console, remaining, extra=request.arguments_for(leg.model.provider),
+                              console, remaining, extra=self._arguments(request, leg.model.provider),
                               idle_timeout=idle_timeout_of(request, leg))
         status, reason = leg_status(result, self.cancelled)
+        if self._spent() and not self.cancelled:
+            status, reason = "failed", BUDGET_EXCEEDED
         artifact, lost = self._keep_answer(run_id, request, leg, result.answer)
         return LegOutcome(leg, status, reason, result, artifact, self.clock.monotonic() - start, lost)
 
@@ -580,7 +689,8 @@ class WorkService:
 
     def _finish(self, run_id: str, end: End, workspace: Workspace, cost_usd: float | None = None,
                 facts: Mapping[str, str | None] | None = None, noted: Mapping[str, Any] | None = None,
-                ended_at: str | None = None, evidence: Mapping[str, Any] | None = None) -> Run | None:
+                ended_at: str | None = None, evidence: Mapping[str, Any] | None = None,
+                budget: dict[str, Any] | None = None, tokens: int | None = None) -> Run | None:
         """Record the end (with the cost the providers reported, for a listing's COST column), at
         `ended_at` (when the work ended; now when not given), with the batch system's word on a
         stop it announced as `terminal_evidence`, and `noted` kept in the record's extra."""
@@ -611,7 +721,13 @@ class WorkService:
             extra = current.extra if cost_usd is None else {**current.extra, "cost_usd": cost_usd}
             if noted:
                 extra = {**extra, **noted}
-            return current.evolve(status=end.status, outcome=classify(end.status), reason_code=reason,
+            extra = extra if not tokens else {**extra, "tokens": tokens}
+            spent: dict[str, Any] = {} if budget is None else {"budget": budget}
+            if self._attempts:  # issue 42: the last attempt ends with the run
+                last = {**self._attempts[-1], "ended_at": now, "status": end.status, "reason_code": reason,
+                        "next_at": None}
+                spent["attempts"] = [*self._attempts[:-1], last]
+            return current.evolve(**spent,status=end.status, outcome=classify(end.status), reason_code=reason,
                                   exit_code=end.exit_code, finished_at=now, terminal_source="runner", extra=extra,
                                   changes=self._changes if self._changes is not None else current.changes, **told)
 
@@ -660,6 +776,64 @@ class WorkService:
                 workspace.li_log.flush()
             except Exception:  # noqa: BLE001 - nowhere left to say it; the record still gets the end
                 pass
+
+
+def lean_allows(request: RunRequest) -> bool:
+    """Whether a lean supervisor (which reads nothing of the leg's stream while it runs) can watch
+    this run: not one with a budget (issue 42), which is counted from the stream as it arrives."""
+    return request.budget is None and request.retry is None
+
+
+class BudgetWatch:
+    """A run's budget as its legs spend it: each leg's console fed to its own Meter; the first
+    event that reaches a limit says so in the li log and calls `stop` (once)."""
+
+    def __init__(self, budget: Budget, say: Callable[[str], None], stop: Callable[[], None]) -> None:
+        self.budget = budget
+        self.say = say
+        self.stop = stop
+        self.exceeded: str | None = None
+        self._meters: dict[str, Meter] = {}
+        self._lock = threading.Lock()
+
+    def spent(self) -> Spend:
+        with self._lock:
+            return total([m.spend for m in self._meters.values()])
+
+    def console(self, leg: str, inner: Any) -> Any:
+        meter = self._meters.setdefault(leg, Meter())
+        watch = self
+
+        class Metered:
+            """The leg's console, every line also counted."""
+
+            def write(self, text: str) -> int:
+                written: int = inner.write(text)
+                watch.feed(meter, text)
+                return written
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(inner, name)
+
+        return Metered()
+
+    def feed(self, meter: Meter, text: str) -> None:
+        for line in text.splitlines():
+            event = event_of(line)
+            if event is None:
+                continue
+            with self._lock:
+                if not meter.feed(event) or self.exceeded is not None:
+                    continue
+                spent = total([m.spend for m in self._meters.values()])
+                self.exceeded = spent.crossed(self.budget)
+                if self.exceeded is None:
+                    continue
+            limit = (f"{self.budget.max_tokens} tokens" if self.exceeded == "tokens"
+                     else f"${self.budget.max_cost_usd:g}")
+            used = f"{spent.tokens} tokens" if self.exceeded == "tokens" else f"${spent.cost_usd:g}"
+            self.say(f"li runner: the budget is spent ({used} of {limit}); stopping the work\n")
+            self.stop()
 
 
 def idle_timeout_of(request: RunRequest, leg: Leg) -> float | None:

@@ -15,6 +15,7 @@ EXIT_DECIDES: Final = frozenset({"sh"})
 # The reason on a `completed` run whose artifacts could not be collected (never `completed_empty`).
 ARTIFACTS_UNAVAILABLE: Final = "artifacts_unavailable"
 IDLE_TIMEOUT: Final = "idle_timeout"  # a leg stopped by the idle watchdog (domain.transcript's too)
+BUDGET_EXCEEDED: Final = "budget_exceeded"  # the run's budget stopped it (domain.budget's too, issue 42)
 EMPTY_ANSWER: Final = "empty_answer"  # an agent's stream ended with no answer (domain.transcript's too)
 
 
@@ -69,8 +70,10 @@ def leg_status(result: ProcessEnd, cancelled: bool) -> tuple[str, str | None]:
     return "completed", None
 
 
-def decide(legs: Sequence[LegEnd], cancelled: bool, produced: bool | None, error: str | None) -> End:
-    """The run's end from its legs: cancel beats error beats timeout beats failure beats emptiness.
+def decide(legs: Sequence[LegEnd], cancelled: bool, produced: bool | None, error: str | None,
+           over_budget: bool = False) -> End:
+    """The run's end from its legs: cancel beats error beats budget beats timeout beats failure beats
+    emptiness. A run its budget stopped (issue 42) is `failed`, `budget_exceeded`, as a timeout stops one.
 
     `produced` is None when the artifacts could not be collected. The work's own exit still
     decides: work that did not fail is `completed` with reason `artifacts_unavailable`, never
@@ -80,6 +83,8 @@ def decide(legs: Sequence[LegEnd], cancelled: bool, produced: bool | None, error
         return End(status="cancelled", reason_code="cancelled", exit_code=exit_code_of("cancelled"))
     if error is not None:
         return End(status="failed", reason_code=error, exit_code=1)
+    if over_budget:
+        return End(status="failed", reason_code=BUDGET_EXCEEDED, exit_code=1)
     late = next((leg for leg in legs if leg.status == "timed_out"), None)
     if late is not None:
         return End(status="timed_out", reason_code=IDLE_TIMEOUT if late.reason_code == IDLE_TIMEOUT else "timeout",

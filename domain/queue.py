@@ -34,6 +34,9 @@ PAUSED_BY_PERSON: Final = "paused"
 RATE_LIMITED: Final = "provider_rate_limited"
 BACKOFF_SECONDS: Final = 60.0  # a rate limit that named no reset time pauses the queue this long
 BACKOFF_MAX_SECONDS: Final = 6 * 3600.0  # a reset time further out than this is not believed
+# Issue 42: a queue's token budget per window was spent; it opens when the window rolls.
+BUDGET_SPENT: Final = "budget_exceeded"
+WINDOW_MAX_SECONDS: Final = 366 * 24 * 3600.0
 
 
 class QueueRefused(ValueError):
@@ -81,10 +84,18 @@ class QueueSettings:
     paused_until: str | None = None
     paused_reason: str | None = None
     paused_by: str | None = None
+    # Issue 42: at most `max_tokens` tokens per window of `per` seconds (None: no budget); the
+    # window began at `window_start` (ISO; None: nothing spent yet) and `window_spent` were spent in it.
+    max_tokens: int | None = None
+    per: float | None = None
+    window_start: str | None = None
+    window_spent: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": 1, "name": self.name, "parallel": self.parallel, "paused": self.paused,
-                "paused_until": self.paused_until, "paused_reason": self.paused_reason, "paused_by": self.paused_by}
+                "paused_until": self.paused_until, "paused_reason": self.paused_reason, "paused_by": self.paused_by,
+                "max_tokens": self.max_tokens, "per": self.per, "window_start": self.window_start,
+                "window_spent": self.window_spent}
 
     @classmethod
     def from_dict(cls, data: object) -> QueueSettings:
@@ -103,8 +114,27 @@ class QueueSettings:
         until = texts[0]
         if until is not None and _moment(until) is None:
             raise QueueRefused("settings", f"the queue's paused_until {until!r} is not an ISO 8601 UTC time")
+        budget = _budget_fields(data)
         return cls(name=name, parallel=parallel, paused=bool(data.get("paused", False)), paused_until=until,
-                   paused_reason=texts[1], paused_by=texts[2])
+                   paused_reason=texts[1], paused_by=texts[2], **budget)
+
+
+def _budget_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The budget fields of stored settings (issue 42; absent in settings from before them)."""
+    tokens, per, start, spent = (data.get(k) for k in ("max_tokens", "per", "window_start", "window_spent"))
+    spent = 0 if spent is None else spent
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
+        raise QueueRefused("settings", "the queue's max_tokens is not a number of tokens")
+    if per is not None and (isinstance(per, bool) or not isinstance(per, int | float) or not 0 < per <= WINDOW_MAX_SECONDS):
+        raise QueueRefused("settings", "the queue's per is not a window in seconds")
+    if (tokens is None) != (per is None):
+        raise QueueRefused("settings", "the queue's max_tokens and per go together")
+    if start is not None and (not isinstance(start, str) or _moment(start) is None):
+        raise QueueRefused("settings", "the queue's window_start is not an ISO 8601 UTC time")
+    if isinstance(spent, bool) or not isinstance(spent, int) or spent < 0:
+        raise QueueRefused("settings", "the queue's window_spent is not a number of tokens")
+    return {"max_tokens": tokens, "per": None if per is None else float(per), "window_start": start,
+            "window_spent": spent}
 
 
 def settings_of(name: str, raw: str | bytes) -> QueueSettings:
@@ -191,6 +221,70 @@ def rate_limited(settings: QueueSettings, run_id: str, retry_at: str | None, now
         return replace(settings, paused_until=until.isoformat(timespec="microseconds"))
     return replace(settings, paused_until=until.isoformat(timespec="microseconds"), paused_reason=RATE_LIMITED,
                    paused_by=run_id)
+
+
+# --- a token budget per window (issue 42) ------------------------------------------------------
+
+_UNITS: Final = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_window(text: object, argument: str = "--per") -> float:
+    """`24h`, `30m`, `90s`, `7d` or a number of seconds: the length of a budget's window."""
+    raw = str(text).strip().lower() if isinstance(text, str | int | float) and not isinstance(text, bool) else ""
+    scale = _UNITS.get(raw[-1:], None) if raw else None
+    number = raw[:-1] if scale is not None else raw
+    try:
+        seconds = float(number) * (scale or 1.0)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= WINDOW_MAX_SECONDS or seconds != seconds:
+        _refuse(argument, text, f"{argument} must be a window such as 24h, 30m, 90s or 7d (at most 366d), "
+                                f"not {str(text)[:80]!r}")
+    return seconds
+
+
+def set_budget(settings: QueueSettings, max_tokens: int | None, per: float | None) -> QueueSettings:
+    """The queue with a token budget per window (None, None: none); the window starts afresh."""
+    if (max_tokens is None) != (per is None):
+        _refuse("--per", per, "a queue's budget takes both --max-tokens N and --per WINDOW")
+    return replace(settings, max_tokens=max_tokens, per=per, window_start=None, window_spent=0)
+
+
+def window_ends(settings: QueueSettings) -> datetime | None:
+    """When the budget's current window ends (None: no budget, or nothing spent yet)."""
+    start = _moment(settings.window_start)
+    if start is None or settings.per is None:
+        return None
+    return start + timedelta(seconds=settings.per)
+
+
+def window_spent(settings: QueueSettings, now: datetime) -> int:
+    """Tokens spent in the window that holds `now` (0 once it rolled)."""
+    ends = window_ends(settings)
+    return settings.window_spent if ends is not None and now < ends else 0
+
+
+def spent(settings: QueueSettings, run_id: str, tokens: int, now: datetime) -> QueueSettings:
+    """The queue after `run_id` ended having spent `tokens`: counted in the current window (a new
+    one starts when the last rolled); a window spent pauses the queue until it rolls, as a rate
+    limit does (a later pause already set is kept, and a person's pause stays a person's)."""
+    limit, per = settings.max_tokens, settings.per
+    if limit is None or per is None or tokens <= 0:
+        return settings
+    ends = window_ends(settings)
+    if ends is None or now >= ends:
+        settings = replace(settings, window_start=now.isoformat(timespec="microseconds"), window_spent=0)
+        ends = now + timedelta(seconds=per)
+    settings = replace(settings, window_spent=settings.window_spent + tokens)
+    if settings.window_spent < limit:
+        return settings
+    known = pause_ends(settings, now)
+    if known is not None and known >= ends:
+        return settings
+    until = ends.isoformat(timespec="microseconds")
+    if settings.paused:
+        return replace(settings, paused_until=until)
+    return replace(settings, paused_until=until, paused_reason=BUDGET_SPENT, paused_by=run_id)
 
 
 # --- the waiting line: one entry per waiter, named by its ticket -------------------------------

@@ -10,20 +10,26 @@ from typing import Any
 from msgspec import Struct, to_builtins
 from msgspec import field as msgspec_field
 
+from lionrun.domain.budget import Budget
 from lionrun.domain.contract import ContractError, ErrorKind
 from lionrun.domain.notify import render
+from lionrun.domain.retry import RetryPolicy
 from lionrun.domain.vocabulary import PERMISSION_MODES, PermissionMode
 from lionrun.domain.worktree import WorktreePlan
 
 PROVIDERS = ("sh", "claude", "codex", "gemini")
 AGENT_PROVIDERS = ("claude", "codex", "gemini")  # the CLIs that take a permission mode and --provider-arg
+ASK_PROVIDERS = ("claude",)  # issue 42: the CLIs whose permission prompts li can put to a person
 DEFAULT_PROVIDER = "sh"
 # Each CLI's documented flag for a mode: Claude Code --permission-mode, Codex --sandbox, Gemini --approval-mode.
 # Gemini's read-only is its `default` approval mode, under which a headless run denies every tool call
 # that would need approval (edits, shell); its `plan` mode may leave planning and edit in headless runs.
 PERMISSION_FLAGS: dict[str, dict[str, tuple[str, ...]]] = {
     "claude": {"read-only": ("--permission-mode", "plan"), "edits": ("--permission-mode", "acceptEdits"),
-               "full": ("--permission-mode", "bypassPermissions")},
+               "full": ("--permission-mode", "bypassPermissions"),
+               # issue 42: every tool use it would ask about goes to li's permission-prompt tool (the
+               # runner adds the --mcp-config that starts it: adapters/approval_mcp.py)
+               "ask": ("--permission-mode", "default", "--permission-prompt-tool", "mcp__li__approve")},
     "codex": {"read-only": ("--sandbox", "read-only"), "edits": ("--sandbox", "workspace-write"),
               "full": ("--sandbox", "danger-full-access")},
     "gemini": {"read-only": ("--approval-mode", "default"), "edits": ("--approval-mode", "auto_edit"),
@@ -206,6 +212,13 @@ def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[
         what = "--permission-mode" if mode is not None else "--provider-arg"
         raise invalid(f"{what} applies to agent CLIs (claude, codex, gemini); sh runs its script as you, "
                       "with no permission mode or provider arguments", option=what)
+    asking = [name for name in agents if name not in ASK_PROVIDERS
+              and (mode == "ask" or (mode is None and defaults.get(name, AgentOptions()).permission_mode == "ask"))]
+    if asking:
+        raise invalid(f"--permission-mode ask needs a CLI that hands its permission prompts to a tool (claude: "
+                      f"--permission-prompt-tool); {', '.join(asking)} has no headless route to ask a person "
+                      "(codex exec and gemini -p deny or stop where they would ask)", argument="--permission-mode",
+                      providers=asking, reason_code="provider_refused")
     if args is not None and len(agents) > 1:
         raise invalid(f"--provider-arg is passed verbatim to one CLI, but this run uses {', '.join(agents)}; "
                       "set per-provider args in config.toml instead", providers=agents)
@@ -431,6 +444,17 @@ class RunRequest(Struct, frozen=True):
     # reply resumes (its CLI's own id).
     worktree: WorktreePlan | None = None
     resume_session: str | None = None
+    # Issue 42: what the run may spend (tokens, US dollars), counted from its CLIs' streams; None: no cap.
+    budget: Budget | None = None
+    # Issue 42: the run's work tried again on a vendor's passing trouble; None: one attempt.
+    retry: RetryPolicy | None = None
+    # Issue 42: seconds a permission request waits for a person before it is denied (ask mode only).
+    approval_timeout: float | None = None
+
+    @property
+    def asks(self) -> bool:
+        """Whether a leg's CLI puts its permission prompts to a person through li (issue 42)."""
+        return any(o.permission_mode == "ask" for o in self.agents.values())
 
     def arguments_for(self, provider: str) -> list[str]:
         """The argv a leg of `provider` adds to its command: permission flag, provider args, and the
@@ -439,7 +463,8 @@ class RunRequest(Struct, frozen=True):
 
         options = self.agents.get(provider)
         own = options.arguments(provider) if options is not None else []
-        return [*own, *resume_arguments(provider, self.resume_session)]
+        capped = self.budget.provider_arguments(provider) if self.budget is not None else []
+        return [*own, *capped, *resume_arguments(provider, self.resume_session)]
 
     @property
     def providers(self) -> set[str]:
@@ -463,6 +488,8 @@ class RunRequest(Struct, frozen=True):
                     agents={name: options.to_dict() for name, options in sorted(self.agents.items())},
                     synthesize=self.synthesize.text if self.synthesize else None,
                     worktree=self.worktree.to_dict() if self.worktree is not None else None,
+                    budget=self.budget.to_dict() if self.budget is not None else None,
+                    retry=self.retry.to_dict() if self.retry is not None else None,
                     notify=list(self.notify) if self.notify is not None else None)
         return data
 
@@ -488,8 +515,11 @@ class RunRequest(Struct, frozen=True):
                 confine=parse_confine(data.get("confine", "auto"), "request.json confine"),
                 worktree=_worktree_plan(data.get("worktree")),
                 resume_session=_session(data.get("resume_session")),
+                budget=Budget.from_dict(data.get("budget")),
+                retry=RetryPolicy.from_dict(data.get("retry")),
+                approval_timeout=_seconds(data.get("approval_timeout")),
             )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, ContractError) as exc:
             raise invalid(f"request.json is malformed: {exc}") from exc
 
 

@@ -208,6 +208,16 @@ class Run(Struct, frozen=True):
     # its priority within its queue (None: 0; higher starts first).
     after: list[Dependency] | None = None
     priority: int | None = None
+    # Issue 42: the run's budget, written by its runner at the end: {max_tokens, max_cost_usd,
+    # spent_tokens, spent_cost_usd, exceeded: tokens|cost|null}; None for a run with no budget.
+    budget: dict[str, Any] | None = None
+    # Issue 42: each attempt of a run with a retry policy, in order: {attempt, started_at, ended_at,
+    # status, reason_code, next_at (when the next begins; None for the last)}; None: no policy.
+    attempts: list[dict[str, Any]] | None = None
+    # Issue 42: the permission requests of a run under --permission-mode ask, in order:
+    # {id, tool, input, tool_use_id, requested_at, behavior (allow|deny; None while open), message,
+    # answered_at, answered_by}; None for a run that never asked.
+    approvals: list[dict[str, Any]] | None = None
 
     @property
     def job_id(self) -> str | None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from lionrun.domain.ending import BUDGET_EXCEEDED
 from lionrun.domain.ending import EMPTY_ANSWER as ENDING_EMPTY_ANSWER
 from lionrun.domain.ending import IDLE_TIMEOUT as ENDING_IDLE_TIMEOUT
 
@@ -49,6 +50,7 @@ PROVIDER_ERROR: Final = "provider_error"  # any other failure the CLI flagged, o
 IDLE_TIMEOUT: Final = ENDING_IDLE_TIMEOUT  # status timed_out: the CLI wrote no event for --idle-timeout seconds
 AGENT_REASONS: Final = (PROVIDER_AUTH, PROVIDER_RATE_LIMITED, PROVIDER_OVERLOADED, PROVIDER_UNREACHABLE,
                         PROVIDER_REFUSED, EMPTY_ANSWER, PROVIDER_ERROR)
+CLAUDE_OVER_BUDGET: Final = "error_max_budget_usd"  # Claude Code's result at its own --max-budget-usd
 GEMINI_UNTRUSTED_EXIT: Final = 55  # gemini-cli: headless work in a folder it does not trust
 GEMINI_AUTH_EXIT: Final = 41  # gemini-cli FatalAuthenticationError
 
@@ -379,6 +381,9 @@ def _claude_outcome(events: list[dict[str, Any]]) -> Outcome:
     answer = final.get("result")
     text = answer if isinstance(answer, str) else None
     usage = claude_usage(final)
+    if final.get("subtype") == CLAUDE_OVER_BUDGET:  # its own --max-budget-usd stopped it (issue 42)
+        return Outcome(None, True, usage, ended=True, reason=BUDGET_EXCEEDED,
+                       message=_claude_message(final), session_id=session)
     if _claude_failed(final):
         message = _claude_message(final)
         status = _number(final.get("api_error_status"))

@@ -21,6 +21,7 @@ Status = Literal[
     "aborted", "cancelled", "killed", "exited", "unknown",
     "queued",  # issue 29: the runner is alive and waits for its queue's slot (non-terminal)
     "waiting",  # issue 43: the run waits for the runs it was submitted --after (non-terminal)
+    "waiting_approval",  # issue 42: the agent waits for a person to answer a permission request (non-terminal)
 ]
 STATUSES_AT_V1: Final[tuple[Status, ...]] = get_args(Status)
 QUEUED: Final = "queued"  # a run whose runner is alive and waits for its queue's slot (issue 29)
@@ -71,7 +72,8 @@ StoreKind = Literal["filesystem", "postgresql"]
 Shell = Literal["bash", "zsh", "fish"]
 
 # Closed as input (li refuses others), open on the wire (a later li may record another): what an agent CLI may do (li agent --permission-mode); each maps to its CLI's own flag.
-PermissionMode = Literal["read-only", "edits", "full"]
+# `ask` (issue 42): each tool use the CLI would ask about is put to a person through li (Claude Code only).
+PermissionMode = Literal["read-only", "edits", "full", "ask"]
 PERMISSION_MODES: Final[tuple[PermissionMode, ...]] = get_args(PermissionMode)
 KILL_ACTIONS: Final[tuple[KillAction, ...]] = get_args(KillAction)
 SEVERITIES: Final[tuple[Severity, ...]] = get_args(Severity)

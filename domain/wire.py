@@ -405,6 +405,64 @@ class DependencyValue(Wire, frozen=True, kw_only=True):
     outcome: str | None
     state: str | None
     matched: bool | None
+class BudgetValue(Wire, frozen=True, kw_only=True):
+    """Issue 42: what a run may spend and what it spent, as its CLIs' streams reported it
+    (`spent_cost_usd` null where none reported a price); `exceeded` names the limit that stopped
+    it (`tokens` or `cost`; the run then ended failed, `budget_exceeded`), else null."""
+
+    max_tokens: int | None
+    max_cost_usd: float | None
+    spent_tokens: int | None
+    spent_cost_usd: float | None
+    exceeded: str | None
+
+    @staticmethod
+    def of(run: Run) -> BudgetValue | None:
+        raw = run.budget
+        if not isinstance(raw, dict):
+            return None
+
+        def number(value: object) -> float | None:
+            return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+        def whole(value: object) -> int | None:
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        exceeded = raw.get("exceeded")
+        return BudgetValue(max_tokens=whole(raw.get("max_tokens")), max_cost_usd=number(raw.get("max_cost_usd")),
+                           spent_tokens=whole(raw.get("spent_tokens")), spent_cost_usd=number(raw.get("spent_cost_usd")),
+                           exceeded=exceeded if exceeded in ("tokens", "cost") else None)
+
+
+class AttemptValue(Wire, frozen=True, kw_only=True):
+    """Issue 42: one attempt of a run with a retry policy: its number (1: the first), when it began
+    and ended, how it ended, and when the next began (null for the last, or while it runs)."""
+
+    attempt: int
+    started_at: str | None
+    ended_at: str | None
+    status: str | None
+    reason_code: str | None
+    next_at: str | None
+
+    @staticmethod
+    def of(run: Run) -> list[AttemptValue] | None:
+        if not isinstance(run.attempts, list):
+            return None
+
+        def text(value: object) -> str | None:
+            return value[:200] if isinstance(value, str) else None
+
+        found = []
+        for n, raw in enumerate(run.attempts[:100], 1):
+            if isinstance(raw, dict):
+                number = raw.get("attempt")
+                found.append(AttemptValue(
+                    attempt=number if isinstance(number, int) and not isinstance(number, bool) else n,
+                    started_at=text(raw.get("started_at")), ended_at=text(raw.get("ended_at")),
+                    status=text(raw.get("status")), reason_code=text(raw.get("reason_code")),
+                    next_at=text(raw.get("next_at"))))
+        return found
 
 
 class StatusData(Lifecycle, frozen=True, kw_only=True):
@@ -460,6 +518,16 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # Additive (D2), issue 40: where what its runner left on its host (console, li log,
     # artifacts) had stayed until that host moved it into the shared store; null otherwise
     evidence_spool: EvidenceSpool | None = None
+    # Additive (D2), issue 42: the run's budget (--max-tokens, --max-cost), what it spent and which
+    # limit stopped it; null for a run with none (spent 0 until its runner records the end)
+    budget: BudgetValue | None = None
+    # Additive (D2), issue 42: the attempts of a run submitted with --retry N, in order (the run is
+    # terminal only after its last); null for a run with no retry policy
+    attempts: list[AttemptValue] | None = None
+    # Additive (D2), issue 42: the permission requests of a run under --permission-mode ask, open
+    # and answered, in order (the run reads `waiting_approval` while one is open); null for a run
+    # that never asked
+    approvals: list[ApprovalValue] | None = None
 
 
 class OutputData(Wire, frozen=True, kw_only=True):
@@ -687,6 +755,14 @@ class QueueWaiter(Wire, frozen=True, kw_only=True):
     run_id: str
     position: int
     priority: int
+    # Additive (D2), issue 42: a token budget per window (`li queue set NAME --max-tokens N --per
+    # 24h`): the budget, the window's length, what its current window spent (counted as each run
+    # ends) and when that window rolls; null for a queue with none. A window spent pauses the queue
+    # (`paused_reason` `budget_exceeded`) until `window_ends`, then it opens by itself.
+    max_tokens: int | None = None
+    per_seconds: float | None = None
+    window_spent_tokens: int | None = None
+    window_ends: str | None = None
 
 
 class QueueData(Wire, frozen=True, kw_only=True):
@@ -796,6 +872,39 @@ class ApplyData(Wire, frozen=True, kw_only=True):
 
 
 # The verb table of the published schema: file stem -> data class.
+class ApprovalValue(Wire, frozen=True, kw_only=True):
+    """Issue 42: one permission request of a run under --permission-mode ask: the tool the agent
+    wants to use and its input, when it asked, and the answer (`behavior` `allow` or `deny`, null
+    while open; `answered_by` a person's `li`, or `approval_timeout` when nobody answered in time)."""
+
+    run_id: str
+    id: str
+    tool: str
+    input: Any
+    requested_at: str | None
+    behavior: str | None
+    message: str | None
+    answered_at: str | None
+    answered_by: str | None
+
+    @staticmethod
+    def of(raw: dict[str, Any]) -> ApprovalValue:
+        def text(value: object) -> str | None:
+            return value[:2000] if isinstance(value, str) else None
+
+        return ApprovalValue(run_id=str(raw.get("run_id")), id=str(raw.get("id")), tool=str(raw.get("tool"))[:200],
+                             input=raw.get("input"), requested_at=text(raw.get("requested_at")),
+                             behavior=text(raw.get("behavior")), message=text(raw.get("message")),
+                             answered_at=text(raw.get("answered_at")), answered_by=text(raw.get("answered_by")))
+
+
+class ApprovalsData(Wire, frozen=True, kw_only=True):
+    """`li job approvals` (the open requests across runs), `li job approve|deny RUN [REQUEST]`
+    (the requests answered)."""
+
+    approvals: list[ApprovalValue]
+
+
 VERBS: dict[str, type[Wire]] = {
     "handshake": HandshakeData,
     "version": VersionData,
@@ -816,4 +925,7 @@ VERBS: dict[str, type[Wire]] = {
     "usage": UsageData,
     "diff": DiffData,
     "apply": ApplyData,
+    "approvals": ApprovalsData,
+    "approve": ApprovalsData,
+    "deny": ApprovalsData,
 }

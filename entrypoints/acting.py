@@ -21,7 +21,9 @@ ACTING = "LI_ACTING_FOR"
 # (command, its subcommand) the work may ask for; None: the command has none
 OPEN = frozenset({("handshake", None), ("agent", None), ("mcp", None), ("orchestrate", "fanout"),
                   ("orchestrate", "flow"), ("job", "status"), ("job", "wait"), ("job", "kill"),
-                  ("job", "output"), ("job", "list"), ("job", "diff")})
+                  ("job", "output"), ("job", "list"), ("job", "diff"),
+                  # issue 42: the run's permission-prompt tool asks a person, for this run only
+                  ("job", "approval-request")})
 # submit options that would run something of the work's choosing outside its confinement, or
 # start the child unconfined
 CLOSED_OPTIONS = (("notify", "--notify"), ("setup", "--setup"), ("partition", "--partition"),

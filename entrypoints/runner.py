@@ -351,7 +351,9 @@ def _after_end_in_queue(ended: Any) -> None:
     """A run that ended rate limited pauses its queue until the vendor's reset (issue 29)."""
     from lionrun.domain.queue import RATE_LIMITED
 
-    if ended is None or getattr(ended, "reason_code", None) != RATE_LIMITED:
+    spent = isinstance(getattr(ended, "extra", None), dict) and ended.extra.get("tokens")  # issue 42
+    if ended is None or not getattr(ended, "queue", None) or (
+            getattr(ended, "reason_code", None) != RATE_LIMITED and not spent):
         return
     from lionrun.application.ports import StoreRefused
     from lionrun.application.queueing import QueueService
@@ -363,10 +365,12 @@ def _after_end_in_queue(ended: Any) -> None:
     try:
         paused = QueueService(queues, services.clock()).after_end(ended)
     except (StoreRefused, OSError) as exc:
-        _say(f"the queue could not be paused after the rate limit: {exc}")
+        _say(f"the queue could not be paused after the rate limit, or its budget counted: {exc}")
         return
-    if paused is not None and paused.paused_until:
-        _say(f"queue {paused.name} paused until {paused.paused_until} (rate limited)")
+    if paused is not None and paused.paused_until and (ended.reason_code == RATE_LIMITED
+                                                       or paused.paused_by == ended.run_id):
+        why = "rate limited" if ended.reason_code == RATE_LIMITED else "its token budget for the window is spent"
+        _say(f"queue {paused.name} paused until {paused.paused_until} ({why})")
 
 
 def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:

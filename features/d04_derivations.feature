@@ -70,6 +70,13 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
       Then the status answer says status "queued", terminal false, outcome null
       And the status answer says alive true and possibly orphaned false
 
+    @D4.3
+    Scenario: A run whose agent waits for a person's approval is waiting_approval, not terminal, no outcome
+      Given a run "r" that is waiting for a person's approval
+      When the status answer for "r" is read
+      Then the status answer says status "waiting_approval", terminal false, outcome null
+      And the status answer says alive true and possibly orphaned false
+
   Rule: D4.4 — both are needed: completed_empty is terminal and failed
 
     @D4.4
@@ -130,6 +137,14 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
       Given an agent CLI "claude" that replays its recorded "rate_limited" stream and exits 0
       When li runs an agent on it and the run ends
       Then the run ended with status "failed", outcome "failed" and reason "provider_rate_limited"
+      And the run has no response.md
+
+    @D4.6 @cli
+    Scenario: A run its token budget stops ended failed, with budget_exceeded and what it spent
+      Given an agent CLI "claude" that replays its recorded "tool" stream slowly
+      When li runs an agent on it with "--max-tokens 20" and the run ends
+      Then the run ended with status "failed", outcome "failed" and reason "budget_exceeded"
+      And the run's budget says 26 tokens spent of 20, the tokens limit exceeded
       And the run has no response.md
 
     @D4.6 @cli

@@ -13,6 +13,12 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
 
   Rule: D6.2 — liveness is advisory and never overrides a recorded end
 
+    @D6.2 @cli
+    Scenario: A run stopped by its budget is ended by its runner, and nothing of its work lives on
+      Given an agent CLI "claude" that replays its recorded "tool" stream slowly
+      When li runs an agent on it with "--max-tokens 20" and the run ends
+      Then the run's end was written by its runner, and nothing of its work is left
+
     @D6.2
     Scenario: A recorded end stands while the recorded process still lives
       Given a run "r" that ended with status "failed" while its recorded process still lives
@@ -56,6 +62,12 @@ Feature: D6 — One lifecycle authority; liveness is advisory beside it
       And a kill request is recorded for "r"
       When the status answer for "r" is read
       Then the status answer says status "cancelled", terminal true, outcome "cancelled"
+
+    @D6.3
+    Scenario: A run waiting for approval whose runner is gone is reaped like any other orphan
+      Given a run "r" that is waiting for approval, its runner gone
+      When the status answer for "r" is read
+      Then the status answer says status "exited", terminal true, outcome "indeterminate"
 
     @D6.3 @cli
     Scenario: A real run whose process group is SIGKILLed reads exited until something reaps it

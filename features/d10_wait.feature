@@ -194,6 +194,12 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
 
   Rule: D10.7 — Every entry carries outcome as well as terminal
 
+    @D10.7 @cli
+    Scenario: A wait on a run its budget stops returns it terminal, failed, budget_exceeded
+      Given an agent CLI "claude" that replays its recorded "tool" stream slowly
+      When a caller waits on the run li submits on it with "--max-tokens 20"
+      Then the wait entry says terminal true, outcome "failed" and reason "budget_exceeded"
+
     @D10.7
     Scenario: Terminal and outcome answer different questions on every entry
       Given a wait batch on this host:
@@ -250,6 +256,24 @@ Feature: D10 — Bounded observation, shared with ADR-0066 D6, stated here in fu
         | pending             | oldrun, young, abroad |
         | stopped_without_end |                       |
         | unresolved_spawn    |                       |
+      And all_terminal is false and timed_out is true
+
+    @D10.8a
+    Scenario: A run waiting for a person's approval stays pending, never ended and never stopped
+      Given a wait batch on this host:
+        | name   | state                           |
+        | asking | waiting for a person's approval |
+        | done   | completed                       |
+      When the caller waits on "asking, done" with max wait 1 and poll interval 1
+      Then the wait entries in order are:
+        | name   | status           | terminal | spawn_state |
+        | asking | waiting_approval | false    | started     |
+        | done   | completed        | true     | started     |
+      And the wait partition is:
+        | bucket              | names  |
+        | pending             | asking |
+        | stopped_without_end |        |
+        | unresolved_spawn    |        |
       And all_terminal is false and timed_out is true
 
     @D10.8a

@@ -79,6 +79,8 @@ class RunState(Enum):
     WAITING = "waiting for another run"  # issue 43: submitted --after a run that has not ended
     WAITING_GONE = "waiting for another run, its runner gone"
     DEPENDENCY_FAILED = "ended unstarted, its dependency failed"
+    WAITING_APPROVAL = "waiting for a person's approval"  # issue 42
+    WAITING_APPROVAL_GONE = "waiting for approval, its runner gone"
     PREPARING = "preparing"
     AGED_PREPARING = "aged preparing"
     SPAWN_FAILED = "spawn failed"
@@ -98,7 +100,7 @@ NO_IDENTITY = {RunState.GONE_NO_IDENTITY, RunState.ALIVE_NO_IDENTITY, RunState.P
                RunState.PRE_PHASE_GONE}
 # States whose recorded process the prober shows alive (pid, created at CREATED); an ended run's is gone.
 ALIVE = {RunState.RUNNING, RunState.NOTED_DONE_ELSEWHERE, RunState.ALIVE_NO_IDENTITY, RunState.PRE_PHASE_ALIVE, RunState.ZOMBIE,
-         RunState.BEFORE_REBOOT, RunState.QUEUED, RunState.WAITING}
+         RunState.BEFORE_REBOOT, RunState.QUEUED, RunState.WAITING, RunState.WAITING_APPROVAL}
 
 
 # A regular expression matching exactly the state names, longest first (for step patterns).
@@ -165,6 +167,11 @@ def _record(state: RunState, run_id: str, submitted: datetime, overrides: dict[s
         if state is RunState.DEPENDENCY_FAILED:
             values.update(status="cancelled", outcome="cancelled", reason_code="dependency_failed",
                           finished_at=iso(submitted), extra={"failed_dependency": {"run_id": DEPENDENCY}})
+        if state in (RunState.WAITING_APPROVAL, RunState.WAITING_APPROVAL_GONE):  # one open request (issue 42)
+            values.update(status="waiting_approval", approvals=[{
+                "id": "a1", "tool": "Bash", "input": {"command": "touch x"}, "tool_use_id": "t1",
+                "requested_at": iso(submitted), "behavior": None, "message": None, "answered_at": None,
+                "answered_by": None}])
     values.update(overrides)
     return Run(run_id=run_id, **values)
 

@@ -231,6 +231,21 @@ class ContractClient:
     def kill(self, run_id: str) -> Reply:
         return self.call(["job", "kill", "--", run_id])
 
+    # --- approvals (issue 42): a run under --permission-mode ask waits for these answers ----------
+
+    def approvals(self) -> Reply:
+        """`li job approvals`: every open permission request across runs (`data.approvals`)."""
+        return self.call(["job", "approvals"])
+
+    def approve(self, run_id: str, request: str | None = None) -> Reply:
+        """`li job approve RUN [REQUEST]`: allow one open request (None: every open one of the run)."""
+        return self.call(["job", "approve", "--", run_id, *([request] if request else [])])
+
+    def deny(self, run_id: str, request: str | None = None, reason: str | None = None) -> Reply:
+        """`li job deny RUN [REQUEST] [--reason TEXT]`: deny it; the agent is told `reason`."""
+        return self.call(["job", "deny", *option_words({"reason": reason}), "--", run_id,
+                          *([request] if request else [])])
+
     def wait(
         self, run_ids: Sequence[str], max_wait: float = 60.0, poll_interval: float = 1.0
     ) -> WaitReport:

@@ -27,7 +27,7 @@ def add_submit_options(parser: Any) -> None:
                              "idle_timeout; default: `idle_timeout` in config.toml, else 900; 0: off)")
     parser.add_argument("--notify", help="argv template run when the run ends (no shell)")
     parser.add_argument("--permission-mode", metavar="MODE",
-                        help="what agent CLIs may do: read-only, edits or full (default: each CLI's own)")
+                        help="what agent CLIs may do: read-only, edits, full, or ask (claude: each tool use put to a person; default: each CLI's own)")
     parser.add_argument("--provider-arg", action="append", metavar="ARG",
                         help="an argument passed verbatim to the agent CLI (repeatable; write --provider-arg=--flag)")
     parser.add_argument("--executor", choices=None, metavar="local|slurm",
@@ -54,6 +54,65 @@ def add_submit_options(parser: Any) -> None:
     from lionrun.entrypoints.verbs._order import add_order_options
 
     add_order_options(parser)
+    add_budget_options(parser)
+    add_retry_options(parser)
+    parser.add_argument("--approval-timeout", metavar="SECONDS",
+                        help="with --permission-mode ask: a request nobody answers is denied after this long "
+                             "(default 600)")
+
+
+def add_retry_options(parser: Any) -> None:
+    """Issue 42: the run's work tried again, under the same run id, on a vendor's passing trouble."""
+    parser.add_argument("--retry", metavar="N",
+                        help="try the work again up to N more times when it ends with a --retry-on reason")
+    parser.add_argument("--retry-on", metavar="REASONS",
+                        help="comma-separated reason codes retried (default: provider_rate_limited,"
+                             "provider_overloaded,provider_unreachable)")
+    parser.add_argument("--retry-backoff", metavar="SECONDS",
+                        help="wait before the second attempt, doubled for each later one, capped at 300, "
+                             "jittered; a vendor's reset time wins (default 5)")
+
+
+def retry_option(args: Namespace) -> dict[str, Any]:
+    """`--retry N [--retry-on REASONS] [--retry-backoff SECONDS]` (issue 42)."""
+    count, on, backoff = (getattr(args, name, None) for name in ("retry", "retry_on", "retry_backoff"))
+    if count is None:
+        if on is not None or backoff is not None:
+            from lionrun.domain.request import invalid
+
+            raise invalid("--retry-on and --retry-backoff apply to --retry N", argument="--retry")
+        return {}
+    from lionrun.domain.retry import (
+        DEFAULT_BACKOFF,
+        DEFAULT_ON,
+        RetryPolicy,
+        parse_backoff,
+        parse_retries,
+        parse_retry_on,
+    )
+
+    return {"retry": RetryPolicy(retries=parse_retries(count), on=DEFAULT_ON if on is None else parse_retry_on(on),
+                                 backoff=DEFAULT_BACKOFF if backoff is None else parse_backoff(backoff))}
+
+
+def add_budget_options(parser: Any) -> None:
+    """Issue 42: what a run may spend, counted from its agent CLIs' streams as they arrive."""
+    parser.add_argument("--max-tokens", metavar="N",
+                        help="stop the run (failed, budget_exceeded) once its agents reported N tokens")
+    parser.add_argument("--max-cost", metavar="USD",
+                        help="stop the run (failed, budget_exceeded) once its agents reported this cost in US "
+                             "dollars (claude only: the others report no price; passed on as --max-budget-usd)")
+
+
+def budget_option(args: Namespace) -> dict[str, Any]:
+    """`--max-tokens N`, `--max-cost USD` (issue 42); checked against the providers at submit."""
+    tokens, cost = getattr(args, "max_tokens", None), getattr(args, "max_cost", None)
+    if tokens is None and cost is None:
+        return {}
+    from lionrun.domain.budget import Budget, parse_max_cost, parse_max_tokens
+
+    return {"budget": Budget(max_tokens=None if tokens is None else parse_max_tokens(tokens),
+                             max_cost_usd=None if cost is None else parse_max_cost(cost))}
 
 
 # -- issue 39: an idempotent submit, in one place for every submit verb (agent, orchestrate, job
@@ -155,7 +214,22 @@ def with_agent_options(request: RunRequest, args: Namespace) -> RunRequest:
         from lionrun.domain.request import refused_as_root
 
         refused_as_root(agents, os.environ)
-    return replace(request, agents=agents, idle_timeout=idle_timeout(request.providers, args))
+    return replace(request, agents=agents, idle_timeout=idle_timeout(request.providers, args),
+                   **approval_option(request, agents, args))
+
+
+def approval_option(request: RunRequest, agents: dict[str, Any], args: Namespace) -> dict[str, Any]:
+    """Issue 42: `--approval-timeout SECONDS` for a run under --permission-mode ask (default 600)."""
+    from lionrun.domain.approval import DEFAULT_TIMEOUT, parse_timeout
+    from lionrun.domain.request import invalid
+
+    flag = getattr(args, "approval_timeout", None)
+    asks = any(o.permission_mode == "ask" for o in agents.values())
+    if not asks:
+        if flag is not None:
+            raise invalid("--approval-timeout applies to --permission-mode ask", argument="--approval-timeout")
+        return {}
+    return {"approval_timeout": DEFAULT_TIMEOUT if flag is None else parse_timeout(flag)}
 
 
 def idle_timeout(providers: set[str], args: Namespace) -> float | None:
@@ -255,7 +329,7 @@ def common_options(args: Namespace) -> dict[str, Any]:
     options = {"cwd": cwd, "label": args.label, "timeout": parse_timeout(args.timeout),
                "notify": notify, "notify_source": source, **executor_options(args)}
     return {**options, **queue_option(args, options.get("executor")), **confine_option(args),
-            **worktree_options(args, cwd)}
+            **worktree_options(args, cwd), **budget_option(args), **retry_option(args)}
 
 
 def confine_option(args: Namespace) -> dict[str, Any]:

@@ -22,11 +22,16 @@ SUB_TABLE: tuple[tuple[str, str], ...] = (
     ("diff", "lionrun.entrypoints.verbs.job_diff"),
     ("apply", "lionrun.entrypoints.verbs.job_apply"),
     ("reply", "lionrun.entrypoints.verbs.job_reply"),
+    ("approvals", "lionrun.entrypoints.verbs.job_approvals"),
+    ("approve", "lionrun.entrypoints.verbs.job_approve"),
+    ("deny", "lionrun.entrypoints.verbs.job_deny"),
+    ("approval-request", "lionrun.entrypoints.verbs.job_approval_request"),
 )
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("job", help="status, output, list, kill, wait, prune, retry, rm, diff, apply, reply")
+    parser = sub.add_parser("job", help="status, output, list, kill, wait, prune, retry, rm, diff, apply, reply, approvals, "
+                                               "approve, deny")
     verbs = parser.add_subparsers(dest="job_command", metavar="SUBCOMMAND")
     register_table(verbs, SUB_TABLE, words)
     parser.set_defaults(verb=this(__name__))
@@ -35,6 +40,10 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
     from lionrun.entrypoints.verbs import (
         job_apply,
+        job_approval_request,
+        job_approvals,
+        job_approve,
+        job_deny,
         job_diff,
         job_kill,
         job_list,
@@ -49,11 +58,13 @@ if TYPE_CHECKING:  # mypy holds every module of the table to the Verb protocol
     from lionrun.entrypoints.verbs._common import Verb
 
     _CHECKED: tuple[Verb, ...] = (job_status, job_output, job_list, job_kill, job_wait, job_prune, job_retry,
-                                 job_rm, job_diff, job_apply, job_reply)
+                                 job_rm, job_diff, job_apply, job_reply, job_approvals, job_approve, job_deny,
+                                 job_approval_request)
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    raise ContractError(ErrorKind.INVALID_INPUT, "li job needs a subcommand: status, output, list, kill, wait, prune, retry, rm, diff, apply, reply")
+    raise ContractError(ErrorKind.INVALID_INPUT, "li job needs a subcommand: status, output, list, kill, wait, prune, retry, rm, diff, apply, reply, "
+                                                   "approvals, approve, deny")
 
 
 def human(args: Namespace) -> int:

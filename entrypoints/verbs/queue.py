@@ -18,6 +18,10 @@ def register(sub: Any, words: list[str] | None = None) -> None:
     change = verbs.add_parser("set", help="set a queue's limit: at most N of its runs' works at once")
     change.add_argument("name", metavar="NAME", help="the queue (created when new)")
     change.add_argument("--parallel", metavar="N", help="at most N works at once (1-10000); `none` for no limit")
+    change.add_argument("--max-tokens", metavar="N",
+                        help="a token budget per window (issue 42): once the queue's runs reported N tokens in the "
+                             "window, the queue pauses until it rolls; `none` for no budget")
+    change.add_argument("--per", metavar="WINDOW", help="the budget's window: 24h, 30m, 90s, 7d")
     change.set_defaults(queue_command="set")
     for name, what in (("pause", "start none of a queue's waiting runs until it is resumed"),
                        ("resume", "let a paused queue start its waiting runs again (a rate-limit pause too)")):
@@ -41,7 +45,7 @@ def run(args: Namespace) -> dict[str, Any]:
         if command == "list":
             rows = service.listing()
         elif command == "set":
-            rows = [service.set(args.name, _parallel(args.parallel))]
+            rows = [_set(service, args)]
         elif command == "pause":
             rows = [service.pause(args.name)]
         else:
@@ -53,12 +57,38 @@ def run(args: Namespace) -> dict[str, Any]:
                              for row in rows]).to_wire()
 
 
-def _parallel(raw: str | None) -> int | None:
+def _set(service: Any, args: Namespace) -> dict[str, Any]:
+    """`li queue set NAME`: --parallel and (issue 42) --max-tokens/--per, each kept when not given."""
+    from lionrun.application.queueing import UNCHANGED
+
+    tokens, per = getattr(args, "max_tokens", None), getattr(args, "per", None)
+    if args.parallel is None and tokens is None and per is None:
+        raise ContractError(ErrorKind.INVALID_INPUT, "li queue set needs --parallel N (or --parallel none), or "
+                            "--max-tokens N --per WINDOW", {"argument": "--parallel"})
+    parallel = UNCHANGED if args.parallel is None else _parallel(args.parallel)
+    return dict(service.set(args.name, parallel, _budget(tokens, per)))
+
+
+def _budget(tokens: str | None, per: str | None) -> Any:
+    from lionrun.application.queueing import UNCHANGED
+    from lionrun.domain.budget import parse_max_tokens
+    from lionrun.domain.queue import parse_window
+
+    if tokens is None and per is None:
+        return UNCHANGED
+    if tokens is not None and tokens.strip() == "none":
+        if per is not None:
+            raise ContractError(ErrorKind.INVALID_INPUT, "--max-tokens none takes no --per", {"argument": "--per"})
+        return None
+    if tokens is None or per is None:
+        raise ContractError(ErrorKind.INVALID_INPUT, "a queue's budget takes both --max-tokens N and --per WINDOW",
+                            {"argument": "--per" if per is None else "--max-tokens"})
+    return parse_max_tokens(tokens.strip()), parse_window(per)
+
+
+def _parallel(raw: str) -> int | None:
     from lionrun.domain.queue import check_parallel
 
-    if raw is None:
-        raise ContractError(ErrorKind.INVALID_INPUT, "li queue set needs --parallel N (or --parallel none)",
-                            {"argument": "--parallel"})
     text = raw.strip()
     if text == "none":
         return None
@@ -94,6 +124,8 @@ def human(args: Namespace) -> int:
             state = f"paused ({row['paused_reason']}"
             state += f" until {row['paused_until']}" if row["paused_until"] and row["paused_reason"] != "paused" else ""
             state += f", by {row['paused_by']})" if row["paused_by"] else ")"
+        if row.get("max_tokens") is not None:  # issue 42
+            state += f" · tokens {row['window_spent_tokens']}/{row['max_tokens']} per {row['per_seconds']:g} s"
         sys.stdout.write(f"{row['name']:<16} {limit:>8} {row['running']:>7} {row['waiting']:>7}  {state}\n")
         if row.get("line"):  # issue 43: who starts next, with its priority
             from lionrun.domain.run import short_id

@@ -11,7 +11,7 @@ from lionrun.entrypoints.startup.di_import import containers, providers
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
-    from typing import Literal
+    from typing import Any, Literal
 
     from lionrun.adapters.providers import ChildGroups
     from lionrun.application.ports import (
@@ -76,7 +76,26 @@ def work_service(store: RunRecords, files: RunFiles, clock: Clock, providers: Ma
 
     return WorkService(store=store, files=files, clock=clock, providers=providers, after_end=after_end,
                        stop_children=stop_children, stop_strays=stop_strays, outage=outage, confiner=confiner, git=git,
-                       kill_watch=KILL_WATCH_SECONDS if kill_watch == "default" else kill_watch)
+                       kill_watch=KILL_WATCH_SECONDS if kill_watch == "default" else kill_watch,
+                       leg_arguments=ask_arguments)
+
+
+def ask_arguments(request: Any, provider: str) -> list[str]:
+    """Issue 42: a Claude Code leg under --permission-mode ask is given li's permission-prompt tool,
+    a stdio MCP server (entrypoints/approval_mcp.py) that asks through `li` (the run's broker)."""
+    options = request.agents.get(provider)
+    if provider != "claude" or options is None or options.permission_mode != "ask":
+        return []
+    import json
+    import sys
+
+    from lionrun.domain.approval import DEFAULT_TIMEOUT, SERVER
+    from lionrun.entrypoints.settings import li_command
+
+    timeout = request.approval_timeout or DEFAULT_TIMEOUT
+    server = {"type": "stdio", "command": sys.executable,
+              "args": ["-P", "-m", "lionrun.entrypoints.approval_mcp", "--timeout", f"{timeout:g}", "--", *li_command()]}
+    return ["--mcp-config", json.dumps({"mcpServers": {SERVER: server}})]
 
 
 class SubmitSide(containers.DeclarativeContainer):

@@ -98,4 +98,5 @@ def test_zsh_offers_the_subcommands_of_a_command(tmp_path) -> None:
     program = (f"autoload -Uz compinit && compinit -u -d {tmp_path}/zcd; source {path}; "
                "compadd() { shift; print -l -- \"$@\" }; words=(li job ''); CURRENT=3; _li")
     out = subprocess.run(["zsh", "-f", "-c", program], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["status", "output", "list", "kill", "wait", "prune", "retry", "rm", "diff", "apply", "reply"]
+    assert out.split() == ["status", "output", "list", "kill", "wait", "prune", "retry", "rm", "diff", "apply", "reply",
+                           "approvals", "approve", "deny", "approval-request"]

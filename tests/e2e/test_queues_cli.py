@@ -33,7 +33,8 @@ def test_a_queue_is_set_paused_resumed_and_listed_under_machine(li_home: str) ->
     assert machine("queue", "list", home=li_home).data == {"queues": []}
     row = machine("queue", "set", "claude", "--parallel", "2", home=li_home).data["queues"][0]
     assert row == {"name": "claude", "parallel": 2, "running": 0, "waiting": 0, "paused": False,
-                   "paused_reason": None, "paused_until": None, "paused_by": None, "line": []}
+                   "paused_reason": None, "paused_until": None, "paused_by": None, "line": [],
+                   "max_tokens": None, "per_seconds": None, "window_spent_tokens": None, "window_ends": None}
     paused = machine("queue", "pause", "claude", home=li_home).data["queues"][0]
     assert (paused["paused"], paused["paused_reason"]) == (True, "paused")
     assert machine("queue", "resume", "claude", home=li_home).data["queues"][0]["paused"] is False

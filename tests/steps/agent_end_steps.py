@@ -35,10 +35,52 @@ def recorded_cli_exit_0(agent_end: dict[str, Any], cli: str, case: str) -> None:
     agent_end["env"]["FAKE_SLOW_SECONDS"] = "0"  # it exits 0 at the stream's end, not after the wait it recorded
 
 
+@given(parsers.parse('an agent CLI "{cli}" that replays its recorded "{case}" stream slowly'))
+def recorded_cli_slowly(agent_end: dict[str, Any], cli: str, case: str) -> None:
+    recorded_cli(agent_end, cli, case)
+    agent_end["env"]["FAKE_TRICKLE_SECONDS"] = "0.3"  # an event every 0.3 s: each usage arrives apart
+
+
+@when(parsers.parse('li runs an agent on it with "{flags}" and the run ends'))
+def run_it_with(agent_end: dict[str, Any], flags: str) -> None:
+    run_it(agent_end, tuple(flags.split()))
+
+
+@when(parsers.parse('a caller waits on the run li submits on it with "{flags}"'))
+def wait_on_it(agent_end: dict[str, Any], flags: str) -> None:
+    run_id = machine("agent", "--detach", "--cwd", agent_end["cwd"], *flags.split(), agent_end["cli"], "Say hello.",
+                     home=agent_end["home"], env=agent_end["env"]).data["run_id"]
+    agent_end["wait"] = machine("job", "wait", "--max-wait", "30", "--poll-interval", "0.2", run_id,
+                                home=agent_end["home"]).data
+
+
+@then(parsers.parse('the wait entry says terminal true, outcome "{outcome}" and reason "{reason}"'))
+def wait_entry_says(agent_end: dict[str, Any], outcome: str, reason: str) -> None:
+    entry = agent_end["wait"]["runs"][0]
+    assert (entry["terminal"], entry["outcome"], entry["reason_code"]) == (True, outcome, reason), entry
+
+
+@then(parsers.parse("the run's budget says {spent:d} tokens spent of {limit:d}, the tokens limit exceeded"))
+def budget_says(agent_end: dict[str, Any], spent: int, limit: int) -> None:
+    budget = agent_end["status"]["budget"]
+    assert (budget["spent_tokens"], budget["max_tokens"], budget["exceeded"]) == (spent, limit, "tokens"), budget
+
+
+@then("the run's end was written by its runner, and nothing of its work is left")
+def ended_by_runner(agent_end: dict[str, Any]) -> None:
+    import json
+
+    with open(os.path.join(agent_end["home"], "runs", agent_end["run_id"], "record.json")) as record:
+        assert json.load(record)["terminal_source"] == "runner"
+    from tests.agent_clis import members
+
+    assert members(agent_end["run_id"]) == []
+
+
 @when("li runs an agent on it and the run ends")
-def run_it(agent_end: dict[str, Any]) -> None:
+def run_it(agent_end: dict[str, Any], flags: tuple[str, ...] = ()) -> None:
     home = agent_end["home"]
-    run_id = machine("agent", "--detach", "--cwd", agent_end["cwd"], agent_end["cli"], "Say hello.", home=home,
+    run_id = machine("agent", "--detach", "--cwd", agent_end["cwd"], *flags, agent_end["cli"], "Say hello.", home=home,
                      env=agent_end["env"]).data["run_id"]
     deadline = time.monotonic() + 30
     while True:

@@ -101,6 +101,7 @@ def test_the_producer_classifies_every_v1_status_it_knows() -> None:
         "killed": "failed", "exited": "indeterminate", "unknown": "indeterminate",
         "queued": "indeterminate",  # never a success: a queued run has no end to classify
         "waiting": "indeterminate",  # issue 43: nor a run that waits for others
+        "waiting_approval": "indeterminate",  # issue 42: nor one waiting for a person's approval
     }
 
 

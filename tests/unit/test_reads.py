@@ -25,7 +25,8 @@ STATUS_KEYS = {"run_id", "kind", "label", "status", "terminal", "outcome", "reas
                "job", "queue", "queue_position", "reap_withheld", "runner_end", "cost_usd", "retry_at", "session_id",
                "confinement", "confinement_detail", "finding",
                "worktree", "changes", "continues", "chain", "leg_worktrees", "parent",
-               "after", "failed_dependency", "priority", "evidence_spool"}
+               "after", "failed_dependency", "priority", "evidence_spool",
+               "budget", "attempts", "approvals"}
 AV_KEYS = {"available", "value", "reason_code", "detail"}
 
 
