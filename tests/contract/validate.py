@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA_DIR = os.path.join(REPO, "contract", "v1")
 
-JOB_VERBS = ("status", "output", "list", "kill", "wait", "prune", "rm", "diff", "apply")
+JOB_VERBS = ("status", "output", "list", "kill", "wait", "prune", "rm", "diff", "apply", "approvals", "approve", "deny")
 
 
 def load(name: str) -> dict[str, Any]:
