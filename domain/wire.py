@@ -747,14 +747,6 @@ class QueueRow(Wire, frozen=True, kw_only=True):
     # additive (D2), issue 43: the runs in line, in the order they start (a higher priority first,
     # equal ones in submission order), at most 100
     line: list[QueueWaiter] | None = None
-
-
-class QueueWaiter(Wire, frozen=True, kw_only=True):
-    """One run in a queue's line (issue 43): its place (1: next to start) and priority."""
-
-    run_id: str
-    position: int
-    priority: int
     # Additive (D2), issue 42: a token budget per window (`li queue set NAME --max-tokens N --per
     # 24h`): the budget, the window's length, what its current window spent (counted as each run
     # ends) and when that window rolls; null for a queue with none. A window spent pauses the queue
@@ -763,6 +755,14 @@ class QueueWaiter(Wire, frozen=True, kw_only=True):
     per_seconds: float | None = None
     window_spent_tokens: int | None = None
     window_ends: str | None = None
+
+
+class QueueWaiter(Wire, frozen=True, kw_only=True):
+    """One run in a queue's line (issue 43): its place (1: next to start) and priority."""
+
+    run_id: str
+    position: int
+    priority: int
 
 
 class QueueData(Wire, frozen=True, kw_only=True):

@@ -210,7 +210,7 @@ class Gate:
         self.inflight -= 1
 
 
-def steering(args: tools_table.Submission) -> dict[str, object]:
+def steering(args: tools_table.SubmitAgent | tools_table.SubmitFlow | tools_table.SubmitFanout) -> dict[str, object]:
     """A submit tool's `after`, `priority` and `idempotency_key`, as the contract client's options."""
     return {"after": args.after, "priority": args.priority, "idempotency_key": args.idempotency_key}
 

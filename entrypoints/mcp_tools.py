@@ -36,18 +36,22 @@ class NoArguments(Arguments):
     pass
 
 
-class Submission(Arguments):
-    """What every submit tool takes beside its work: when it may start and at most once per key."""
-
-    after: list[str] | None = Field(None, description="run ids this run waits for, each `RUN`, `RUN:ok`, "
-                                    "`RUN:fail` or `RUN:any` (status `waiting` until they ended so; else it ends "
-                                    "cancelled/dependency_failed without starting)")
-    priority: int | None = Field(None, description="its place within its queue: higher starts first")
-    idempotency_key: str | None = Field(None, description="submit at most once per key: the same submit again "
-                                        "answers the first run (data.replayed true); another request is `conflict`")
+def after_field() -> Any:
+    return Field(None, description="run ids this run waits for, each `RUN`, `RUN:ok`, `RUN:fail` or "
+                 "`RUN:any` (status `waiting` until they ended so; else it ends cancelled/dependency_failed "
+                 "without starting)")
 
 
-class SubmitAgent(Submission):
+def priority_field() -> Any:
+    return Field(None, description="its place within its queue: higher starts first")
+
+
+def key_field() -> Any:
+    return Field(None, description="submit at most once per key: the same submit again answers the first "
+                 "run (data.replayed true); another request under the key is `conflict`")
+
+
+class SubmitAgent(Arguments):
     prompt: str = Field(description="the work: the agent's prompt, or for model `sh` a shell script")
     model: str = Field(description="who runs the prompt, always named: claude, codex, gemini, a "
                        "provider/model such as `claude/opus`, or `sh` (the prompt runs as a shell script)")
@@ -61,17 +65,23 @@ class SubmitAgent(Submission):
         None, description="agent CLIs only; default: the CLI's own")
     provider_args: list[str] | None = Field(None, description="passed verbatim to the agent CLI")
     notify: str | None = Field(None, description="an argv template run when the run ends (no shell)")
+    after: list[str] | None = after_field()
+    priority: int | None = priority_field()
+    idempotency_key: str | None = key_field()
 
 
-class SubmitFlow(Submission):
+class SubmitFlow(Arguments):
     spec: str | None = Field(None, description="the flow's YAML/JSON text (give this or spec_path)")
     spec_path: str | None = Field(None, description="absolute path of a YAML/JSON flow file")
     label: str | None = None
     cwd: str | None = None
     timeout_seconds: Annotated[float, Field(gt=0)] | None = None
+    after: list[str] | None = after_field()
+    priority: int | None = priority_field()
+    idempotency_key: str | None = key_field()
 
 
-class SubmitFanout(Submission):
+class SubmitFanout(Arguments):
     prompt: str
     model: str | None = Field(None, description="one model for every leg (give this or `models`)")
     models: list[str] | None = Field(None, description="one leg per model (give this or `model`)")
@@ -80,6 +90,9 @@ class SubmitFanout(Submission):
     label: str | None = None
     cwd: str | None = None
     timeout_seconds: Annotated[float, Field(gt=0)] | None = None
+    after: list[str] | None = after_field()
+    priority: int | None = priority_field()
+    idempotency_key: str | None = key_field()
 
 
 class OneRun(Arguments):
@@ -133,7 +146,7 @@ class Apply(Arguments):
 class ReplyTo(Arguments):
     run_id: RunId
     prompt: str
-    idempotency_key: str | None = Field(None, description="reply at most once per key (as submit_agent's)")
+    idempotency_key: str | None = key_field()
 
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)

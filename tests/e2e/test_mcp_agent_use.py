@@ -88,7 +88,7 @@ def test_a_misspelt_argument_or_a_missing_model_is_refused_and_nothing_runs(
         assert listed["data"]["runs"] == [], "a refused submit ran nothing"
         # li's own refusal speaks the tool's argument names, not the CLI's flags
         failed, refused = await call(client, "submit_agent", prompt="true", model="sh", timeout_seconds=10**7)
-        assert failed and refused["error"]["message"].startswith("`timeout_seconds` must be between"), refused
+        assert failed and refused["error"]["message"].startswith("`timeout_seconds` must be more than 0 and at most"), refused
         assert "--timeout" not in json.dumps(refused)
         failed, refused = await call(client, "submit_agent", prompt="true", model="sh", permission_mode="edits")
         assert failed and refused["error"]["message"].startswith("`permission_mode` applies to agent CLIs"), refused
