@@ -29,6 +29,7 @@ from lionrun.domain.vocabulary import (
     KillAction,
     Outcome,
     PermissionMode,
+    Processes,
     RowErrorKind,
     Severity,
     Shell,
@@ -363,6 +364,11 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # before the runner decided, and for runs from before confinement
     confinement: Confinement | None = None
     confinement_detail: str | None = None
+    # additive (D2), issue 36: `pid_namespace` when the work ran in a PID namespace of its own (no
+    # process of it outlives the run; the work cannot signal its supervisor), `shared` when its
+    # processes shared the host's (`processes_detail` says why); null before the runner decided
+    processes: Processes | None = None
+    processes_detail: str | None = None
     # additive (D2), issue 27: the code of the liveness finding `alive` comes from (domain.evidence,
     # domain.slurm: `alive`, `session_alive` — the runner gone, work of the run still running —,
     # `pid_absent`, `foreign_host`, `job_alive`, ...); advisory like `alive`; null when nothing was

@@ -46,12 +46,14 @@ def provider_registry(groups: ChildGroups) -> dict[str, Provider]:
 def submitter(store: RunRecords, files: RunFiles, spawner: Spawner, prober: ProcessProber, signaller: Signaller,
               clock: Clock, providers: Mapping[str, Provider], runner_command: Sequence[str],
               env: Mapping[str, str], cluster: Callable[[], Cluster] | None = None,
-              queues: Callable[[], RunQueues | None] | None = None) -> SubmitService:
+              queues: Callable[[], RunQueues | None] | None = None, home: str | None = None) -> SubmitService:
+    import os
+
     from lionrun.application.submit import SubmitService
 
     return SubmitService(store=store, files=files, spawner=spawner, prober=prober, signaller=signaller, clock=clock,
                          providers=providers, runner_command=runner_command, env=env, cluster=cluster,
-                         queues=queues)
+                         queues=queues, home=home, real_path=os.path.realpath)
 
 
 def store_hider(home: str, groups: ChildGroups) -> Confiner:
@@ -87,7 +89,7 @@ class SubmitSide(containers.DeclarativeContainer):
         submitter, store=core.store, files=core.store, spawner=core.spawner, prober=core.prober,
         signaller=core.signaller, clock=core.clock, providers=provider_registry,
         runner_command=providers.Callable(runner_command), env=providers.Callable(runner_environment, core.home),
-        cluster=core.cluster.provider, queues=core.queues.provider,
+        cluster=core.cluster.provider, queues=core.queues.provider, home=core.home,
     )
     confiner = providers.Singleton(store_hider, home=core.home, groups=child_groups)
     # The runner adds the notices side's `send` as its after-end hook.
