@@ -13,8 +13,13 @@ In the forked child, before the exec of the work:
    `$LI_HOME`, with the run's own `artifacts/` bound back at its place (read-write): the work
    can reach nothing else of the store — no other run's record, console or prompt, not its own
    record, request or instruction;
-3. nothing else: no Landlock domain (a process in one may make no mount at all, which breaks
-   bwrap inside the work), no pid namespace (pids, sessions and `/proc` stay as they are).
+3. in a worktree run, the repository's shared `config`, `hooks/` and `info/` bound read-only
+   (issue 36);
+4. where the kernel allows, a PID namespace of the work's own (issue 36, `own_pids`): the run's
+   end is the namespace's end, and the work sees no process outside it by pid. `/proc` stays
+   the host's, so liveness and the run tree read it as before;
+5. nothing else: no Landlock domain (a process in one may make no mount at all, which breaks
+   bwrap inside the work).
 
 A non-root work has no capability left in its user namespace after its exec, so it can neither
 unmount the tmpfs nor make mounts; one that makes namespaces of its own (bwrap, a nested
@@ -25,8 +30,8 @@ Root's work keeps root's powers (no user namespace, which would cost it its righ
 users' files), so a root that means to can unmount the tmpfs or walk `/proc/1/root`: for root
 this hides the store from the work's reach by accident or habit, it cannot wall it off.
 
-The session, process group, signals, environment (the `LI_RUN_ID` tag) and pids are untouched:
-no pid namespace, so liveness and kills read `/proc` as before.
+The session, environment (the `LI_RUN_ID` tag) and the leg's process group (the relay outside
+the PID namespace, which passes signals on) are as before.
 """
 
 from __future__ import annotations
@@ -182,16 +187,18 @@ def confine(home: str, artifacts: str | None, marker: str | None = None, broker:
 _FORWARDED = (15, 2, 1, 3, 10, 12)  # SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2
 
 
-def own_pids() -> None:
+def own_pids(die_with_parent: bool = False) -> None:
     """In the forked child that made a PID namespace (`confine(..., pids=True)`): returns only in
     the process that is to exec the work, pid 2 of the namespace in a process group of its own.
 
     The calling process (C) stays outside the namespace, where the supervisor sees it as the leg:
     it passes the signals it gets to the namespace's init and ends as the work ended (the same exit
-    code, the same signal). Its child (D), pid 1 of the namespace, passes them on to the work's
-    group, reaps what is orphaned in there, and ends when the work's own process ends: the kernel
-    then kills whatever else lives in the namespace, so nothing the work started (a double fork,
-    `setsid`, `env -i`, a new name) outlives it. Neither keeps a descriptor of the supervisor's (the
+    code, the same signal) as soon as the work's own process ended. Its child (D), pid 1 of the
+    namespace, passes them on to the work's group, reaps what is orphaned in there, and ends once
+    nothing is left: what the work left running is then the supervisor's to stop, as before (D is
+    its descendant, the supervisor a subreaper), and once D is SIGKILLed the kernel kills whatever
+    else lives in the namespace, so nothing the work started (a double fork, `setsid`, `env -i`,
+    a new name) outlives the run. `die_with_parent` (a queued run's leg): D dies with C. Neither keeps a descriptor of the supervisor's (the
     report pipe of a failed start, the output pipes): a work that stops itself (`kill -STOP 0`,
     its group) stops neither, and the supervisor is not in the namespace for it to signal by pid.
     """
@@ -203,7 +210,8 @@ def own_pids() -> None:
     if init:
         _relay_outside(init, status_r, status_w)
     os.close(status_r)
-    _lib().prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)  # C gone (SIGKILLed): the namespace goes
+    if die_with_parent:  # C gone: the namespace goes (a queued run's slot frees no work that runs)
+        _lib().prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     os.setpgid(0, 0)
     work = os.fork()
     if work == 0:
@@ -237,12 +245,13 @@ def _init(work: int, status_w: int) -> None:
         try:
             pid, status = os.waitpid(-1, 0)
         except ChildProcessError:
-            os._exit(0)
+            os._exit(0)  # nothing of the work is left: the namespace ends
         if pid == work:
-            try:
+            try:  # noqa: SIM105
                 os.write(status_w, str(status).encode())
-            finally:
-                os._exit(0)
+            except OSError:
+                pass
+            os.close(status_w)
 
 
 def _relay_outside(init: int, status_r: int, status_w: int) -> None:
@@ -270,13 +279,12 @@ def _relay_outside(init: int, status_r: int, status_w: int) -> None:
         if not part:
             break
         said += part
-    while True:
-        try:
+    own = 0
+    if not said.strip().isdigit():  # the init died before the work's end was known: its own end
+        try:  # noqa: SIM105 - contextlib is memory the supervisor does not need
             _, own = os.waitpid(init, 0)
-            break
         except ChildProcessError:
-            own = 0
-            break
+            pass
     status = int(said) if said.strip().isdigit() else own
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)

@@ -177,7 +177,7 @@ def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
             signal.signal(signum, signal.SIG_DFL)  # Python ignores these; the work must not
         if own_pids:  # issue 36: from here on, pid 2 of the run's own PID namespace
             what = "pids"
-            confinement.own_pids()  # type: ignore[attr-defined]
+            confinement.own_pids(bool(spec.get("die_with_runner")))  # type: ignore[attr-defined]
             what = "cwd"
         os.chdir(spec["cwd"])
         what = "exec"
