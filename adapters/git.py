@@ -379,6 +379,83 @@ class Git:
         out = self._run(repository, "worktree", "list", "--porcelain").stdout
         return [line[len("worktree "):] for line in out.splitlines() if line.startswith("worktree ")]
 
+    def shared_fingerprint(self, common_dir: str) -> dict[str, str]:
+        return shared_fingerprint(common_dir)
+
+
+def shared_fingerprint(common_dir: str) -> dict[str, str]:
+    """domain.worktree's fingerprint of `config`, `hooks/` and `info/` under `common_dir`: every
+    entry lstat'ed (never followed), a regular file opened with O_NOFOLLOW|O_NONBLOCK and hashed
+    up to its bound, a folder walked depth-first without following links, at most the bound's paths."""
+    import hashlib
+
+    from lionrun.domain.worktree import (
+        FINGERPRINT_CUT,
+        FINGERPRINT_MAX_BYTES,
+        FINGERPRINT_MAX_ENTRIES,
+    )
+
+    top = common_dir.rstrip("/")
+    prints: dict[str, str] = {}
+    pending = ["config", "hooks", "info"]
+    while pending:
+        relative = pending.pop()
+        if len(prints) >= FINGERPRINT_MAX_ENTRIES:
+            prints[FINGERPRINT_CUT] = f"cut at {FINGERPRINT_MAX_ENTRIES}"
+            break
+        path = f"{top}/{relative}"
+        try:
+            found = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            prints[relative] = f"unreadable {exc.errno}"
+            continue
+        mode = stat.S_IMODE(found.st_mode)
+        if stat.S_ISLNK(found.st_mode):
+            try:
+                prints[relative] = f"link {os.readlink(path)}"
+            except OSError as exc:
+                prints[relative] = f"link unreadable {exc.errno}"
+        elif stat.S_ISDIR(found.st_mode):
+            prints[relative] = f"dir {mode:o}"
+            try:
+                names = sorted(os.listdir(path), reverse=True)
+            except OSError as exc:
+                prints[relative] = f"dir {mode:o} unreadable {exc.errno}"
+                continue
+            pending.extend(f"{relative}/{name}" for name in names[:FINGERPRINT_MAX_ENTRIES + 1])
+        elif stat.S_ISREG(found.st_mode):
+            prints[relative] = f"file {mode:o} {_hash_file(path, found, hashlib.sha256(), FINGERPRINT_MAX_BYTES)}"
+        else:
+            prints[relative] = f"other {stat.S_IFMT(found.st_mode):o} {mode:o}"
+    return prints
+
+
+def _hash_file(path: str, seen: os.stat_result, digest: Any, bound: int) -> str:
+    """The sha256 of a regular file's first `bound` bytes and its size (a file swapped between the
+    lstat and the open, or unreadable, says so)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"unreadable {exc.errno}"
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (seen.st_dev, seen.st_ino):
+            return "swapped"
+        left = bound
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            digest.update(chunk)
+            left -= len(chunk)
+        return f"{digest.hexdigest()} {opened.st_size}"
+    except OSError as exc:
+        return f"unreadable {exc.errno}"
+    finally:
+        os.close(fd)
+
 
 def _stop_group(child: subprocess.Popen[bytes]) -> int:
     """SIGTERM the setup's process group, SIGKILL what is left of it after the grace (or at once

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lionrun.domain.vocabulary import Severity
 from lionrun.domain.wire import DoctorCheck, DoctorData
 
 if TYPE_CHECKING:
-    from lionrun.application.ports import Cluster, StoreAdmin
+    from lionrun.application.ports import Cluster, RunRecords, StoreAdmin
 
 PROVIDER_CLIS = ("claude", "codex", "gemini")
 
@@ -236,8 +237,51 @@ def check_worktrees(stale: list[str]) -> DoctorCheck:
                    "check nothing in them is wanted, then: git worktree remove PATH")
 
 
+CHANGED_REPOSITORY_WINDOW_S = 7 * 24 * 3600  # runs ended this recently are looked at
+CHANGED_REPOSITORY_MAX_RUNS = 500  # newest records read at most
+
+
+def runs_that_changed_repositories(store: RunRecords, now: datetime) -> list[str]:
+    """Runs still in the store, ended within the window, whose work changed the repository's shared
+    config, hooks or info (issue 36: `repository_changes`), newest first; bounded in records read.
+    A record that cannot be read is skipped (doctor's other checks speak of the store)."""
+    from lionrun.domain.run import parse_iso
+
+    found: list[str] = []
+    for count, run_id in enumerate(store.run_ids()):
+        if count >= CHANGED_REPOSITORY_MAX_RUNS:
+            break
+        try:
+            run = store.read(run_id)
+        except Exception:  # noqa: BLE001 - advisory
+            continue
+        if not run.repository_changes or run.finished_at is None:
+            continue
+        try:
+            ended = parse_iso(run.finished_at)
+        except ValueError:
+            continue
+        if ended is not None and (now - ended).total_seconds() <= CHANGED_REPOSITORY_WINDOW_S:
+            found.append(run_id)
+    return found
+
+
+def check_repository_changes(runs: list[str]) -> DoctorCheck:
+    """Runs whose work changed the person's repository config or hooks (issue 36): git runs what
+    they name for the person, so they are looked at before the next git command."""
+    if not runs:
+        return finding("work.repository_changes", True, "warning",
+                       "no recent run changed a repository's shared config, hooks or info")
+    shown = ", ".join(runs[:5]) + (" …" if len(runs) > 5 else "")
+    return finding("work.repository_changes", False, "warning",
+                   f"{len(runs)} recent run(s) changed their repository's shared git config, hooks or info: {shown}",
+                   "li job status RUN names the paths; check them (git config -l --show-origin, .git/hooks/) "
+                   "before running git there")
+
+
 def diagnose(diag: Diagnostics, fix: bool = False, admin: StoreAdmin | None = None,
-             cluster: Cluster | None = None, stale_worktrees: list[str] | None = None) -> dict[str, Any]:
+             cluster: Cluster | None = None, stale_worktrees: list[str] | None = None,
+             changed_repositories: list[str] | None = None) -> dict[str, Any]:
     """`{ok, checks}`: ok is false when any check of severity `error` failed.
 
     With `fix`, what doctor can repair itself (the store's modes) is repaired before it is judged.
@@ -255,5 +299,7 @@ def diagnose(diag: Diagnostics, fix: bool = False, admin: StoreAdmin | None = No
     checks.append(check_notify(diag))
     if stale_worktrees is not None:
         checks.append(check_worktrees(stale_worktrees))
+    if changed_repositories is not None:
+        checks.append(check_repository_changes(changed_repositories))
     ok = not any(not c.ok and c.severity == "error" for c in checks)
     return DoctorData(ok=ok, checks=checks).to_wire()

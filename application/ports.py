@@ -696,3 +696,9 @@ class GitWorktrees(Protocol):
     def listed(self, repository: str) -> list[str]:
         """The paths of every worktree of `repository` (`git worktree list`)."""
         ...
+
+    def shared_fingerprint(self, common_dir: str) -> dict[str, str]:
+        """A fingerprint of what every worktree of the repository shares (issue 36): its config,
+        hooks and info (domain.worktree: FINGERPRINT_* says its form and bounds); links are never
+        followed. A path that cannot be read is fingerprinted as such, never an error."""
+        ...

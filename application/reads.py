@@ -143,6 +143,15 @@ def error_row(run_id: str, reason_code: str, message: str) -> ListRow:
     return ListRow.unlisted(run_id, RowError.of(RECORD_UNUSABLE, message, reason_code))
 
 
+def repository_changes_of(run: Run) -> list[str] | None:
+    """The shared git paths the run's work changed (issue 36), bounded as the record's writer bounds them."""
+    from lionrun.domain.worktree import REPOSITORY_CHANGES_MAX
+
+    if run.repository_changes is None:
+        return None
+    return [path[:4096] for path in run.repository_changes[:REPOSITORY_CHANGES_MAX]]
+
+
 def confinement_of(run: Run) -> Confinement | None:
     """The recorded confinement when it is one li writes (a record may hold anything)."""
     return next((known for known in CONFINEMENTS if known == run.confinement), None)
@@ -178,6 +187,7 @@ class RunReads:
             confinement_detail=run.confinement_detail[:500] if run.confinement_detail else None,
             processes=next((known for known in PROCESSES if known == run.processes), None),
             processes_detail=run.processes_detail[:500] if run.processes_detail else None,
+            repository_changes=repository_changes_of(run),
             worktree=WorktreeValue.of(run), changes=ChangesValue.of(run), continues=run.continues,
             leg_worktrees=LegWorktreeValue.of(run), budget=BudgetValue.of(run),
             attempts=AttemptValue.of(run),

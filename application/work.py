@@ -57,7 +57,12 @@ from lionrun.domain.request import AGENT_PROVIDERS, Leg, RunRequest, invalid
 from lionrun.domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
 from lionrun.domain.transcript import PROVIDER_RATE_LIMITED, event_of
 from lionrun.domain.vocabulary import PID_NAMESPACE, SHARED_PIDS, STORE_HIDDEN, UNCONFINED
-from lionrun.domain.worktree import Changes, shared_git_paths
+from lionrun.domain.worktree import (
+    SHARED_FINGERPRINT,
+    Changes,
+    repository_changes,
+    shared_git_paths,
+)
 
 if TYPE_CHECKING:
     from lionrun.domain.slurm import AnnouncedStop
@@ -273,6 +278,7 @@ class WorkService:
             return self._confined[0]
         if self.confiner is None:
             self._confined = (None,)
+            self._fingerprint_shared(run_id, request, workspace)
             return None
         why = "--confine off" if request.confine == "off" else self.confiner.refusal()
         state, target = UNCONFINED, None
@@ -293,8 +299,46 @@ class WorkService:
             raise ConfinementRefused(why)
         if why is not None:
             self._say(workspace, f"li runner: the work runs unconfined (it can reach the store): {why}\n")
+            self._fingerprint_shared(run_id, request, workspace)
         self._confined = (target,)
         return target
+
+    def _fingerprint_shared(self, run_id: str, request: RunRequest, workspace: Workspace) -> None:
+        """Issue 36, item 4's fallback: a worktree run whose work could not be kept from the
+        repository's shared config, hooks and info has them fingerprinted before the work starts
+        (kept in the run's folder, for whichever process records the end)."""
+        if request.worktree is None or self.git is None:
+            return
+        try:
+            prints = self.git().shared_fingerprint(request.worktree.common_dir)
+            self.files.write_text(run_id, SHARED_FINGERPRINT, json.dumps(
+                {"common_dir": request.worktree.common_dir, "fingerprint": prints}))
+        except Exception as exc:  # noqa: BLE001 - advisory: the work still runs, and the console says it
+            self._say(workspace, f"li runner: the repository's config and hooks could not be fingerprinted: "
+                                 f"{_why(exc)}\n")
+
+    def _compare_shared(self, run_id: str, workspace: Workspace) -> None:
+        """After the work: the shared paths fingerprinted before it, compared with what they are now;
+        any change is named on the record (`repository_changes`) and on the console."""
+        if self.git is None:
+            return
+        try:
+            before = json.loads(self.files.read_text(run_id, SHARED_FINGERPRINT))
+        except (OSError, ValueError, StoreRefused):
+            return  # nothing fingerprinted: the shared paths were read-only to the work (or no worktree)
+        try:
+            if not isinstance(before, dict) or not isinstance(before.get("fingerprint"), dict):
+                raise ValueError("the fingerprint taken before the work is unreadable")
+            changed = repository_changes(before["fingerprint"],
+                                         self.git().shared_fingerprint(str(before["common_dir"])))
+        except Exception as exc:  # noqa: BLE001 - the end is still recorded
+            self._say(workspace, f"li runner: the repository's config and hooks could not be compared: {_why(exc)}\n")
+            return
+        if changed:
+            self._say(workspace, f"li runner: the work changed the repository's shared config or hooks: "
+                                 f"{', '.join(changed)} (under {before['common_dir']})\n")
+        with suppress(Exception):
+            self.store.update(run_id, lambda current: current.evolve(repository_changes=changed))
 
     def finish_supervised(self, run_id: str, workspace: Workspace, ended: SupervisedEnd) -> Run | None:
         """Record the end of a run whose one leg a lean supervisor watched: its answer and
@@ -329,6 +373,7 @@ class WorkService:
         # wait out an outage of the store (issue 40: the end's time never includes the outage).
         wall = self.clock.monotonic() - began
         ended_at = iso(self.clock.now())
+        self._compare_shared(run_id, workspace)
         self._commit_worktree(run_id, workspace)
         if self.stop_strays is not None:
             try:

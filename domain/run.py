@@ -196,6 +196,10 @@ class Run(Struct, frozen=True):
     # host's, with `processes_detail` saying why); None until the runner decided it.
     processes: str | None = None
     processes_detail: str | None = None
+    # Issue 36: a worktree run whose work could change the repository's shared config, hooks and
+    # info (unconfined): the paths under the git common dir it changed (empty: none); None when not
+    # compared (the paths were read-only to the work, or no worktree).
+    repository_changes: list[str] | None = None
     # Issue 25: the run whose confined work submitted this one (through its broker); None for a
     # run a person or a program submitted.
     parent: str | None = None

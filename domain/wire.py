@@ -498,6 +498,10 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # processes shared the host's (`processes_detail` says why); null before the runner decided
     processes: ProcessesText | None = None
     processes_detail: str | None = None
+    # additive (D2), issue 36: a worktree run whose work could reach the repository's shared
+    # `config`, `hooks/` and `info/` (unconfined): the paths under the git common dir the work
+    # changed, added or removed (empty: none); null when not compared (read-only to the work)
+    repository_changes: list[str] | None = None
     # additive (D2), issue 27: the code of the liveness finding `alive` comes from (domain.evidence,
     # domain.slurm: `alive`, `session_alive` — the runner gone, work of the run still running —,
     # `pid_absent`, `foreign_host`, `job_alive`, ...); advisory like `alive`; null when nothing was

@@ -325,6 +325,26 @@ def shared_git_paths(common_dir: str) -> tuple[str, ...]:
     return (f"{top}/config", f"{top}/hooks/", f"{top}/info/")
 
 
+# Issue 36, item 4's fallback: where the shared git paths cannot be made read-only to the work
+# (`--confine off`, or the kernel refused confinement), li fingerprints them before the work and
+# after it. A fingerprint maps each path under the common dir (`config`, `hooks/pre-commit`, ...)
+# to what it is: `file <mode> <sha256>`, `link <target>`, `dir <mode>`, or `other <mode>`; an
+# absent path is simply not a key. Bounded: FINGERPRINT_MAX_ENTRIES paths, FINGERPRINT_MAX_BYTES
+# hashed per file (the rest counted by size); the cut is a key of its own (FINGERPRINT_CUT).
+FINGERPRINT_MAX_ENTRIES = 4096
+FINGERPRINT_MAX_BYTES = 4 * 1024 * 1024
+FINGERPRINT_CUT = "…"  # key present when more paths existed than were fingerprinted
+REPOSITORY_CHANGES_MAX = 50  # paths named on a run's record
+SHARED_FINGERPRINT = "repository.fingerprint.json"  # the run file holding the fingerprint taken before
+
+
+def repository_changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """The shared paths whose fingerprint differs (added, removed or changed), sorted, at most
+    REPOSITORY_CHANGES_MAX; an empty list when nothing changed. Pure: two fingerprints in."""
+    changed = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
+    return changed[:REPOSITORY_CHANGES_MAX]
+
+
 def patch_files(patch: str) -> list[dict[str, Any]]:
     """Each file a `git diff` patch touches, with its inserted and deleted lines (None for a binary
     file), read from the patch alone: no repository needed, so any host of a shared store can."""

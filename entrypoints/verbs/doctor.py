@@ -29,10 +29,10 @@ def run(args: Namespace) -> dict[str, Any]:
     fix = bool(getattr(args, "fix", False))
     if not fix:
         return diagnose(services.diagnostics(), admin=services.store(), cluster=cluster,
-                        stale_worktrees=stale_worktrees())
+                        stale_worktrees=stale_worktrees(), changed_repositories=changed_repositories())
     with StoreLocked(services.home()):  # the store's modes are tightened by one li at a time
         return diagnose(services.diagnostics(), fix=True, admin=services.store(), cluster=cluster,
-                        stale_worktrees=stale_worktrees())
+                        stale_worktrees=stale_worktrees(), changed_repositories=changed_repositories())
 
 
 def stale_worktrees() -> list[str] | None:
@@ -44,6 +44,18 @@ def stale_worktrees() -> list[str] | None:
 
     try:
         return find(services.git(), services.store(), os.getcwd())
+    except Exception:  # noqa: BLE001 - doctor reports what it can; this check is advisory
+        return None
+
+
+def changed_repositories() -> list[str] | None:
+    """Recent runs whose work changed their repository's shared config or hooks (issue 36); None
+    when the store cannot tell."""
+    from lionrun.application.doctor import runs_that_changed_repositories
+    from lionrun.entrypoints import services
+
+    try:
+        return runs_that_changed_repositories(services.store(), services.clock().now())
     except Exception:  # noqa: BLE001 - doctor reports what it can; this check is advisory
         return None
 

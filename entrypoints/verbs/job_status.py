@@ -56,6 +56,9 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     if data.get("processes"):
         why = f" ({data['processes_detail']})" if data.get("processes_detail") else ""
         lines.append(f"  processes  {'in a PID namespace of their own' if data['processes'] == 'pid_namespace' else 'shared with the host'}{why}")
+    if data.get("repository_changes"):
+        lines.append(f"  CHANGED    the work changed the repository's shared git files (git runs them for you): "
+                     f"{', '.join(data['repository_changes'])} — look before your next git command")
     lines.extend(after_lines(data))
     if data.get("retry_of"):
         lines.append(f"  retry of   {data['retry_of']}")
