@@ -160,6 +160,35 @@ Feature: D4 — status is opaque; terminal and outcome are the producer's deriva
       When li runs an agent on it and the run ends
       Then the run ended with status "completed", outcome "succeeded" and no reason
 
+    @D4.6
+    Scenario Outline: Where the work's processes ran is said beside the outcome, in li's own words only
+      Given a run "r" that ended succeeded with its processes recorded as "<recorded>"
+      When the status answer for "r" is read
+      Then the status answer says processes <shown> and outcome "succeeded"
+
+      Examples:
+        | recorded      | shown           |
+        | pid_namespace | "pid_namespace" |
+        | shared        | "shared"        |
+        | elsewhere     | null            |
+
+    @D4.6 @cli
+    Scenario: A run li starts says where its work's processes ran, and why when they shared the host's
+      When li runs the shell work "true" and the run ends
+      Then the run's status says processes "pid_namespace" or "shared", with a detail only for "shared"
+
+    @D4.6
+    Scenario Outline: The shared git files a work changed are named beside the outcome
+      Given a run "r" that ended succeeded with repository changes <recorded>
+      When the status answer for "r" is read
+      Then the status answer says repository_changes <shown> and outcome "succeeded"
+
+      Examples:
+        | recorded                   | shown                      |
+        | ["config", "hooks/pre-commit"] | ["config", "hooks/pre-commit"] |
+        | []                         | []                         |
+        | null                       | null                       |
+
   Rule: D4.7 — alive reports liveness at read time and is advisory
 
     @D4.7

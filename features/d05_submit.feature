@@ -87,6 +87,12 @@ Feature: D5 — "Submit returns a handle, and the spawn phase is recorded"
       Then the submit is refused with kind "unavailable"
       And no run folder exists
 
+    @D5.4 @D3.3 @cli
+    Scenario: A cwd at or below the store, reached through a link, is refused before anything is written
+      When a program submits with its cwd inside the store through a link
+      Then the submit is refused: kind "invalid_input", reason "cwd_in_store"
+      And no run folder exists
+
   Rule: D5.5 — Spawn failure after validation is unpreventable; the record is written before Popen
 
     @D5.5

@@ -124,3 +124,12 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
       Given a run "r" that ended with a worktree whose work left a patch
       When the diff answer for "r" is read
       Then the diff answer's patch is the patch and its files count its lines
+
+  Rule: D7 over applying a run's changes (issue 36) — a patch that is not what the branch holds is never applied
+
+    @D7.2 @D3.3 @cli
+    Scenario: A kept patch that differs from the run's branch is refused unavailable, and nothing is applied
+      Given a worktree run that ended, whose kept patch was changed after its end
+      When its changes are applied to a clean checkout of the repository
+      Then the apply is refused with kind "unavailable" and reason "patch_differs"
+      And the clean checkout is unchanged
