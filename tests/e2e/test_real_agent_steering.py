@@ -160,7 +160,7 @@ def through_mcp(agents: Agents, env: dict[str, str], run_id: str, tool: str, **a
 
     from tests.support import REPO, install_li, li_bin
 
-    li = install_li(pathlib.Path(agents.home) / "li-for-mcp", f'exec {li_bin()} "$@"')
+    li = install_li(pathlib.Path(agents.tmp) / "li-for-mcp", f'exec {li_bin()} "$@"')
     params = StdioServerParameters(command=sys.executable, args=["-m", "lionrun.entrypoints.mcp_server", "--li", li],
                                    env={**os.environ, **env, "LI_HOME": agents.home, "PYTHONPATH": REPO}, cwd=REPO)
     answered: dict[str, object] = {}
