@@ -43,6 +43,7 @@ from lionrun.domain.worktree import (
     INCLUDE_FILE,
     INCLUDE_MAX_FILES,
     LOCK_NAME,
+    WORKTREES_FOLDER,
 )
 
 GIT_TIMEOUT = 300.0
@@ -52,6 +53,44 @@ SETUP_POLL = 0.1
 SETUP_STOP_GRACE = 3.0
 SETUP_OUTPUT_WAIT = 1.0
 _LOCKED = ("index.lock", "cannot lock ref", "Unable to create", ".lock': File exists")
+
+
+# What li's own git never runs, whatever a repository's config (which the work can write, its
+# worktree's git dir being inside the repository) or the work's attributes name (issue 36): hooks,
+# the file-system monitor, pagers and editors, credential and signing programs, ssh and proxies.
+# `core.fsmonitor` takes a boolean or a command: false turns it off on every git li has met.
+SAFE_CONFIG = (
+    "gc.auto=0", "core.hooksPath=/dev/null", "core.fsmonitor=false", "core.pager=cat", "core.editor=:",
+    "core.askPass=", "core.sshCommand=", "core.gitProxy=", "core.alternateRefsCommand=",
+    "gpg.program=", "gpg.openpgp.program=", "gpg.x509.program=",
+    "gpg.ssh.program=", "credential.helper=", "submodule.recurse=false", "protocol.allow=never",
+    "diff.external=", "sequence.editor=:", "core.untrackedCache=false",
+)
+# Keys whose driver names the work chooses (in .gitattributes and in config): each one the
+# repository's config holds is set empty for li's git, so no filter, textconv, diff or merge
+# driver of the work's runs. (`diff --no-ext-diff --no-textconv` besides, on every diff.)
+_DRIVER_KEYS = (("filter.", (".clean", ".smudge", ".process")),
+                ("diff.", (".command", ".textconv")),
+                ("merge.", (".driver",)))
+_EXEC_KEYS = ("core.fsmonitor", "core.hookspath", "core.pager", "core.editor", "core.askpass",
+              "core.sshcommand", "core.gitproxy", "core.alternaterefscommand", "diff.external",
+              "gpg.program", "credential.helper")
+DIFF_SAFE = ("--no-ext-diff", "--no-textconv", "--no-color")
+
+
+def overrides(names: str) -> list[str]:
+    """`-c KEY=` for each key of `git config --list --name-only -z` that names a program li's git
+    must not run (a driver of a filter, a textconv, an external diff or merge; a pager of a
+    command); the fixed SAFE_CONFIG covers the keys git knows by name."""
+    found: list[str] = []
+    for key in dict.fromkeys(k for k in names.split("\0") if k):
+        low = key.lower()
+        if (any(low.startswith(head) and low.endswith(tails) for head, tails in _DRIVER_KEYS)
+                or low.startswith("pager.") or low in _EXEC_KEYS
+                or (low.startswith("gpg.") and low.endswith(".program"))
+                or (low.startswith("credential.") and low.endswith(".helper"))):
+            found += ["-c", f"{key}="]
+    return found
 
 
 def _env() -> dict[str, str]:
@@ -90,6 +129,17 @@ class Git:
             self._confine = (step,)
         return self._confine[0]
 
+    def _entering(self, cwd: str, confined: bool = True) -> tuple[str | None, Callable[[], None] | None]:
+        """(Popen's cwd, its pre-exec step): confined, the child enters `cwd` only after the store
+        is hidden (issue 36), else Popen enters it as usual."""
+        step = self.pre_exec() if confined else None
+        if step is None:
+            return cwd, None
+        from lionrun.adapters.confinement import check_folder, entering
+
+        check_folder(cwd)
+        return None, entering(step, cwd)
+
     # --- plumbing -----------------------------------------------------------------------------
 
     def _run(self, cwd: str, *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -106,16 +156,29 @@ class Git:
 
     def _once(self, cwd: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         try:
-            return subprocess.run([self.executable, "-c", "gc.auto=0", "-c", "core.hooksPath=/dev/null", *args],
-                                  cwd=cwd, env=_env(), input=stdin, capture_output=True, text=True,
+            enter, step = self._entering(cwd)
+            safe = [part for pair in SAFE_CONFIG for part in ("-c", pair)]
+            if args[0] not in ("rev-parse", "config", "symbolic-ref"):  # those run no program
+                safe += self._planted(cwd, enter, step, safe)
+            return subprocess.run([self.executable, *safe, *args],
+                                  cwd=enter, env=_env(), input=stdin, capture_output=True, text=True,
                                   errors="surrogateescape", timeout=GIT_TIMEOUT, check=False,
-                                  preexec_fn=self.pre_exec())
+                                  preexec_fn=step)
         except FileNotFoundError:
             raise GitRefused("git is not installed or not on PATH") from None
         except subprocess.SubprocessError as exc:  # the confinement refused in the child: git never ran
             raise GitRefused(f"git {args[0]} could not be started with the store hidden: {exc}") from None
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GitRefused(f"git {args[0]} could not be run: {exc}") from None
+
+    def _planted(self, cwd: str, enter: str | None, step: Callable[[], None] | None,
+                 safe: list[str]) -> list[str]:
+        """The `-c KEY=` that unset every program the repository's config (as git reads it in
+        `cwd`: local, worktree, included files) names for a driver li's git could meet."""
+        listed = subprocess.run([self.executable, *safe, "config", "--list", "--name-only", "-z"],
+                                cwd=enter, env=_env(), capture_output=True, text=True, errors="surrogateescape",
+                                timeout=GIT_TIMEOUT, check=False, preexec_fn=step)
+        return overrides(listed.stdout) if listed.returncode == 0 else []
 
     def _write(self, cwd: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         """A writing command, retried while another git holds one of its lock files."""
@@ -194,9 +257,10 @@ class Git:
         setup's group is sent SIGTERM, then SIGKILL after SETUP_STOP_GRACE seconds. `confined`:
         with the store hidden, as the work will be (a setup installs what the repository names)."""
         try:
-            child = subprocess.Popen(["/bin/sh", "-c", command], cwd=worktree, env=dict(env),
+            enter, step = self._entering(worktree, confined)
+            child = subprocess.Popen(["/bin/sh", "-c", command], cwd=enter, env=dict(env),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     start_new_session=True, preexec_fn=self.pre_exec() if confined else None)
+                                     start_new_session=True, preexec_fn=step)
         except subprocess.SubprocessError as exc:
             raise OSError(f"the store could not be hidden from it: {exc}") from None
         out = child.stdout
@@ -227,10 +291,47 @@ class Git:
         copier.join(SETUP_OUTPUT_WAIT)
         return code
 
+    def ensure_own(self, worktree: str, repository: str, branch: str) -> None:
+        """GitRefused(why) unless `worktree` is still the worktree li made (issue 36): a folder (no
+        link) at its own real path under the repository's git dir, whose git dir is its own
+        (`<common dir>/worktrees/...`, pointing back at it), of that repository, on `branch`. A
+        work that put a link to the person's checkout in its place, or pointed its `.git` or HEAD
+        elsewhere, gets nothing committed anywhere."""
+        def refuse(why: str) -> GitRefused:
+            return GitRefused(f"the worktree {worktree} is no longer li's own: {why}; nothing was committed")
+
+        try:
+            info = os.lstat(worktree)
+        except OSError as exc:
+            raise refuse(f"it cannot be read ({exc.strerror})") from None
+        if not stat.S_ISDIR(info.st_mode):
+            raise refuse("something else (a link, a file) took its place")
+        common = os.path.realpath(self._common_dir(repository))
+        real = os.path.realpath(worktree)
+        if os.path.dirname(real) != os.path.join(common, WORKTREES_FOLDER):
+            raise refuse(f"its real path is {real}, outside {os.path.join(common, WORKTREES_FOLDER)}")
+        found = self._run(worktree, "rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir",
+                          "--git-common-dir", "--symbolic-full-name", "HEAD", check=False)
+        lines = found.stdout.splitlines()
+        if found.returncode != 0 or len(lines) != 4:
+            raise refuse(f"git does not see a worktree there ({_first_line(found.stderr) or 'no answer'})")
+        top, git_dir, its_common, head = lines
+        if os.path.realpath(top) != real:
+            raise refuse(f"git's top level there is {top}")
+        if os.path.realpath(its_common) != common:
+            raise refuse(f"it belongs to the repository at {its_common}")
+        if os.path.dirname(os.path.realpath(git_dir)) != os.path.join(common, "worktrees"):
+            raise refuse(f"its git dir is {git_dir}, not one of the repository's worktrees")
+        back = _gitdir_of(git_dir)
+        if back is None or os.path.realpath(back) != os.path.join(real, ".git"):
+            raise refuse(f"its git dir {git_dir} belongs to another worktree")
+        if head != f"refs/heads/{branch}":
+            raise refuse(f"it is on {head or 'a detached HEAD'}, not on {branch}")
+
     def commit_all(self, worktree: str, base: str, message: str) -> Committed:
         with self._locked(worktree):
             self._write(worktree, "add", "--all", "--", ".")
-            staged = self._run(worktree, "diff", "--cached", "--quiet", check=False)
+            staged = self._run(worktree, "diff", *DIFF_SAFE, "--cached", "--quiet", check=False)
             if staged.returncode != 0:
                 self._write(worktree, "commit", "--quiet", "--no-verify", "--no-gpg-sign", "-F", "-", stdin=message)
         head = self.head(worktree)  # the work may have committed on the branch itself
@@ -239,8 +340,10 @@ class Git:
         return self.diff(worktree, base, head)
 
     def diff(self, worktree_or_repo: str, base: str, commit: str) -> Committed:
-        numstat = self._run(worktree_or_repo, "diff", "--numstat", "--no-renames", base, commit, "--").stdout
-        patch = self._run(worktree_or_repo, "diff", "--binary", "--no-renames", "--no-color", base, commit, "--").stdout
+        numstat = self._run(worktree_or_repo, "diff", *DIFF_SAFE, "--numstat", "--no-renames", base, commit,
+                            "--").stdout
+        patch = self._run(worktree_or_repo, "diff", *DIFF_SAFE, "--binary", "--no-renames", base, commit,
+                          "--").stdout
         return Committed(commit=commit, numstat=numstat, patch=patch)
 
     def status(self, worktree: str) -> str:
@@ -289,6 +392,20 @@ def _stop_group(child: subprocess.Popen[bytes]) -> int:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, signal.SIGKILL)
     return child.wait() if code is None else code
+
+
+def _gitdir_of(git_dir: str) -> str | None:
+    """The worktree a worktree's git dir names (its `gitdir` file), read without following a link."""
+    try:
+        folder = os.open(git_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return confined.read_file("gitdir", folder, 1 << 16).decode("utf-8", "surrogateescape").strip()
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(folder)
 
 
 def _first_line(text: str) -> str:

@@ -108,7 +108,10 @@ class GroupSignaller:
         return bool(groups) if groups is not None else _killpg(pgid, 0)
 
     def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
-                       spare_leader: bool = False) -> tuple[int, ...]:
+                       spare_leader: bool = False, own_pids: bool = False) -> tuple[int, ...]:
+        """`own_pids`: the run's work ran in a PID namespace of its own (issue 36), so of what left
+        the leader's session only what lives in a nested namespace is the work's; what its broker
+        started outside it (a child run's runner, which is no process of this run) is spared."""
         signum = SIGNALS[stop]
         # A live leader that is the run's own runner vouches for its whole session; without one,
         # each member must carry the run's tag itself (a rewritten record may name any session).
@@ -116,7 +119,7 @@ class GroupSignaller:
         tried: set[tuple[int, float | None]] = set()
         signalled: list[int] = []
         for _sweep in range(self.sweeps):
-            fresh = [m for m in members(incarnation, scan_session(incarnation.pid, run_id) or ())
+            fresh = [m for m in members(incarnation, scan_session(incarnation.pid, run_id, own_pids) or ())
                      if (m.pid, m.create_time) not in tried and m.pid != os.getpid()  # never li itself
                      and not (spare_leader and m.pid == incarnation.pid)]
             if not fresh:
@@ -201,7 +204,7 @@ class ProcStat(NamedTuple):
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def scan_session(sid: int, run_id: str | None = None) -> tuple[SessionMember, ...] | None:
+def scan_session(sid: int, run_id: str | None = None, nested_only: bool = False) -> tuple[SessionMember, ...] | None:
     """Every process whose session id is `sid`, plus whatever process holds pid `sid` — and, for
     a run (`run_id`), every process that left that session but is still the run's: a descendant of
     `sid` (the runner is a child subreaper, so what the work started stays under it) or a process
@@ -224,12 +227,47 @@ def scan_session(sid: int, run_id: str | None = None) -> tuple[SessionMember, ..
     seen = {m.pid for m in found}
     tag = f"{RUN_TAG}={run_id}".encode()
     kin = proctree.kin(sid, ((pid, s[1]) for pid, s in rows)) if head is not None else set()
+    if nested_only:
+        kin = _in_own_pids(kin, seen, rows)
     for pid, s in rows:
         if pid in seen or proctree.zombie(s[0]) or s[4] < since:
             continue
+        if nested_only and pid not in kin:
+            continue  # outside the run's PID namespace: not its work's (issue 36)
         if pid in kin or proctree.carries(pid, tag):
             found.append(SessionMember(pid, s[3], float(s[4]) / CLOCK_TICKS + boot, False, tagged=True))
     return tuple(found)
+
+
+def _in_own_pids(kin: set[int], members: set[int], rows: list[tuple[int, tuple[str, int, int, int, int]]]) -> set[int]:
+    """Of the run's descendants, those in its work's PID namespace: the namespace's init (a
+    process in a nested namespace whose parent is a member of the run's session) and what it
+    started. A child run its broker started is a descendant too, with a work of its own in
+    another namespace, below that child's runner: none of it is this run's."""
+    parents = [(pid, s[1]) for pid, s in rows]
+    found: set[int] = set()
+    for pid, s in rows:
+        if pid in kin and s[1] in members and in_nested_pids(pid):
+            found |= {pid} | proctree.kin(pid, parents)
+    return found & kin
+
+
+def _pid_depth(pid: int | str) -> int | None:
+    """How many PID namespaces `pid` is seen in (the `NSpid` line of /proc/PID/status); None: unread."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"NSpid:"):
+                    return len(line.split()) - 1
+    except OSError:
+        return None
+    return None
+
+
+def in_nested_pids(pid: int) -> bool:
+    """Whether `pid` lives in a PID namespace below this process's (a run's own, issue 36)."""
+    mine, its = _pid_depth("self"), _pid_depth(pid)
+    return mine is not None and its is not None and its > mine
 
 
 def session_groups(leader: int) -> set[int] | None:

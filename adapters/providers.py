@@ -155,11 +155,18 @@ class ChildRun:
         `stdin_text` is written to the child's stdin (else it reads /dev/null); `pass_fds` are
         inherited at the same numbers, every other descriptor is closed.
         """
+        step = self.groups.pre_exec
+        enter: str | None = cwd
         try:
+            if step is not None:  # confined first, its cwd entered only then (issue 36)
+                from lionrun.adapters.confinement import check_folder, entering
+
+                check_folder(cwd)
+                step, enter = entering(step, cwd), None
             child = subprocess.Popen(
-                list(argv), cwd=cwd, env=dict(env), process_group=0, close_fds=True, pass_fds=tuple(pass_fds),
+                list(argv), cwd=enter, env=dict(env), process_group=0, close_fds=True, pass_fds=tuple(pass_fds),
                 stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=self.groups.pre_exec,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=step,
             )
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             console.say(f"li runner: could not start {argv[0]}: {exc}\n")

@@ -160,12 +160,14 @@ def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
     if pid:
         return pid
     what = "cwd"
+    own_pids = False
     try:
         confine = spec.get("confine")
         if confine:  # first: the user namespace's new credentials would clear the death signal
             what = "confine"
-            confinement.confine(confine["home"], confine["artifacts"] or None, confine.get("marker") or None,  # type: ignore[attr-defined]
-                                confine.get("broker") or None)
+            own_pids = confinement.confine(  # type: ignore[attr-defined]
+                confine["home"], confine["artifacts"] or None, confine.get("marker") or None,
+                confine.get("broker") or None, json.loads(confine.get("protect") or "[]"), bool(confine.get("pids")))
             what = "cwd"
         if spec.get("die_with_runner"):
             _die_with(parent)
@@ -173,6 +175,10 @@ def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
         signal.pthread_sigmask(signal.SIG_SETMASK, ())
         for signum in (signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(signum, signal.SIG_DFL)  # Python ignores these; the work must not
+        if own_pids:  # issue 36: from here on, pid 2 of the run's own PID namespace
+            what = "pids"
+            confinement.own_pids(bool(spec.get("die_with_runner")))  # type: ignore[attr-defined]
+            what = "cwd"
         os.chdir(spec["cwd"])
         what = "exec"
         _set_descriptors(spec["stdin_fd"], out_w, err_w, keep, report)

@@ -26,7 +26,14 @@ from lionrun.domain.evidence import (
     may_signal,
 )
 from lionrun.domain.run import PREPARING, SLURM, Incarnation, RecordUnusable, Run, iso
-from lionrun.domain.vocabulary import ALREADY_TERMINAL, NO_PROCESS, REQUESTED, SIGNALLED, KillAction
+from lionrun.domain.vocabulary import (
+    ALREADY_TERMINAL,
+    NO_PROCESS,
+    PID_NAMESPACE,
+    REQUESTED,
+    SIGNALLED,
+    KillAction,
+)
 from lionrun.domain.wire import KillData
 
 KILL_GRACE_DEFAULT: Final = 3.0
@@ -213,14 +220,15 @@ class Killer:
         The runner is spared the first SIGKILL because it is what records the end the kill asked
         for: a lean run's runner starts a fresh interpreter for that once its work has stopped.
         """
-        if not self.signaller.signal_session(run.run_id, incarnation, "terminate"):
+        own = run.processes == PID_NAMESPACE  # its work's processes are its namespace's (issue 36)
+        if not self.signaller.signal_session(run.run_id, incarnation, "terminate", own_pids=own):
             return False
         self._wait_while_alive(run, self.grace)
         if self._lives(run):  # re-scanned, re-verified
-            self.signaller.signal_session(run.run_id, incarnation, "kill", spare_leader=True)
+            self.signaller.signal_session(run.run_id, incarnation, "kill", spare_leader=True, own_pids=own)
             self._wait_while_alive(run, self.runner_end)
             if self._lives(run):
-                self.signaller.signal_session(run.run_id, incarnation, "kill")
+                self.signaller.signal_session(run.run_id, incarnation, "kill", own_pids=own)
         return True
 
     def _wait_while_alive(self, run: Run, seconds: float) -> None:

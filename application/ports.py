@@ -61,10 +61,17 @@ class Confiner(Protocol):
         """None when the kernel confines a work here; else why not, in one line."""
         ...
 
-    def engage(self, artifacts: str | None, run_id: str) -> Mapping[str, str]:
+    def pids_refusal(self) -> str | None:
+        """None when a confined work runs in a PID namespace of its own here (issue 36); else why
+        not, in one line (its processes then share the host's, as before)."""
+        ...
+
+    def engage(self, artifacts: str | None, run_id: str, protect: Sequence[str] = ()) -> Mapping[str, str]:
         """From now on every leg this process starts is confined, and what the legs ask of the
         store through `li` is answered for them (`adapters/broker.py`); returns what a lean
-        supervisor needs to do the same in this process's place (it imports nothing of lionrun)."""
+        supervisor needs to do the same in this process's place (it imports nothing of lionrun).
+        `protect`: paths outside the store the legs see read-only (a folder's ends with `/`; one
+        missing is made first), the person's repository's shared config, hooks and info (issue 36)."""
         ...
 
 
@@ -323,7 +330,7 @@ class Signaller(Protocol):
         ...
 
     def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
-                       spare_leader: bool = False) -> tuple[int, ...]:
+                       spare_leader: bool = False, own_pids: bool = False) -> tuple[int, ...]:
         """Signal every live member of run `run_id`'s session (but its leader, the runner, when
         `spare_leader`); the pids signalled.
 
@@ -658,6 +665,11 @@ class GitWorktrees(Protocol):
         `stopped` is asked while it runs: once it says so (a kill, the run's time run out), the setup
         is stopped. `confined`: with the store hidden from it where the kernel can (issue 25); False
         only for a run whose work is not confined either (`--confine off`)."""
+        ...
+
+    def ensure_own(self, worktree: str, repository: str, branch: str) -> None:
+        """GitRefused(why) unless `worktree` is still the one li made for `repository` on `branch`
+        (its real path, its git dir, its branch: issue 36); nothing is done to it."""
         ...
 
     def commit_all(self, worktree: str, base: str, message: str) -> Committed:

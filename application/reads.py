@@ -32,7 +32,7 @@ from lionrun.domain.run import (
     submitted_second,
 )
 from lionrun.domain.untrusted import TEXT_MAX_BYTES, Untrusted, check_size, parse_json
-from lionrun.domain.vocabulary import CONFINEMENTS, QUEUED, RECORD_UNUSABLE, Confinement
+from lionrun.domain.vocabulary import CONFINEMENTS, PROCESSES, QUEUED, RECORD_UNUSABLE, Confinement
 from lionrun.domain.wire import (
     AgentOptions,
     AgentsAvailability,
@@ -176,6 +176,8 @@ class RunReads:
             retry_of=retry_of(run), job=BatchJob.of(run), queue_position=self.queue_position(run, d.status),
             confinement=confinement_of(run), finding=None if observed.finding is None else observed.finding.code,
             confinement_detail=run.confinement_detail[:500] if run.confinement_detail else None,
+            processes=next((known for known in PROCESSES if known == run.processes), None),
+            processes_detail=run.processes_detail[:500] if run.processes_detail else None,
             worktree=WorktreeValue.of(run), changes=ChangesValue.of(run), continues=run.continues,
             leg_worktrees=LegWorktreeValue.of(run), budget=BudgetValue.of(run),
             attempts=AttemptValue.of(run),

@@ -34,7 +34,7 @@ from lionrun.domain.dependencies import Order
 from lionrun.domain.idempotency import fingerprint
 from lionrun.domain.lifecycle import classify
 from lionrun.domain.queue import DEFAULT_QUEUE, QUEUE_FD, QUEUED
-from lionrun.domain.request import RunRequest, check_prompt, invalid
+from lionrun.domain.request import RunRequest, check_prompt, invalid, refuse_cwd_in_store
 from lionrun.domain.run import (
     FAILED,
     PREPARING,
@@ -71,7 +71,8 @@ class SubmitService:
                  runner_command: Sequence[str], env: Mapping[str, str],
                  cluster: Callable[[], Cluster] | None = None,
                  queues: Callable[[], RunQueues | None] | None = None,
-                 keys: IdempotencyKeys | None = None) -> None:
+                 keys: IdempotencyKeys | None = None,
+                 home: str | None = None, real_path: Callable[[str], str] | None = None) -> None:
         self.store = store
         self.files = files
         self.spawner = spawner
@@ -84,12 +85,16 @@ class SubmitService:
         self.cluster = cluster  # built on first use: only a Slurm submit needs it
         self.queues = queues  # built on first use (issue 29); None, or one that gives None: no queues
         self.keys = keys  # issue 39: the store's idempotency keys (None: a store that keeps none)
+        self.home = home  # the store's folder: no run works at or below it (issue 36); None: not checked
+        self.real_path = real_path  # a path with every link resolved (os.path.realpath)
 
     def validate(self, request: RunRequest) -> None:
         """Everything that can be refused is refused here, before anything touches disk."""
         check_prompt(request.instruction, "instruction")
         if not request.legs:
             raise invalid("the run has no work to do")
+        if self.home is not None and self.real_path is not None:
+            refuse_cwd_in_store(self.real_path(request.cwd), self.real_path(self.home))
         if request.executor == SLURM:
             problems = ["no Slurm adapter is configured"] if self.cluster is None else self.cluster().health()
             if problems:

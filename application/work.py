@@ -56,8 +56,8 @@ from lionrun.domain.lifecycle import classify, exit_code_of
 from lionrun.domain.request import AGENT_PROVIDERS, Leg, RunRequest, invalid
 from lionrun.domain.run import END_NOT_WRITTEN_BY_RUNNER, RecordUnusable, Run, iso
 from lionrun.domain.transcript import PROVIDER_RATE_LIMITED, event_of
-from lionrun.domain.vocabulary import STORE_HIDDEN, UNCONFINED
-from lionrun.domain.worktree import Changes
+from lionrun.domain.vocabulary import PID_NAMESPACE, SHARED_PIDS, STORE_HIDDEN, UNCONFINED
+from lionrun.domain.worktree import Changes, shared_git_paths
 
 if TYPE_CHECKING:
     from lionrun.domain.slurm import AnnouncedStop
@@ -276,11 +276,16 @@ class WorkService:
             return None
         why = "--confine off" if request.confine == "off" else self.confiner.refusal()
         state, target = UNCONFINED, None
+        pids_why = why and "the work is not confined"
         if why is None:
-            state, target = STORE_HIDDEN, self.confiner.engage(workspace.env.get("LI_ARTIFACTS_DIR"), run_id)
+            pids_why = self.confiner.pids_refusal()
+            protect = () if request.worktree is None else shared_git_paths(request.worktree.common_dir)
+            state, target = STORE_HIDDEN, self.confiner.engage(workspace.env.get("LI_ARTIFACTS_DIR"), run_id,
+                                                               protect)
         with suppress(Exception):  # the record says it where it can; the console always does
             self.store.update(run_id, lambda current: None if current.end_recorded else current.evolve(
-                confinement=state, confinement_detail=why))
+                confinement=state, confinement_detail=why,
+                processes=SHARED_PIDS if pids_why else PID_NAMESPACE, processes_detail=pids_why))
         if why is not None and request.confine == "required":
             self._say(workspace, f"li runner: not running the work: --confine required, and the store cannot "
                                  f"be hidden from it: {why}\n")

@@ -182,6 +182,7 @@ class RunWorktrees:
         """Commit what the work left to the run's branch, keep the patch as `changes.patch`."""
         worktree = run.worktree
         assert worktree is not None
+        self.git.ensure_own(worktree.path, worktree.repository, worktree.branch)
         committed = self.git.commit_all(worktree.path, worktree.base_commit,
                                         commit_message(run.run_id, run.label, status))
         return self.keep(run.run_id, committed)
@@ -191,6 +192,7 @@ class RunWorktrees:
         `changes-<leg>.patch`, and record it on the leg's entry (a leg already recorded keeps its
         first commit); the changes recorded."""
         worktree = entry.worktree
+        self.git.ensure_own(worktree.path, worktree.repository, worktree.branch)
         committed = self.git.commit_all(worktree.path, worktree.base_commit,
                                         commit_message(run.run_id, run.label, status, entry.leg))
         changes = self.keep(run.run_id, committed, patch_artifact_for(entry.leg))
@@ -305,16 +307,22 @@ class WorktreeReviews:
         entries = self._entries(run, run_id, leg, "apply")
         if entries is None:
             run, _, patch = self._patch(run, terminal)
+            source = (run.worktree, run.changes)
         elif leg is None:
             legs = [e.leg for e in entries]
             raise ContractError(ErrorKind.INVALID_INPUT, several_legs_refusal("apply", run_id, legs),
                                 {"run_id": run_id, "reason_code": SEVERAL_LEGS, "legs": legs})
         else:
-            _, _, patch = self._leg_patch(run, entries[0], terminal)
+            entry, _, patch = self._leg_patch(run, entries[0], terminal)
+            source = (entry.worktree, entry.changes)
         whose = run_id if leg is None else f"{run_id} leg {leg}"
         if not patch.available or patch.value is None:
             raise ContractError(ErrorKind.UNAVAILABLE, f"the changes of {whose} cannot be read: {patch.detail}",
                                 {"run_id": run_id, "reason_code": patch.reason_code})
+        differs = _differs_from_branch(git, *source, patch.value)
+        if differs is not None:
+            raise ContractError(ErrorKind.UNAVAILABLE, f"the changes of {whose} are not applied: {differs}",
+                                {"run_id": run_id, "reason_code": PATCH_DIFFERS})
         files = [ChangedFile(**row) for row in patch_files(patch.value)]
         if patch.value:
             try:
@@ -412,6 +420,26 @@ class WorktreeReviews:
                     failed.append(exc)
         if failed:
             raise failed[0]
+
+
+PATCH_DIFFERS = "patch_differs"  # D7 reason: the kept patch is not what the run's branch holds (issue 36)
+
+
+def _differs_from_branch(git: GitWorktrees, worktree: Worktree | None, changes: Changes | None,
+                         patch: str) -> str | None:
+    """Why the patch `li job diff` shows (and `li job apply` would apply) is not the run's branch
+    as git diffs it in the repository, with nothing of the work's config run; None when it is the
+    same bytes, or when the commit is gone from the repository (the kept patch is all there is)."""
+    if worktree is None or changes is None or changes.commit is None:
+        return None
+    try:
+        truth = git.diff(worktree.repository, worktree.base_commit, changes.commit).patch
+    except (GitRefused, OSError):
+        return None
+    if truth == patch:
+        return None
+    return (f"{changes.patch_artifact} is not what the branch's commit {changes.commit[:12]} holds "
+            f"(li job diff showed what was kept; the branch now says otherwise): review the branch yourself")
 
 
 def _files(patch: Availability[str]) -> Any:

@@ -536,6 +536,20 @@ def parse_confine(value: object, where: str = "--confine") -> str:
     return value
 
 
+CWD_IN_STORE = "cwd_in_store"  # reason code: a run's working folder at or below the store (issue 36)
+
+
+def refuse_cwd_in_store(real_cwd: str, real_home: str) -> None:
+    """A run never works inside the store (issue 36): its legs would read other runs' prompts and
+    rewrite their records. Both paths are real (links resolved); refused when `real_cwd` is
+    `real_home` or below it."""
+    home = real_home.rstrip("/") or "/"
+    cwd = real_cwd.rstrip("/") or "/"
+    if cwd == home or cwd.startswith(home if home.endswith("/") else home + "/"):
+        raise invalid(f"the working folder {real_cwd} is inside li's store ({real_home}); a run never works "
+                      "there: give another --cwd", cwd=real_cwd, reason_code=CWD_IN_STORE)
+
+
 def _queue_named(value: object) -> str | None:
     """request.json's queue: None, or a queue name (anything else is a malformed request)."""
     from lionrun.domain.queue import QUEUE_NAME_PATTERN

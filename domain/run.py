@@ -192,6 +192,10 @@ class Run(Struct, frozen=True):
     # kernel's refusal); None until the runner decided it (and for records from before).
     confinement: str | None = None
     confinement_detail: str | None = None
+    # Issue 36: where the work's processes ran — `pid_namespace` (their own) or `shared` (the
+    # host's, with `processes_detail` saying why); None until the runner decided it.
+    processes: str | None = None
+    processes_detail: str | None = None
     # Issue 25: the run whose confined work submitted this one (through its broker); None for a
     # run a person or a program submitted.
     parent: str | None = None

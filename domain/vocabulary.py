@@ -37,6 +37,13 @@ CONFINEMENTS: Final[tuple[Confinement, ...]] = get_args(Confinement)
 STORE_HIDDEN: Final = "store_hidden"
 UNCONFINED: Final = "none"
 
+# Issue 36: open on the wire (issue 39). Where the work's processes ran: a PID namespace of their own (the run's end is
+# the namespace's end; the work cannot reach its supervisor by pid), or the host's, shared.
+Processes = Literal["pid_namespace", "shared"]
+PROCESSES: Final[tuple[Processes, ...]] = get_args(Processes)
+PID_NAMESPACE: Final = "pid_namespace"
+SHARED_PIDS: Final = "shared"
+
 # D5: open on the wire (issue 39; a record li never wrote is read as none). The recorded spawn phase; a record from before the field existed has none.
 SpawnState = Literal["preparing", "started", "failed"]
 SPAWN_STATES: Final[tuple[SpawnState, ...]] = get_args(SpawnState)

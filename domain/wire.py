@@ -31,6 +31,7 @@ from lionrun.domain.vocabulary import (
     KILL_ACTIONS,
     PAUSED_REASONS,
     PERMISSION_MODES,
+    PROCESSES,
     REAP_WITHHELD,
     ROW_ERROR_KINDS,
     RUN_KINDS,
@@ -72,6 +73,7 @@ RowErrorKindText = Annotated[str, Open(ROW_ERROR_KINDS)]
 ArtifactType = Annotated[str, Open(ARTIFACT_TYPES)]
 PermissionModeText = Annotated[str, Open(PERMISSION_MODES)]
 ConfinementText = Annotated[str, Open(CONFINEMENTS)]
+ProcessesText = Annotated[str, Open(PROCESSES)]
 Finding = Annotated[str, Open(tuple(sorted(CONCLUSIVE | INCONCLUSIVE)))]
 SeverityText = Annotated[str, Open(SEVERITIES)]
 KeptReason = Annotated[str, Open(KEPT_REASONS)]
@@ -491,6 +493,11 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     # before the runner decided, and for runs from before confinement
     confinement: ConfinementText | None = None
     confinement_detail: str | None = None
+    # additive (D2), issue 36: `pid_namespace` when the work ran in a PID namespace of its own (no
+    # process of it outlives the run; the work cannot signal its supervisor), `shared` when its
+    # processes shared the host's (`processes_detail` says why); null before the runner decided
+    processes: ProcessesText | None = None
+    processes_detail: str | None = None
     # additive (D2), issue 27: the code of the liveness finding `alive` comes from (domain.evidence,
     # domain.slurm: `alive`, `session_alive` — the runner gone, work of the run still running —,
     # `pid_absent`, `foreign_host`, `job_alive`, ...); advisory like `alive`; null when nothing was

@@ -317,6 +317,14 @@ class WorktreePlan(Struct, frozen=True):
                         branch=branch_for(run_id, self.leg), path=worktree_path(self.common_dir, run_id, self.leg))
 
 
+def shared_git_paths(common_dir: str) -> tuple[str, ...]:
+    """What of a repository every worktree shares and a run's work must not change (issue 36): its
+    config (programs git runs for the person: `core.fsmonitor`, filters), its hooks and its info
+    (attributes, excludes). A folder's path ends with `/`."""
+    top = common_dir.rstrip("/")
+    return (f"{top}/config", f"{top}/hooks/", f"{top}/info/")
+
+
 def patch_files(patch: str) -> list[dict[str, Any]]:
     """Each file a `git diff` patch touches, with its inserted and deleted lines (None for a binary
     file), read from the patch alone: no repository needed, so any host of a shared store can."""

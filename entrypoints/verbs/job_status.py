@@ -53,6 +53,9 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     if data.get("confinement"):
         why = f" ({data['confinement_detail']})" if data.get("confinement_detail") else ""
         lines.append(f"  confined   {'the store hidden from the work' if data['confinement'] == 'store_hidden' else 'no: the work could reach the store'}{why}")
+    if data.get("processes"):
+        why = f" ({data['processes_detail']})" if data.get("processes_detail") else ""
+        lines.append(f"  processes  {'in a PID namespace of their own' if data['processes'] == 'pid_namespace' else 'shared with the host'}{why}")
     lines.extend(after_lines(data))
     if data.get("retry_of"):
         lines.append(f"  retry of   {data['retry_of']}")

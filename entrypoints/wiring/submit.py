@@ -48,12 +48,14 @@ def submitter(store: RunRecords, files: RunFiles, spawner: Spawner, prober: Proc
               clock: Clock, providers: Mapping[str, Provider], runner_command: Sequence[str],
               env: Mapping[str, str], cluster: Callable[[], Cluster] | None = None,
               queues: Callable[[], RunQueues | None] | None = None,
-              keys: IdempotencyKeys | None = None) -> SubmitService:
+              keys: IdempotencyKeys | None = None, home: str | None = None) -> SubmitService:
+    import os
+
     from lionrun.application.submit import SubmitService
 
     return SubmitService(store=store, files=files, spawner=spawner, prober=prober, signaller=signaller, clock=clock,
                          providers=providers, runner_command=runner_command, env=env, cluster=cluster,
-                         queues=queues, keys=keys)
+                         queues=queues, keys=keys, home=home, real_path=os.path.realpath)
 
 
 def store_hider(home: str, groups: ChildGroups) -> Confiner:
@@ -108,7 +110,7 @@ class SubmitSide(containers.DeclarativeContainer):
         submitter, store=core.store, files=core.store, spawner=core.spawner, prober=core.prober,
         signaller=core.signaller, clock=core.clock, providers=provider_registry,
         runner_command=providers.Callable(runner_command), env=providers.Callable(runner_environment, core.home),
-        cluster=core.cluster.provider, queues=core.queues.provider,
+        cluster=core.cluster.provider, queues=core.queues.provider, home=core.home,
         keys=core.store,  # issue 39: every store keeps the idempotency keys of its runs
     )
     confiner = providers.Singleton(store_hider, home=core.home, groups=child_groups)

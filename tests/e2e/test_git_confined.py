@@ -61,8 +61,9 @@ def untouched(home: str, other: str, canary: str) -> None:
     assert not os.path.lexists(os.path.join(home, "pwned"))
     with open(os.path.join(home, "runs", other, "record.json")) as handle:
         assert "forged" not in handle.read()
-    with open(os.path.join(canary, "saw")) as handle:
-        assert other not in handle.read()  # the runs folder it listed is the hidden store's, empty
+    if os.path.exists(os.path.join(canary, "saw")):  # what ran at all (issue 36: nothing does)
+        with open(os.path.join(canary, "saw")) as handle:
+            assert other not in handle.read()  # the runs folder it listed is the hidden store's, empty
     assert ended(home, other)["outcome"] == "succeeded"
 
 
@@ -80,9 +81,10 @@ def test_a_repository_config_the_work_wrote_meets_the_store_hidden_at_the_commit
     data = ended(li_home, run_id)
     assert (data["status"], data["outcome"]) == ("completed", "succeeded"), console(li_home, run_id)
     assert data["confinement"] == "store_hidden"
-    assert data["changes"]["files"] == 2  # li's commit went through the filter and the monitor
-    at_commit = ran(canary)
-    assert any(line.endswith(" clean") for line in at_commit), at_commit  # li's `git add` ran the filter
+    assert data["changes"]["files"] == 2
+    # Issue 36 goes further than hiding the store from them: li's git runs neither the filter nor
+    # the monitor the work planted (tests/e2e/test_git_trusts_nothing.py)
+    assert ran(canary) == []
     untouched(li_home, other, canary)
     # `li job diff` by the person: git runs what the config names again, with the store hidden still
     diff = li(li_home, repo, "job", "diff", run_id)

@@ -137,6 +137,17 @@ def test_an_escaped_tool_keeps_a_run_whose_runner_was_sigkilled_alive_and_kill_r
             stat = proctree.stat_of(str(member))
             if stat is not None and stat[3] == runner:
                 os.kill(member, signal.SIGKILL)
+        if FsRunStore(li_home).read(run_id).processes == "pid_namespace":
+            # issue 36: the session's own processes include the work's PID namespace's init, and
+            # its end is the namespace's: the tool that left the session did not escape the run
+            deadline = time.monotonic() + 10
+            while not is_gone(pid):
+                assert time.monotonic() < deadline, "the escaped tool outlived its namespace"
+                time.sleep(0.02)
+            status = status_data(li_home, run_id)
+            assert status["terminal"] is True, status
+            nothing_written_after_the_end(tmp_path / "late", status)
+            return
         assert carries_run(pid, run_id)
         status = status_data(li_home, run_id)
         assert (status["terminal"], status["alive"]) == (False, True), status  # never reaped while it lives

@@ -69,7 +69,9 @@ def submit_sh_cli(submit_ctx: dict[str, Any], work: str) -> None:
 
 @when("a program submits the shell work that reports its session and stdin detached through li")
 def submit_reporting_cli(submit_ctx: dict[str, Any]) -> None:
-    work = 'ps -o sid= -p $PPID > "$LI_ARTIFACTS_DIR/sid"; ls -l /proc/$$/fd/0 > "$LI_ARTIFACTS_DIR/stdin"'
+    # the work's session as the host's /proc numbers it (its $PPID may be its own PID namespace's init)
+    work = ("sed 's/.*) //' /proc/self/stat | cut -d' ' -f4 > \"$LI_ARTIFACTS_DIR/sid\"; "
+            'ls -l /proc/self/fd/0 > "$LI_ARTIFACTS_DIR/stdin"')
     submit_ctx["handle"] = machine("agent", "--detach", "sh", work, home=_home(submit_ctx)).data
 
 

@@ -250,7 +250,7 @@ class RunnerRecordsItsEnd(RecordingSignaller):
         self.world, self.after, self.ends_at = world, after, None
 
     def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
-                       spare_leader: bool = False) -> tuple[int, ...]:
+                       spare_leader: bool = False, own_pids: bool = False) -> tuple[int, ...]:
         if stop == "terminate" and self.ends_at is None:
             self.ends_at = self.world.clock.monotonic() + self.after
         return super().signal_session(run_id, incarnation, stop, spare_leader)
@@ -313,7 +313,7 @@ class Vanishing(RecordingSignaller):
         self.then = then
 
     def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
-                       spare_leader: bool = False) -> tuple[int, ...]:
+                       spare_leader: bool = False, own_pids: bool = False) -> tuple[int, ...]:
         for pid in list(self.prober.processes):
             self.prober.kill(pid)
         if self.then is not None:

@@ -23,7 +23,7 @@ STATUS_KEYS = {"run_id", "kind", "label", "status", "terminal", "outcome", "reas
                "spawn_state", "submitted_at", "finished_at", "possibly_orphaned", "age_seconds", "delivery",
                "manifest", "usage", "agents", "model", "exit_code", "started_at", "retry_of", "host",
                "job", "queue", "queue_position", "reap_withheld", "runner_end", "cost_usd", "retry_at", "session_id",
-               "confinement", "confinement_detail", "finding",
+               "confinement", "confinement_detail", "processes", "processes_detail", "finding",
                "worktree", "changes", "continues", "chain", "leg_worktrees", "parent",
                "after", "failed_dependency", "priority", "evidence_spool",
                "budget", "attempts", "approvals"}

@@ -383,7 +383,10 @@ class RefusingConfiner:
     def refusal(self) -> str | None:
         return self.why
 
-    def engage(self, artifacts: str | None, run_id: str) -> dict[str, str]:
+    def pids_refusal(self) -> str | None:
+        return None
+
+    def engage(self, artifacts: str | None, run_id: str, protect=()) -> dict[str, str]:
         self.engaged.append(artifacts)
         return {"home": "/h", "artifacts": artifacts or ""}
 
@@ -439,6 +442,9 @@ class SetupGit:
     def run_setup(self, worktree, command, env, console, stopped=None, confined=True) -> int:
         self.setups.append(confined)
         return 0
+
+    def ensure_own(self, worktree: str, repository: str, branch: str) -> None:
+        return None
 
     def commit_all(self, worktree: str, base: str, message: str):
         from lionrun.application.ports import Committed
