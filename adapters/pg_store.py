@@ -220,10 +220,7 @@ class PgRunStore:
                 raise self._refused(exc) from None
             if found != SCHEMA_VERSION:
                 conn.close()
-                raise SchemaMissing(
-                    f"the PostgreSQL store {self.location} has no lionrun schema (run `li store init`)"
-                    if found is None else
-                    f"the PostgreSQL store {self.location} holds lionrun schema {found}; this li needs {SCHEMA_VERSION}")
+                raise self._schema_missing(found)
         self._conn = conn
         return conn
 
@@ -307,7 +304,17 @@ class PgRunStore:
         from lionrun.adapters.libpq import PqError
 
         with self._lock:
+            reused = self._pq is not None and self._pq.ok
             conn = self._lean()
+            if conn is None:
+                return None
+            try:
+                return conn.query(sql, params)
+            except PqError as exc:
+                if not (reused and exc.broken):
+                    raise self._lean_refused(exc) from None
+                self._drop_lean()  # a kept connection the server ended since (a restart, a
+            conn = self._lean()    # terminated backend): a read is asked once more, afresh
             if conn is None:
                 return None
             try:
@@ -344,12 +351,16 @@ class PgRunStore:
             raise self._lean_refused(exc) from None
         if found != SCHEMA_VERSION:
             conn.close()
-            raise SchemaMissing(
-                f"the PostgreSQL store {self.location} has no lionrun schema (run `li store init`)"
-                if found is None else
-                f"the PostgreSQL store {self.location} holds lionrun schema {found}; this li needs {SCHEMA_VERSION}")
+            raise self._schema_missing(found)
         self._pq = conn
         return conn
+
+    def _schema_missing(self, found: int | None) -> SchemaMissing:
+        """The refusal of a database whose lionrun schema is absent, or of another version."""
+        return SchemaMissing(
+            f"the PostgreSQL store {self.location} has no lionrun schema (run `li store init`)"
+            if found is None else
+            f"the PostgreSQL store {self.location} holds lionrun schema {found}; this li needs {SCHEMA_VERSION}")
 
     def _lean_refused(self, exc: PqError) -> StoreRefused:
         """A libpq failure as the psycopg path names it (`_refused`); a broken connection is dropped."""

@@ -16,6 +16,7 @@ from msgspec import Struct
 
 from lionrun.application.ports import Clock, RunFiles, RunNotFound, RunQueues, StoreRefused
 from lionrun.application.reads import RunReads, error_row, person_fields
+from lionrun.domain.approval import open_requests
 from lionrun.domain.board import Group, group_of
 from lionrun.domain.contract import ContractError
 from lionrun.domain.partition import bucket_of
@@ -39,6 +40,7 @@ class Entry(Struct, frozen=True):
     queue_position: int | None = None
     age_seconds: float | None = None
     final: bool = False  # ended: never read again
+    approvals: tuple[dict[str, Any], ...] = ()  # issue 42: its open permission requests, oldest first
 
 
 class Changes(Struct, frozen=True):
@@ -101,7 +103,8 @@ class Board:
         working = not d.terminal and d.status not in (QUEUED,)
         return Entry(run_id=run_id, group=group, row=row, age_seconds=round(d.age_seconds, 1),
                      last_line=self.last_line(run_id) if working else None,
-                     queue_position=self.reads.queue_position(run, d.status), final=d.terminal)
+                     queue_position=self.reads.queue_position(run, d.status), final=d.terminal,
+                     approvals=() if d.terminal else tuple(open_requests(run.approvals)))
 
     def last_line(self, run_id: str) -> str | None:
         """The console's last non-empty line, as a person reads it (an agent's events rendered)."""
@@ -136,8 +139,8 @@ class Board:
 
 def _differs(before: Entry, after: Entry) -> bool:
     """Whether a person would see a difference (the age grows every look and does not count)."""
-    return (before.group, before.row, before.last_line, before.queue_position) != \
-        (after.group, after.row, after.last_line, after.queue_position)
+    return (before.group, before.row, before.last_line, before.queue_position, before.approvals) != \
+        (after.group, after.row, after.last_line, after.queue_position, after.approvals)
 
 
 def options(entries: Iterable[Entry]) -> Mapping[str, list[str]]:

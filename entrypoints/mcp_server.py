@@ -162,6 +162,12 @@ def submitted_line(reply: Reply) -> str:
     return run_line(reply, "; call wait with its run_id")
 
 
+def answered_line(reply: Reply, run_id: str) -> str:
+    """`run R: a1 allow` for each request an approve or deny answered."""
+    rows = [r for r in (reply.data or {}).get("approvals") or [] if isinstance(r, Mapping)]
+    return f"run {run_id}: " + (", ".join(f"{r.get('id')} {r.get('behavior')}" for r in rows) or "nothing answered")
+
+
 def wait_line(report: WaitReport) -> str:
     """`settled: R1 succeeded, R2 failed` / `not settled: waiting on …; errors: R3 not_found`."""
     parts = [f"{view.run_id} {view.branch.value}" for view in report.runs if str(view.run_id) not in report.errors]
@@ -211,8 +217,12 @@ class Gate:
 
 
 def steering(args: tools_table.SubmitAgent | tools_table.SubmitFlow | tools_table.SubmitFanout) -> dict[str, object]:
-    """A submit tool's `after`, `priority` and `idempotency_key`, as the contract client's options."""
-    return {"after": args.after, "priority": args.priority, "idempotency_key": args.idempotency_key}
+    """A submit tool's `after`, `priority`, `idempotency_key` and (issue 42) budget, retry policy and
+    approval timeout, as the contract client's options (each becomes the CLI flag of its name)."""
+    return {"after": args.after, "priority": args.priority, "idempotency_key": args.idempotency_key,
+            "max_tokens": args.max_tokens, "max_cost": args.max_cost_usd, "retry": args.retry,
+            "retry_on": args.retry_on, "retry_backoff": args.retry_backoff_seconds,
+            "approval_timeout": args.approval_timeout_seconds}
 
 
 class Tools:
@@ -341,6 +351,21 @@ class Tools:
         reply = await self.run(lambda: self.client.reply(args.run_id, args.prompt, args.idempotency_key),
                                stop_on_cancel=False)
         return answer(SPECS["reply"], reply, run_classification(reply), submitted_line(reply))
+
+    async def approvals(self, ctx: Any, args: tools_table.NoArguments) -> CallToolResult:
+        reply = await self.run(self.client.approvals, stop_on_cancel=True)
+        rows = [r for r in (reply.data or {}).get("approvals") or [] if isinstance(r, Mapping)]
+        said = "; ".join(f"{r.get('run_id')} {r.get('id')} {r.get('tool')}" for r in rows[:20])
+        return answer(SPECS["approvals"], reply, {"open": len(rows)},
+                      f"{len(rows)} open request{'' if len(rows) == 1 else 's'}" + (f": {said}" if said else ""))
+
+    async def approve(self, ctx: Any, args: tools_table.Approve) -> CallToolResult:
+        reply = await self.run(lambda: self.client.approve(args.run_id, args.request), stop_on_cancel=False)
+        return answer(SPECS["approve"], reply, {}, answered_line(reply, args.run_id))
+
+    async def deny(self, ctx: Any, args: tools_table.Deny) -> CallToolResult:
+        reply = await self.run(lambda: self.client.deny(args.run_id, args.request, args.reason), stop_on_cancel=False)
+        return answer(SPECS["deny"], reply, {}, answered_line(reply, args.run_id))
 
     async def diff(self, ctx: Any, args: tools_table.Diff) -> CallToolResult:
         reply = await self.run(lambda: self.client.diff(args.run_id, args.leg), stop_on_cancel=True)

@@ -46,12 +46,39 @@ def priority_field() -> Any:
     return Field(None, description="its place within its queue: higher starts first")
 
 
+class Steering(Arguments):
+    """Issue 42: what every submit tool takes to steer its run: budgets, retries, approvals."""
+
+    max_tokens: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="stop the run (failed, budget_exceeded) once its agents reported this many tokens")
+    max_cost_usd: Annotated[float, Field(gt=0)] | None = Field(
+        None, description="stop the run (failed, budget_exceeded) once its agents reported this cost in US "
+        "dollars (claude only: the others report no price, and li refuses it for them)")
+    retry: Annotated[int, Field(ge=0)] | None = Field(
+        None, description="try the work again, under the same run id, up to this many more times when it ends "
+        "with a retry_on reason (data.attempts records each attempt)")
+    retry_on: list[str] | None = Field(
+        None, description="the reason codes retried (with retry; default: provider_rate_limited, "
+        "provider_overloaded, provider_unreachable; never a failure of the work itself or a budget)")
+    retry_backoff_seconds: Annotated[float, Field(gt=0)] | None = Field(
+        None, description="the wait before the second attempt (with retry; doubled for each later one, capped "
+        "at 300, jittered; a vendor's reset time wins; default 5)")
+    approval_timeout_seconds: Annotated[float, Field(gt=0)] | None = Field(
+        None, description="with permission_mode `ask`: a request nobody answers (tools approvals, approve, "
+        "deny) is denied after this long (default 600)")
+
+
+STEERING_FLAGS = {"max-tokens": "max_tokens", "max-cost": "max_cost_usd", "retry": "retry",
+                  "retry-on": "retry_on", "retry-backoff": "retry_backoff_seconds",
+                  "approval-timeout": "approval_timeout_seconds"}
+
+
 def key_field() -> Any:
     return Field(None, description="submit at most once per key: the same submit again answers the first "
                  "run (data.replayed true); another request under the key is `conflict`")
 
 
-class SubmitAgent(Arguments):
+class SubmitAgentOwn(Arguments):
     prompt: str = Field(description="the work: the agent's prompt, or for model `sh` a shell script")
     model: str = Field(description="who runs the prompt, always named: claude, codex, gemini, a "
                        "provider/model such as `claude/opus`, or `sh` (the prompt runs as a shell script)")
@@ -61,8 +88,10 @@ class SubmitAgent(Arguments):
     worktree: bool = Field(False, description="work in a new git worktree on branch li/<run_id>")
     base: str | None = Field(None, description="the commit the worktree starts from")
     setup: str | None = Field(None, description="a shell command run in the new worktree first")
-    permission_mode: Literal["read-only", "edits", "full"] | None = Field(
-        None, description="agent CLIs only; default: the CLI's own")
+    permission_mode: Literal["read-only", "edits", "full", "ask"] | None = Field(
+        None, description="agent CLIs only; default: the CLI's own. `ask` (claude only): each tool use "
+        "the CLI would ask about waits for a person's answer (status waiting_approval; tools approvals, "
+        "approve, deny)")
     provider_args: list[str] | None = Field(None, description="passed verbatim to the agent CLI")
     notify: str | None = Field(None, description="an argv template run when the run ends (no shell)")
     after: list[str] | None = after_field()
@@ -70,7 +99,7 @@ class SubmitAgent(Arguments):
     idempotency_key: str | None = key_field()
 
 
-class SubmitFlow(Arguments):
+class SubmitFlowOwn(Arguments):
     spec: str | None = Field(None, description="the flow's YAML/JSON text (give this or spec_path)")
     spec_path: str | None = Field(None, description="absolute path of a YAML/JSON flow file")
     label: str | None = None
@@ -81,7 +110,7 @@ class SubmitFlow(Arguments):
     idempotency_key: str | None = key_field()
 
 
-class SubmitFanout(Arguments):
+class SubmitFanoutOwn(Arguments):
     prompt: str
     model: str | None = Field(None, description="one model for every leg (give this or `models`)")
     models: list[str] | None = Field(None, description="one leg per model (give this or `model`)")
@@ -93,6 +122,19 @@ class SubmitFanout(Arguments):
     after: list[str] | None = after_field()
     priority: int | None = priority_field()
     idempotency_key: str | None = key_field()
+
+
+# The submit tools: their own arguments first, then what steers the run (a refusal lists them so).
+class SubmitAgent(Steering, SubmitAgentOwn):
+    pass
+
+
+class SubmitFlow(Steering, SubmitFlowOwn):
+    pass
+
+
+class SubmitFanout(Steering, SubmitFanoutOwn):
+    pass
 
 
 class OneRun(Arguments):
@@ -143,6 +185,17 @@ class Apply(Arguments):
     leg: str | None = Field(None, description="the leg whose change to apply, of a run of several")
 
 
+class Approve(Arguments):
+    run_id: RunId
+    request: str | None = Field(None, description="the request id (a1, a2, ... as `approvals` lists it); "
+                                "default: every open request of the run")
+
+
+class Deny(Approve):
+    reason: str | None = Field(None, max_length=2000, description="what the agent is told (default: denied "
+                               "by a person through li)")
+
+
 class ReplyTo(Arguments):
     run_id: RunId
     prompt: str
@@ -173,7 +226,10 @@ class ToolSpec:
 
 
 SUBMIT_FLAGS = {"timeout": "timeout_seconds", "prompt-file": "prompt", "label": "label", "cwd": "cwd",
-                "after": "after", "priority": "priority", "idempotency-key": "idempotency_key"}
+                "after": "after", "priority": "priority", "idempotency-key": "idempotency_key", **STEERING_FLAGS}
+#: Answering a request changes the run (not read-only) but removes nothing (not destructive); a
+#: second answer to the same request is refused (`conflict`), so not idempotent either.
+ANSWER = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("handshake", NoArguments, "handshake", READ, (
@@ -188,7 +244,11 @@ TOOLS: tuple[ToolSpec, ...] = (
         "worktree=true: work in a new git worktree on branch li/<run_id> (from base, after setup); "
         "then `diff` shows the change. permission_mode (read-only, edits, full; agent CLIs only, "
         "default: the CLI's own), provider_args (passed verbatim to the agent CLI) and notify (an argv "
-        "template run when the run ends, no shell). Then call `wait` with the run_id, then `output`."
+        "template run when the run ends, no shell). permission_mode `ask` (claude): each tool use it "
+        "would ask about waits (status waiting_approval) until answered with `approve` or `deny`. "
+        "max_tokens/max_cost_usd: a budget (failed, budget_exceeded when crossed); retry, retry_on, "
+        "retry_backoff_seconds: retries by policy under the same run id. "
+        "Then call `wait` with the run_id, then `output`."
     ), {**SUBMIT_FLAGS, "worktree": "worktree", "base": "base", "setup": "setup",
         "permission-mode": "permission_mode", "provider-arg": "provider_args", "notify": "notify"}),
     ToolSpec("submit_flow", SubmitFlow, "submit", SUBMIT, (
@@ -261,6 +321,22 @@ TOOLS: tuple[ToolSpec, ...] = (
         "a reason when they cannot be read, never an empty patch). A run of several legs has a worktree "
         "per leg (branch li/<run_id>.<leg>): each leg's change is under `legs`, or pass `leg` for one."
     ), {"leg": "leg"}),
+    ToolSpec("approvals", NoArguments, "approvals", READ, (
+        "List the permission requests waiting for an answer, across runs (runs submitted with "
+        "permission_mode `ask` read status waiting_approval while one is open): each with run_id, id, "
+        "tool and input. Answer each with `approve` or `deny`; one nobody answers is denied after the "
+        "run's approval_timeout_seconds."
+    )),
+    ToolSpec("approve", Approve, "approve", ANSWER, (
+        "Allow a run's open permission request (`request`, as `approvals` lists it; without it every "
+        "open request of the run): the agent's tool use goes ahead. Answers the requests answered; a "
+        "request answered already is `conflict`, a run with none open `not_found`."
+    ), {"request": "request"}),
+    ToolSpec("deny", Deny, "deny", ANSWER, (
+        "Deny a run's open permission request (`request`, as `approvals` lists it; without it every "
+        "open request of the run): the agent is told `reason` and the tool never runs. A request "
+        "answered already is `conflict`, a run with none open `not_found`."
+    ), {"request": "request", "reason": "reason"}),
     ToolSpec("reply", ReplyTo, "submit", SUBMIT, (
         "Continue a finished agent run's conversation: a new detached run resuming the agent CLI's "
         "own session, in the same worktree and branch; returns the new run_id (refused for sh runs "

@@ -213,7 +213,6 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
     descriptor is inheritable: the lean supervisor and the finisher exec'd in this process's
     place keep holding it, and the kernel lets go of it when the last of them exits or dies."""
     global _slot
-    import time
 
     from lionrun.application.ports import RunNotFound, StoreBusy, StoreRefused
     from lionrun.application.queueing import QueueService
@@ -238,19 +237,7 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
         except (StoreRefused, OSError) as exc:
             _say(f"no place in the queue {run.queue}: {exc}; the work starts now")
             return False
-    looked = [0.0]
-
-    def stopped() -> bool:
-        if _early_term:
-            return True
-        now = time.monotonic()
-        if now - looked[0] < 0.5:
-            return False
-        looked[0] = now
-        try:
-            return store.read(run_id).kill_requested_at is not None
-        except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
-            return False
+    stopped = _kill_asker(store, run_id)
 
     def say(why: str) -> None:
         _say(f"queued in {run.queue}: {why}")
@@ -281,6 +268,32 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
     return False
 
 
+def _kill_asker(store: Any, run_id: str) -> Any:
+    """`stopped()` for a runner that waits before its work (a queue's slot, other runs' ends): a
+    SIGTERM came, or the record says a kill was asked (read at most every 0.5 s; a record that
+    cannot be read asks nothing)."""
+    import time
+
+    from lionrun.application.ports import RunNotFound, StoreBusy, StoreRefused
+    from lionrun.domain.run import RecordUnusable
+
+    looked = [0.0]
+
+    def stopped() -> bool:
+        if _early_term:
+            return True
+        now = time.monotonic()
+        if now - looked[0] < 0.5:
+            return False
+        looked[0] = now
+        try:
+            return bool(store.read(run_id).kill_requested_at is not None)
+        except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
+            return False
+
+    return stopped
+
+
 def _wait_for_dependencies(store: Any, run_id: str, work: Any) -> int | None:
     """A `waiting` run (issue 43) waits here, its runner alive, until the runs it was submitted
     --after end. Then its work starts (the record says `queued` when a kept queue's line is next,
@@ -288,7 +301,6 @@ def _wait_for_dependencies(store: Any, run_id: str, work: Any) -> int | None:
     first, the run ends `cancelled` without its work ever starting: the runner's exit status
     is returned. A runner killed here leaves the record `waiting`: the next observer on this
     host starts a new one (application/dependencies.Restarter)."""
-    import time
 
     from lionrun.application.ports import RunNotFound, StoreBusy, StoreRefused
     from lionrun.domain.run import RecordUnusable
@@ -309,19 +321,7 @@ def _wait_for_dependencies(store: Any, run_id: str, work: Any) -> int | None:
     from lionrun.entrypoints import services
 
     clock = services.clock()
-    looked = [0.0]
-
-    def stopped() -> bool:
-        if _early_term:
-            return True
-        now = time.monotonic()
-        if now - looked[0] < 0.5:
-            return False
-        looked[0] = now
-        try:
-            return store.read(run_id).kill_requested_at is not None
-        except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
-            return False
+    stopped = _kill_asker(store, run_id)
 
     observer = services.container().reads.observer()
     verdict = DependencyWait(observer, clock).wait(run, stopped, _say)

@@ -45,8 +45,8 @@ STATUS_BY_KIND = {ErrorKind.NOT_FOUND: 404, ErrorKind.INVALID_INPUT: 400, ErrorK
 def build(guard: Guard, hub: Hub) -> GuardMiddleware:
     """The guarded app over `hub`'s board; services come from the composition root, as the CLI's do."""
     routes = [
-        Route("/", partial(board, hub=hub)),
-        Route("/events", partial(board_events, hub=hub)),
+        Route("/", partial(board, hub=hub, guard=guard)),
+        Route("/events", partial(board_events, hub=hub, guard=guard)),
         Route("/assets/{name}", asset),
         Route("/runs/{run_id}", partial(run_view, guard=guard)),
         Route("/runs/{run_id}/events", run_events),
@@ -62,25 +62,25 @@ def chosen_filters(request: Request) -> dict[str, str]:
     return {name: request.query_params.get(name, "")[:200] for name in FILTERS}
 
 
-async def board(request: Request, hub: Hub) -> Response:
+async def board(request: Request, hub: Hub, guard: Guard) -> Response:
     chosen = chosen_filters(request)
     version, entries = hub.snapshot()
     shown = [entry for entry in entries if matches(entry.row, chosen)]
     said = request.query_params.get("said", "")[:300]
-    return HTMLResponse(page.board_page(shown, chosen, options(entries), version, said))
+    return HTMLResponse(page.board_page(shown, chosen, options(entries), version, said, guard.csrf_token))
 
 
 def sse(event: str, data: object) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def row_event(entry: Entry, chosen: dict[str, str]) -> bytes:
+def row_event(entry: Entry, chosen: dict[str, str], csrf: str = "") -> bytes:
     if not matches(entry.row, chosen):
         return sse("row", {"id": entry.run_id, "group": None, "html": None})
-    return sse("row", {"id": entry.run_id, "group": entry.group, "html": page.row_html(entry)})
+    return sse("row", {"id": entry.run_id, "group": entry.group, "html": page.row_html(entry, csrf)})
 
 
-async def board_events(request: Request, hub: Hub) -> Response:
+async def board_events(request: Request, hub: Hub, guard: Guard) -> Response:
     """Server-sent events: one `row` event per run that changed (its new line and group), or left."""
     chosen = chosen_filters(request)
     since = request.query_params.get("since", "")
@@ -95,7 +95,7 @@ async def board_events(request: Request, hub: Hub) -> Response:
                 shown = [entry for entry in entries if matches(entry.row, chosen)]
                 yield sse("sync", {"ids": [entry.run_id for entry in shown]})  # any other line has left
                 for entry in shown:
-                    yield row_event(entry, chosen)
+                    yield row_event(entry, chosen, guard.csrf_token)
             while True:
                 try:
                     found = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
@@ -103,7 +103,7 @@ async def board_events(request: Request, hub: Hub) -> Response:
                     yield b": keepalive\n\n"
                     continue
                 for entry in found.changed:
-                    yield row_event(entry, chosen)
+                    yield row_event(entry, chosen, guard.csrf_token)
                 for run_id in found.removed:
                     yield sse("row", {"id": run_id, "group": None, "html": None})
         finally:
@@ -342,6 +342,29 @@ def reply(run_id: str, form: Any) -> tuple[str, str]:
     prompt = str(form.get("prompt") or "")
     handle = submit(replied_request(Namespace(run_id=run_id, words=[], prompt=prompt, prompt_file=None)))
     return f"/runs/{handle.run_id}", f"reply to {run_id}"
+
+
+def answered(run_id: str, form: Any, behavior: str) -> tuple[str, str]:
+    """Approve or deny from the page: `li job approve|deny`'s own answer (one rule, one service)."""
+    from lionrun.entrypoints.verbs import job_approve, job_deny
+
+    request = str(form.get("request") or "") or None
+    if behavior == job_approve.BEHAVIOR:
+        data = job_approve.run(Namespace(run_id=run_id, request=request))
+    else:
+        data = job_deny.run(Namespace(run_id=run_id, request=request, reason=str(form.get("reason") or "") or None))
+    done = ", ".join(f"{row['id']} {row['behavior']}" for row in data["approvals"])
+    return f"/runs/{run_id}", f"{behavior}: {done}"
+
+
+@action("approve")
+def approve(run_id: str, form: Any) -> tuple[str, str]:
+    return answered(run_id, form, "allow")
+
+
+@action("deny")
+def deny(run_id: str, form: Any) -> tuple[str, str]:
+    return answered(run_id, form, "deny")
 
 
 @action("apply")

@@ -37,8 +37,9 @@ def short(run_id: str) -> str:
     return run_id[-6:]
 
 
-def row_html(entry: Entry) -> str:
-    """One run's line on the board: what a person needs to decide whether to open it."""
+def row_html(entry: Entry, csrf: str = "") -> str:
+    """One run's line on the board: what a person needs to decide whether to open it (and, for a
+    run waiting on a person's approval, its open requests with Approve and Deny when `csrf` is given)."""
     row = entry.row
     status = row.get("status") or "could not read"
     bits = [f"<a class=\"id\" href=\"/runs/{e(entry.run_id)}\">{e(short(entry.run_id))}</a>",
@@ -54,8 +55,81 @@ def row_html(entry: Entry) -> str:
     error = row.get("error")
     if error:
         bits.append(f"<span class=\"error\">could not read: {e(error.get('reason_code') or error.get('kind'))}</span>")
+    asked = approval_list(entry.run_id, entry.approvals, csrf) if entry.approvals else ""
     return (f"<li class=\"run\" id=\"run-{e(entry.run_id)}\" data-id=\"{e(entry.run_id)}\" "
-            f"data-group=\"{e(entry.group)}\">{' '.join(bits)}</li>")
+            f"data-group=\"{e(entry.group)}\">{' '.join(bits)}{asked}</li>")
+
+
+# -- approvals (issue 42) -------------------------------------------------------------------------
+
+def approval_list(run_id: str, requests: Iterable[Mapping[str, Any]], csrf: str) -> str:
+    """A run's permission requests: each open one with Approve and Deny (a reason box) when `csrf`
+    is given; an answered one with its answer. The tool's input is shown as text, never markup."""
+    items = [approval_html(run_id, request, csrf) for request in requests]
+    return f"<ul class=\"approvals\">{''.join(items)}</ul>"
+
+
+def approval_html(run_id: str, request: Mapping[str, Any], csrf: str) -> str:
+    ident = str(request.get("id"))
+    given = _json_text(request.get("input"))
+    head = (f"<span class=\"request-id\">{e(ident)}</span> <span class=\"tool\">{e(request.get('tool'))}</span>"
+            f"<pre class=\"tool-input\">{e(given[:4000])}{'…' if len(given) > 4000 else ''}</pre>")
+    behavior = request.get("behavior")
+    if behavior is not None:
+        said = f" — {e(request.get('message'))}" if request.get("message") else ""
+        return (f"<li class=\"approval answered\" data-request=\"{e(ident)}\">{head}<span class=\"answer\">"
+                f"{e(behavior)} by {e(request.get('answered_by'))}{said}</span></li>")
+    if not csrf:
+        return f"<li class=\"approval open\" data-request=\"{e(ident)}\">{head}</li>"
+    target = f"/runs/{e(quote(run_id))}"
+    hidden = f"{csrf_field(csrf)}<input type=\"hidden\" name=\"request\" value=\"{e(ident)}\">"
+    return (f"<li class=\"approval open\" data-request=\"{e(ident)}\">{head}"
+            f"<form class=\"approve\" method=\"post\" action=\"{target}/approve\">{hidden}"
+            f"<button class=\"approve\" id=\"approve-{e(ident)}\">Approve</button></form>"
+            f"<form class=\"deny\" method=\"post\" action=\"{target}/deny\">{hidden}"
+            f"<input type=\"text\" name=\"reason\" id=\"deny-reason-{e(ident)}\" maxlength=\"2000\" "
+            f"placeholder=\"reason the agent is told\"><button class=\"danger\" id=\"deny-{e(ident)}\">Deny</button>"
+            "</form></li>")
+
+
+def approvals_section(status: Mapping[str, Any], csrf: str) -> str:
+    """Every permission request of the run (open ones answerable while it goes); nothing if it never asked."""
+    requests = [r for r in status.get("approvals") or [] if isinstance(r, Mapping)]
+    if not requests:
+        return ""
+    answerable = "" if status.get("terminal") else csrf
+    return (f"<section class=\"approvals\" id=\"approvals\"><h2>Permission requests</h2>"
+            f"{approval_list(str(status['run_id']), requests, answerable)}</section>")
+
+
+def budget_section(status: Mapping[str, Any]) -> str:
+    """The run's budget: each limit, what was spent, and which limit stopped it (issue 42)."""
+    budget = status.get("budget")
+    if not isinstance(budget, Mapping):
+        return ""
+    rows = []
+    for limit, spent, what in (("max_tokens", "spent_tokens", "tokens"), ("max_cost_usd", "spent_cost_usd", "cost")):
+        if budget.get(limit) is None:
+            continue
+        used = budget.get(spent)
+        used_text = "<span class=\"unread\">could not read: not reported</span>" if used is None else \
+            f"<code>{e(used)}</code>"
+        over = " <strong class=\"exceeded\">exceeded</strong>" if budget.get("exceeded") == what else ""
+        rows.append(f"<tr id=\"budget-{what}\"><th>{e(what)}</th><td>spent {used_text} of "
+                    f"<code>{e(budget.get(limit))}</code>{over}</td></tr>")
+    return f"<section class=\"budget\" id=\"budget\"><h2>Budget</h2><table>{''.join(rows)}</table></section>"
+
+
+def attempts_section(status: Mapping[str, Any]) -> str:
+    """The attempts of a run with a retry policy, in order: how each ended and when the next began."""
+    attempts = [a for a in status.get("attempts") or [] if isinstance(a, Mapping)]
+    if not attempts:
+        return ""
+    rows = "".join(f"<tr><td>{e(a.get('attempt'))}</td><td>{e(a.get('started_at'))}</td><td>{e(a.get('ended_at'))}</td>"
+                   f"<td>{e(a.get('status'))}</td><td>{e(a.get('reason_code'))}</td><td>{e(a.get('next_at'))}</td></tr>"
+                   for a in attempts)
+    return ("<section class=\"attempts\" id=\"attempts\"><h2>Attempts</h2><table><tr><th>#</th><th>started</th>"
+            f"<th>ended</th><th>status</th><th>reason</th><th>next at</th></tr>{rows}</table></section>")
 
 
 def _group_detail(entry: Entry) -> list[str]:
@@ -80,11 +154,11 @@ def _hostname(host: str) -> str:
 
 
 def board_page(entries: Iterable[Entry], chosen: Mapping[str, str], options: Mapping[str, list[str]],
-               since: int = 0, said: str = "") -> str:
+               since: int = 0, said: str = "", csrf: str = "") -> str:
     """The board: the filters, then the four groups with their runs, newest first."""
     by_group: dict[Group, list[str]] = {group: [] for group in GROUPS}
     for entry in entries:
-        by_group[entry.group].append(row_html(entry))
+        by_group[entry.group].append(row_html(entry, csrf))
     sections = "".join(
         f"<section class=\"group\" id=\"group-{group}\" data-group=\"{group}\"><h2>{e(GROUP_TITLES[group])} "
         f"<span class=\"count\">{len(rows)}</span></h2><ul class=\"runs\">{''.join(rows)}</ul></section>"
@@ -167,6 +241,9 @@ def run_page(status: Mapping[str, Any], output: Mapping[str, Any], diff: Mapping
         parts.append(f"<p class=\"said\" id=\"said\">{e(said)}</p>")
     parts.append(actions(status, csrf))
     parts.append(summary(status))
+    parts.append(approvals_section(status, csrf))
+    parts.append(budget_section(status))
+    parts.append(attempts_section(status))
     if diff is not None:
         parts.append(diff_section(diff))
     parts.append(console_section(run_id, output.get("console"), follow_from))

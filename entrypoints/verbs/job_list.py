@@ -59,8 +59,10 @@ def run(args: Namespace) -> dict[str, Any]:
         parent = run_id_arg(args, args.parent)
     order = sort_order(getattr(args, "sort", None))
     result: dict[str, Any] = services.reads().listing(limit, status, args.label, args.model, since, parent)
-    if order == "priority":  # issue 43: stable, so equal priorities stay newest first
-        result["runs"] = sorted(result["runs"], key=lambda row: -(row.get("priority") or 0))
+    if order == "priority":  # issue 43: the highest first; equal ones newest first, to the microsecond
+        # (run ids count seconds: two submitted in one second are told apart by submitted_at)
+        newest = sorted(result["runs"], key=lambda row: str(row.get("submitted_at") or ""), reverse=True)
+        result["runs"] = sorted(newest, key=lambda row: -(row.get("priority") or 0))
     return result
 
 

@@ -18,7 +18,7 @@ from mcp import Client
 from tests.e2e.test_mcp_server import call, in_session, real_li, server, settled_run
 from tests.support import REPO, li_bin
 
-READS = {"handshake", "status", "output", "list_runs", "wait", "diff"}
+READS = {"handshake", "status", "output", "list_runs", "wait", "diff", "approvals"}
 DESTRUCTIVE = {"kill", "prune", "rm", "apply"}
 
 
@@ -308,7 +308,7 @@ def test_parse_errors_are_answered_and_only_tools_are_advertised(tmp_path: pathl
         bad = line('{"jsonrpc": "2.0", "id": 7, "nonsense": true}')
         assert bad["error"]["code"] == -32600 and bad["id"] is None, bad
         listed = line(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
-        assert len(listed["result"]["tools"]) == 14, "the server still serves after bad lines"
+        assert len(listed["result"]["tools"]) == 17, "the server still serves after bad lines"
         for method in ("prompts/list", "resources/list"):
             assert line(json.dumps({"jsonrpc": "2.0", "id": 3, "method": method}))["error"]["code"] == -32601
     finally:

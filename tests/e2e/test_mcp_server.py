@@ -19,6 +19,9 @@ from tests.support import REPO, install_li, li_bin
 
 FAKE_V2 = os.path.join(REPO, "tests", "fakes", "fake_li_v2.py")
 VERBS = {
+    "approvals",
+    "approve",
+    "deny",
     "submit_agent",
     "submit_flow",
     "submit_fanout",
@@ -469,7 +472,7 @@ def test_submit_agent_takes_permission_mode_provider_args_and_notify(tmp_path: p
         failed, bad = await call(client, "submit_agent", prompt="hi", model="claude", permission_mode="yolo")
         assert failed and bad["error"]["kind"] == "invalid_input", bad
         assert bad["error"]["message"] == ("submit_agent's arguments: `permission_mode` must be "
-                                           "'read-only', 'edits' or 'full'")
+                                           "'read-only', 'edits', 'full' or 'ask'")
         failed, sh = await call(client, "submit_agent", prompt="true", model="sh", permission_mode="edits")
         assert failed and sh["error"]["kind"] == "invalid_input" and "agent CLIs" in sh["error"]["message"], sh
         assert "\n" not in sh["error"]["message"]

@@ -145,3 +145,62 @@ def test_the_contract_client_lists_and_answers_a_request(agents: Agents) -> None
     assert not again.ok and again.error is not None and again.error["kind"] == "conflict"  # answered once
     ended = agents.finish("claude", run_id, env, began)
     assert not (ended.workspace / "client.txt").exists()
+
+
+# --- the same answers through `li mcp` (the approvals, approve and deny tools, the MCP SDK's client) ---
+
+def through_mcp(agents: Agents, env: dict[str, str], run_id: str, tool: str, **arguments: object) -> dict[str, object]:
+    """List the run's open request with the `approvals` tool, then answer it with `tool`: the answer."""
+    import os
+    import pathlib
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    from tests.support import REPO, install_li, li_bin
+
+    li = install_li(pathlib.Path(agents.tmp) / "li-for-mcp", f'exec {li_bin()} "$@"')
+    params = StdioServerParameters(command=sys.executable, args=["-m", "lionrun.entrypoints.mcp_server", "--li", li],
+                                   env={**os.environ, **env, "LI_HOME": agents.home, "PYTHONPATH": REPO}, cwd=REPO)
+    answered: dict[str, object] = {}
+
+    async def session() -> None:
+        with anyio.fail_after(120):
+            async with Client(params, mode="legacy") as client:
+                while True:
+                    listed = await client.call_tool("approvals", {})
+                    rows = [r for r in (listed.structured_content or {})["data"]["approvals"] if r["run_id"] == run_id]
+                    if rows:
+                        break
+                    await anyio.sleep(0.2)
+                assert len(rows) == 1 and rows[0]["tool"] == "Bash", rows
+                result = await client.call_tool(tool, {"run_id": run_id, "request": rows[0]["id"], **arguments})
+                assert not result.is_error and result.structured_content is not None, result
+                answered.update(result.structured_content)
+
+    anyio.run(session)
+    return answered
+
+
+def test_claude_under_ask_runs_the_command_approved_through_mcp(agents: Agents) -> None:
+    began = time.monotonic()
+    run_id, env = agents.submit("claude", *ASK, steps=(tool("touch mcp-approved.txt"), text("Made it.")))
+    answered = through_mcp(agents, env, run_id, "approve")
+    assert [a["behavior"] for a in answered["data"]["approvals"]] == ["allow"]  # type: ignore[index]
+    ended = agents.finish("claude", run_id, env, began)
+    assert ended.data["outcome"] == "succeeded", ended.transcript
+    assert (ended.workspace / "mcp-approved.txt").exists()
+
+
+def test_claude_under_ask_is_told_a_denial_made_through_mcp(agents: Agents) -> None:
+    began = time.monotonic()
+    run_id, env = agents.submit("claude", *ASK, steps=(tool("touch mcp-denied.txt"), text("It was denied.")))
+    through_mcp(agents, env, run_id, "deny", reason="not over mcp")
+    ended = agents.finish("claude", run_id, env, began)
+    assert not (ended.workspace / "mcp-denied.txt").exists()
+    results = [e for e in ended.events() if e.get("type") == "result"]
+    assert results and results[-1].get("permission_denials"), results
+    said = [b for e in ended.events() if e.get("type") == "user" for b in e["message"]["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert any("not over mcp" in json.dumps(b) for b in said), said  # the agent was told why

@@ -280,3 +280,41 @@ def test_a_long_console_is_kept_to_its_bound_and_the_cut_is_said(
     assert browser.evaluate("document.getElementById('console').textContent.length") <= 200_000
     assert browser.evaluate("document.getElementById('console-cut').hidden") is False
     assert "Earlier output is not shown" in browser.evaluate("document.getElementById('console-cut').textContent")
+
+
+def test_a_request_waiting_for_approval_is_approved_from_the_board_and_denied_from_its_page(
+        served: Served, browser: Browser, li_home: str) -> None:
+    """Issue 42: a run waiting on a person's approval is under "needs you" with its request (the tool's
+    input as text) and Approve/Deny; each goes through `li job approve|deny`'s service and the run
+    gets the answer. The runs ask as li's permission-prompt tool does (`li job approval-request`)."""
+    from tests.e2e.test_mcp_approvals import asking
+
+    allowed = submit(li_home, "sh", asking("echo <b>hi</b>"))
+    browser.navigate(served.url)
+    browser.wait_for(f"{row_in('needs_you', allowed)} && !!document.querySelector('#run-{allowed} #approve-a1')",
+                     timeout=30)
+    shown = browser.evaluate(f"document.querySelector('#run-{allowed} .tool-input').textContent")
+    assert "<b>hi</b>" in shown  # the input as text, never markup
+    assert browser.evaluate(f"document.querySelector('#run-{allowed} .tool-input b') === null")
+    browser.evaluate(f"document.querySelector('#run-{allowed} #approve-a1').click()")
+    browser.wait_for(f"location.pathname === '/runs/{allowed}' && !!document.getElementById('said')")
+    assert "allow: a1 allow" in browser.evaluate("document.getElementById('said').textContent")
+    data = ended(li_home, allowed)
+    assert data["outcome"] == "succeeded" and [a["behavior"] for a in data["approvals"]] == ["allow"]
+    browser.wait_for("document.getElementById('console').textContent.includes('\"behavior\": \"allow\"') || "
+                     "document.getElementById('console').textContent.includes('\"behavior\":\"allow\"')")
+
+    denied = submit(li_home, "sh", asking("rm -rf somewhere"))
+    wait_until(lambda: status(li_home, denied)["status"] == "waiting_approval" or None, within=30)
+    browser.navigate(f"{served.origin}/runs/{denied}")
+    browser.wait_for("!!document.getElementById('deny-a1') && "
+                     "document.getElementById('sum-status').textContent === 'waiting_approval'")
+    browser.evaluate("document.getElementById('deny-reason-a1').value = 'not from the <page>'")
+    browser.evaluate("document.getElementById('deny-a1').click()")
+    browser.wait_for(f"location.pathname === '/runs/{denied}' && !!document.getElementById('said')")
+    data = ended(li_home, denied)
+    assert [(a["behavior"], a["message"]) for a in data["approvals"]] == [("deny", "not from the <page>")]
+    browser.navigate(f"{served.origin}/runs/{denied}")
+    browser.wait_for("!!document.getElementById('approvals')")
+    assert "not from the <page>" in browser.evaluate("document.getElementById('approvals').textContent")
+    assert browser.evaluate("document.getElementById('deny-a1') === null")  # answered: no button any more

@@ -186,3 +186,33 @@ def test_an_artifact_downloads_as_bytes_never_rendered_and_nothing_outside_artif
     for sneaky in ("../record.json", "..%2Frecord.json", "%2E%2E/record.json", "/etc/passwd"):
         status, _, body = served.request("GET", f"/runs/{run_id}/artifacts/{sneaky}", served.bearer())
         assert status == 404 and b"run_id" not in body, sneaky
+
+
+def test_a_cross_origin_approve_is_403_and_leaves_the_request_open(served: Served, li_home: str) -> None:
+    """Issue 42: answering a permission request is an unsafe action like kill: Origin and CSRF token."""
+    from tests.e2e.test_mcp_approvals import asking
+
+    run_id = submitted(li_home, "sh", asking("touch approved.txt"))
+
+    def listed() -> list[dict[str, object]] | None:
+        rows = json.loads(run_li("job", "approvals", "--machine", home=li_home).stdout)["data"]["approvals"]
+        return [r for r in rows if r["run_id"] == run_id] or None
+
+    (request,) = wait_until(listed)
+    cookie = served.cookie()
+    page = served.request("GET", f"/runs/{run_id}", {"Cookie": cookie})[2].decode()
+    assert 'id="approve-a1"' in page
+    csrf = page.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
+    form = f"csrf_token={csrf}&request=a1".encode()
+    headers = {"Cookie": cookie, "Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"}
+    for action in ("approve", "deny"):
+        status, _, _ = served.request("POST", f"/runs/{run_id}/{action}", headers, form)
+        assert status == 403, action
+    status, _, _ = served.request("POST", f"/runs/{run_id}/approve", {**headers, "Origin": served.origin}, b"request=a1")
+    assert status == 403  # its own origin, no CSRF token
+    assert listed() == [request]  # still open, unanswered
+    status, back, _ = served.request("POST", f"/runs/{run_id}/approve", {**headers, "Origin": served.origin}, form)
+    assert status == 303 and back["location"].startswith(f"/runs/{run_id}?said=allow")
+    assert ended(li_home, run_id)["outcome"] == "succeeded"
+    data = json.loads(run_li("job", "status", run_id, "--machine", home=li_home).stdout)["data"]
+    assert [(a["id"], a["behavior"]) for a in data["approvals"]] == [("a1", "allow")]

@@ -168,3 +168,76 @@ def test_a_queued_run_is_queued_with_its_place_until_a_person_pauses_its_queue(w
     queues.change("q", lambda settings: pause(settings or QueueSettings(name="q")))
     (entry,) = shown.refresh().changed
     assert (entry.run_id, entry.group) == (run.run_id, "needs_you")
+
+
+# Approvals, budgets and attempts (issue 42)
+
+
+def test_a_run_waiting_for_approval_needs_you_with_its_open_request_and_answer_forms(world: Any) -> None:
+    asking = {"id": "a1", "tool": "Bash", "input": {"command": "echo '<script>alert(1)</script>'"},
+              "tool_use_id": "t1", "requested_at": "2026-12-05T12:00:00+00:00", "behavior": None, "message": None,
+              "answered_at": None, "answered_by": None}
+    answered = {**asking, "id": "a0", "behavior": "deny", "message": "no", "answered_by": "li (me)"}
+    run = live(world, status="waiting_approval", approvals=[answered, asking])
+    shown = board(world)
+    (entry,) = shown.refresh().changed
+    assert (entry.group, entry.row["status"]) == ("needs_you", "waiting_approval")
+    assert [r["id"] for r in entry.approvals] == ["a1"]  # the open one only
+    html = page.row_html(entry, "csrf")
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert f'action="/runs/{run.run_id}/approve"' in html and f'action="/runs/{run.run_id}/deny"' in html
+    assert html.count('name="csrf_token" value="csrf"') == 2 and 'name="request" value="a1"' in html
+    assert 'name="reason"' in html
+    assert "<form" not in page.row_html(entry)  # no token, no button (never a form that cannot pass)
+
+
+def test_an_answered_request_changes_the_board_and_leaves_no_button(world: Any) -> None:
+    run = a_run(world.store, world.clock.now(), RunState.WAITING_APPROVAL, prober=world.prober)
+    shown = board(world)
+    (entry,) = shown.refresh().changed
+    assert entry.group == "needs_you" and [r["id"] for r in entry.approvals] == ["a1"]
+    from lionrun.application.approvals import ApprovalService
+
+    ApprovalService(world.store, world.clock).answer(run.run_id, "a1", "allow", None, "li (me)")
+    (entry,) = shown.refresh().changed
+    assert (entry.group, entry.approvals) == ("working", ())
+    assert "approve" not in page.row_html(entry, "csrf")
+
+
+def status_with(**fields: Any) -> dict[str, Any]:
+    return {"run_id": "20260101T000000-abcdef", "status": "running", "terminal": False, "label": None,
+            "session_id": None, "manifest": None, "usage": None, "delivery": None, "agents": None, "retry_of": None,
+            "chain": None, **fields}
+
+
+OUTPUT = {"console": {"available": True, "value": "", "truncated": False}, "artifacts": {"available": True, "value": []}}
+
+
+def test_the_run_page_shows_requests_budget_and_attempts() -> None:
+    asking = {"run_id": "20260101T000000-abcdef", "id": "a2", "tool": "Write", "input": {"path": "<b>f</b>"},
+              "requested_at": "t", "behavior": None, "message": None, "answered_at": None, "answered_by": None}
+    done = {**asking, "id": "a1", "tool": "Bash", "behavior": "allow", "answered_by": "li (me)"}
+    budget = {"max_tokens": 1500, "max_cost_usd": 0.5, "spent_tokens": 2000, "spent_cost_usd": None,
+              "exceeded": "tokens"}
+    attempts = [{"attempt": 1, "started_at": "s1", "ended_at": "e1", "status": "failed",
+                 "reason_code": "provider_rate_limited", "next_at": "n1"},
+                {"attempt": 2, "started_at": "s2", "ended_at": None, "status": None, "reason_code": None, "next_at": None}]
+    html = page.run_page(status_with(status="waiting_approval", approvals=[done, asking], budget=budget,
+                                     attempts=attempts), OUTPUT, None, None, "csrf")
+    body = html.split("<main>", 1)[1]
+    assert "<b>f</b>" not in body and "&lt;b&gt;f&lt;/b&gt;" in body
+    assert 'id="approve-a2"' in body and 'id="deny-a2"' in body and 'id="approve-a1"' not in body
+    assert "allow by li (me)" in body
+    tokens = body.split('id="budget-tokens"', 1)[1].split("</tr>", 1)[0]
+    assert "2000" in tokens and "1500" in tokens and "exceeded" in tokens
+    cost = body.split('id="budget-cost"', 1)[1].split("</tr>", 1)[0]
+    assert "could not read" in cost and "exceeded" not in cost  # no price reported: said, never 0
+    assert "provider_rate_limited" in body and body.count("<tr><td>") == 2
+
+
+def test_an_ended_runs_requests_show_without_buttons_and_a_plain_run_shows_none_of_it() -> None:
+    asking = {"run_id": "20260101T000000-abcdef", "id": "a1", "tool": "Bash", "input": {}, "behavior": None}
+    html = page.run_page(status_with(terminal=True, status="failed", approvals=[asking]), OUTPUT, None, None, "csrf")
+    assert 'id="approvals"' in html and "approve-a1" not in html
+    plain = page.run_page(status_with(), OUTPUT, None, None, "csrf")
+    assert 'id="approvals"' not in plain and 'id="budget"' not in plain and 'id="attempts"' not in plain
