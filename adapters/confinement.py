@@ -55,6 +55,7 @@ PR_SET_PDEATHSIG = 1
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_NOEXEC = 8
 MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
@@ -213,12 +214,25 @@ def own_pids(die_with_parent: bool = False) -> None:
     if die_with_parent:  # C gone: the namespace goes (a queued run's slot frees no work that runs)
         _lib().prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     os.setpgid(0, 0)
+    _own_proc()
     work = os.fork()
     if work == 0:
         os.close(status_w)
         os.setpgid(0, 0)
         return
     _init(work, status_w)
+
+
+def _own_proc() -> None:
+    """Pid 1 of the namespace mounts a /proc of the namespace over the host's, in the work's own
+    mount namespace: the work's pids (`$$`, `getpid()`) then name its own processes in /proc, as
+    they do for any process. The supervisor, outside, keeps the host's /proc. Where the kernel
+    refuses (an unprivileged mount over a /proc with parts masked), the host's stays: the work
+    runs, its /proc/PID paths then name host processes."""
+    try:
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except OSError:
+        pass
 
 
 def _close_all_but(fd: int) -> None:

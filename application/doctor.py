@@ -270,10 +270,10 @@ def check_repository_changes(runs: list[str]) -> DoctorCheck:
     """Runs whose work changed the person's repository config or hooks (issue 36): git runs what
     they name for the person, so they are looked at before the next git command."""
     if not runs:
-        return finding("work.repository_changes", True, "warning",
+        return finding("work.repo_changes", True, "warning",
                        "no recent run changed a repository's shared config, hooks or info")
     shown = ", ".join(runs[:5]) + (" …" if len(runs) > 5 else "")
-    return finding("work.repository_changes", False, "warning",
+    return finding("work.repo_changes", False, "warning",
                    f"{len(runs)} recent run(s) changed their repository's shared git config, hooks or info: {shown}",
                    "li job status RUN names the paths; check them (git config -l --show-origin, .git/hooks/) "
                    "before running git there")

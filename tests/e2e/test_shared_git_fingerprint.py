@@ -56,7 +56,7 @@ def submit(li: Li, repo: Path, script: str, supervisor: str) -> str:
 
 def doctor_check(li: Li) -> dict[str, object]:
     checks = li("doctor")["data"]["checks"]
-    found: dict[str, object] = next(c for c in checks if c["name"] == "work.repository_changes")
+    found: dict[str, object] = next(c for c in checks if c["name"] == "work.repo_changes")
     return found
 
 

@@ -117,9 +117,10 @@ def examples() -> list[Example]:
 
 
 COMMAND_WORDS = {"li", "job", "agent", "orchestrate", "flow", "fanout", "status", "output", "list", "kill", "wait",
-                 "prune", "retry", "rm", "diff", "apply", "reply", "completion", "doctor", "mcp", "handshake", "serve"}
+                 "prune", "retry", "rm", "diff", "apply", "reply", "completion", "doctor", "mcp", "handshake", "serve",
+                 "approve", "deny"}
 NEEDS_ARGUMENTS = {"agent", "orchestrate", "flow", "fanout", "status", "output", "kill", "wait", "retry", "rm", "diff",
-                   "apply", "reply", "completion", "mcp", "serve"}
+                   "apply", "reply", "completion", "mcp", "serve", "approve", "deny"}
 
 
 def mention(span: str) -> bool:

@@ -171,7 +171,7 @@ def test_status_of_a_run_whose_runner_was_killed_while_its_work_lives(li_home: s
         assert (data["status"], data["alive"]) == ("running", True), data  # li's judgement: the work lives
         term = Terminal(["job", "status", run_id], li_home, rows=30, columns=120)
         assert term.finish() == 0
-        [process] = [line for line in term.lines() if line.startswith("  process")]
+        [process] = [line for line in term.lines() if line.startswith("  process ")]  # not "  processes"
         pid = incarnation.pid
         assert "alive: yes" not in process and f"runner pid {pid} running" not in process, process
         assert "running" in process, process  # the run is still running

@@ -17,6 +17,7 @@ from lionrun.adapters.processes import DetachedSpawner
 from lionrun.application.ports import SpawnRequest
 from lionrun.entrypoints.container import get_container, set_container
 from lionrun.entrypoints.dispatch import answer
+from tests.builders import session_work
 
 FAKES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fakes", "bin")
 
@@ -60,6 +61,19 @@ def pid_gone(pid: int, within: float = 5.0) -> bool:
     return False
 
 
+def session_left_empty(leader: int, within: float = 5.0) -> bool:
+    """Nothing of the run lives on in the session its runner led (read from the host's /proc: the
+    work's own pids may be numbers of its PID namespace)."""
+    from tests.builders import session_work
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not session_work(leader):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def test_a_sh_run_writes_its_artifact_and_ends_completed(home: str, tmp_path) -> None:
     envelope = submit("--cwd", str(tmp_path), "sh", 'echo hello > "$LI_ARTIFACTS_DIR/out.txt"; pwd')
     run_id = envelope["data"]["run_id"]
@@ -71,11 +85,18 @@ def test_a_sh_run_writes_its_artifact_and_ends_completed(home: str, tmp_path) ->
 
 
 def test_the_child_is_in_its_own_session_with_stdin_closed(home: str) -> None:
-    envelope = submit("sh", 'ls -l /proc/$$/fd/0 > "$LI_ARTIFACTS_DIR/stdin"; ps -o sid= -p $PPID > "$LI_ARTIFACTS_DIR/sid"')
+    # the session is read from the host while the work sleeps: in its own PID namespace the work's
+    # /proc is the namespace's, where a session led from outside reads 0
+    envelope = submit("sh", 'ls -l /proc/$$/fd/0 > "$LI_ARTIFACTS_DIR/stdin"; touch "$LI_ARTIFACTS_DIR/started"; sleep 3')
     data = envelope["data"]
+    started = os.path.join(home, "runs", data["run_id"], "artifacts", "started")
+    deadline = time.monotonic() + 30
+    while not os.path.exists(started):
+        assert time.monotonic() < deadline, "the work never started"
+        time.sleep(0.05)
+    assert session_work(data["pid"]) != [] and data["pid"] != os.getsid(0)
     ended(home, data["run_id"])
     assert run_file(home, data["run_id"], "artifacts/stdin").rstrip().endswith("/dev/null")
-    assert int(run_file(home, data["run_id"], "artifacts/sid")) == data["pid"] != os.getsid(0)
 
 
 def test_a_working_directory_removed_between_validation_and_spawn_leaves_a_terminal_failure(home, tmp_path) -> None:
@@ -121,19 +142,20 @@ def test_sigterm_to_the_run_cancels_it_and_stops_the_work(home) -> None:
     deadline = time.monotonic() + 10
     while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    sleeper = int(pidfile.read_text())
+    assert session_work(pid) != []  # the sleeper, among others (its $! is its PID namespace's number)
     os.killpg(pid, signal.SIGTERM)
     record = ended(home, run_id)
     assert (record.status, record.outcome, record.exit_code) == ("cancelled", "cancelled", 143)
-    assert pid_gone(sleeper)
+    assert session_left_empty(pid)
 
 
 def test_a_timeout_kills_the_whole_process_group_of_the_work(home) -> None:
     envelope = submit("--timeout", "1", "sh", 'sleep 30 & echo $! > "$LI_ARTIFACTS_DIR/pid"; wait')
-    run_id = envelope["data"]["run_id"]
+    run_id, pid = envelope["data"]["run_id"], envelope["data"]["pid"]
     record = ended(home, run_id)
     assert (record.status, record.outcome, record.reason_code) == ("timed_out", "failed", "timeout")
-    assert pid_gone(int(run_file(home, run_id, "artifacts/pid")))
+    assert run_file(home, run_id, "artifacts/pid").strip()  # the sleeper had started
+    assert session_left_empty(pid)
 
 
 def test_claude_stream_json_gives_the_answer_usage_and_cost(home, tmp_path, monkeypatch) -> None:

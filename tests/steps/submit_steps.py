@@ -69,9 +69,9 @@ def submit_sh_cli(submit_ctx: dict[str, Any], work: str) -> None:
 
 @when("a program submits the shell work that reports its session and stdin detached through li")
 def submit_reporting_cli(submit_ctx: dict[str, Any]) -> None:
-    # the work's session as the host's /proc numbers it (its $PPID may be its own PID namespace's init)
-    work = ("sed 's/.*) //' /proc/self/stat | cut -d' ' -f4 > \"$LI_ARTIFACTS_DIR/sid\"; "
-            'ls -l /proc/self/fd/0 > "$LI_ARTIFACTS_DIR/stdin"')
+    # its session is read from the host, while it sleeps (in its own PID namespace the work's /proc
+    # is the namespace's, where a session led from outside reads 0)
+    work = ('ls -l /proc/self/fd/0 > "$LI_ARTIFACTS_DIR/stdin"; touch "$LI_ARTIFACTS_DIR/started"; sleep 3')
     submit_ctx["handle"] = machine("agent", "--detach", "sh", work, home=_home(submit_ctx)).data
 
 
@@ -111,9 +111,19 @@ def survived(submit_ctx: dict[str, Any]) -> None:
 
 @then("the run's process leads its own session and its stdin is /dev/null")
 def own_session(submit_ctx: dict[str, Any]) -> None:
+    import time
+
+    from tests.builders import session_work
+
     handle = submit_ctx["handle"]
+    started = os.path.join(_home(submit_ctx), "runs", handle["run_id"], "artifacts", "started")
+    deadline = time.monotonic() + 30
+    while not os.path.exists(started):
+        assert time.monotonic() < deadline, "the work never started"
+        time.sleep(0.05)
+    assert session_work(handle["pid"]) != [], "no process of the work in the session the runner leads"
+    assert handle["pid"] != os.getsid(0)
     _ended(submit_ctx, handle["run_id"])
-    assert int(_artifact(submit_ctx, handle["run_id"], "sid")) == handle["pid"] != os.getsid(0)
     assert _artifact(submit_ctx, handle["run_id"], "stdin").rstrip().endswith("/dev/null")
 
 
