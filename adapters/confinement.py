@@ -36,6 +36,7 @@ the PID namespace, which passes signals on) are as before.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -229,10 +230,8 @@ def _own_proc() -> None:
     they do for any process. The supervisor, outside, keeps the host's /proc. Where the kernel
     refuses (an unprivileged mount over a /proc with parts masked), the host's stays: the work
     runs, its /proc/PID paths then name host processes."""
-    try:
+    with contextlib.suppress(OSError):
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    except OSError:
-        pass
 
 
 def _close_all_but(fd: int) -> None:
