@@ -141,20 +141,25 @@ def zombie(state: str) -> bool:
     return state in ("Z", "X")
 
 
-def run_processes(head: int, tag: bytes | None, since: int = 0, cut: bytes | None = None) -> dict[int, int] | None:
+BROKER_MARK = b"LI_BROKER_MARK="  # what the run's broker starts carries it (adapters/broker.py)
+
+
+def run_processes(head: int, tag: bytes | None, since: int = 0, cut: bytes | None = None,
+                  rows: Iterable[tuple[int, Stat]] | None = None) -> dict[int, int] | None:
     """The live processes of a run other than `head`: pid -> start ticks. Each is a descendant of
-    `head`, or carries `tag` and started at or after `since` ticks. A descendant that leads a
-    session of its own and carries `cut` (the mark of what the run's head started for it: a child
-    run's detached runner, adapters/broker.py) is no process of the run, nor is what it started.
-    None when /proc is unreadable."""
-    rows = table()
+    `head`, or carries `tag` and started at or after `since` ticks. What the run's broker started
+    for its work (`brokered`, with `cut` the broker's mark) is no process of the run, nor is what
+    it started. `rows`: the process table already read (else /proc is read). None when /proc is
+    unreadable."""
     if rows is None:
-        return None
+        rows = table()
+        if rows is None:
+            return None
     stats = {pid: stat for pid, stat in rows if not zombie(stat[0])}
     parents = [(pid, stat[1]) for pid, stat in stats.items()]
     family = kin(head, parents)
     if cut is not None:
-        for pid in [pid for pid in family if stats[pid][3] == pid and carries(pid, cut)]:
+        for pid in [pid for pid in family if brokered(pid, stats[pid], head, cut)]:
             family.discard(pid)
             family -= kin(pid, parents)
     found = {pid: stats[pid][4] for pid in family}
@@ -164,6 +169,44 @@ def run_processes(head: int, tag: bytes | None, since: int = 0, cut: bytes | Non
             if pid not in found and pid not in (head, me) and stat[4] >= since and carries(pid, tag):
                 found[pid] = stat[4]
     return found
+
+
+def brokered(pid: int, stat: Stat, head: int, cut: bytes) -> bool:
+    """Whether the head's descendant `pid` is what the run's broker started for the work (a child
+    run's detached runner, adapters/broker.py): it leads a session of its own, lives in the head's
+    mount namespace (a confined work never does: it cannot return there) and carries the broker's
+    mark — `cut` exactly where the head knows its secret, or any mark when `cut` is `BROKER_MARK`
+    alone (`li job kill`, outside the head, of a run whose work was confined)."""
+    if stat[3] != pid:
+        return False
+    found = environment(pid)
+    if found is None:
+        return False
+    marked = any(entry.startswith(cut) for entry in found) if cut == BROKER_MARK else cut in found
+    return marked and _mount_namespace(pid) == _mount_namespace(head) is not None
+
+
+def _mount_namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/mnt")
+    except OSError:
+        return None
+
+
+def kill_group(pgid: int, signum: int) -> bool:
+    """Signal a process group this process started; whether something was there (a group that is
+    there but not ours to signal counts). The one process-group signal of li's stops."""
+    if pgid <= 1:
+        return False  # 0 is the caller's own group, 1 is init's: never a run's
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False  # an impossible group (EINVAL): nothing was signalled
+    return True
 
 
 def signal_all(found: dict[int, int], signum: int) -> int:
