@@ -41,6 +41,11 @@ import ctypes
 import json
 import os
 
+try:
+    from lionrun.adapters import proctree
+except ImportError:  # the lean supervisor: no package, its siblings on sys.path
+    import proctree  # type: ignore[no-redef]
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -246,10 +251,7 @@ def _init(work: int, status_w: int) -> None:
     _close_all_but(status_w)
 
     def forward(signum: int, frame: object) -> None:
-        try:  # noqa: SIM105 - contextlib is memory this process does not need
-            os.killpg(work, signum)
-        except OSError:
-            pass
+        proctree.kill_group(work, signum)
 
     for signum in _FORWARDED:
         signal.signal(signum, forward)

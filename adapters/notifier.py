@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lionrun.adapters import proctree
 from lionrun.application.ports import NoticeResult
 from lionrun.domain.notify import DEFAULT_TIMEOUT_SECONDS
 
@@ -70,9 +71,8 @@ def _failed(failure_class: str, error: str, exit_code: int | None = None) -> Not
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+    """The notify command ran past its timeout: its whole group is SIGKILLed, no grace."""
+    if not proctree.kill_group(child.pid, signal.SIGKILL):
         child.kill()
     child.wait()
 

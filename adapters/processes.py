@@ -214,21 +214,28 @@ def scan_session(sid: int, run_id: str | None = None, nested_only: bool = False,
     found = [_as_member(pid, ProcStat(s[0], s[2], s[3], s[4]), boot) for pid, s in rows if s[3] == sid or pid == sid]
     if run_id is None:
         return tuple(found)
-    head = next((s for pid, s in rows if pid == sid), None)
-    since = head[4] if head is not None else 0
-    cut = proctree.BROKER_MARK if confined else None
-    others = proctree.run_processes(sid, f"{RUN_TAG}={run_id}".encode(), since, cut, rows) or {}
-    seen = {m.pid for m in found}
-    if nested_only:  # of what left the session, only the run's own PID namespace is its work's
-        own = _in_own_pids(set(others), seen, rows)
-        others = {pid: ticks for pid, ticks in others.items() if pid in own}
     sessions = {pid: s[3] for pid, s in rows}
+    others = _beyond_session(sid, run_id, rows, {m.pid for m in found}, nested_only, confined)
     found += [SessionMember(pid, sessions[pid], float(ticks) / CLOCK_TICKS + boot, False, tagged=True)
-              for pid, ticks in others.items() if pid not in seen and ticks >= since]
+              for pid, ticks in others.items()]
     return tuple(found)
 
 
-def _in_own_pids(kin: set[int], members: set[int], rows: list[tuple[int, tuple[str, int, int, int, int]]]) -> set[int]:
+Rows = list[tuple[int, tuple[str, int, int, int, int]]]
+
+
+def _beyond_session(sid: int, run_id: str, rows: Rows, seen: set[int], nested_only: bool,
+                    confined: bool) -> dict[int, int]:
+    """The run's processes outside the session `seen` holds, started no earlier than `sid`."""
+    since = next((s[4] for pid, s in rows if pid == sid), 0)
+    cut = proctree.BROKER_MARK if confined else None
+    others = proctree.run_processes(sid, f"{RUN_TAG}={run_id}".encode(), since, cut, rows) or {}
+    own = _in_own_pids(set(others), seen, rows) if nested_only else None  # only its PID namespace's
+    return {pid: ticks for pid, ticks in others.items()
+            if pid not in seen and ticks >= since and (own is None or pid in own)}
+
+
+def _in_own_pids(kin: set[int], members: set[int], rows: Rows) -> set[int]:
     """Of the run's descendants, those in its work's PID namespace: the namespace's init (a
     process in a nested namespace whose parent is a member of the run's session) and what it
     started. A child run its broker started is a descendant too, with a work of its own in

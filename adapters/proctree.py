@@ -23,6 +23,7 @@ import os
 TYPE_CHECKING = False  # typing is not imported at run time: the lean supervisor holds every import
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from typing import Any
 
     Stat = tuple[str, int, int, int, int]  # state, ppid, pgrp, session, start ticks
 
@@ -164,11 +165,14 @@ def run_processes(head: int, tag: bytes | None, since: int = 0, cut: bytes | Non
             family -= kin(pid, parents)
     found = {pid: stats[pid][4] for pid in family}
     if tag is not None:
-        me = os.getpid()
-        for pid, stat in stats.items():
-            if pid not in found and pid not in (head, me) and stat[4] >= since and carries(pid, tag):
-                found[pid] = stat[4]
+        found.update(_tagged(stats, tag, since, found.keys() | {head, os.getpid()}))
     return found
+
+
+def _tagged(stats: dict[int, Stat], tag: bytes, since: int, but: set[int]) -> dict[int, int]:
+    """The processes (but `but`) that carry `tag` and started at or after `since` ticks."""
+    return {pid: stat[4] for pid, stat in stats.items()
+            if pid not in but and stat[4] >= since and carries(pid, tag)}
 
 
 def brokered(pid: int, stat: Stat, head: int, cut: bytes) -> bool:
@@ -207,6 +211,48 @@ def kill_group(pgid: int, signum: int) -> bool:
     except OSError:
         return False  # an impossible group (EINVAL): nothing was signalled
     return True
+
+
+class RunTree:
+    """The processes of a run as its head (the full runner, or the lean supervisor in its place)
+    sees them: every process of the run besides the head (`run_processes`: its descendants, what
+    carries the run's tag), less what the run's broker started for its work (`cut`: the broker's
+    mark, set once the broker is up). The one home of a run's stops: `li job kill` scans the same
+    way from outside (`adapters/processes.py`), with the broker's cut where the work was confined."""
+
+    def __init__(self, tag: bytes | None, cut: bytes | None = None) -> None:
+        self.head = os.getpid()
+        own = stat_of(str(self.head))
+        self.since = own[4] if own is not None else 0
+        self.tag = tag
+        self.cut = cut
+
+    def alive(self) -> dict[int, int]:
+        return run_processes(self.head, self.tag, self.since, self.cut) or {}
+
+    def signal(self, signum: int, groups: Iterable[int] = ()) -> None:
+        """The process groups of the run's legs first (a leg's own process included), then every
+        other process of the run, each verified (`signal_all`)."""
+        for pgid in groups:
+            kill_group(pgid, signum)
+        signal_all(self.alive(), signum)
+
+
+def stop_group(child: Any, grace: float, then_kill: bool = False) -> int:
+    """Stop a process group this process started (`child`: its leader, a `subprocess.Popen`):
+    SIGTERM, then SIGKILL after `grace` seconds if its leader still lives (and at once when
+    `then_kill`: what the leader left in its group goes too); its leader's exit status."""
+    import signal
+    import subprocess
+
+    kill_group(child.pid, signal.SIGTERM)
+    try:
+        code: int | None = child.wait(grace)
+    except subprocess.TimeoutExpired:
+        code = None
+    if code is None or then_kill:
+        kill_group(child.pid, signal.SIGKILL)
+    return int(child.wait()) if code is None else code
 
 
 def signal_all(found: dict[int, int], signum: int) -> int:

@@ -13,9 +13,9 @@ from lionrun.application.ports import (
     RunNotFound,
     RunRecords,
     Signaller,
+    Stop,
     StoreBusy,
     StoreRefused,
-    Stop,
 )
 from lionrun.application.reads import check_run_id, not_found, observe_or_refuse, unusable
 from lionrun.domain.contract import ContractError, ErrorKind
