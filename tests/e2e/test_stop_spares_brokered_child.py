@@ -76,6 +76,14 @@ def running(home: str, run_id: str) -> tuple[dict[str, Any], int]:
     return data, int(data["pid"])
 
 
+def gated(tmp_path: Path) -> tuple[Path, Path, str]:
+    """(the gate the test opens, the file the child then writes, the child's script): the child
+    runs until the test opens its gate (at most two minutes), so no timing decides the test."""
+    gate, done = tmp_path / "gate", tmp_path / "child-done"
+    script = f"n=0; while [ ! -e {gate} ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done; touch {done}"
+    return gate, done, script
+
+
 def parent_work(child_script: str, tail: str) -> str:
     li = shlex.quote(li_bin())
     return f"""
@@ -88,8 +96,8 @@ def parent_work(child_script: str, tail: str) -> str:
 @pytest.mark.parametrize("supervisor", SUPERVISORS)
 def test_killing_the_parent_spares_the_child_its_work_submitted(li_home: str, supervisor: str,
                                                                   tmp_path: Path) -> None:
-    done = tmp_path / "child-done"
-    parent = submit(li_home, parent_work(f"sleep 12; touch {done}", "sleep 300"), supervisor)
+    gate, done, child_script = gated(tmp_path)
+    parent = submit(li_home, parent_work(child_script, "sleep 300"), supervisor)
     child = child_of(li_home, parent)
     before, child_runner = running(li_home, child)
     assert before["parent"] == parent, before
@@ -104,6 +112,7 @@ def test_killing_the_parent_spares_the_child_its_work_submitted(li_home: str, su
     assert status(li_home, child)["status"] == "running"
     assert not done.exists()
     # ... and ends on its own, as itself
+    gate.touch()
     after = ended(li_home, child)
     assert (after["status"], after["outcome"], after["parent"]) == ("completed", "succeeded", parent), after
     assert (after["confinement"], after.get("kill_requested_at")) == ("store_hidden", None), after
@@ -113,14 +122,15 @@ def test_killing_the_parent_spares_the_child_its_work_submitted(li_home: str, su
 @pytest.mark.parametrize("supervisor", SUPERVISORS)
 def test_the_parents_timeout_spares_the_child_its_work_submitted(li_home: str, supervisor: str,
                                                                    tmp_path: Path) -> None:
-    done = tmp_path / "child-done"
-    parent = submit(li_home, parent_work(f"sleep 12; touch {done}", "sleep 300"), supervisor, "--timeout", "3")
+    gate, done, child_script = gated(tmp_path)
+    parent = submit(li_home, parent_work(child_script, "sleep 300"), supervisor, "--timeout", "8")
     child = child_of(li_home, parent)
     running(li_home, child)
     stopped = ended(li_home, parent)
     assert (stopped["status"], stopped["reason_code"]) == ("timed_out", "timeout"), stopped
     assert status(li_home, child)["status"] == "running"
     assert not done.exists()
+    gate.touch()
     after = ended(li_home, child)
     assert (after["status"], after["outcome"], after["parent"]) == ("completed", "succeeded", parent), after
     assert done.exists()
