@@ -158,30 +158,9 @@ def _processes(count: int) -> str:
     return f"{count} process{'es' if count != 1 else ''} of the run"
 
 
-def legs_of(manifest: dict[str, Any], kind: str | None) -> list[tuple[str, str, str, str]]:
-    """A flow's or fanout's legs as the manifest recorded them: (id, model, status, how it ended)."""
-    value = manifest.get("value") if manifest.get("available") else None
-    legs = value.get("legs") if isinstance(value, dict) else None
-    if kind == "agent" or not isinstance(legs, list):
-        return []
-    from lionrun.domain.run import printable
-
-    found = []
-    for leg in legs[:64]:
-        if not isinstance(leg, dict):
-            continue
-        code = leg.get("exit_code")
-        said = leg.get("reason_code")
-        reason = f"({said})" if isinstance(said, str) and said != leg.get("status") else ""  # not `cancelled (cancelled)`
-        exit_text = ""
-        if isinstance(code, int) and not isinstance(code, bool) and code:
-            exit_text = f"exit code {code}" if code > 0 else f"stopped by signal {-code}"
-        found.append(tuple(printable(str(leg.get(key) or "-")) for key in ("id", "model", "status"))
-                     + (printable(" ".join(filter(None, (reason, exit_text)))),))
-    return found  # type: ignore[return-value]
-
-
 def leg_lines(manifest: dict[str, Any], kind: str | None) -> list[str]:
+    from lionrun.entrypoints.verbs._views import legs_of
+
     legs = legs_of(manifest, kind)
     if not legs:
         return []
@@ -264,7 +243,7 @@ def after_lines(data: dict[str, Any]) -> list[str]:
 
 def worktree_lines(data: dict[str, Any]) -> list[str]:
     """The run's worktree, what li committed there, and the conversation it continues (issue 28)."""
-    from lionrun.entrypoints.verbs.job_list import changes_cell
+    from lionrun.entrypoints.verbs._views import changes_cell
 
     lines = []
     worktree = data.get("worktree")
