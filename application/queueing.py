@@ -227,20 +227,23 @@ def wait_for_slot(store: RunRecords, queues: RunQueues | None, clock: Clock, run
 def after_end_in_queue(queues: RunQueues | None, clock: Clock, ended: Run | None, say: Callable[[str], None]) -> None:
     """A run that ended rate limited pauses its queue until the vendor's reset (issue 29); one that
     spent tokens counts them in its queue's budget (issue 42)."""
-    spent_tokens = ended is not None and isinstance(ended.extra, dict) and ended.extra.get("tokens")
-    if ended is None or not ended.queue or (ended.reason_code != RATE_LIMITED and not spent_tokens):
-        return
-    if queues is None:
+    if ended is None or not _touches_its_queue(ended) or queues is None:
         return
     try:
         paused = QueueService(queues, clock).after_end(ended)
     except (StoreRefused, OSError) as exc:
         say(f"the queue could not be paused after the rate limit, or its budget counted: {exc}")
         return
-    if paused is not None and paused.paused_until and (ended.reason_code == RATE_LIMITED
-                                                       or paused.paused_by == ended.run_id):
-        why = "rate limited" if ended.reason_code == RATE_LIMITED else "its token budget for the window is spent"
+    limited = ended.reason_code == RATE_LIMITED
+    if paused is not None and paused.paused_until and (limited or paused.paused_by == ended.run_id):
+        why = "rate limited" if limited else "its token budget for the window is spent"
         say(f"queue {paused.name} paused until {paused.paused_until} ({why})")
+
+
+def _touches_its_queue(ended: Run) -> bool:
+    """Whether an end changes its queue: a rate limit pauses it, spent tokens count in its budget."""
+    spent_tokens = isinstance(ended.extra, dict) and bool(ended.extra.get("tokens"))
+    return bool(ended.queue) and (ended.reason_code == RATE_LIMITED or spent_tokens)
 
 
 class Unchanged:

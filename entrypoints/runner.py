@@ -139,9 +139,7 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     if finishing is not None:
-        ended = work.finish_supervised(run_id, Workspace(console=sys.stdout, env={}, li_log=sys.stderr), finishing)
-        _after_end_in_queue(ended)
-        return exit_code_of(ended.status) if ended is not None else 70
+        return _finish(work, run_id, finishing)
     unstarted = _wait_for_dependencies(store, run_id, work)
     if unstarted is not None:
         return unstarted
@@ -153,6 +151,16 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
     _cancel_on_sigterm(work)
     with store.forward_console(run_id):  # a shared store takes the console in as it comes
         ended = work.perform(run_id, workspace)
+    _after_end_in_queue(ended)
+    return exit_code_of(ended.status) if ended is not None else 70
+
+
+def _finish(work: Any, run_id: str, finishing: Any) -> int:
+    """The finisher: record the end of the leg the lean supervisor watched."""
+    from lionrun.application.work import Workspace
+    from lionrun.domain.lifecycle import exit_code_of
+
+    ended = work.finish_supervised(run_id, Workspace(console=sys.stdout, env={}, li_log=sys.stderr), finishing)
     _after_end_in_queue(ended)
     return exit_code_of(ended.status) if ended is not None else 70
 
