@@ -221,7 +221,7 @@ class Concluding(WorkState):
         `ended_at` (when the work ended; now when not given), with the batch system's word on a
         stop it announced as `terminal_evidence`, and `noted` kept in the record's extra."""
         now = ended_at or iso(self.clock.now())
-        told: dict[str, Any] = {k: v for k, v in (facts or {}).items() if v is not None}
+        told: dict[str, Any] = _known(facts)
         mine: list[Run] = []
         found: list[Run] = []
 
@@ -244,10 +244,7 @@ class Concluding(WorkState):
                     "reason_code": END_NOT_WRITTEN_BY_RUNNER, "work_reason_code": reason, "finished_at": now,
                     "found": {"status": current.status, "outcome": current.outcome,
                               "exit_code": current.exit_code, "terminal_source": current.terminal_source}})
-            extra = current.extra if cost_usd is None else {**current.extra, "cost_usd": cost_usd}
-            if noted:
-                extra = {**extra, **noted}
-            extra = extra if not tokens else {**extra, "tokens": tokens}
+            extra = _end_extra(current.extra, cost_usd, noted, tokens)
             spent: dict[str, Any] = {} if budget is None else {"budget": budget}
             if self._attempts:  # issue 42: the last attempt ends with the run
                 last = {**self._attempts[-1], "ended_at": now, "status": end.status, "reason_code": reason,
@@ -285,3 +282,18 @@ class Concluding(WorkState):
         except (StoreRefused, RunNotFound, RecordUnusable, OSError) as exc:
             self._say(workspace, f"li runner: the end could not be recorded: {exc}\n")
         return None
+
+
+def _end_extra(extra: dict[str, Any], cost_usd: float | None, noted: Mapping[str, Any] | None,
+               tokens: int | None) -> dict[str, Any]:
+    """The record's extra at the end: the cost the providers reported, what the end notes (the
+    dependency that ended it) and the tokens the run's agents reported (issue 42)."""
+    extra = extra if cost_usd is None else {**extra, "cost_usd": cost_usd}
+    if noted:
+        extra = {**extra, **noted}
+    return extra if not tokens else {**extra, "tokens": tokens}
+
+
+def _known(facts: Mapping[str, str | None] | None) -> dict[str, Any]:
+    """The vendor's facts that are known (a fact it did not tell is not written)."""
+    return {k: v for k, v in (facts or {}).items() if v is not None}

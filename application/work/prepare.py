@@ -43,6 +43,23 @@ class Preparing(WorkState):
             self._confined = (None,)
             self._fingerprint_shared(run_id, request, workspace)
             return None
+        why, target = self._engage(run_id, request, workspace)
+        if why is not None and request.confine == "required":
+            self._say(workspace, f"li runner: not running the work: --confine required, and the store cannot "
+                                 f"be hidden from it: {why}\n")
+            self._refused = why
+            raise ConfinementRefused(why)
+        if why is not None:
+            self._say(workspace, f"li runner: the work runs unconfined (it can reach the store): {why}\n")
+            self._fingerprint_shared(run_id, request, workspace)
+        self._confined = (target,)
+        return target
+
+    def _engage(self, run_id: str, request: RunRequest, workspace: Workspace) -> tuple[str | None,
+                                                                                      Mapping[str, str] | None]:
+        """Hide the store from the work when the kernel (and the request's --confine) allow it, and
+        record the decision: (why not, None) or (None, what a lean supervisor needs)."""
+        assert self.confiner is not None
         why = "--confine off" if request.confine == "off" else self.confiner.refusal()
         state, target = UNCONFINED, None
         pids_why = why and "the work is not confined"
@@ -55,16 +72,7 @@ class Preparing(WorkState):
             self.store.update(run_id, lambda current: None if current.end_recorded else current.evolve(
                 confinement=state, confinement_detail=why,
                 processes=SHARED_PIDS if pids_why else PID_NAMESPACE, processes_detail=pids_why))
-        if why is not None and request.confine == "required":
-            self._say(workspace, f"li runner: not running the work: --confine required, and the store cannot "
-                                 f"be hidden from it: {why}\n")
-            self._refused = why
-            raise ConfinementRefused(why)
-        if why is not None:
-            self._say(workspace, f"li runner: the work runs unconfined (it can reach the store): {why}\n")
-            self._fingerprint_shared(run_id, request, workspace)
-        self._confined = (target,)
-        return target
+        return why, target
 
     def _fingerprint_shared(self, run_id: str, request: RunRequest, workspace: Workspace) -> None:
         """Issue 36, item 4's fallback: a worktree run whose work could not be kept from the
