@@ -104,9 +104,9 @@ class Executing(WorkState):
             now = self.clock.now()
             told = vendor_facts(end, outcomes, self.clock.now).get("retry_at")
             wait = delay(policy, attempt, now, parse_iso(told) if told else None, None, random.random())
-            if wait is None or (deadline is not None and self.clock.monotonic() + wait >= deadline):
-                self._say(workspace, f"li runner: attempt {attempt} ended {end.reason_code}; not retried: "
-                                     f"{'the vendor resets too late' if wait is None else 'the run would be out of time'}\n")
+            late = self._too_late(wait, deadline)
+            if late is not None or wait is None:
+                self._say(workspace, f"li runner: attempt {attempt} ended {end.reason_code}; not retried: {late}\n")
                 self._attempts.append({"attempt": attempt, "started_at": started})
                 return outcomes
             next_at = iso(now + timedelta(seconds=wait))
@@ -120,6 +120,14 @@ class Executing(WorkState):
             attempt += 1
             outcomes = self._execute(run_id, request, workspace, began)
             started = self._attempt_began
+
+    def _too_late(self, wait: float | None, deadline: float | None) -> str | None:
+        """Why an attempt that would come after `wait` seconds is not made (None: it is)."""
+        if wait is None:
+            return "the vendor resets too late"
+        if deadline is not None and self.clock.monotonic() + wait >= deadline:
+            return "the run would be out of time"
+        return None
 
     def _record_attempts(self, run_id: str) -> None:
         """The attempts so far on the record (best effort: the end records them all again)."""
