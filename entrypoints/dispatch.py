@@ -18,11 +18,11 @@ from lionrun.entrypoints.environment import (
     PRE_IMPORTS,
     EnvironmentFault,
     import_required,
+    silence,
     transport_fault,
 )
 from lionrun.entrypoints.startup.fast_path import without_parser
 from lionrun.entrypoints.usage import HelpRequested, UsageError
-from lionrun.entrypoints.verbs._common import silence
 from lionrun.entrypoints.version import version
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
@@ -198,9 +198,7 @@ def after_answer() -> None:
     spool goes into a shared store (issue 40; nothing to do, and nothing imported, otherwise)."""
     root = sys.modules.get("lionrun.entrypoints.container")  # never imported here: a handshake stays light
     if root is not None and getattr(root, "_container", None) is not None:
-        from lionrun.entrypoints.services import sweep_spool
-
-        sweep_spool()
+        root.sweep_spool()
 
 
 def admit_acting(namespace: Namespace) -> None:

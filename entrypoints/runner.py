@@ -124,15 +124,15 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
     with `--finish` to record the end (`finishing`)."""
     from lionrun.application.work import Workspace
     from lionrun.domain.lifecycle import exit_code_of
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    store = services.store()
+    store = get_container().core.store()
     _li_log_on_stderr(store, run_id)
     if finishing is None and os.environ.get("SLURM_JOB_ID"):  # Slurm started this runner (or li ran in a job)
         refused = _attach_batch(store, run_id)
         if refused is not None:
             return refused
-    work = services.work(after_end=services.notices().send)
+    work = get_container().submit.work(after_end=get_container().notices.notices().send)
     if os.environ.get("SLURM_JOB_ID"):
         work.stop_cause = _slurm_stop_cause(os.environ["SLURM_JOB_ID"])
     _cut_what_the_broker_started(finishing)
@@ -180,9 +180,9 @@ def _cut_what_the_broker_started(finishing: Any) -> None:
     (adapters/broker.py). The supervisor hands over their mark in LI_BROKER_CUT, taken out here."""
     cut = os.environ.pop("LI_BROKER_CUT", None)
     if finishing is not None and cut:
-        from lionrun.entrypoints import services
+        from lionrun.entrypoints.container import get_container
 
-        services.container().submit.child_groups().cut = cut.encode()
+        get_container().submit.child_groups().cut = cut.encode()
 
 
 def _li_log_on_stderr(store: Any, run_id: str) -> None:
@@ -223,14 +223,14 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
         run = store.read(run_id)
     except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
         run = None  # the work's own start meets the same fault and records it
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    queues = services.queues()
+    queues = get_container().core.queues()
     if run is None or run.status != QUEUED or not run.queue or queues is None:
         if waiting is not None:
             os.close(waiting)
         return False
-    clock = services.clock()
+    clock = get_container().core.clock()
     if waiting is None:  # a store whose runner takes its own place (PostgreSQL), or started by hand
         try:
             waiting = queues.claim(run.queue, run_id, run.priority or 0).place
@@ -259,7 +259,7 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
 
     from lionrun.application.outage import Outage
 
-    outage = Outage(clock, float(services.container().config.store_outage()), _say)
+    outage = Outage(clock, float(get_container().config.store_outage()), _say)
     turn = QueueService(queues, clock).wait_turn(run_id, run.queue, waiting, stopped, say, record_start, outage)
     if turn.stopped:
         return True
@@ -318,12 +318,12 @@ def _wait_for_dependencies(store: Any, run_id: str, work: Any) -> int | None:
     from lionrun.domain.lifecycle import exit_code_of
     from lionrun.domain.queue import QUEUED
     from lionrun.domain.run import iso
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    clock = services.clock()
+    clock = get_container().core.clock()
     stopped = _kill_asker(store, run_id)
 
-    observer = services.container().reads.observer()
+    observer = get_container().reads.observer()
     verdict = DependencyWait(observer, clock).wait(run, stopped, _say)
     workspace = Workspace(console=sys.stdout, env={}, li_log=sys.stderr)
     if verdict is None:
@@ -337,7 +337,7 @@ def _wait_for_dependencies(store: Any, run_id: str, work: Any) -> int | None:
             "run_id": failed.run_id, "condition": failed.condition, "status": failed.status,
             "outcome": failed.outcome}})
         return exit_code_of(ended.status) if ended is not None else 70
-    queues = services.queues()
+    queues = get_container().core.queues()
     try:
         kept = queues is not None and bool(run.queue) and queues.settings(run.queue) is not None
     except (StoreRefused, OSError):
@@ -357,13 +357,13 @@ def _after_end_in_queue(ended: Any) -> None:
         return
     from lionrun.application.ports import StoreRefused
     from lionrun.application.queueing import QueueService
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    queues = services.queues()
+    queues = get_container().core.queues()
     if queues is None:
         return
     try:
-        paused = QueueService(queues, services.clock()).after_end(ended)
+        paused = QueueService(queues, get_container().core.clock()).after_end(ended)
     except (StoreRefused, OSError) as exc:
         _say(f"the queue could not be paused after the rate limit, or its budget counted: {exc}")
         return
@@ -415,9 +415,9 @@ def _attach_batch(store: Any, run_id: str) -> int | None:
     status when the work must not run here (another attempt's, restarted, no longer preparing)."""
     from lionrun.adapters.slurm import batch_start
     from lionrun.application.batch import BatchAttach
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    attach = BatchAttach(store, services.prober(), services.clock())
+    attach = BatchAttach(store, get_container().core.prober(), get_container().core.clock())
     if not attach.is_batch(run_id):
         return None
     with store.console_sink(run_id) as console:

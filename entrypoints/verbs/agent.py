@@ -7,6 +7,7 @@ import sys
 from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import this
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ def idempotency_key(args: Namespace) -> str | None:
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("agent", help="run one agent (sh, claude, codex, gemini)")
+    parser = sub.add_parser("agent", help=summary("agent"))
     parser.add_argument("words", nargs="*", metavar="[MODEL] PROMPT",
                         help="model spec (sh, claude, claude/opus, codex, gemini) and the prompt")
     parser.add_argument("--prompt", help="the prompt text (instead of the positional)")
@@ -406,9 +407,9 @@ def worktree_options(args: Namespace, cwd: str) -> dict[str, Any]:
     setup = check_setup(setup) if setup is not None else check_setup(table.get("worktree_setup"),
                                                                      "config.toml worktree_setup")
     from lionrun.application.ports import GitRefused
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    git = services.git()
+    git = get_container().core.git()
     try:
         repository = git.locate(cwd)
         if repository is None:
@@ -555,13 +556,13 @@ def submit(request: RunRequest, args: Namespace | None = None) -> Handle:
     """Refuse what could not be exec'd, then hand the request to the submit service (which checks
     providers, then writes and spawns), with the run's `--after` and `--priority` (issue 43) and,
     with `--idempotency-key`, at most once per key (issue 39)."""
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs._order import order_option
 
     check_executable(request)
     order = order_option(args) if args is not None else None
     key = idempotency_key(args) if args is not None else None
-    handle: Handle = services.submitter().submit(with_queue(request), order, key)
+    handle: Handle = get_container().submit.submitter().submit(with_queue(request), order, key)
     return handle
 
 
@@ -592,11 +593,11 @@ def follow(handle: Handle, rendered: bool = False) -> int:
     again and how to kill, and exits 130.
     """
     from lionrun.application.follow import FollowEnd, show
-    from lionrun.entrypoints import services
     from lionrun.entrypoints.console_view import ConsoleView
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs._common import stopped_watching
 
-    follower = services.follower(poll_seconds=FOLLOW_POLL)
+    follower = get_container().reads.follower(poll_seconds=FOLLOW_POLL)
     view = ConsoleView(sys.stdout.buffer, sys.stderr.buffer, rendered)
     try:
         for event in follower.follow(handle.run_id, 0):
@@ -605,7 +606,7 @@ def follow(handle: Handle, rendered: bool = False) -> int:
                 if event.detail:
                     print(f"li: {handle.run_id}: {event.detail}", file=sys.stderr)
                 elif event.exit_code != 0:
-                    say_failure(services.reads().status(handle.run_id))
+                    say_failure(get_container().reads.reads().status(handle.run_id))
                 return event.exit_code
             show(view, event)
     except KeyboardInterrupt:

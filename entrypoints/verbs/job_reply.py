@@ -37,11 +37,11 @@ def replied_request(args: Namespace) -> Any:
 
     from lionrun.domain.request import check_prompt, invalid
     from lionrun.domain.worktree import WorktreePlan, check_session_id, reply_refusal
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs.agent import read_prompt_file
 
     run_id = run_id_arg(args, args.run_id)
-    reads = services.reads()
+    reads = get_container().reads.reads()
     observed = reads.observe(run_id)
     run = observed.run
     request = reads.recorded_request(run_id)

@@ -27,10 +27,10 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 def retried_request(args: Namespace) -> Any:
     from lionrun.domain.request import invalid
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     run_id = run_id_arg(args, args.run_id)
-    request = services.reads().recorded_request(run_id)
+    request = get_container().reads.reads().recorded_request(run_id)
     if not os.path.isdir(request.cwd):
         raise invalid(f"the working directory of {run_id} ({request.cwd}) is not a directory any more",
                       run_id=run_id, cwd=request.cwd)

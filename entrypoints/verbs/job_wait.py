@@ -140,9 +140,9 @@ def selected_ids(args: Namespace) -> list[str] | None:
     label, status = getattr(args, "label", None), status_filter(getattr(args, "status", None))
     if label is None and status is None:
         return None
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    ids: list[str] = services.reads().select(status, label)
+    ids: list[str] = get_container().reads.reads().select(status, label)
     return ids
 
 
@@ -166,9 +166,9 @@ def _read_stdin(stdin: IO[bytes] | None) -> list[str]:
 def _wait(args: Namespace, ids: list[str], on_pass: Callable[[Any], None] | None = None,
           stopped_by: list[int] | None = None) -> Any:
     from lionrun.application.wait import StopFlag
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    waiter = services.waiter()
+    waiter = get_container().waits.waiter()
     flag = StopFlag()
     # one pass, no pause (a snapshot): nothing for a signal to stop early, no handlers set
     stopping = nullcontext() if _snapshot(args.max_wait) else _stopping_on_signals(
