@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import json
 import sys
 from collections.abc import Callable
 
@@ -59,8 +58,11 @@ def emit(envelope: dict[str, Any], out: IO[str]) -> None:
     """Write the one envelope; lone surrogates from undecodable argv never reach the wire.
 
     Raises EnvelopeNotWritten when stdout refuses it: the caller then has no envelope, and the
-    exit status must say so (74), never 0.
+    exit status must say so (74), never 0. json is imported here: a human-mode call (`li --help`)
+    writes no envelope.
     """
+    import json
+
     try:
         text = json.dumps(envelope, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:

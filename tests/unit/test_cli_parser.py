@@ -117,3 +117,16 @@ def test_every_help_and_usage_is_the_stock_formatters(columns: str | None, monke
         ours = (parser.format_help(), parser.format_usage())
         parser.formatter_class = argparse.HelpFormatter
         assert (parser.format_help(), parser.format_usage()) == ours, parser.prog
+
+
+@pytest.mark.parametrize("columns", ["30", "133", "0", "-5", "wide", None])
+def test_the_help_width_is_shutils_without_importing_shutil(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from lionrun.entrypoints.startup.lazy_formatter import terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
