@@ -1,11 +1,11 @@
 """The agent CLIs li runs, one module each, behind one small interface (`AgentCli`).
 
-Everything li knows of one CLI lives in its module (`claude.py`, `codex.py`, `gemini.py`): the
+Everything li knows of one CLI lives in its module (`claude.py`, `codex.py`, `gemini.py`, `opencode.py`): the
 headless argv, the permission flags, how it resumes a session, what refuses it here, how its
 stream reads for people (`beats`) and for its provider (`outcome`), what its exit statuses mean,
 and the doctor's check of it (as data). The rest of li asks this registry (`agent`, `agents`)
 instead of branching per CLI, so adding one is a new module, its line in `MODULES`, and its
-recorded streams under tests/fixtures/.
+recorded streams under tests/fixtures/transcripts/ (`opencode.py` was added so).
 
 A module is imported on first use only: a read (`li job status`) that needs none of them pays
 for none.
@@ -25,8 +25,9 @@ MODULES: Final = {
     "claude": "lionrun.domain.agents.claude",
     "codex": "lionrun.domain.agents.codex",
     "gemini": "lionrun.domain.agents.gemini",
+    "opencode": "lionrun.domain.agents.opencode",
 }
-NAMES: Final = tuple(MODULES)  # in the order a stream's event is offered to them (`owner`)
+NAMES: Final = tuple(MODULES)
 
 
 class DoctorProbe(NamedTuple):
@@ -83,8 +84,10 @@ _ALL: list[AgentCli] = []
 
 
 def owner(event: dict[str, Any]) -> str | None:
-    """Which CLI speaks this event, or None when none of them does."""
-    for cli in agents():
+    """Which CLI speaks this event, or None when none of them does. The newest CLI is asked first:
+    where kinds are shared (`error`, `result`, `tool_use`), a later CLI's events are told by
+    fields the earlier ones never carry (OpenCode's `sessionID`)."""
+    for cli in agents()[::-1]:
         if cli.owns(event):
             return cli.name
     return None
