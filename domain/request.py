@@ -203,7 +203,19 @@ def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[
         default = defaults.get(name, AgentOptions())
         options[name] = AgentOptions(mode if mode is not None else default.permission_mode,
                                      args if args is not None else default.provider_args)
+    _refuse_unhonoured(options)
     return options
+
+
+def _refuse_unhonoured(options: Mapping[str, AgentOptions]) -> None:
+    """A permission mode a CLI has no flag for is refused, never silently left to the CLI's own
+    default (OpenCode: only `full`; its headless default and its plan agent both run the shell)."""
+    for name, chosen in sorted(options.items()):
+        flags = agent(name).permission_flags
+        if chosen.permission_mode is not None and chosen.permission_mode not in flags:
+            raise invalid(f"--permission-mode {chosen.permission_mode}: {name} has no headless flag that keeps "
+                          f"to it (it takes {', '.join(flags) or 'none'})", argument="--permission-mode",
+                          providers=[name], reason_code="provider_refused")
 
 
 def looks_like_model(text: str) -> bool:

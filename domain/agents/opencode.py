@@ -7,7 +7,7 @@ event a line, each with the session's `sessionID`: `step_start`, `text` (a finis
 ran, `unknown` when the model's stream broke) and `error` (`error.name`, `error.data.message`, the HTTP `statusCode` when the API gave
 one). The answer is the text of the last step; the run ended when a step finished for good or
 an error was said. It resumes a session with `--session ID`; `--auto` approves every permission
-not explicitly denied (li's `full`), the `plan` agent may not edit (li's `read-only`).
+not explicitly denied (li's `full`, the one mode it has a flag for).
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ from lionrun.domain.agents.stream import (
 
 NAME: Final = "opencode"
 TYPES: Final = frozenset({"step_start", "text", "reasoning", "tool_use", "step_finish", "error"})
-PERMISSION_FLAGS: Final = {"read-only": ("--agent", "plan"), "full": ("--auto",)}
+# Only `full` has a headless flag: its default run and its `plan` agent both ran the shell tool
+# against the stub (recorded: tool_refused), so li refuses the other modes for it.
+PERMISSION_FLAGS: Final = {"full": ("--auto",)}
 _TOKENS: Final = {"input": "input_tokens", "output": "output_tokens", "reasoning": "reasoning_output_tokens",
                   "total": "total_tokens"}
 _CACHE: Final = {"read": "cache_read_input_tokens", "write": "cache_creation_input_tokens"}

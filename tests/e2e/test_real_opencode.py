@@ -8,11 +8,15 @@ CLIs of tools/agent_clis.sh, failed in CI.
 
 from __future__ import annotations
 
+import os
+import pathlib
+
 import pytest
 
 from tests import agent_clis
-from tests.agent_clis import Agents, agents, one_line_with
+from tests.agent_clis import PROMPT, Agents, agents, one_line_with
 from tests.model_stub import error, text, tool
+from tests.support import machine
 
 __all__ = ["agents"]  # a fixture, used by name
 
@@ -47,8 +51,18 @@ def test_a_refused_key_ends_provider_auth_said_once(agents: Agents) -> None:
 
 
 def test_full_lets_its_shell_tool_run_in_the_work_folder(agents: Agents) -> None:
-    ended = agents.run(CLI, "--permission-mode", "full",
+    # OpenCode works in $PWD, not in the folder it was started in: li is started here from the
+    # workspace as a shell would start it (PWD the folder; the harness's own PWD is elsewhere).
+    ended = agents.run(CLI, "--permission-mode", "full", extra_env={"PWD": str(agents.workspace)},
                        steps=(tool("echo tool-ran > marker.txt"), text("Wrote marker.txt.")))
     assert (ended.data["status"], ended.data["outcome"]) == ("completed", "succeeded")
     assert (ended.workspace / "marker.txt").read_text().strip() == "tool-ran"
     assert "echo tool-ran > marker.txt" in ended.transcript
+
+
+def test_a_mode_it_has_no_flag_for_is_refused_at_submit(agents: Agents) -> None:
+    for mode in ("read-only", "edits"):  # its default run and its plan agent both run the shell
+        refused = machine("agent", "--detach", "--permission-mode", mode, CLI, PROMPT, home=agents.home,
+                          env=agents.env(CLI), cwd=str(agents.workspace)).error
+        assert refused["kind"] == "invalid_input" and refused["detail"]["reason_code"] == "provider_refused", refused
+    assert not (pathlib.Path(agents.home) / "runs").exists() or not os.listdir(pathlib.Path(agents.home) / "runs")

@@ -11,8 +11,9 @@ import pytest
 
 from lionrun.adapters.providers import AgentProvider, ChildGroups, ChildRun, command_line
 from lionrun.domain.agents import agent, owner
+from lionrun.domain.contract import ContractError
 from lionrun.domain.ending import leg_status
-from lionrun.domain.request import PROVIDERS, AgentOptions
+from lionrun.domain.request import PROVIDERS, AgentOptions, agent_options
 from lionrun.domain.transcript import (
     AGENT_REASONS,
     EMPTY_ANSWER,
@@ -112,6 +113,10 @@ def test_its_argv_permission_flags_and_resume_come_from_its_module() -> None:
     assert "opencode" in PROVIDERS
     assert command_line("opencode", None, {"PATH": "/nonexistent"}) == ["opencode", "run", "--format", "json"]
     assert AgentOptions("full", ("--title", "t")).arguments("opencode") == ["--auto", "--title", "t"]
-    assert AgentOptions("read-only").arguments("opencode") == ["--agent", "plan"]
+    for mode in ("read-only", "edits", "ask"):  # no headless flag keeps to them: refused, never its default
+        with pytest.raises(ContractError) as refused:
+            agent_options({"opencode"}, mode, None, {})
+        assert refused.value.detail is not None and refused.value.detail["reason_code"] == "provider_refused"
+    assert agent_options({"opencode"}, "full", None, {})["opencode"].arguments("opencode") == ["--auto"]
     assert resume_arguments("opencode", "ses_1") == ["--session", "ses_1"]
     assert reply_refusal("agent", "opencode", "ses_1", True) is None
