@@ -13,7 +13,7 @@ from lionrun.adapters.providers import AgentProvider, ChildGroups, ChildRun, com
 from lionrun.domain.agents import agent, owner
 from lionrun.domain.contract import ContractError
 from lionrun.domain.ending import leg_status
-from lionrun.domain.request import PROVIDERS, AgentOptions, agent_options
+from lionrun.domain.request import PROVIDERS, AgentRunOptions, agent_options
 from lionrun.domain.transcript import (
     AGENT_REASONS,
     EMPTY_ANSWER,
@@ -112,7 +112,7 @@ def test_a_stream_cut_before_its_last_step_ended_is_no_answer() -> None:
 def test_its_argv_permission_flags_and_resume_come_from_its_module() -> None:
     assert "opencode" in PROVIDERS
     assert command_line("opencode", None, {"PATH": "/nonexistent"}) == ["opencode", "run", "--format", "json"]
-    assert AgentOptions("full", ("--title", "t")).arguments("opencode") == ["--auto", "--title", "t"]
+    assert AgentRunOptions("full", ("--title", "t")).arguments("opencode") == ["--auto", "--title", "t"]
     for mode in ("read-only", "edits", "ask"):  # no headless flag keeps to them: refused, never its default
         with pytest.raises(ContractError) as refused:
             agent_options({"opencode"}, mode, None, {})
