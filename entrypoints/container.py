@@ -241,21 +241,24 @@ def work_service(store: RunRecords, files: RunFiles, clock: Clock, providers: Ma
 
 
 def ask_arguments(request: Any, provider: str) -> list[str]:
-    """Issue 42: a Claude Code leg under --permission-mode ask is given li's permission-prompt tool,
-    a stdio MCP server (entrypoints/approval_mcp.py) that asks through `li` (the run's broker)."""
+    """An agent leg under --permission-mode ask is handed li's permission-prompt tool, a stdio MCP
+    server (entrypoints/approval_mcp.py) that asks through `li` (the run's broker), in the argv its
+    CLI's module names (`AgentCli.ask_arguments`)."""
     options = request.agents.get(provider)
-    if provider != "claude" or options is None or options.permission_mode != "ask":
+    if options is None or options.permission_mode != "ask":
         return []
-    import json
     import sys
 
+    from lionrun.domain.agents import agent, is_agent
     from lionrun.domain.approval import DEFAULT_TIMEOUT, SERVER
     from lionrun.entrypoints.settings import li_command
 
+    if not is_agent(provider) or not agent(provider).asks:
+        return []
     timeout = request.approval_timeout or DEFAULT_TIMEOUT
     server = {"type": "stdio", "command": sys.executable,
               "args": ["-P", "-m", "lionrun.entrypoints.approval_mcp", "--timeout", f"{timeout:g}", "--", *li_command()]}
-    return ["--mcp-config", json.dumps({"mcpServers": {SERVER: server}})]
+    return agent(provider).ask_arguments({SERVER: server})
 
 
 # ---- notices: the terminal notice (D9), sent by the runner or handed by a reap winner to a detached sender

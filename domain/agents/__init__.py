@@ -45,6 +45,10 @@ def _no_root_refusal(arguments: Sequence[str], env: Mapping[str, str]) -> str | 
     return None
 
 
+def _no_ask_arguments(servers: Mapping[str, Any]) -> list[str]:
+    return []
+
+
 class AgentCli(NamedTuple):
     """One agent CLI as li drives it. Pure: functions of plain values, no I/O."""
 
@@ -58,6 +62,8 @@ class AgentCli(NamedTuple):
     outcome: Callable[[list[dict[str, Any]]], Outcome]  # what its whole stream means to its provider
     doctor: DoctorProbe
     asks: bool = False  # its permission prompts can be put to a person through li (`--permission-mode ask`)
+    # the argv that hands it li's permission-prompt tool: `servers` is MCP's `mcpServers` table
+    ask_arguments: Callable[[Mapping[str, Any]], list[str]] = _no_ask_arguments
     exit_reason: Callable[[Outcome, int], str | None] = _no_exit_reason  # a reason some exit statuses name
     root_refusal: Callable[[Sequence[str], Mapping[str, str]], str | None] = _no_root_refusal  # why it will not run as root
 

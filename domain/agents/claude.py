@@ -221,8 +221,16 @@ def _reset(events: list[dict[str, Any]]) -> str | None:
     return found
 
 
+def ask_arguments(servers: Mapping[str, Any]) -> list[str]:
+    """Claude Code takes li's permission-prompt tool as a stdio MCP server named in `--mcp-config`."""
+    import json
+
+    return ["--mcp-config", json.dumps({"mcpServers": dict(servers)})]
+
+
 CLI: Final = AgentCli(
     name=NAME, executable="claude", arguments=arguments, permission_flags=PERMISSION_FLAGS, resume=("--resume",),
-    owns=owns, beats=beats, outcome=outcome, asks=True, root_refusal=root_refusal,
+    owns=owns, beats=beats, outcome=outcome, asks=True, ask_arguments=ask_arguments,
+    root_refusal=root_refusal,
     doctor=DoctorProbe("claude", "install the claude CLI to run `li agent claude ...`; other providers still work"),
 )
