@@ -87,6 +87,24 @@ PausedReason = Annotated[str, Open(PAUSED_REASONS)]
 ReapWithheld = Annotated[str, Open(REAP_WITHHELD)]
 
 
+# --- reading a record's free-form parts (run.extra, runner_end, budget, attempts, approvals) ---------
+
+
+def _text(value: object, bound: int = 200) -> str | None:
+    """A string field of a record, cut to `bound` characters; None for anything else."""
+    return value[:bound] if isinstance(value, str) else None
+
+
+def _whole(value: object) -> int | None:
+    """An integer field of a record (a bool is none); None for anything else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _amount(value: object) -> float | None:
+    """A number field of a record as a float (a bool is none); None for anything else."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 # --- the envelope (D3) and what every start-up may answer (D2) ------------------------------------
 
 
@@ -329,16 +347,11 @@ class RunnerEnd(Wire, frozen=True, kw_only=True):
             return None
         inner = raw.get("found")
         found: dict[str, Any] = inner if isinstance(inner, dict) else {}
-
-        def text(value: object) -> str | None:
-            return value[:200] if isinstance(value, str) else None
-
-        code = raw.get("exit_code")
-        return RunnerEnd(status=text(raw.get("status")), outcome=text(raw.get("outcome")),
-                         exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
-                         reason_code=text(raw.get("reason_code")), finished_at=text(raw.get("finished_at")),
-                         found_status=text(found.get("status")),
-                         found_terminal_source=text(found.get("terminal_source")))
+        return RunnerEnd(status=_text(raw.get("status")), outcome=_text(raw.get("outcome")),
+                         exit_code=_whole(raw.get("exit_code")),
+                         reason_code=_text(raw.get("reason_code")), finished_at=_text(raw.get("finished_at")),
+                         found_status=_text(found.get("status")),
+                         found_terminal_source=_text(found.get("terminal_source")))
 
 
 class WorktreeValue(Wire, frozen=True, kw_only=True):
@@ -425,16 +438,9 @@ class BudgetValue(Wire, frozen=True, kw_only=True):
         raw = run.budget
         if not isinstance(raw, dict):
             return None
-
-        def number(value: object) -> float | None:
-            return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-        def whole(value: object) -> int | None:
-            return value if isinstance(value, int) and not isinstance(value, bool) else None
-
         exceeded = raw.get("exceeded")
-        return BudgetValue(max_tokens=whole(raw.get("max_tokens")), max_cost_usd=number(raw.get("max_cost_usd")),
-                           spent_tokens=whole(raw.get("spent_tokens")), spent_cost_usd=number(raw.get("spent_cost_usd")),
+        return BudgetValue(max_tokens=_whole(raw.get("max_tokens")), max_cost_usd=_amount(raw.get("max_cost_usd")),
+                           spent_tokens=_whole(raw.get("spent_tokens")), spent_cost_usd=_amount(raw.get("spent_cost_usd")),
                            exceeded=exceeded if exceeded in ("tokens", "cost") else None)
 
 
@@ -453,20 +459,11 @@ class AttemptValue(Wire, frozen=True, kw_only=True):
     def of(run: Run) -> list[AttemptValue] | None:
         if not isinstance(run.attempts, list):
             return None
-
-        def text(value: object) -> str | None:
-            return value[:200] if isinstance(value, str) else None
-
-        found = []
-        for n, raw in enumerate(run.attempts[:100], 1):
-            if isinstance(raw, dict):
-                number = raw.get("attempt")
-                found.append(AttemptValue(
-                    attempt=number if isinstance(number, int) and not isinstance(number, bool) else n,
-                    started_at=text(raw.get("started_at")), ended_at=text(raw.get("ended_at")),
-                    status=text(raw.get("status")), reason_code=text(raw.get("reason_code")),
-                    next_at=text(raw.get("next_at"))))
-        return found
+        return [AttemptValue(attempt=n if (number := _whole(raw.get("attempt"))) is None else number,
+                             started_at=_text(raw.get("started_at")), ended_at=_text(raw.get("ended_at")),
+                             status=_text(raw.get("status")), reason_code=_text(raw.get("reason_code")),
+                             next_at=_text(raw.get("next_at")))
+                for n, raw in enumerate(run.attempts[:100], 1) if isinstance(raw, dict)]
 
 
 class StatusData(Lifecycle, frozen=True, kw_only=True):
@@ -900,13 +897,10 @@ class ApprovalValue(Wire, frozen=True, kw_only=True):
 
     @staticmethod
     def of(raw: dict[str, Any]) -> ApprovalValue:
-        def text(value: object) -> str | None:
-            return value[:2000] if isinstance(value, str) else None
-
+        texts = {key: _text(raw.get(key), 2000)
+                 for key in ("requested_at", "behavior", "message", "answered_at", "answered_by")}
         return ApprovalValue(run_id=str(raw.get("run_id")), id=str(raw.get("id")), tool=str(raw.get("tool"))[:200],
-                             input=raw.get("input"), requested_at=text(raw.get("requested_at")),
-                             behavior=text(raw.get("behavior")), message=text(raw.get("message")),
-                             answered_at=text(raw.get("answered_at")), answered_by=text(raw.get("answered_by")))
+                             input=raw.get("input"), **texts)
 
 
 class ApprovalsData(Wire, frozen=True, kw_only=True):
