@@ -1,6 +1,5 @@
 """`$LI_HOME/config.toml`, read as li reads every file the work may have reached: standard library
-only (every li call reads it at start-up), one home for each reader of the file (the settings of a
-call, li doctor's notify check).
+only (every li call reads it at start-up, once: entrypoints/settings.py keeps what it read).
 """
 
 from __future__ import annotations
@@ -8,7 +7,18 @@ from __future__ import annotations
 import errno
 import os
 
+from lionrun.domain.config import CONFIG_NAME, ConfigFile
+
 LIMIT = 1 << 20  # what of config.toml is read at most
+
+
+def read_config(home: str) -> ConfigFile:
+    """`$LI_HOME/config.toml` as read once: its bytes, none, or why it cannot be read."""
+    path = os.path.join(home, CONFIG_NAME)
+    try:
+        return ConfigFile(path, config_bytes(path))
+    except OSError as exc:
+        return ConfigFile(path, None, exc.strerror or str(exc))
 
 
 def config_bytes(path: str) -> bytes | None:

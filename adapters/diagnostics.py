@@ -7,19 +7,21 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 
+from lionrun.adapters.config_file import read_config
 from lionrun.adapters.confined import FOLDER_MODE
 from lionrun.adapters.processes import BOOT_ID_PATH, MACHINE_ID_PATHS, first_line
 from lionrun.application.doctor import NotifySetting, StoreModes
-
-CONFIG_NAME = "config.toml"
+from lionrun.domain.config import ConfigFile, parse_table
 
 
 class SystemDiagnostics:
     """Answers doctor's questions from this process, its environment and the filesystem."""
 
-    def __init__(self, home: str, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, home: str, environ: Mapping[str, str] | None = None, config: ConfigFile | None = None) -> None:
+        """`config`: config.toml as the process read it (entrypoints/settings.py); read here when not given."""
         self._home = os.path.abspath(home)
         self._environ = os.environ if environ is None else environ
+        self._config = config
 
     def home(self) -> str:
         return self._home
@@ -82,26 +84,22 @@ class SystemDiagnostics:
                 return NotifySetting("LI_NOTIFY_COMMAND", tuple(split_template(env_value)))
             except NotifyTemplateError as exc:
                 return NotifySetting("LI_NOTIFY_COMMAND", None, str(exc))
-        path = os.path.join(self._home, CONFIG_NAME)
+        config = self._config if self._config is not None else read_config(self._home)
+        path = config.path
         try:
-            entry = self._config_entry(path)
+            entry = self._config_entry(config)
             return None if entry is None else NotifySetting(path, tuple(template_of(entry)))
         except (NotifyTemplateError, ConfigUnreadable) as exc:
             return NotifySetting(path, None, str(exc))
 
-    def _config_entry(self, path: str) -> object:
-        import tomllib
-
-        from lionrun.adapters.config_file import config_bytes
-
+    @staticmethod
+    def _config_entry(config: ConfigFile) -> object:
+        if config.error is not None:
+            raise ConfigUnreadable(f"cannot read {config.path}: {config.error}")
         try:
-            raw = config_bytes(path)
-            if raw is None:
-                return None
-            config = tomllib.loads(raw.decode("utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigUnreadable(f"cannot read {path}: {exc}") from exc
-        return config.get("notify")
+            return parse_table(config.raw, config.path).get("notify")
+        except ValueError as exc:
+            raise ConfigUnreadable(str(exc)) from exc
 
 
 class ConfigUnreadable(Exception):

@@ -22,14 +22,14 @@ from lionrun.adapters.providers import (
     close_all,
     script_descriptor,
 )
-from lionrun.application.work import KILL_SEEN, Supervision
+from lionrun.application.work import KILL_SEEN, LeanHandover
 from lionrun.domain.run import RUN_TAG
 from lionrun.domain.untrusted import RECORD_MAX_BYTES
 
 SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor.py")
 
 
-def hand_over(supervision: Supervision, folder: int | None, finish: Sequence[str],
+def hand_over(supervision: LeanHandover, folder: int | None, finish: Sequence[str],
               stopped: Callable[[], bool], die_with_runner: bool = False) -> None:
     """Exec the lean supervisor in this process's place. Returns only when the exec failed or
     `stopped()` says a SIGTERM came (its handler has run by the time this asks), with everything

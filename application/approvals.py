@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from lionrun.application.busy import retry_busy
 from lionrun.application.ports import Clock, RunNotFound, RunRecords, StoreBusy, StoreRefused
 from lionrun.domain.approval import (
     DENY,
@@ -25,20 +26,19 @@ class ApprovalService:
     """Record a request and wait for its answer (the run's permission-prompt tool), list the open
     ones across runs, answer them (a person)."""
 
-    def __init__(self, store: RunRecords, clock: Clock, attempts: int = 20) -> None:
+    def __init__(self, store: RunRecords, clock: Clock) -> None:
         self.store = store
         self.clock = clock
-        self.attempts = attempts
 
     def _update(self, run_id: str, change: Callable[[Run], Run | None]) -> Run | None:
-        for _ in range(self.attempts):
-            try:
-                return self.store.update(run_id, change)
-            except RunNotFound:
-                raise ContractError(ErrorKind.NOT_FOUND, f"no run {run_id}", {"run_id": run_id}) from None
-            except StoreBusy:
-                self.clock.sleep(0.05)
-        raise ContractError(ErrorKind.UNAVAILABLE, f"the record of {run_id} stayed locked", {"run_id": run_id})
+        """A fenced write, tried again while the store is busy (application/busy.py)."""
+        try:
+            return retry_busy(lambda: self.store.update(run_id, change), self.clock.sleep)
+        except RunNotFound:
+            raise ContractError(ErrorKind.NOT_FOUND, f"no run {run_id}", {"run_id": run_id}) from None
+        except StoreBusy:
+            raise ContractError(ErrorKind.UNAVAILABLE, f"the record of {run_id} stayed locked",
+                                {"run_id": run_id}) from None
 
     def ask(self, run_id: str, tool: str, tool_input: object, tool_use_id: str | None, timeout: float,
             say: Callable[[str], None] | None = None) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lionrun.application.busy import retry_busy
 from lionrun.application.ports import (
     Clock,
     ProcessProber,
@@ -31,8 +32,6 @@ from lionrun.domain.run import (
     iso,
 )
 from lionrun.domain.slurm import BatchStart, is_job_id
-
-ATTACH_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -91,14 +90,15 @@ class BatchAttach:
             return current.evolve(spawn_state=STARTED, pid=pid, incarnation=incarnation, engine=engine,
                                   started_at=current.started_at or now)
 
-        for _attempt in range(ATTACH_ATTEMPTS):
+        def write() -> Run | None:
             why.clear()
-            try:
-                written = self.store.update(run_id, change)
-            except StoreBusy:
-                continue
-            except (RunNotFound, RecordUnusable, StoreRefused, OSError) as exc:
-                return Attach(True, f"the runner could not attach to the run: {exc}")
-            return Attach(True, why[-1] if written is None and why else None)
-        return Attach(True, "the runner could not attach to the run: the record stayed locked")
+            return self.store.update(run_id, change)
+
+        try:
+            written = retry_busy(write, self.clock.sleep)
+        except StoreBusy:
+            return Attach(True, "the runner could not attach to the run: the record stayed locked")
+        except (RunNotFound, RecordUnusable, StoreRefused, OSError) as exc:
+            return Attach(True, f"the runner could not attach to the run: {exc}")
+        return Attach(True, why[-1] if written is None and why else None)
 

@@ -11,29 +11,36 @@ it under the reaper's fence (`Restarter`): one generation judged, one write, one
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from lionrun.application.busy import retry_busy
 from lionrun.application.ports import (
     Clock,
     NotStoreOwner,
     RunNotFound,
+    RunQueues,
     RunRecords,
     StoreBusy,
     StoreRefused,
 )
 from lionrun.domain.contract import ContractError, ErrorKind
 from lionrun.domain.dependencies import (
+    DEPENDENCY_FAILED,
+    FAILED,
     WAIT,
     DependencyState,
     Verdict,
+    describe_failure,
     find_cycle,
     judge,
     stuck_line,
 )
+from lionrun.domain.lifecycle import exit_code_of
 from lionrun.domain.partition import bucket_of
-from lionrun.domain.run import PREPARING, Dependency, RecordUnusable, Run
+from lionrun.domain.queue import QUEUED
+from lionrun.domain.run import PREPARING, Dependency, RecordUnusable, Run, iso
 from lionrun.domain.vocabulary import WAITING
 
 if TYPE_CHECKING:
@@ -114,21 +121,78 @@ class DependencyWait:
             self.clock.sleep(self.poll)
 
 
-def mark_started(store: RunRecords, run_id: str, status: str, started_at: str | None) -> Run | None:
+def mark_started(store: RunRecords, run_id: str, status: str, started_at: str | None,
+                 sleep: Callable[[float], None]) -> Run | None:
     """The fenced step out of `waiting`: to `queued` (a kept queue's line is next) or `running`.
-    Nothing is written over a record that ended or is no longer waiting."""
+    Nothing is written over a record that ended or is no longer waiting; a store that stays busy
+    leaves it to the work's own start."""
 
     def change(current: Run) -> Run | None:
         if current.end_recorded or current.status != WAITING:
             return None
         return current.evolve(status=status, started_at=started_at if status != "queued" else None)
 
-    for _ in range(6):
+    try:
+        return retry_busy(lambda: store.update(run_id, change), sleep)
+    except StoreBusy:
+        return None
+
+
+EndUnstarted = Callable[[str, Mapping[str, Any] | None], Run | None]  # reason code, noted -> the ended record
+
+
+class StartAfter:
+    """A `waiting` run's runner (issue 43): wait until the runs it was submitted --after end, then
+    let its work start (the record says `queued` when a kept queue's line is next, else
+    `running`), or, when one ended otherwise than asked, or a kill came first, end the run
+    `cancelled` without its work ever starting. A runner killed here leaves the record `waiting`:
+    the next observer on this host starts a new one (`Restarter`)."""
+
+    def __init__(self, store: RunRecords, observer: Observer, clock: Clock, queues: RunQueues | None,
+                 say: Callable[[str], None]) -> None:
+        self.store = store
+        self.observer = observer
+        self.clock = clock
+        self.queues = queues
+        self.say = say
+
+    def wait(self, run_id: str, stopped: Callable[[], bool], end_unstarted: EndUnstarted) -> int | None:
+        """None when the work may go on (or this is no waiting run); else the runner's exit status
+        for the run it ended unstarted (70 when that end could not be written)."""
         try:
-            return store.update(run_id, change)
-        except StoreBusy:
-            continue
-    return None
+            run = self.store.read(run_id)
+        except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
+            return None  # the work's own start meets the same fault and records it
+        if run.status != WAITING or not run.after:
+            return None
+        verdict = DependencyWait(self.observer, self.clock).wait(run, stopped, self.say)
+        if verdict is None:
+            self.say("killed while it waited for other runs; the work never started")
+            return _exit_of(end_unstarted("cancelled", None))
+        failed = verdict.failed_by
+        if verdict.action == FAILED and failed is not None:
+            self.say(f"not starting the work: {describe_failure(failed)}")
+            return _exit_of(end_unstarted(DEPENDENCY_FAILED, {"failed_dependency": {
+                "run_id": failed.run_id, "condition": failed.condition, "status": failed.status,
+                "outcome": failed.outcome}}))
+        kept = self._queue_kept(run)
+        mark_started(self.store, run_id, QUEUED if kept else "running", iso(self.clock.now()), self.clock.sleep)
+        self.say(f"the runs it waited for ended as asked; "
+                 f"{'it enters the queue ' + str(run.queue) if kept else 'the work starts'}")
+        return None
+
+    def _queue_kept(self, run: Run) -> bool:
+        """Whether the run's queue is one the store keeps (then its line is next)."""
+        if self.queues is None or not run.queue:
+            return False
+        try:
+            return self.queues.settings(run.queue) is not None
+        except (StoreRefused, OSError):
+            return False
+
+
+def _exit_of(ended: Run | None) -> int:
+    return exit_code_of(ended.status) if ended is not None else 70
 
 
 class Restarter:

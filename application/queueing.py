@@ -6,10 +6,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lionrun.application.busy import retry_busy
 from lionrun.application.outage import Outage
-from lionrun.application.ports import Clock, Held, RunQueues, StoreBusy
+from lionrun.application.ports import (
+    Clock,
+    Held,
+    RunNotFound,
+    RunQueues,
+    RunRecords,
+    StoreBusy,
+    StoreRefused,
+)
 from lionrun.domain.queue import (
     BACKOFF_SECONDS,
+    QUEUED,
     RATE_LIMITED,
     QueueSettings,
     check_queue_name,
@@ -25,7 +35,7 @@ from lionrun.domain.queue import (
     window_ends,
     window_spent,
 )
-from lionrun.domain.run import Run, iso
+from lionrun.domain.run import RecordUnusable, Run, iso
 
 HEAD_POLL = 0.05  # how often the first in line looks for a free slot (seconds)
 LINE_POLL = 0.2  # how often a waiter behind others looks whether it is first
@@ -174,6 +184,66 @@ class QueueService:
             return paused
         reset = run.retry_at if isinstance(run.retry_at, str) else None
         return self.queues.change(run.queue, lambda s: rate_limited(s, run.run_id, reset, now, self.backoff))
+
+
+def wait_for_slot(store: RunRecords, queues: RunQueues | None, clock: Clock, run_id: str, waiting: Held | None,
+                  stopped: Callable[[], bool], say: Callable[[str], None], outage: Outage) -> Turn | None:
+    """A `queued` run's runner waits here, alive, until its queue gives it a slot (issue 29): the
+    Turn that ended the wait (`stopped` when a kill came first), or None when the run is not one
+    queued in a kept queue (the runner then lets go of `waiting`, the place it was handed).
+    `waiting` None: a store whose runner takes its own place (PostgreSQL), or one started by hand."""
+    try:
+        run = store.read(run_id)
+    except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
+        run = None  # the work's own start meets the same fault and records it
+    if run is None or run.status != QUEUED or not run.queue or queues is None:
+        return None
+    queue = run.queue
+    if waiting is None:
+        try:
+            waiting = queues.claim(queue, run_id, run.priority or 0).place
+        except (StoreRefused, OSError) as exc:
+            say(f"no place in the queue {queue}: {exc}; the work starts now")
+            return Turn(None, stopped=False)
+
+    def record_start() -> None:
+        started = iso(clock.now())
+
+        def change(current: Run) -> Run | None:
+            return None if current.end_recorded else current.evolve(status="running", started_at=started)
+
+        try:
+            retry_busy(lambda: store.update(run_id, change), clock.sleep)
+        except (StoreBusy, RunNotFound, RecordUnusable, StoreRefused, OSError):
+            return  # the work's own start records it
+
+    turn = QueueService(queues, clock).wait_turn(run_id, queue, waiting, stopped,
+                                                 lambda why: say(f"queued in {queue}: {why}"), record_start, outage)
+    if not turn.stopped:
+        say(f"{queue} gave a slot; the work starts")
+    return turn
+
+
+def after_end_in_queue(queues: RunQueues | None, clock: Clock, ended: Run | None, say: Callable[[str], None]) -> None:
+    """A run that ended rate limited pauses its queue until the vendor's reset (issue 29); one that
+    spent tokens counts them in its queue's budget (issue 42)."""
+    if ended is None or not _touches_its_queue(ended) or queues is None:
+        return
+    try:
+        paused = QueueService(queues, clock).after_end(ended)
+    except (StoreRefused, OSError) as exc:
+        say(f"the queue could not be paused after the rate limit, or its budget counted: {exc}")
+        return
+    limited = ended.reason_code == RATE_LIMITED
+    if paused is not None and paused.paused_until and (limited or paused.paused_by == ended.run_id):
+        why = "rate limited" if limited else "its token budget for the window is spent"
+        say(f"queue {paused.name} paused until {paused.paused_until} ({why})")
+
+
+def _touches_its_queue(ended: Run) -> bool:
+    """Whether an end changes its queue: a rate limit pauses it, spent tokens count in its budget."""
+    spent_tokens = isinstance(ended.extra, dict) and bool(ended.extra.get("tokens"))
+    return bool(ended.queue) and (ended.reason_code == RATE_LIMITED or spent_tokens)
 
 
 class Unchanged:

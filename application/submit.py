@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from lionrun.application.busy import retry_busy
 from lionrun.application.ports import (
     BatchRequest,
     Clock,
@@ -413,14 +414,10 @@ class SubmitService:
         return ContractError(ErrorKind.UNAVAILABLE, message,
                              {"run_id": run_id, "reason_code": reason, "failure_recorded": recorded})
 
-    def _update(self, run_id: str, change: Callable[[Run], Run | None], attempts: int = 3) -> None:
-        for attempt in range(attempts):
-            try:
-                self.store.update(run_id, change)
-                return
-            except StoreBusy:
-                if attempt == attempts - 1:
-                    raise
+    def _update(self, run_id: str, change: Callable[[Run], Run | None]) -> None:
+        """A fenced write, tried again while the store is busy (application/busy.py); a store that
+        stays busy passes its StoreBusy."""
+        retry_busy(lambda: self.store.update(run_id, change), self.clock.sleep)
 
 
 def _with_engine(current: Run, engine: Engine) -> Run | None:

@@ -183,14 +183,6 @@ def pause_reason(settings: QueueSettings | None, now: datetime) -> str | None:
     return None
 
 
-def may_start(settings: QueueSettings | None, now: datetime, running: int, ahead: int) -> bool:
-    """Whether a waiter may take a slot now: first among the live waiters, the queue open, a slot free."""
-    if ahead > 0 or is_paused(settings, now):
-        return False
-    limit = None if settings is None else settings.parallel
-    return limit is None or running < limit
-
-
 def set_parallel(settings: QueueSettings, parallel: int | None) -> QueueSettings:
     """The queue with a new limit (None: no limit)."""
     return replace(settings, parallel=None if parallel is None else check_parallel(parallel))

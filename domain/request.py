@@ -63,7 +63,7 @@ class ModelSpec(Struct, frozen=True):
         return self.provider if self.model is None else f"{self.provider}/{self.model}"
 
 
-class AgentOptions(Struct, frozen=True):
+class AgentRunOptions(Struct, frozen=True):
     """How one agent CLI is run: its permission mode (None: the CLI's own default) and extra argv."""
 
     permission_mode: PermissionMode | None = None
@@ -78,7 +78,7 @@ class AgentOptions(Struct, frozen=True):
         return {"permission_mode": self.permission_mode, "provider_args": list(self.provider_args)}
 
     @classmethod
-    def from_dict(cls, data: object) -> AgentOptions:
+    def from_dict(cls, data: object) -> AgentRunOptions:
         if not isinstance(data, dict):
             raise TypeError("agent options must be an object")
         args = data.get("provider_args") or []
@@ -90,7 +90,7 @@ class AgentOptions(Struct, frozen=True):
 CLAUDE_SANDBOX_SWITCHES = ("IS_SANDBOX", "CLAUDE_CODE_BUBBLEWRAP")  # "1": Claude Code allows root to skip checks
 
 
-def refused_as_root(agents: dict[str, AgentOptions], env: Mapping[str, str]) -> None:
+def refused_as_root(agents: dict[str, AgentRunOptions], env: Mapping[str, str]) -> None:
     """Claude Code refuses to skip its permission checks as root ("--dangerously-skip-permissions
     cannot be used with root/sudo privileges") unless its environment says it is sandboxed
     (`IS_SANDBOX=1` or `CLAUDE_CODE_BUBBLEWRAP=1`): a run that would ask it to is refused at
@@ -110,7 +110,7 @@ def refused_as_root(agents: dict[str, AgentOptions], env: Mapping[str, str]) -> 
                       provider="claude", permission_mode=options.permission_mode or "full", reason_code="provider_refused")
 
 
-def agents_in(raw: bytes) -> dict[str, AgentOptions]:
+def agents_in(raw: bytes) -> dict[str, AgentRunOptions]:
     """The agent options a stored `request.json` records (none recorded: each CLI's own defaults).
 
     Raises `Untrusted` (with its reason code) for bytes that are not such a request.
@@ -123,7 +123,7 @@ def agents_in(raw: bytes) -> dict[str, AgentOptions]:
     if not isinstance(data, dict) or not isinstance(agents, dict | None):
         raise Untrusted(MALFORMED, "request.json records no agents object")
     try:
-        return {str(name): AgentOptions.from_dict(value) for name, value in (agents or {}).items()}
+        return {str(name): AgentRunOptions.from_dict(value) for name, value in (agents or {}).items()}
     except (TypeError, ContractError) as exc:
         raise Untrusted(MALFORMED, f"request.json agents: {exc}") from None
 
@@ -200,7 +200,7 @@ def parse_slurm_args(values: object, where: str = "--slurm-arg") -> tuple[str, .
 
 
 def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[str, ...] | None,
-                  defaults: Mapping[str, AgentOptions]) -> dict[str, AgentOptions]:
+                  defaults: Mapping[str, AgentRunOptions]) -> dict[str, AgentRunOptions]:
     """Each agent CLI's options for a run: the command line's, else the provider's configured default.
 
     `mode`/`args` None means not given; a given value replaces the configured default. `sh` runs
@@ -213,7 +213,7 @@ def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[
         raise invalid(f"{what} applies to agent CLIs (claude, codex, gemini); sh runs its script as you, "
                       "with no permission mode or provider arguments", option=what)
     asking = [name for name in agents if name not in ASK_PROVIDERS
-              and (mode == "ask" or (mode is None and defaults.get(name, AgentOptions()).permission_mode == "ask"))]
+              and (mode == "ask" or (mode is None and defaults.get(name, AgentRunOptions()).permission_mode == "ask"))]
     if asking:
         raise invalid(f"--permission-mode ask needs a CLI that hands its permission prompts to a tool (claude: "
                       f"--permission-prompt-tool); {', '.join(asking)} has no headless route to ask a person "
@@ -224,8 +224,8 @@ def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[
                       "set per-provider args in config.toml instead", providers=agents)
     options = {}
     for name in agents:
-        default = defaults.get(name, AgentOptions())
-        options[name] = AgentOptions(mode if mode is not None else default.permission_mode,
+        default = defaults.get(name, AgentRunOptions())
+        options[name] = AgentRunOptions(mode if mode is not None else default.permission_mode,
                                      args if args is not None else default.provider_args)
     return options
 
@@ -428,7 +428,7 @@ class RunRequest(Struct, frozen=True):
     synthesize: ModelSpec | None = None
     notify: tuple[str, ...] | None = None
     notify_source: str | None = None
-    agents: dict[str, AgentOptions] = msgspec_field(default_factory=dict)
+    agents: dict[str, AgentRunOptions] = msgspec_field(default_factory=dict)
     extra: dict[str, Any] = msgspec_field(default_factory=dict)
     # Where the runner runs (issue 17): `local`, or `slurm` with an optional partition and sbatch options.
     executor: str = "local"
@@ -507,7 +507,7 @@ class RunRequest(Struct, frozen=True):
                 synthesize=parse_model(synth) if synth else None,
                 notify=tuple(notify) if notify is not None else None,
                 notify_source=data.get("notify_source"), extra=dict(data.get("extra") or {}),
-                agents={str(k): AgentOptions.from_dict(v) for k, v in dict(data.get("agents") or {}).items()},
+                agents={str(k): AgentRunOptions.from_dict(v) for k, v in dict(data.get("agents") or {}).items()},
                 executor=parse_executor(data.get("executor"), "request.json executor"),
                 partition=parse_partition(data.get("partition"), "request.json partition"),
                 slurm_args=parse_slurm_args(data.get("slurm_args"), "request.json slurm_args"),

@@ -139,9 +139,7 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
     if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     if finishing is not None:
-        ended = work.finish_supervised(run_id, Workspace(console=sys.stdout, env={}, li_log=sys.stderr), finishing)
-        _after_end_in_queue(ended)
-        return exit_code_of(ended.status) if ended is not None else 70
+        return _finish(work, run_id, finishing)
     unstarted = _wait_for_dependencies(store, run_id, work)
     if unstarted is not None:
         return unstarted
@@ -153,6 +151,16 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
     _cancel_on_sigterm(work)
     with store.forward_console(run_id):  # a shared store takes the console in as it comes
         ended = work.perform(run_id, workspace)
+    _after_end_in_queue(ended)
+    return exit_code_of(ended.status) if ended is not None else 70
+
+
+def _finish(work: Any, run_id: str, finishing: Any) -> int:
+    """The finisher: record the end of the leg the lean supervisor watched."""
+    from lionrun.application.work import Workspace
+    from lionrun.domain.lifecycle import exit_code_of
+
+    ended = work.finish_supervised(run_id, Workspace(console=sys.stdout, env={}, li_log=sys.stderr), finishing)
     _after_end_in_queue(ended)
     return exit_code_of(ended.status) if ended is not None else 70
 
@@ -208,169 +216,57 @@ def _say(text: str) -> None:
 
 
 def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
-    """A `queued` run waits here, its runner alive, until its queue gives it a slot (issue 29);
-    True when a kill (SIGTERM, or a request recorded from another host) came first. The slot's
-    descriptor is inheritable: the lean supervisor and the finisher exec'd in this process's
-    place keep holding it, and the kernel lets go of it when the last of them exits or dies."""
+    """A `queued` run waits for its queue's slot (application/queueing.wait_for_slot); True when
+    a kill (SIGTERM, or a request recorded from another host) came first. The slot's descriptor
+    is inheritable: the lean supervisor and the finisher exec'd in this process's place keep
+    holding it, and the kernel lets go of it when the last of them exits or dies."""
     global _slot
 
-    from lionrun.application.ports import RunNotFound, StoreBusy, StoreRefused
-    from lionrun.application.queueing import QueueService
-    from lionrun.domain.queue import QUEUED
-    from lionrun.domain.run import RecordUnusable, iso
-
-    try:
-        run = store.read(run_id)
-    except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
-        run = None  # the work's own start meets the same fault and records it
+    from lionrun.application.outage import Outage
+    from lionrun.application.queueing import wait_for_slot
     from lionrun.entrypoints import services
 
-    queues = services.queues()
-    if run is None or run.status != QUEUED or not run.queue or queues is None:
+    clock = services.clock()
+    outage = Outage(clock, float(services.container().config.store_outage()), _say)
+    turn = wait_for_slot(store, services.queues(), clock, run_id, waiting, _kill_asker(store, run_id), _say, outage)
+    if turn is None:
         if waiting is not None:
             os.close(waiting)
         return False
-    clock = services.clock()
-    if waiting is None:  # a store whose runner takes its own place (PostgreSQL), or started by hand
-        try:
-            waiting = queues.claim(run.queue, run_id, run.priority or 0).place
-        except (StoreRefused, OSError) as exc:
-            _say(f"no place in the queue {run.queue}: {exc}; the work starts now")
-            return False
-    stopped = _kill_asker(store, run_id)
-
-    def say(why: str) -> None:
-        _say(f"queued in {run.queue}: {why}")
-
-    def record_start() -> None:
-        started = iso(clock.now())
-
-        def change(current: Any) -> Any:
-            return None if current.end_recorded else current.evolve(status="running", started_at=started)
-
-        for _ in range(6):
-            try:
-                store.update(run_id, change)
-                return
-            except StoreBusy:
-                continue
-            except (RunNotFound, RecordUnusable, StoreRefused, OSError):
-                return
-
-    from lionrun.application.outage import Outage
-
-    outage = Outage(clock, float(services.container().config.store_outage()), _say)
-    turn = QueueService(queues, clock).wait_turn(run_id, run.queue, waiting, stopped, say, record_start, outage)
     if turn.stopped:
         return True
     _slot = turn.slot
-    _say(f"{run.queue} gave a slot; the work starts")
     return False
 
 
 def _kill_asker(store: Any, run_id: str) -> Any:
-    """`stopped()` for a runner that waits before its work (a queue's slot, other runs' ends): a
-    SIGTERM came, or the record says a kill was asked (read at most every 0.5 s; a record that
-    cannot be read asks nothing)."""
-    import time
+    """`stopped()` for this runner while it waits before its work: its SIGTERM, or a recorded kill."""
+    from lionrun.application.kill_asked import kill_asker
+    from lionrun.entrypoints import services
 
-    from lionrun.application.ports import RunNotFound, StoreBusy, StoreRefused
-    from lionrun.domain.run import RecordUnusable
-
-    looked = [0.0]
-
-    def stopped() -> bool:
-        if _early_term:
-            return True
-        now = time.monotonic()
-        if now - looked[0] < 0.5:
-            return False
-        looked[0] = now
-        try:
-            return bool(store.read(run_id).kill_requested_at is not None)
-        except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
-            return False
-
-    return stopped
+    return kill_asker(store, services.clock(), run_id, lambda: _early_term)
 
 
 def _wait_for_dependencies(store: Any, run_id: str, work: Any) -> int | None:
-    """A `waiting` run (issue 43) waits here, its runner alive, until the runs it was submitted
-    --after end. Then its work starts (the record says `queued` when a kept queue's line is next,
-    else `running`: None is returned), or, when one ended otherwise than asked, or a kill came
-    first, the run ends `cancelled` without its work ever starting: the runner's exit status
-    is returned. A runner killed here leaves the record `waiting`: the next observer on this
-    host starts a new one (application/dependencies.Restarter)."""
-
-    from lionrun.application.ports import RunNotFound, StoreBusy, StoreRefused
-    from lionrun.domain.run import RecordUnusable
-    from lionrun.domain.vocabulary import WAITING
-
-    try:
-        run = store.read(run_id)
-    except (RunNotFound, RecordUnusable, StoreBusy, StoreRefused, OSError):
-        return None  # the work's own start meets the same fault and records it
-    if run.status != WAITING or not run.after:
-        return None
-    from lionrun.application.dependencies import DependencyWait, mark_started
+    """A `waiting` run (issue 43) waits for the runs it was submitted --after
+    (application/dependencies.StartAfter): None when its work may go on, else the exit status."""
+    from lionrun.application.dependencies import StartAfter
     from lionrun.application.work import Workspace
-    from lionrun.domain.dependencies import DEPENDENCY_FAILED, FAILED, describe_failure
-    from lionrun.domain.lifecycle import exit_code_of
-    from lionrun.domain.queue import QUEUED
-    from lionrun.domain.run import iso
     from lionrun.entrypoints import services
 
-    clock = services.clock()
-    stopped = _kill_asker(store, run_id)
-
-    observer = services.container().reads.observer()
-    verdict = DependencyWait(observer, clock).wait(run, stopped, _say)
     workspace = Workspace(console=sys.stdout, env={}, li_log=sys.stderr)
-    if verdict is None:
-        _say("killed while it waited for other runs; the work never started")
-        ended = work.end_unstarted(run_id, workspace, "cancelled")
-        return exit_code_of(ended.status) if ended is not None else 70
-    failed = verdict.failed_by
-    if verdict.action == FAILED and failed is not None:
-        _say(f"not starting the work: {describe_failure(failed)}")
-        ended = work.end_unstarted(run_id, workspace, DEPENDENCY_FAILED, {"failed_dependency": {
-            "run_id": failed.run_id, "condition": failed.condition, "status": failed.status,
-            "outcome": failed.outcome}})
-        return exit_code_of(ended.status) if ended is not None else 70
-    queues = services.queues()
-    try:
-        kept = queues is not None and bool(run.queue) and queues.settings(run.queue) is not None
-    except (StoreRefused, OSError):
-        kept = False
-    mark_started(store, run_id, QUEUED if kept else "running", iso(clock.now()))
-    _say(f"the runs it waited for ended as asked; {'it enters the queue ' + str(run.queue) if kept else 'the work starts'}")
-    return None
+    start = StartAfter(store, services.container().reads.observer(), services.clock(), services.queues(), _say)
+    return start.wait(run_id, _kill_asker(store, run_id),
+                      lambda reason, noted: work.end_unstarted(run_id, workspace, reason, noted))
 
 
 def _after_end_in_queue(ended: Any) -> None:
-    """A run that ended rate limited pauses its queue until the vendor's reset (issue 29)."""
-    from lionrun.domain.queue import RATE_LIMITED
-
-    spent = isinstance(getattr(ended, "extra", None), dict) and ended.extra.get("tokens")  # issue 42
-    if ended is None or not getattr(ended, "queue", None) or (
-            getattr(ended, "reason_code", None) != RATE_LIMITED and not spent):
-        return
-    from lionrun.application.ports import StoreRefused
-    from lionrun.application.queueing import QueueService
+    """A run that ended rate limited pauses its queue; the tokens it spent count in its budget."""
+    from lionrun.application.queueing import after_end_in_queue
     from lionrun.entrypoints import services
 
-    queues = services.queues()
-    if queues is None:
-        return
-    try:
-        paused = QueueService(queues, services.clock()).after_end(ended)
-    except (StoreRefused, OSError) as exc:
-        _say(f"the queue could not be paused after the rate limit, or its budget counted: {exc}")
-        return
-    if paused is not None and paused.paused_until and (ended.reason_code == RATE_LIMITED
-                                                       or paused.paused_by == ended.run_id):
-        why = "rate limited" if ended.reason_code == RATE_LIMITED else "its token budget for the window is spent"
-        _say(f"queue {paused.name} paused until {paused.paused_until} ({why})")
+    if ended is not None and ended.queue:
+        after_end_in_queue(services.queues(), services.clock(), ended, _say)
 
 
 def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:

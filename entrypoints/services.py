@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from lionrun.application.wait import Waiter
     from lionrun.application.work import AfterEnd, WorkService
     from lionrun.application.worktrees import WorktreeReviews
+    from lionrun.domain.config import Settings
 
     Store = FsRunStore | PausingStore | PgRunStore
 
@@ -148,3 +149,9 @@ def sweep_spool() -> None:
         SpoolSweep(store, store, built.reads.observer(), built.core.clock()).sweep()
     except Exception:  # noqa: BLE001 - the next call tries again; this one has answered already
         return
+
+
+def settings() -> Settings:
+    """li's settings: config.toml as this process read it (once), with the environment's overrides."""
+    built: Settings = get_container().core.settings()
+    return built

@@ -9,13 +9,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from lionrun.application.kill import KILL_GRACE_DEFAULT
 from lionrun.application.outage import OUTAGE_SECONDS_DEFAULT
 from lionrun.domain.lifecycle import PREPARING_THRESHOLD_SECONDS
 from lionrun.domain.notify import DEFAULT_TIMEOUT_SECONDS
 from lionrun.entrypoints.home import default_home
+
+if TYPE_CHECKING:
+    from lionrun.domain.config import Settings
 
 KILL_GRACE_MAX: Final = 60.0
 STORE_CONNECT_TIMEOUT: Final = 5.0  # seconds a shared store's server has to accept a connection
@@ -35,6 +38,7 @@ DEFAULTS: Final[Mapping[str, Any]] = {
     "store_connect_timeout": STORE_CONNECT_TIMEOUT,
     "store_statement_timeout": STORE_STATEMENT_TIMEOUT,
     "store_outage": OUTAGE_SECONDS_DEFAULT,
+    "settings": None,  # the process's `Settings` (config.toml as read once); None: read on each use
 }
 
 STORE_SCHEMES: Final = ("postgresql://", "postgres://")
@@ -72,10 +76,11 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     `LI_STORE_CONNECT_TIMEOUT` and `LI_STORE_STATEMENT_TIMEOUT` (seconds, positive, at most an
     hour), `LI_STORE_OUTAGE` (seconds, 0 to a day; 0: never wait out an outage) and
     `LI_ACTING_FOR` (the run whose confined work this li acts for: it sees that run's children only).
+    `settings` is the one `Settings` of the process (config.toml read here, once): `services.settings()`.
     """
     env = os.environ if environ is None else environ
-    settings: dict[str, Any] = {"home": default_home(env)}
-    settings["store"] = env.get("LI_STORE") or configured_store(settings["home"])
+    loaded = load_settings(env)
+    settings: dict[str, Any] = {"home": loaded.home, "store": loaded.store, "settings": loaded}
     grace = _number(env.get("LI_KILL_GRACE"))
     if grace is not None and 0.0 <= grace <= KILL_GRACE_MAX:
         settings["kill_grace"] = grace
@@ -95,50 +100,16 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     return settings
 
 
-def config_table(home: str) -> dict[str, Any]:
-    """`$LI_HOME/config.toml` as a table; empty when there is none. OSError or ValueError when unusable."""
-    path = os.path.join(home, "config.toml")
-    raw = _config_bytes(path)
-    return {} if raw is None else _parse_config(raw, path)
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read config.toml (the one read of it) and the environment variables that win over it."""
+    from lionrun.adapters.config_file import read_config
+    from lionrun.domain.config import Settings, store_of
 
-
-def configured_store(home: str) -> str:
-    """`store` in config.toml, when the file names one (a file that cannot be read names none here:
-    the verbs that read it report it; the store stays the filesystem one)."""
-    path = os.path.join(home, "config.toml")
-    try:
-        raw = _config_bytes(path)
-        if raw is None or b"store" not in raw:  # every li call asks: parse only a file that may say
-            return ""
-        value = _parse_config(raw, path).get("store", "")
-    except (OSError, ValueError):
-        return ""
-    return value if isinstance(value, str) else ""
-
-
-def config_mentions(home: str, words: tuple[bytes, ...]) -> bool:
-    """Whether config.toml exists and holds one of `words` (so only then is it parsed); a file that
-    cannot be read says yes, so the reader that parses it reports why."""
-    try:
-        raw = _config_bytes(os.path.join(home, "config.toml"))
-    except OSError:
-        return True
-    return raw is not None and any(word in raw for word in words)
-
-
-def _config_bytes(path: str) -> bytes | None:
-    from lionrun.adapters.config_file import config_bytes
-
-    return config_bytes(path)
-
-
-def _parse_config(raw: bytes, path: str) -> dict[str, Any]:
-    import tomllib  # only when there is a file to parse (start-up cost)
-
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"{path} cannot be read: {exc}") from None
+    env = os.environ if environ is None else environ
+    home = default_home(env)
+    file = read_config(home)
+    return Settings(home=home, file=file, store=env.get("LI_STORE") or store_of(file.raw, file.path),
+                    notify_command=env.get("LI_NOTIFY_COMMAND") or None)
 
 
 def is_shared_store(store: str) -> bool:

@@ -327,8 +327,7 @@ def kill(run_id: str, form: Any) -> tuple[str, str]:
 
 @action("retry")
 def retry(run_id: str, form: Any) -> tuple[str, str]:
-    from lionrun.entrypoints.verbs.agent import submit
-    from lionrun.entrypoints.verbs.job_retry import retried_request
+    from lionrun.entrypoints.verbs._submit import retried_request, submit
 
     handle = submit(retried_request(Namespace(run_id=run_id)))
     return f"/runs/{handle.run_id}", f"retry of {run_id}"
@@ -336,8 +335,7 @@ def retry(run_id: str, form: Any) -> tuple[str, str]:
 
 @action("reply")
 def reply(run_id: str, form: Any) -> tuple[str, str]:
-    from lionrun.entrypoints.verbs.agent import submit
-    from lionrun.entrypoints.verbs.job_reply import replied_request
+    from lionrun.entrypoints.verbs._submit import replied_request, submit
 
     prompt = str(form.get("prompt") or "")
     handle = submit(replied_request(Namespace(run_id=run_id, words=[], prompt=prompt, prompt_file=None)))

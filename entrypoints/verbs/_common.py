@@ -156,3 +156,22 @@ class StoreLocked:
         if self.release is not None:
             self.release()
             self.release = None
+
+
+def selected_ids(args: Namespace) -> list[str] | None:
+    """The runs `--label`/`--status` name, newest first; None when neither was given."""
+    from lionrun.domain.run import status_filter
+
+    label, status = getattr(args, "label", None), status_filter(getattr(args, "status", None))
+    if label is None and status is None:
+        return None
+    from lionrun.entrypoints import services
+
+    ids: list[str] = services.reads().select(status, label)
+    return ids
+
+
+def selection_words(args: Namespace) -> str:
+    words = [f"{flag} {value!r}" for flag, value in (("--label", args.label), ("--status", args.status))
+             if value is not None]
+    return " and ".join(words)

@@ -63,16 +63,9 @@ def changed_repositories() -> list[str] | None:
 def slurm_configured() -> bool:
     """Whether config.toml makes Slurm the default executor (a file that cannot be read: no; the
     notify check reports it)."""
-    from lionrun.entrypoints.home import default_home
-    from lionrun.entrypoints.settings import config_mentions, config_table
+    from lionrun.entrypoints import services
 
-    home = default_home()
-    if not config_mentions(home, (b"executor",)):
-        return False
-    try:
-        return config_table(home).get("executor") == "slurm"
-    except (OSError, ValueError):
-        return False
+    return services.settings().entries.executor == "slurm"
 
 
 def human(args: Namespace) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from argparse import Namespace
 from typing import Any
@@ -18,31 +17,10 @@ def register(sub: Any, words: list[str] | None = None) -> None:
     parser.set_defaults(verb=this(__name__))
 
 
-def service() -> Any:
-    from lionrun.application.approvals import ApprovalService
-    from lionrun.entrypoints import services
-
-    return ApprovalService(services.store(), services.clock())
-
-
-def wire(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    from lionrun.domain.wire import ApprovalsData, ApprovalValue
-
-    data: dict[str, Any] = ApprovalsData(approvals=[ApprovalValue.of(row) for row in rows]).to_wire()
-    return data
-
-
 def run(args: Namespace) -> dict[str, Any]:
+    from lionrun.entrypoints.verbs._approvals import service, wire
+
     return wire(service().open())
-
-
-def show(row: dict[str, Any]) -> str:
-    """One request for a person: run, id, tool, its input on one line (control characters made visible)."""
-    from lionrun.domain.run import printable
-
-    given = json.dumps(row["input"], sort_keys=True, ensure_ascii=False)
-    state = f"{row['behavior']} ({row['answered_by']})" if row.get("behavior") else f"asked {row['requested_at']}"
-    return printable(f"{row['run_id']} {row['id']} {row['tool']} {given[:300]}  {state}")
 
 
 def human(args: Namespace) -> int:
@@ -50,6 +28,8 @@ def human(args: Namespace) -> int:
     if not rows:
         print("no permission request waits for an answer")
         return 0
+    from lionrun.entrypoints.verbs._approvals import show
+
     for row in rows:
         print(show(row))
     print("answer: li job approve RUN REQUEST · li job deny RUN REQUEST [--reason TEXT]", file=sys.stderr)

@@ -20,7 +20,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 def run(args: Namespace) -> dict[str, Any]:
     from lionrun.domain.request import invalid
-    from lionrun.entrypoints.verbs.job_approve import answer
+    from lionrun.entrypoints.verbs._approvals import answer
 
     reason = args.reason
     if reason is not None and (len(reason) > REASON_MAX or "\0" in reason):
@@ -29,7 +29,7 @@ def run(args: Namespace) -> dict[str, Any]:
 
 
 def human(args: Namespace) -> int:
-    from lionrun.entrypoints.verbs.job_approvals import show
+    from lionrun.entrypoints.verbs._approvals import show
 
     for row in run(args)["approvals"]:
         print(show(row))

@@ -39,7 +39,7 @@ def human(args: Namespace) -> int:
     """One line per run killed, in order; the ids named first, then the selection's."""
     from lionrun.domain.contract import ContractError, ErrorKind
     from lionrun.entrypoints import services
-    from lionrun.entrypoints.verbs.job_wait import selected_ids, selection_words
+    from lionrun.entrypoints.verbs._common import selected_ids, selection_words
 
     ids = [run_id_arg(args, word) for word in args.run_ids]
     selected = selected_ids(args)

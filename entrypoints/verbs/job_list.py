@@ -206,24 +206,10 @@ def _cells(row: dict[str, Any], now: datetime, with_host: bool = False,
         cost = row.get("cost_usd")
         cells.insert(COST_COLUMN, "" if cost is None else f"${cost:.2f}")
     if with_changes:
+        from lionrun.entrypoints.verbs._views import changes_cell
+
         cells.insert(len(cells) - 2, changes_cell(row.get("changes"), row.get("leg_worktrees")))
     return cells, tone
-
-
-def changes_cell(changes: dict[str, Any] | None, legs: list[dict[str, Any]] | None = None) -> str:
-    """`+12 −3, 2 files` (domain.worktree.changes_column) from a row's wire `changes`; for a run of
-    several legs, each in its own worktree, the legs' changes summed (`legs_changes_column`)."""
-    from lionrun.domain.worktree import Changes, changes_column, legs_changes_column
-
-    try:
-        if isinstance(changes, dict):
-            return changes_column(Changes.from_dict(changes))
-        if isinstance(legs, list) and legs:
-            return legs_changes_column([Changes.from_dict(leg["changes"]) if leg.get("changes") else None
-                                        for leg in legs])
-    except (TypeError, AttributeError):
-        return "?"
-    return ""
 
 
 def _all_cells(row: dict[str, Any], now: datetime) -> tuple[list[str], str | None]:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from argparse import Namespace
 from typing import Any
 
-from lionrun.entrypoints.verbs._common import run_id_arg, this
+from lionrun.entrypoints.verbs._common import this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
@@ -16,7 +15,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
                                         "and agent options). The new run records `retry_of`; RUN_ID is untouched.")
     parser.add_argument("run_id", metavar="RUN_ID")
     parser.add_argument("--detach", action="store_true", help="return at once with the new run id")
-    from lionrun.entrypoints.verbs.agent import add_idempotency_option
+    from lionrun.entrypoints.verbs._submit import add_idempotency_option
 
     add_idempotency_option(parser)
     from lionrun.entrypoints.verbs._order import add_order_options
@@ -25,29 +24,14 @@ def register(sub: Any, words: list[str] | None = None) -> None:
     parser.set_defaults(verb=this(__name__))
 
 
-def retried_request(args: Namespace) -> Any:
-    from lionrun.domain.request import invalid
-    from lionrun.entrypoints import services
-
-    run_id = run_id_arg(args, args.run_id)
-    request = services.reads().recorded_request(run_id)
-    if not os.path.isdir(request.cwd):
-        raise invalid(f"the working directory of {run_id} ({request.cwd}) is not a directory any more",
-                      run_id=run_id, cwd=request.cwd)
-    # Not at the top: every verb module is imported to build the parser.
-    from msgspec.structs import replace
-
-    return replace(request, extra={**request.extra, "retry_of": run_id})
-
-
 def run(args: Namespace) -> dict[str, Any]:
     """Under --machine the answer is the new run's submit handle, as `li agent` gives."""
-    from lionrun.entrypoints.verbs.agent import submit
+    from lionrun.entrypoints.verbs._submit import retried_request, submit
 
     return submit(retried_request(args), args).to_wire()
 
 
 def human(args: Namespace) -> int:
-    from lionrun.entrypoints.verbs.agent import submit_for_person
+    from lionrun.entrypoints.verbs._submit import retried_request, submit_for_person
 
     return submit_for_person(retried_request(args), args)

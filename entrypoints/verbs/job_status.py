@@ -29,11 +29,14 @@ def human(args: Namespace) -> int:
 def show(data: dict[str, Any], args: Namespace) -> int:
     """A short readable summary in the terminal's width; unavailable fields say why instead of
     pretending to be empty. Times are local, with ages and durations (domain.timetext)."""
-    from datetime import UTC, datetime
+    lines = [*head_lines(data), *warning_lines(data), *after_lines(data), *origin_lines(data),
+             *worktree_lines(data), *work_lines(data), *time_lines(data), *meter_lines(data)]
+    print("\n".join(wrapped(lines)))
+    return 0
 
-    from lionrun.domain.timetext import age, clock, duration, moment
 
-    now = datetime.now(UTC)
+def head_lines(data: dict[str, Any]) -> list[str]:
+    """The run, its status and its end (or why the end is not recorded here)."""
     outcome = data["outcome"] or "-"
     ended = "ended" if data["terminal"] else "not ended"
     lines = [
@@ -50,6 +53,12 @@ def show(data: dict[str, Any], args: Namespace) -> int:
         lines.append(f"  NOT SO     the runner saw the work end {seen.get('status')} (outcome {seen.get('outcome')}, "
                      f"exit {seen.get('exit_code')}); the end recorded above is not the one it wrote "
                      f"({seen.get('reason_code')})")
+    return lines
+
+
+def warning_lines(data: dict[str, Any]) -> list[str]:
+    """How the work was kept apart from the store and the host, and what it changed in the repository."""
+    lines = []
     if data.get("confinement"):
         why = f" ({data['confinement_detail']})" if data.get("confinement_detail") else ""
         lines.append(f"  confined   {'the store hidden from the work' if data['confinement'] == 'store_hidden' else 'no: the work could reach the store'}{why}")
@@ -59,12 +68,22 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     if data.get("repository_changes"):
         lines.append(f"  CHANGED    the work changed the repository's shared git files (git runs them for you): "
                      f"{', '.join(data['repository_changes'])} — look before your next git command")
-    lines.extend(after_lines(data))
+    return lines
+
+
+def origin_lines(data: dict[str, Any]) -> list[str]:
+    """The run this one retries, and the run whose confined work submitted it."""
+    lines = []
     if data.get("retry_of"):
         lines.append(f"  retry of   {data['retry_of']}")
     if data.get("parent"):
         lines.append(f"  parent     {data['parent']}  (its confined work submitted this run)")
-    lines.extend(worktree_lines(data))
+    return lines
+
+
+def work_lines(data: dict[str, Any]) -> list[str]:
+    """The model, the work's exit code, its legs, its process and its batch job."""
+    lines = []
     if data.get("model"):
         lines.append(f"  model      {data['model']}")
     if data["terminal"] and data.get("exit_code") is not None:
@@ -75,9 +94,19 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     if isinstance(job, dict):
         where = f" on {job['cluster']}" if job.get("cluster") else ""
         lines.append(f"  job        {job.get('executor')} job {job.get('job_id')}{where}")
+    return lines
+
+
+def time_lines(data: dict[str, Any]) -> list[str]:
+    """When it was submitted, started and finished (local times, ages and durations)."""
+    from datetime import UTC, datetime
+
+    from lionrun.domain.timetext import age, clock, duration, moment
+
+    now = datetime.now(UTC)
     submitted, started, finished = (moment(data.get(key)) for key in ("submitted_at", "started_at", "finished_at"))
     when = clock(submitted, now) if submitted is not None else data["submitted_at"]
-    lines.append(f"  submitted  {when}  ({age(data['age_seconds'])} ago)")
+    lines = [f"  submitted  {when}  ({age(data['age_seconds'])} ago)"]
     if started is not None:
         lines.append(f"  started    {clock(started, now)}")
     if finished is not None:
@@ -85,7 +114,12 @@ def show(data: dict[str, Any], args: Namespace) -> int:
         lines.append(f"  finished   {clock(finished, now)}{took}")
     elif started is not None and not data["terminal"]:
         lines.append(f"  running    for {duration((now - started).total_seconds())}")
-    lines.append(f"  notice     {_notice(data['delivery'])}")
+    return lines
+
+
+def meter_lines(data: dict[str, Any]) -> list[str]:
+    """The notice, what the agents used, and the agents' options."""
+    lines = [f"  notice     {_notice(data['delivery'])}"]
     usage = _usage(data["usage"], data.get("model"))
     if not data["terminal"] and not data["usage"]["available"]:
         usage = ""  # a run still going has no meter yet: that is not news
@@ -94,8 +128,7 @@ def show(data: dict[str, Any], args: Namespace) -> int:
     agents = _agents(data.get("agents"))
     if agents:
         lines.append(f"  agents     {agents}")
-    print("\n".join(wrapped(lines)))
-    return 0
+    return lines
 
 
 def wrapped(lines: list[str]) -> list[str]:
@@ -158,30 +191,9 @@ def _processes(count: int) -> str:
     return f"{count} process{'es' if count != 1 else ''} of the run"
 
 
-def legs_of(manifest: dict[str, Any], kind: str | None) -> list[tuple[str, str, str, str]]:
-    """A flow's or fanout's legs as the manifest recorded them: (id, model, status, how it ended)."""
-    value = manifest.get("value") if manifest.get("available") else None
-    legs = value.get("legs") if isinstance(value, dict) else None
-    if kind == "agent" or not isinstance(legs, list):
-        return []
-    from lionrun.domain.run import printable
-
-    found = []
-    for leg in legs[:64]:
-        if not isinstance(leg, dict):
-            continue
-        code = leg.get("exit_code")
-        said = leg.get("reason_code")
-        reason = f"({said})" if isinstance(said, str) and said != leg.get("status") else ""  # not `cancelled (cancelled)`
-        exit_text = ""
-        if isinstance(code, int) and not isinstance(code, bool) and code:
-            exit_text = f"exit code {code}" if code > 0 else f"stopped by signal {-code}"
-        found.append(tuple(printable(str(leg.get(key) or "-")) for key in ("id", "model", "status"))
-                     + (printable(" ".join(filter(None, (reason, exit_text)))),))
-    return found  # type: ignore[return-value]
-
-
 def leg_lines(manifest: dict[str, Any], kind: str | None) -> list[str]:
+    from lionrun.entrypoints.verbs._views import legs_of
+
     legs = legs_of(manifest, kind)
     if not legs:
         return []
@@ -264,7 +276,7 @@ def after_lines(data: dict[str, Any]) -> list[str]:
 
 def worktree_lines(data: dict[str, Any]) -> list[str]:
     """The run's worktree, what li committed there, and the conversation it continues (issue 28)."""
-    from lionrun.entrypoints.verbs.job_list import changes_cell
+    from lionrun.entrypoints.verbs._views import changes_cell
 
     lines = []
     worktree = data.get("worktree")

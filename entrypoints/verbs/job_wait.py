@@ -9,7 +9,7 @@ from contextlib import contextmanager, nullcontext
 from typing import IO, Any
 
 from lionrun.domain.contract import ContractError, ErrorKind
-from lionrun.entrypoints.verbs._common import silence, this
+from lionrun.entrypoints.verbs._common import selected_ids, selection_words, silence, this
 
 SPINNER = "|/-\\"
 
@@ -131,25 +131,6 @@ def requested_ids(args: Namespace, stdin: IO[bytes] | None = None) -> list[str]:
         raise ContractError(ErrorKind.INVALID_INPUT, "li job wait needs at least one run id (or - to read them from stdin, "
                             "or --label/--status)")
     return ids
-
-
-def selected_ids(args: Namespace) -> list[str] | None:
-    """The runs `--label`/`--status` name, newest first; None when neither was given."""
-    from lionrun.domain.run import status_filter
-
-    label, status = getattr(args, "label", None), status_filter(getattr(args, "status", None))
-    if label is None and status is None:
-        return None
-    from lionrun.entrypoints import services
-
-    ids: list[str] = services.reads().select(status, label)
-    return ids
-
-
-def selection_words(args: Namespace) -> str:
-    words = [f"{flag} {value!r}" for flag, value in (("--label", args.label), ("--status", args.status))
-             if value is not None]
-    return " and ".join(words)
 
 
 def _read_stdin(stdin: IO[bytes] | None) -> list[str]:

@@ -6,7 +6,7 @@ from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
 from lionrun.entrypoints.verbs._common import this
-from lionrun.entrypoints.verbs.agent import (
+from lionrun.entrypoints.verbs._submit import (
     add_submit_options,
     add_view_options,
     common_options,

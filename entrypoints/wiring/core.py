@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from lionrun.adapters.pg_queues import PgQueues
     from lionrun.adapters.pg_store import PgRunChanges, PgRunStore
     from lionrun.adapters.slurm import SlurmCluster
+    from lionrun.domain.config import Settings
 
 
 def store_kind(fault_pause: str, store: str = "") -> str:
@@ -96,10 +97,21 @@ def spool(home: str) -> str:
     return f"{home}/spool"
 
 
+def held_or_read(held: Settings | None) -> Settings:
+    """The process's settings (config.toml read once, with the container); read here for a
+    container made without the environment, as tests make one."""
+    if held is not None:
+        return held
+    from lionrun.entrypoints.settings import load_settings
+
+    return load_settings()
+
+
 class Core(containers.DeclarativeContainer):
     config = providers.Configuration()
 
     home = providers.Callable(home_or_default, config.home)
+    settings = providers.Singleton(held_or_read, config.settings)
     clock = providers.Singleton(SystemClock)
     plain_store = providers.Singleton(FsRunStore, home=home)
     # The fault suite's pause points wrap the real store when configured (LI_FAULT_PAUSE): a

@@ -18,15 +18,16 @@ if TYPE_CHECKING:
     from lionrun.application.prune import Pruner
     from lionrun.application.reads import RunReads
     from lionrun.application.worktrees import WorktreeReviews
+    from lionrun.domain.config import Settings
     from lionrun.domain.run import Run
 
     Store = FsRunStore | PausingStore | PgRunStore  # the core's store, as `entrypoints.services` names it
 
 
-def diagnostics(home: str) -> SystemDiagnostics:
+def diagnostics(home: str, settings: Settings) -> SystemDiagnostics:
     from lionrun.adapters.diagnostics import SystemDiagnostics
 
-    return SystemDiagnostics(home=home)
+    return SystemDiagnostics(home=home, config=settings.file)  # config.toml as the process read it
 
 
 def pruner(store: Store, observer: Observer, clock: Clock,
@@ -62,7 +63,7 @@ class Upkeep(containers.DeclarativeContainer):
     core = providers.DependenciesContainer()
     reads = providers.DependenciesContainer()
 
-    diagnostics = providers.Singleton(diagnostics, home=core.home)
+    diagnostics = providers.Singleton(diagnostics, home=core.home, settings=core.settings)
     pruner = providers.Factory(pruner, store=core.store, observer=reads.observer, clock=core.clock,
                                git=core.git.provider)
     reviews = providers.Factory(worktree_reviews, store=core.store, git=core.git.provider, reads=reads.reads)

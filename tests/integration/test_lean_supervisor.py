@@ -245,11 +245,11 @@ def test_captured_lines_split_as_the_in_process_runner_reads_them() -> None:
 def test_a_hand_over_told_a_sigterm_came_execs_nothing_and_closes_what_it_opened() -> None:
     from lionrun.adapters.supervision import hand_over
     from lionrun.application.ports import Held, LegLaunch
-    from lionrun.application.work import Supervision
+    from lionrun.application.work import LeanHandover
 
     script = script_descriptor("echo never")
     launch = LegLaunch(argv=("/bin/sh", f"/dev/fd/{script}"), stdin_text="the prompt", keeps=(Held(script),))
-    supervision = Supervision(run_id="20261203T000000-abcdef", launch=launch, cwd="/", env={}, timeout=None,
+    supervision = LeanHandover(run_id="20261203T000000-abcdef", launch=launch, cwd="/", env={}, timeout=None,
                               began=0.0, kill_watch=None)
     before = len(os.listdir("/proc/self/fd"))
     hand_over(supervision, None, ["/bin/false"], lambda: True)  # an exec here would end this test process

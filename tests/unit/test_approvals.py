@@ -16,7 +16,7 @@ from lionrun.domain.approval import (
     status_after,
 )
 from lionrun.domain.contract import ContractError
-from lionrun.domain.request import AgentOptions, agent_options
+from lionrun.domain.request import AgentRunOptions, agent_options
 
 
 def test_a_request_is_open_until_answered_once_and_the_status_follows() -> None:
@@ -56,6 +56,6 @@ def test_ask_is_refused_for_a_cli_with_no_headless_route(provider: str) -> None:
     with pytest.raises(ContractError, match="no headless route"):
         agent_options({provider}, "ask", None, {})
     with pytest.raises(ContractError, match="no headless route"):  # from config.toml too
-        agent_options({provider}, None, None, {provider: AgentOptions("ask")})
+        agent_options({provider}, None, None, {provider: AgentRunOptions("ask")})
     assert agent_options({"claude"}, "ask", None, {})["claude"].arguments("claude")[-2:] == [
         "--permission-prompt-tool", "mcp__li__approve"]

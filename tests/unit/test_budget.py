@@ -18,7 +18,7 @@ from lionrun.domain.budget import (
 )
 from lionrun.domain.contract import ContractError
 from lionrun.domain.ending import decide
-from lionrun.domain.request import AgentOptions, Leg, ModelSpec, RunRequest
+from lionrun.domain.request import AgentRunOptions, Leg, ModelSpec, RunRequest
 
 
 def assistant(message: str, tokens: int, out: int = 1) -> dict[str, object]:
@@ -79,7 +79,7 @@ def test_a_budget_no_provider_could_keep_is_refused() -> None:
 
 def test_the_budget_travels_in_request_json_and_claude_gets_its_own_cap() -> None:
     request = RunRequest(kind="agent", instruction="x", legs=(Leg("main", ModelSpec("claude")),), cwd="/",
-                         agents={"claude": AgentOptions("edits")}, budget=Budget(max_tokens=9, max_cost_usd=0.25))
+                         agents={"claude": AgentRunOptions("edits")}, budget=Budget(max_tokens=9, max_cost_usd=0.25))
     back = RunRequest.from_dict(request.to_dict(), "x")
     assert back.budget == request.budget
     assert back.arguments_for("claude") == ["--permission-mode", "acceptEdits", "--max-budget-usd", "0.25"]

@@ -22,7 +22,6 @@ from lionrun.domain.queue import (
     entry_name,
     is_paused,
     line_of,
-    may_start,
     parse_entry,
     pause,
     pause_reason,
@@ -72,23 +71,6 @@ def test_malformed_settings_are_refused_never_half_believed(data: object) -> Non
         QueueSettings.from_dict(data)
 
 
-def test_a_waiter_starts_only_first_in_line_with_the_queue_open_and_a_slot_free() -> None:
-    four = QueueSettings(name="q", parallel=4)
-    assert may_start(four, NOW, running=3, ahead=0)
-    assert not may_start(four, NOW, running=4, ahead=0)
-    assert not may_start(four, NOW, running=0, ahead=1)
-    assert not may_start(pause(four), NOW, running=0, ahead=0)
-    assert may_start(QueueSettings(name="q"), NOW, running=10_000, ahead=0)  # no limit
-    assert may_start(None, NOW, running=10_000, ahead=0)
-
-
-@given(st.integers(1, 50), st.integers(0, 60), st.integers(0, 60))
-def test_never_more_running_than_the_limit(limit: int, running: int, ahead: int) -> None:
-    settings = QueueSettings(name="q", parallel=limit)
-    if may_start(settings, NOW, running, ahead):
-        assert running + 1 <= limit and ahead == 0
-
-
 def test_a_person_pause_lasts_until_resumed() -> None:
     paused = pause(QueueSettings(name="q", parallel=2))
     assert is_paused(paused, NOW + timedelta(days=365))
@@ -102,8 +84,8 @@ def test_a_rate_limit_pauses_until_the_vendor_reset_then_opens_by_itself() -> No
     paused = rate_limited(QueueSettings(name="q", parallel=2), "20261204T020000-abcdef", iso(reset), NOW)
     assert paused.paused_until == iso(reset) and paused.paused_by == "20261204T020000-abcdef"
     assert pause_reason(paused, NOW) == RATE_LIMITED
-    assert not may_start(paused, reset - timedelta(seconds=1), running=0, ahead=0)
-    assert may_start(paused, reset + timedelta(microseconds=1), running=0, ahead=0)
+    assert is_paused(paused, reset - timedelta(seconds=1))
+    assert not is_paused(paused, reset + timedelta(microseconds=1))
     assert not paused.paused  # nothing for a person to undo
 
 

@@ -161,14 +161,14 @@ def test_a_malformed_request_json_is_invalid_input() -> None:
 
 
 def test_agent_options_take_the_command_line_else_each_providers_configured_default() -> None:
-    from lionrun.domain.request import AgentOptions, agent_options
+    from lionrun.domain.request import AgentRunOptions, agent_options
 
-    defaults = {"codex": AgentOptions("full", ("-c", "a=b")), "claude": AgentOptions(None, ("--debug",))}
+    defaults = {"codex": AgentRunOptions("full", ("-c", "a=b")), "claude": AgentRunOptions(None, ("--debug",))}
     assert agent_options({"codex", "claude", "sh"}, None, None, defaults) == defaults
     chosen = agent_options({"codex", "sh"}, "read-only", None, defaults)
-    assert chosen == {"codex": AgentOptions("read-only", ("-c", "a=b"))}
+    assert chosen == {"codex": AgentRunOptions("read-only", ("-c", "a=b"))}
     assert chosen["codex"].arguments("codex") == ["--sandbox", "read-only", "-c", "a=b"]
-    assert agent_options({"gemini"}, None, ("--x",), {}) == {"gemini": AgentOptions(None, ("--x",))}
+    assert agent_options({"gemini"}, None, ("--x",), {}) == {"gemini": AgentRunOptions(None, ("--x",))}
     assert agent_options({"sh"}, None, None, defaults) == {}
 
 
@@ -181,10 +181,10 @@ def test_sh_takes_no_permission_mode_and_provider_args_go_to_one_cli_only() -> N
 
 
 def test_agent_options_round_trip_through_request_json() -> None:
-    from lionrun.domain.request import AgentOptions
+    from lionrun.domain.request import AgentRunOptions
 
     request = RunRequest(kind="agent", instruction="hi", legs=(Leg("main", ModelSpec("claude")),), cwd="/",
-                         agents={"claude": AgentOptions("edits", ("--max-turns", "3"))})
+                         agents={"claude": AgentRunOptions("edits", ("--max-turns", "3"))})
     data = request.to_dict()
     assert data["agents"] == {"claude": {"permission_mode": "edits", "provider_args": ["--max-turns", "3"]}}
     assert RunRequest.from_dict(data, "hi") == request
