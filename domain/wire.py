@@ -231,8 +231,8 @@ class Lifecycle(Wire, frozen=True, kw_only=True):
     possibly_orphaned: bool
     spawn_state: SpawnStateText | None
     submitted_at: str
-    # The host the run belongs to (its machine id); only that host probes, reaps or signals it.
-    # Null for a record that names no host.
+    # The host the run belongs to (its machine id); only that host probes, reaps or signals it. Null
+    # for a record that names no host.
     host: str | None = None
     # The queue the run was submitted to; null for a record from before queues.
     queue: str | None = None
@@ -282,9 +282,9 @@ class SubmitData(Wire, frozen=True, kw_only=True):
     terminal: bool
     outcome: Outcome | None
     log: str
-    # True when this handle names the run an earlier submit with the same --idempotency-key
-    # started (nothing new was started; status, terminal and outcome are that
-    # run's as recorded now); false for a run this submit started.
+    # True when this handle names the run an earlier submit with the same --idempotency-key started
+    # (nothing new was started; status, terminal and outcome are that run's as recorded now); false
+    # for a run this submit started.
     replayed: bool = False
 
     @classmethod
@@ -482,60 +482,59 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     started_at: str | None = None
     retry_of: str | None = None  # the run this one was retried from (`li job retry`)
     job: BatchJob | None = None  # the Slurm job of a run submitted with --executor slurm
-    # 1 for the next of its queue to start, while the run is `queued`; null otherwise, and when
-    # the store could not tell
+    # 1 for the next of its queue to start, while the run is `queued`; null otherwise, and when the
+    # store could not tell
     queue_position: int | None = None
     cost_usd: float | None = None  # what the run cost, where its providers reported it
-    # `store_hidden` when the work could not reach the store, `none` when
-    # it could (`confinement_detail` says why: `--confine off`, or what the kernel refused); null
-    # before the runner decided, and for runs from before confinement
+    # `store_hidden` when the work could not reach the store, `none` when it could
+    # (`confinement_detail` says why: `--confine off`, or what the kernel refused); null before the
+    # runner decided, and for runs from before confinement
     confinement: ConfinementText | None = None
     confinement_detail: str | None = None
-    # `pid_namespace` when the work ran in a PID namespace of its own (no
-    # process of it outlives the run; the work cannot signal its supervisor), `shared` when its
-    # processes shared the host's (`processes_detail` says why); null before the runner decided
+    # `pid_namespace` when the work ran in a PID namespace of its own (no process of it outlives the
+    # run; the work cannot signal its supervisor), `shared` when its processes shared the host's
+    # (`processes_detail` says why); null before the runner decided
     processes: ProcessesText | None = None
     processes_detail: str | None = None
-    # A worktree run whose work could reach the repository's shared
-    # `config`, `hooks/` and `info/` (unconfined): the paths under the git common dir the work
-    # changed, added or removed (empty: none); null when not compared (read-only to the work)
+    # A worktree run whose work could reach the repository's shared `config`, `hooks/` and `info/`
+    # (unconfined): the paths under the git common dir the work changed, added or removed (empty:
+    # none); null when not compared (read-only to the work)
     repository_changes: list[str] | None = None
-    # The code of the liveness finding `alive` comes from (domain.evidence,
-    # domain.slurm: `alive`, `session_alive` — the runner gone, work of the run still running —,
-    # `pid_absent`, `foreign_host`, `job_alive`, ...); advisory like `alive`; null when nothing was
-    # probed (an ended run)
+    # The code of the liveness finding `alive` comes from (domain.evidence, domain.slurm: `alive`,
+    # `session_alive` — the runner gone, work of the run still running —, `pid_absent`,
+    # `foreign_host`, `job_alive`, ...); advisory like `alive`; null when nothing was probed (an
+    # ended run)
     finding: Finding | None = None
-    # The run's own worktree (null: it worked in its cwd), what li
-    # committed of its work there (null: nothing committed yet, or no worktree), the run whose
-    # conversation it continues, and the chain of replies back to the first run (oldest first).
+    # The run's own worktree (null: it worked in its cwd), what li committed of its work there
+    # (null: nothing committed yet, or no worktree), the run whose conversation it continues, and
+    # the chain of replies back to the first run (oldest first).
     worktree: WorktreeValue | None = None
     changes: ChangesValue | None = None
     continues: str | None = None
     chain: list[str] | None = None
-    # A run of several legs with --worktree has a worktree per leg (then
-    # `worktree` and `changes` are null: they mean the run's one worktree); null otherwise
+    # A run of several legs with --worktree has a worktree per leg (then `worktree` and `changes`
+    # are null: they mean the run's one worktree); null otherwise
     leg_worktrees: list[LegWorktreeValue] | None = None
-    # The run whose confined work submitted this one through li (its
-    # children are the runs that work may read, wait on and kill); null for any other run
+    # The run whose confined work submitted this one through li (its children are the runs that work
+    # may read, wait on and kill); null for any other run
     parent: str | None = None
-    # The runs this one was submitted --after, each as observed now (null:
-    # it waits for none); the one whose end ended it (`reason_code` dependency_failed), else null;
-    # and its priority within its queue (null: 0).
+    # The runs this one was submitted --after, each as observed now (null: it waits for none); the
+    # one whose end ended it (`reason_code` dependency_failed), else null; and its priority within
+    # its queue (null: 0).
     after: list[DependencyValue] | None = None
     failed_dependency: str | None = None
     priority: int | None = None
-    # Where what its runner left on its host (console, li log,
-    # artifacts) had stayed until that host moved it into the shared store; null otherwise
+    # Where what its runner left on its host (console, li log, artifacts) had stayed until that host
+    # moved it into the shared store; null otherwise
     evidence_spool: EvidenceSpool | None = None
-    # The run's budget (--max-tokens, --max-cost), what it spent and which
-    # limit stopped it; null for a run with none (spent 0 until its runner records the end)
+    # The run's budget (--max-tokens, --max-cost), what it spent and which limit stopped it; null
+    # for a run with none (spent 0 until its runner records the end)
     budget: BudgetValue | None = None
-    # The attempts of a run submitted with --retry N, in order (the run is
-    # terminal only after its last); null for a run with no retry policy
+    # The attempts of a run submitted with --retry N, in order (the run is terminal only after its
+    # last); null for a run with no retry policy
     attempts: list[AttemptValue] | None = None
-    # The permission requests of a run under --permission-mode ask, open
-    # and answered, in order (the run reads `waiting_approval` while one is open); null for a run
-    # that never asked
+    # The permission requests of a run under --permission-mode ask, open and answered, in order (the
+    # run reads `waiting_approval` while one is open); null for a run that never asked
     approvals: list[ApprovalValue] | None = None
 
 
@@ -546,10 +545,10 @@ class OutputData(Wire, frozen=True, kw_only=True):
     console: ConsoleAvailability
     artifacts: ArtifactsAvailability
     manifest: ManifestAvailability
-    # li's own lines about the run (the runner's and its supervisor's:
-    # queued, stopping leftover processes, the end it recorded, ...), kept apart from `console`,
-    # which is exactly what the work wrote; its tail as long as the console's (`tail_chars`).
-    # Unavailable (`missing`) for a run whose runner has not started, or from before it existed.
+    # li's own lines about the run (the runner's and its supervisor's: queued, stopping leftover
+    # processes, the end it recorded, ...), kept apart from `console`, which is exactly what the
+    # work wrote; its tail as long as the console's (`tail_chars`). Unavailable (`missing`) for a
+    # run whose runner has not started, or from before it existed.
     li_log: ConsoleAvailability | None = None
 
 
@@ -753,13 +752,13 @@ class QueueRow(Wire, frozen=True, kw_only=True):
     paused_reason: PausedReason | None
     paused_until: str | None
     paused_by: str | None
-    # The runs in line, in the order they start (a higher priority first,
-    # equal ones in submission order), at most 100
+    # The runs in line, in the order they start (a higher priority first, equal ones in submission
+    # order), at most 100
     line: list[QueueWaiter] | None = None
-    # A token budget per window (`li queue set NAME --max-tokens N --per
-    # 24h`): the budget, the window's length, what its current window spent (counted as each run
-    # ends) and when that window rolls; null for a queue with none. A window spent pauses the queue
-    # (`paused_reason` `budget_exceeded`) until `window_ends`, then it opens by itself.
+    # A token budget per window (`li queue set NAME --max-tokens N --per 24h`): the budget, the
+    # window's length, what its current window spent (counted as each run ends) and when that window
+    # rolls; null for a queue with none. A window spent pauses the queue (`paused_reason`
+    # `budget_exceeded`) until `window_ends`, then it opens by itself.
     max_tokens: int | None = None
     per_seconds: float | None = None
     window_spent_tokens: int | None = None
@@ -864,8 +863,8 @@ class DiffData(Wire, frozen=True, kw_only=True):
     files: FilesAvailability
     patch: PatchAvailability
     recovered: bool
-    # The leg `--leg` named (null: the whole run), and each leg's change
-    # of a run of several legs (null for a run of one worktree, and with --leg)
+    # The leg `--leg` named (null: the whole run), and each leg's change of a run of several legs
+    # (null for a run of one worktree, and with --leg)
     leg: str | None = None
     legs: list[LegDiff] | None = None
 
