@@ -46,7 +46,6 @@ NOT_A_WORKTREE_RUN = "no_worktree"
 _REF = re.compile(r"^[A-Za-z0-9._/@{}^~:+-]{1,256}$")
 _SESSION = re.compile(r"^[A-Za-z0-9._:-]{1,256}$")
 _RUN_ID = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")  # domain.run.RUN_ID_PATTERN (run imports this module)
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 def branch_for(run_id: str, leg: str | None = None) -> str:
     """`li/<run-id>` for a run's one worktree; `li/<run-id>.<leg>` for one leg of a multi-leg run
@@ -119,10 +118,6 @@ def patch_artifact_for(leg: str | None = None) -> str:
     """The artifact holding the patch: `changes.patch` for a run's one worktree,
     `changes-<leg>.patch` for each leg's of a run of several legs."""
     return PATCH_ARTIFACT if leg is None else f"changes-{leg}.patch"
-
-
-def is_sha(text: object) -> bool:
-    return isinstance(text, str) and _SHA.fullmatch(text) is not None
 
 
 NonEmpty = Annotated[str, Meta(min_length=1)]
@@ -214,18 +209,6 @@ def parse_numstat(text: str) -> tuple[int, int, int]:
         insertions += int(parts[0]) if parts[0].isdigit() else 0
         deletions += int(parts[1]) if parts[1].isdigit() else 0
     return files, insertions, deletions
-
-
-def numstat_files(text: str) -> list[dict[str, Any]]:
-    """Each file of `git diff --numstat -z`-less output: path, insertions and deletions (None: binary)."""
-    rows = []
-    for line in text.splitlines():
-        parts = line.split("\t", 2)
-        if len(parts) < 3:
-            continue
-        rows.append({"path": parts[2], "insertions": int(parts[0]) if parts[0].isdigit() else None,
-                     "deletions": int(parts[1]) if parts[1].isdigit() else None})
-    return rows
 
 
 def changes_column(changes: Changes | None) -> str:
