@@ -244,28 +244,32 @@ def _close_all_but(fd: int) -> None:
     os.closerange(fd + 1, max(fd + 2, os.sysconf("SC_OPEN_MAX")))
 
 
-def _init(work: int, status_w: int) -> None:
-    """Pid 1 of the run's namespace: pass signals to the work's group, reap, end with the work."""
+def _forward_signals(send: Callable[[int, int], object], target: int) -> None:
+    """Pass each signal of `_FORWARDED` on to `target` with `send` (`os.kill` or `os.killpg`),
+    then unblock signals: what the namespace's init and C, outside it, do while the work runs."""
     import signal
 
-    _close_all_but(status_w)
-
     def forward(signum: int, frame: object) -> None:
-        proctree.kill_group(work, signum)
+        with contextlib.suppress(OSError):
+            send(target, signum)
 
     for signum in _FORWARDED:
         signal.signal(signum, forward)
     signal.pthread_sigmask(signal.SIG_SETMASK, ())
+
+
+def _init(work: int, status_w: int) -> None:
+    """Pid 1 of the run's namespace: pass signals to the work's group, reap, end with the work."""
+    _close_all_but(status_w)
+    _forward_signals(proctree.kill_group, work)  # the one process-group signal
     while True:
         try:
             pid, status = os.waitpid(-1, 0)
         except ChildProcessError:
             os._exit(0)  # nothing of the work is left: the namespace ends
         if pid == work:
-            try:  # noqa: SIM105
+            with contextlib.suppress(OSError):
                 os.write(status_w, str(status).encode())
-            except OSError:
-                pass
             os.close(status_w)
 
 
@@ -275,16 +279,7 @@ def _relay_outside(init: int, status_r: int, status_w: int) -> None:
 
     os.close(status_w)
     _close_all_but(status_r)
-
-    def forward(signum: int, frame: object) -> None:
-        try:  # noqa: SIM105
-            os.kill(init, signum)
-        except OSError:
-            pass
-
-    for signum in _FORWARDED:
-        signal.signal(signum, forward)
-    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    _forward_signals(os.kill, init)
     said = b""
     while True:
         try:
@@ -296,10 +291,8 @@ def _relay_outside(init: int, status_r: int, status_w: int) -> None:
         said += part
     own = 0
     if not said.strip().isdigit():  # the init died before the work's end was known: its own end
-        try:  # noqa: SIM105 - contextlib is memory the supervisor does not need
+        with contextlib.suppress(ChildProcessError):
             _, own = os.waitpid(init, 0)
-        except ChildProcessError:
-            pass
     status = int(said) if said.strip().isdigit() else own
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)

@@ -1,7 +1,7 @@
 """Fault injection for the fault suite: a store that pauses at a named phase so a test can SIGKILL there.
 
 Off unless `LI_FAULT_PAUSE=<phase>` is set (the runner inherits it from the submitting `li`); the
-composition root then selects this store by configuration (`entrypoints/wiring/core.py`). At the
+composition root then selects this store by configuration (`entrypoints/container.py`). At the
 phase the process writes its pid to `$LI_FAULT_DIR/<phase>.pid` (default: `$LI_HOME`) and sleeps
 `$LI_FAULT_SECONDS` (default 60) before carrying on. Phases:
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 import stat
 import subprocess
 import threading
@@ -532,8 +531,4 @@ def _folder_below(root: str, names: list[str], opened: list[int], make: bool) ->
     return fd
 
 
-def git_available(executable: str = "git") -> bool:
-    return shutil.which(executable) is not None
-
-
-__all__: Sequence[str] = ("Git", "git_available")
+__all__: Sequence[str] = ("Git",)

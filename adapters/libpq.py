@@ -17,7 +17,7 @@ import ctypes
 import os
 import sys
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 CONNECTION_OK: Final = 0
 PGRES_COMMAND_OK: Final = 1
@@ -68,35 +68,28 @@ def load() -> ctypes.CDLL | None:
 
 
 def _declare(lib: ctypes.CDLL) -> None:
+    """Each libpq function li calls, with its C signature (ctypes guesses int for anything else)."""
     p, c, i = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
-    lib.PQconnectdbParams.restype = p
-    lib.PQconnectdbParams.argtypes = [ctypes.POINTER(c), ctypes.POINTER(c), i]
-    lib.PQstatus.restype = i
-    lib.PQstatus.argtypes = [p]
-    lib.PQerrorMessage.restype = c
-    lib.PQerrorMessage.argtypes = [p]
-    lib.PQfinish.restype = None
-    lib.PQfinish.argtypes = [p]
-    lib.PQexecParams.restype = p
-    lib.PQexecParams.argtypes = [p, c, i, p, ctypes.POINTER(c), p, p, i]
-    lib.PQresultStatus.restype = i
-    lib.PQresultStatus.argtypes = [p]
-    lib.PQresultErrorField.restype = c
-    lib.PQresultErrorField.argtypes = [p, i]
-    lib.PQresultErrorMessage.restype = c
-    lib.PQresultErrorMessage.argtypes = [p]
-    lib.PQntuples.restype = i
-    lib.PQntuples.argtypes = [p]
-    lib.PQnfields.restype = i
-    lib.PQnfields.argtypes = [p]
-    lib.PQgetisnull.restype = i
-    lib.PQgetisnull.argtypes = [p, i, i]
-    lib.PQgetvalue.restype = p
-    lib.PQgetvalue.argtypes = [p, i, i]
-    lib.PQgetlength.restype = i
-    lib.PQgetlength.argtypes = [p, i, i]
-    lib.PQclear.restype = None
-    lib.PQclear.argtypes = [p]
+    signatures: dict[str, tuple[Any, list[Any]]] = {  # name: (restype, argtypes)
+        "PQconnectdbParams": (p, [ctypes.POINTER(c), ctypes.POINTER(c), i]),
+        "PQstatus": (i, [p]),
+        "PQerrorMessage": (c, [p]),
+        "PQfinish": (None, [p]),
+        "PQexecParams": (p, [p, c, i, p, ctypes.POINTER(c), p, p, i]),
+        "PQresultStatus": (i, [p]),
+        "PQresultErrorField": (c, [p, i]),
+        "PQresultErrorMessage": (c, [p]),
+        "PQntuples": (i, [p]),
+        "PQnfields": (i, [p]),
+        "PQgetisnull": (i, [p, i, i]),
+        "PQgetvalue": (p, [p, i, i]),
+        "PQgetlength": (i, [p, i, i]),
+        "PQclear": (None, [p]),
+    }
+    for name, (restype, argtypes) in signatures.items():
+        function = getattr(lib, name)
+        function.restype = restype
+        function.argtypes = argtypes
 
 
 def _strings(values: Sequence[str]) -> ctypes.Array[ctypes.c_char_p]:

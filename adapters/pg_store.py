@@ -406,15 +406,6 @@ class PgRunStore:
                 cur.execute("SELECT pg_advisory_unlock(7406010)")
         return int(version)
 
-    def schema_version(self) -> int | None:
-        """The schema version in the database, None when there is no schema yet."""
-        with self._lock:
-            conn = self._connect(check_schema=False)
-            try:
-                return _schema_version(conn)
-            except _psycopg().Error as exc:
-                raise self._refused(exc) from None
-
     # -- run records ----------------------------------------------------------------------------
 
     def reserve(self, now: datetime) -> str:

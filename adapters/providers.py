@@ -1,4 +1,4 @@
-"""Agent providers: sh, claude, codex and gemini as subprocesses in their own process groups.
+"""Agent providers: sh and each agent CLI (`domain/agents/`) as subprocesses in their own process groups.
 
 No prompt is ever put on a command line, where every local user could read it in
 /proc/PID/cmdline and where one string is capped at 128 KiB: the agent CLIs read it on stdin
@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from lionrun.adapters import proctree
 from lionrun.application.ports import Held, LegLaunch, Provider, ProviderResult
+from lionrun.domain.agents import AgentCli, agent, agents
 from lionrun.domain.evidence import KILL_GRACE
 from lionrun.domain.run import RUN_TAG
 from lionrun.domain.transcript import IDLE_TIMEOUT, end_reason, outcome
@@ -323,26 +324,24 @@ def script_descriptor(text: str, name: str = "li-instruction") -> int:
     return fd
 
 
-class _JsonCli:
-    """Shared shape of the agent CLIs: find the executable, run it with the prompt on stdin, parse.
+class AgentProvider:
+    """One agent CLI as a provider: find its executable, run it with the prompt on stdin, judge its stream.
 
-    What the stream means (answer, error, every token class) is read in one place for people and
-    providers alike: `domain.transcript.outcome`.
+    Everything that differs between the CLIs (argv, what the stream means, what an exit status
+    says) is the CLI's own module in `domain/agents/`; this is the same for all of them.
     """
 
-    name = ""
-    executable = ""
-
-    def __init__(self, child: ChildRun) -> None:
+    def __init__(self, child: ChildRun, cli: AgentCli) -> None:
         self.child = child
+        self.cli = cli
+        self.name = cli.name
 
     def available(self) -> bool:
-        return shutil.which(self.executable) is not None
+        return shutil.which(self.cli.executable) is not None
 
-    @classmethod
-    def command(cls, model: str | None, env: Mapping[str, str], extra: Sequence[str] = ()) -> list[str]:
+    def command(self, model: str | None, env: Mapping[str, str], extra: Sequence[str] = ()) -> list[str]:
         """The argv, never the prompt: the executable on the run's PATH, its headless flags, `extra`."""
-        return [shutil.which(cls.executable, path=env.get("PATH")) or cls.executable, *cls.arguments(model, extra)]
+        return agent_command(self.cli, model, env, extra)
 
     def run(self, instruction: str, model: str | None, cwd: str, env: Mapping[str, str],
             console: Any, timeout: float | None, extra: Sequence[str] = (),
@@ -375,70 +374,26 @@ class _JsonCli:
                               reason_code=reason, retry_at=found.retry_at, retry_after=found.retry_after,
                               session_id=found.session_id)
 
-    @classmethod
-    def arguments(cls, model: str | None, extra: Sequence[str] = ()) -> list[str]:
-        raise NotImplementedError
-
     def parse(self, lines: list[str]) -> ProviderResult:
         """The stream alone, as if the CLI exited 0 once it ended (1 when it did not)."""
         return self.conclude(lines, 0 if outcome(self.name, lines).ended else 1, False)
 
 
-class ClaudeProvider(_JsonCli):
-    """`claude -p --output-format stream-json --verbose [--model M] [EXTRA]`, the prompt on stdin.
-
-    `-p` (print, non-interactive) reads piped stdin as the prompt; the `result` event answers.
-    """
-
-    name = executable = "claude"
-
-    @classmethod
-    def arguments(cls, model: str | None, extra: Sequence[str] = ()) -> list[str]:
-        return ["-p", "--output-format", "stream-json", "--verbose", *(["--model", model] if model else []),
-                *extra]
-
-
-class CodexProvider(_JsonCli):
-    """`codex exec --json --skip-git-repo-check [--model M] [EXTRA] -`: a `-` prompt is read from stdin.
-
-    The last `agent_message` item is the answer.
-    """
-
-    name = executable = "codex"
-
-    @classmethod
-    def arguments(cls, model: str | None, extra: Sequence[str] = ()) -> list[str]:
-        return ["exec", "--json", "--skip-git-repo-check", *(["--model", model] if model else []), *extra, "-"]
-
-
-class GeminiProvider(_JsonCli):
-    """`gemini -p "" --output-format stream-json [-m M] [EXTRA]`, the prompt on stdin.
-
-    `-p` runs headless and is "appended to input on stdin": empty here, so the prompt is exactly
-    what stdin carried. The stream's events show progress while it runs; its assistant messages
-    are the answer and its `result` event ends it, with the run's stats.
-    """
-
-    name = executable = "gemini"
-
-    @classmethod
-    def arguments(cls, model: str | None, extra: Sequence[str] = ()) -> list[str]:
-        return ["-p", "", "--output-format", "stream-json", *(["-m", model] if model else []), *extra]
-
-
-PROVIDER_CLASSES: dict[str, Any] = {cls.name: cls for cls in (ShProvider, ClaudeProvider, CodexProvider,
-                                                                GeminiProvider)}
+def agent_command(cli: AgentCli, model: str | None, env: Mapping[str, str], extra: Sequence[str] = ()) -> list[str]:
+    """A CLI's argv (never the prompt): its executable as the run's PATH finds it, its headless flags, `extra`."""
+    return [shutil.which(cli.executable, path=env.get("PATH")) or cli.executable, *cli.arguments(model, extra)]
 
 
 def command_line(provider: str, model: str | None, env: Mapping[str, str], extra: Sequence[str] = ()) -> list[str]:
     """The argv a provider execs for a leg (never the prompt): what a submit counts against exec's limits."""
-    command: list[str] = (PROVIDER_CLASSES[provider].command(model, env, extra) if extra
-                          else PROVIDER_CLASSES[provider].command(model, env))
-    return command
+    if provider == ShProvider.name:
+        return ShProvider.command(model, env)
+    return agent_command(agent(provider), model, env, extra)
 
 
 def default_providers(groups: ChildGroups) -> dict[str, Provider]:
-    """The provider registry: every model spec's provider name to its adapter."""
+    """The provider registry: every model spec's provider name to its adapter (sh, then each agent CLI)."""
     child = ChildRun(groups)
-    return {p.name: p for p in (ShProvider(child), ClaudeProvider(child), CodexProvider(child),
-                                GeminiProvider(child))}
+    found: dict[str, Provider] = {ShProvider.name: ShProvider(child)}
+    found.update((cli.name, AgentProvider(child, cli)) for cli in agents())
+    return found

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lionrun.domain.agents import NAMES as PROVIDER_CLIS
+from lionrun.domain.agents import agent
 from lionrun.domain.vocabulary import Severity
 from lionrun.domain.wire import DoctorCheck, DoctorData
 
 if TYPE_CHECKING:
     from lionrun.application.ports import Cluster, RunRecords, StoreAdmin
 
-PROVIDER_CLIS = ("claude", "codex", "gemini")
 
 
 @dataclass(frozen=True)
@@ -162,11 +163,12 @@ def check_shell(diag: Diagnostics) -> DoctorCheck:
 
 
 def check_provider(diag: Diagnostics, name: str) -> DoctorCheck:
-    found = diag.find_executable(name)
+    """`provider.NAME`: the agent CLI's own probe (`domain/agents/`: its executable, what to do without it)."""
+    probe = agent(name).doctor
+    found = diag.find_executable(probe.executable)
     if found:
-        return finding(f"provider.{name}", True, "warning", f"{name} found at {found}")
-    return finding(f"provider.{name}", False, "warning", f"{name} not found on PATH",
-                 f"install the {name} CLI to run `li agent {name} ...`; other providers still work")
+        return finding(f"provider.{name}", True, "warning", f"{probe.executable} found at {found}")
+    return finding(f"provider.{name}", False, "warning", f"{probe.executable} not found on PATH", probe.fix)
 
 
 def check_notify(diag: Diagnostics) -> DoctorCheck:

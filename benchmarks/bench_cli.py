@@ -34,6 +34,7 @@ CALLS: list[tuple[str, str, list[str]]] = [
     ("list", "job list --machine (20 runs)", ["job", "list", "--machine"]),
     ("submit", "agent --detach --machine sh true → handle",
      ["agent", "--detach", "--machine", "sh", "true"]),
+    ("help", "--help --machine", ["--help", "--machine"]),
 ]
 STORE_RUNS = 20
 
@@ -89,7 +90,7 @@ def measure(li: str, peer: str | None, floor_python: str, repeat: int, root: str
     empty, store, run_id, submits = prepare(root)
     peer_submits = os.path.join(root, "peer-submits")
     os.makedirs(peer_submits, mode=0o700)
-    homes = {"handshake": empty, "status": store, "wait": store, "list": store, "submit": submits}
+    homes = {"handshake": empty, "status": store, "wait": store, "list": store, "submit": submits, "help": empty}
     floor_argv = [floor_python, "-I", "-S", "-c", "pass"]
     peer_floor_argv = [peer_python, "-I", "-S", "-c", "pass"] if peer_python else floor_argv
     floor, peer_floor = Series(), Series()

@@ -163,49 +163,63 @@ class Meter:
 
     def feed(self, event: dict[str, Any]) -> bool:
         """Count one event; True when it changed the spend (it reported usage)."""
-        kind = event.get("type")
+        kind, usage, stats = event.get("type"), event.get("usage"), event.get("stats")
         if kind == "assistant":
-            message = event.get("message")
-            usage = message.get("usage") if isinstance(message, dict) else None
-            if not isinstance(usage, dict):
-                return False
-            key = str(message.get("id") or f"#{len(self.messages)}") if isinstance(message, dict) else ""
-            tokens = int(sum(_number(usage.get(k)) for k in _CLAUDE_TOKENS))
-            if tokens <= self.messages.get(key, -1):
-                return False
-            self.messages[key] = tokens
-            return True
-        if kind == "result" and isinstance(event.get("usage"), dict) and "stats" not in event:  # Claude's
-            usage = event["usage"]
-            cost = event.get("total_cost_usd")
-            tokens = int(sum(_number(usage.get(k)) for k in _CLAUDE_TOKENS))
-            priced = isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost)
-            self.final = Spend(tokens=max(tokens, self.spend.tokens), cost_usd=float(cost) if priced and cost is not None else None)
-            return True
-        if kind in ("turn.completed", "turn.failed") and isinstance(event.get("usage"), dict):  # Codex
-            usage = event["usage"]
-            self.turns += int(_number(usage.get("input_tokens")) + _number(usage.get("output_tokens")))
-            return True
-        if kind == "result" and isinstance(event.get("stats"), dict):  # Gemini
-            stats = event["stats"]
-            total = _number(stats.get("total_tokens")) or (_number(stats.get("input_tokens"))
-                                                            + _number(stats.get("output_tokens")))
-            self.final = Spend(tokens=int(total))
-            return True
+            return self._claude_message(event.get("message"))
+        if kind == "result" and isinstance(usage, dict) and "stats" not in event:
+            return self._claude_result(usage, event.get("total_cost_usd"))
+        if kind in ("turn.completed", "turn.failed") and isinstance(usage, dict):
+            return self._codex_turn(usage)
+        if kind == "result" and isinstance(stats, dict):
+            return self._gemini_result(stats)
         return False
+
+    def _claude_message(self, message: object) -> bool:
+        """An API message's usage, counted once by its id at its largest."""
+        if not isinstance(message, dict) or not isinstance(message.get("usage"), dict):
+            return False
+        key = str(message.get("id") or f"#{len(self.messages)}")
+        tokens = _claude_tokens(message["usage"])
+        if tokens <= self.messages.get(key, -1):
+            return False
+        self.messages[key] = tokens
+        return True
+
+    def _claude_result(self, usage: dict[str, Any], cost: object) -> bool:
+        """Claude's closing totals and cost (never fewer tokens than its messages counted)."""
+        self.final = Spend(tokens=max(_claude_tokens(usage), self.spend.tokens), cost_usd=_price(cost))
+        return True
+
+    def _codex_turn(self, usage: dict[str, Any]) -> bool:
+        self.turns += int(_number(usage.get("input_tokens")) + _number(usage.get("output_tokens")))
+        return True
+
+    def _gemini_result(self, stats: dict[str, Any]) -> bool:
+        total = _number(stats.get("total_tokens")) or (_number(stats.get("input_tokens"))
+                                                        + _number(stats.get("output_tokens")))
+        self.final = Spend(tokens=int(total))
+        return True
+
+
+def _claude_tokens(usage: dict[str, Any]) -> int:
+    """Claude's four billed token classes, summed."""
+    return int(sum(_number(usage.get(k)) for k in _CLAUDE_TOKENS))
+
+
+def _price(cost: object) -> float | None:
+    """A reported cost in US dollars, None when there is none (or it is no finite number)."""
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost) else None
 
 
 def spend_of(usage: dict[str, Any]) -> Spend:
     """A leg's spend from the usage its provider concluded (`domain.transcript`'s token classes):
     Claude's four classes, else Gemini's total, else input plus output; its cost when reported."""
     if any(k in usage for k in ("cache_creation_input_tokens", "cache_read_input_tokens")):
-        tokens = sum(_number(usage.get(k)) for k in _CLAUDE_TOKENS)
+        tokens = _claude_tokens(usage)
     else:
-        tokens = _number(usage.get("total_tokens")) or _number(usage.get("input_tokens")) + _number(
-            usage.get("output_tokens"))
-    cost = usage.get("cost_usd")
-    priced = isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost)
-    return Spend(tokens=int(tokens), cost_usd=float(cost) if priced and cost is not None else None)
+        tokens = int(_number(usage.get("total_tokens")) or _number(usage.get("input_tokens")) + _number(
+            usage.get("output_tokens")))
+    return Spend(tokens=tokens, cost_usd=_price(usage.get("cost_usd")))
 
 
 def total(spends: list[Spend]) -> Spend:

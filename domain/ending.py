@@ -6,6 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+# An agent's stream that ended with no answer, a leg stopped by the idle watchdog: agent reasons.
+from lionrun.domain.agents.reasons import EMPTY_ANSWER as EMPTY_ANSWER
+from lionrun.domain.agents.reasons import IDLE_TIMEOUT as IDLE_TIMEOUT
 from lionrun.domain.lifecycle import exit_code_of
 
 # Providers whose work's success is its exit status: shell work that exits 0 is `completed`
@@ -14,9 +17,7 @@ EXIT_DECIDES: Final = frozenset({"sh"})
 
 # The reason on a `completed` run whose artifacts could not be collected (never `completed_empty`).
 ARTIFACTS_UNAVAILABLE: Final = "artifacts_unavailable"
-IDLE_TIMEOUT: Final = "idle_timeout"  # a leg stopped by the idle watchdog (domain.transcript's too)
 BUDGET_EXCEEDED: Final = "budget_exceeded"  # the run's budget stopped it (domain.budget's too, issue 42)
-EMPTY_ANSWER: Final = "empty_answer"  # an agent's stream ended with no answer (domain.transcript's too)
 
 
 class ProcessEnd(Protocol):

@@ -313,11 +313,6 @@ def places_of(names: list[str]) -> list[tuple[int, str, int]]:
     return line_order(place for place in map(parse_place, names) if place is not None)
 
 
-def line_of(names: list[str]) -> list[tuple[int, str]]:
-    """The waiters an entry listing names, (ticket, run id), in the order they start."""
-    return [(ticket, run_id) for ticket, run_id, _ in places_of(names)]
-
-
 def ahead_of(line: list[tuple[int, str]], run_id: str) -> list[tuple[int, str]]:
     """The waiters before `run_id` in `line` (as it starts), nearest first (the one to look at
     first for liveness)."""

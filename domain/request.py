@@ -10,6 +10,8 @@ from typing import Any
 from msgspec import Struct, to_builtins
 from msgspec import field as msgspec_field
 
+from lionrun.domain.agents import NAMES as AGENT_NAMES
+from lionrun.domain.agents import agent, is_agent
 from lionrun.domain.budget import Budget
 from lionrun.domain.contract import ContractError, ErrorKind
 from lionrun.domain.notify import render
@@ -17,24 +19,9 @@ from lionrun.domain.retry import RetryPolicy
 from lionrun.domain.vocabulary import PERMISSION_MODES, PermissionMode
 from lionrun.domain.worktree import WorktreePlan
 
-PROVIDERS = ("sh", "claude", "codex", "gemini")
-AGENT_PROVIDERS = ("claude", "codex", "gemini")  # the CLIs that take a permission mode and --provider-arg
-ASK_PROVIDERS = ("claude",)  # issue 42: the CLIs whose permission prompts li can put to a person
+PROVIDERS = ("sh", *AGENT_NAMES)
+AGENT_PROVIDERS = AGENT_NAMES  # the CLIs that take a permission mode and --provider-arg (domain/agents/)
 DEFAULT_PROVIDER = "sh"
-# Each CLI's documented flag for a mode: Claude Code --permission-mode, Codex --sandbox, Gemini --approval-mode.
-# Gemini's read-only is its `default` approval mode, under which a headless run denies every tool call
-# that would need approval (edits, shell); its `plan` mode may leave planning and edit in headless runs.
-PERMISSION_FLAGS: dict[str, dict[str, tuple[str, ...]]] = {
-    "claude": {"read-only": ("--permission-mode", "plan"), "edits": ("--permission-mode", "acceptEdits"),
-               "full": ("--permission-mode", "bypassPermissions"),
-               # issue 42: every tool use it would ask about goes to li's permission-prompt tool (the
-               # runner adds the --mcp-config that starts it: adapters/approval_mcp.py)
-               "ask": ("--permission-mode", "default", "--permission-prompt-tool", "mcp__li__approve")},
-    "codex": {"read-only": ("--sandbox", "read-only"), "edits": ("--sandbox", "workspace-write"),
-              "full": ("--sandbox", "danger-full-access")},
-    "gemini": {"read-only": ("--approval-mode", "default"), "edits": ("--approval-mode", "auto_edit"),
-               "full": ("--approval-mode", "yolo")},
-}
 MAX_PROVIDER_ARGS = 64
 PROMPT_LIMIT = 256 * 1024  # bytes of UTF-8
 MAX_ARG_STRLEN = 128 * 1024  # one argument or environment string, its NUL included (Linux's cap)
@@ -71,7 +58,7 @@ class AgentRunOptions(Struct, frozen=True):
 
     def arguments(self, provider: str) -> list[str]:
         """The argv this adds to the provider's command: the mode's documented flag, then the args verbatim."""
-        flags = PERMISSION_FLAGS.get(provider, {}).get(self.permission_mode or "", ())
+        flags = agent(provider).permission_flags.get(self.permission_mode or "", ()) if is_agent(provider) else ()
         return [*flags, *self.provider_args]
 
     def to_dict(self) -> dict[str, Any]:
@@ -87,27 +74,16 @@ class AgentRunOptions(Struct, frozen=True):
         return cls(parse_permission_mode(data.get("permission_mode")), tuple(args))
 
 
-CLAUDE_SANDBOX_SWITCHES = ("IS_SANDBOX", "CLAUDE_CODE_BUBBLEWRAP")  # "1": Claude Code allows root to skip checks
-
-
 def refused_as_root(agents: dict[str, AgentRunOptions], env: Mapping[str, str]) -> None:
-    """Claude Code refuses to skip its permission checks as root ("--dangerously-skip-permissions
-    cannot be used with root/sudo privileges") unless its environment says it is sandboxed
-    (`IS_SANDBOX=1` or `CLAUDE_CODE_BUBBLEWRAP=1`): a run that would ask it to is refused at
-    submit, before anything is written, with what to do instead (issue 24). The caller is root;
-    `env` is the environment the run will have."""
-    options = agents.get("claude")
-    if options is None or any(env.get(name) == "1" for name in CLAUDE_SANDBOX_SWITCHES):
-        return
-    args = options.arguments("claude")
-    pairs = set(zip(args, args[1:], strict=False))
-    skips = {"--dangerously-skip-permissions", "--allow-dangerously-skip-permissions",
-             "--permission-mode=bypassPermissions"} & set(args) or ("--permission-mode", "bypassPermissions") in pairs
-    if skips:
-        raise invalid("claude refuses to skip its permission checks when it runs as root (--permission-mode full is "
-                      "its bypassPermissions): run li as an ordinary user, choose --permission-mode edits, or — in "
-                      "a disposable container — set IS_SANDBOX=1 in li's environment (Claude Code's own switch)",
-                      provider="claude", permission_mode=options.permission_mode or "full", reason_code="provider_refused")
+    """A CLI that will not run as root the way this run asks (Claude Code skipping its permission
+    checks unless told it is sandboxed: its `root_refusal`) is refused at submit, before anything
+    is written, with what to do instead (issue 24). The caller is root; `env` is the environment
+    the run will have."""
+    for name, options in sorted(agents.items()):
+        why = agent(name).root_refusal(options.arguments(name), env) if is_agent(name) else None
+        if why is not None:
+            raise invalid(why, provider=name, permission_mode=options.permission_mode or "full",
+                          reason_code="provider_refused")
 
 
 def agents_in(raw: bytes) -> dict[str, AgentRunOptions]:
@@ -210,9 +186,9 @@ def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[
     agents = sorted(p for p in providers if p in AGENT_PROVIDERS)
     if not agents and (mode is not None or args is not None):
         what = "--permission-mode" if mode is not None else "--provider-arg"
-        raise invalid(f"{what} applies to agent CLIs (claude, codex, gemini); sh runs its script as you, "
+        raise invalid(f"{what} applies to agent CLIs ({', '.join(AGENT_PROVIDERS)}); sh runs its script as you, "
                       "with no permission mode or provider arguments", option=what)
-    asking = [name for name in agents if name not in ASK_PROVIDERS
+    asking = [name for name in agents if not agent(name).asks
               and (mode == "ask" or (mode is None and defaults.get(name, AgentRunOptions()).permission_mode == "ask"))]
     if asking:
         raise invalid(f"--permission-mode ask needs a CLI that hands its permission prompts to a tool (claude: "
@@ -227,7 +203,19 @@ def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[
         default = defaults.get(name, AgentRunOptions())
         options[name] = AgentRunOptions(mode if mode is not None else default.permission_mode,
                                      args if args is not None else default.provider_args)
+    _refuse_unhonoured(options)
     return options
+
+
+def _refuse_unhonoured(options: Mapping[str, AgentRunOptions]) -> None:
+    """A permission mode a CLI has no flag for is refused, never silently left to the CLI's own
+    default (OpenCode: only `full`; its headless default and its plan agent both run the shell)."""
+    for name, chosen in sorted(options.items()):
+        flags = agent(name).permission_flags
+        if chosen.permission_mode is not None and chosen.permission_mode not in flags:
+            raise invalid(f"--permission-mode {chosen.permission_mode}: {name} has no headless flag that keeps "
+                          f"to it (it takes {', '.join(flags) or 'none'})", argument="--permission-mode",
+                          providers=[name], reason_code="provider_refused")
 
 
 def looks_like_model(text: str) -> bool:

@@ -9,6 +9,10 @@ to the classes below by tests/unit/test_wire.py.
 To add a field to every status-bearing answer, add it to `Lifecycle` (and, nullable, to `Row`)
 and set it in `Lifecycle.of`: three lines in this one file, the first two checked by mypy
 and the third by tests/unit/test_wire.py.
+
+A field added within v1 (D2: additive, no version bump) has a default, so the schema does not
+require it and an answer of an older li may lack it; docs/wire-contract.md ("Fields added within
+v1") lists each, in which answers and in which shape. The comments here say what a field means.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ __all__ = [
     "SubmitData", "UsageAvailability", "UsageData", "UsageTotal", "VERBS", "VersionData", "WaitData", "Wire", "to_wire",
 ]
 
-# --- the open vocabularies (issue 39) --------------------------------------------------------------
+# --- the open vocabularies -------------------------------------------------------------------------
 # Exactly two vocabularies are closed on the wire: `Outcome` and the envelope's `ErrorKindName`.
 # Every other one is a string whose schema lists the values in use as `examples` (never `enum`):
 # a consumer that validates against the schema accepts a later value (docs/wire-contract.md,
@@ -81,6 +85,24 @@ ShellText = Annotated[str, Open(SHELLS)]
 StoreKindText = Annotated[str, Open(STORE_KINDS)]
 PausedReason = Annotated[str, Open(PAUSED_REASONS)]
 ReapWithheld = Annotated[str, Open(REAP_WITHHELD)]
+
+
+# --- reading a record's free-form parts (run.extra, runner_end, budget, attempts, approvals) ---------
+
+
+def _text(value: object, bound: int = 200) -> str | None:
+    """A string field of a record, cut to `bound` characters; None for anything else."""
+    return value[:bound] if isinstance(value, str) else None
+
+
+def _whole(value: object) -> int | None:
+    """An integer field of a record (a bool is none); None for anything else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _amount(value: object) -> float | None:
+    """A number field of a record as a float (a bool is none); None for anything else."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 # --- the envelope (D3) and what every start-up may answer (D2) ------------------------------------
@@ -153,8 +175,7 @@ class Artifact(Wire, frozen=True, kw_only=True):
     a `folder` is one nested too deep to enter.
 
     `available` is False, with a D7 `reason_code`, for a file the store lists but cannot give:
-    a shared store keeps each artifact's bytes up to a cap (`too_large` above it). Added in v1
-    without a version bump (D2).
+    a shared store keeps each artifact's bytes up to a cap (`too_large` above it).
     """
 
     name: str
@@ -210,23 +231,22 @@ class Lifecycle(Wire, frozen=True, kw_only=True):
     possibly_orphaned: bool
     spawn_state: SpawnStateText | None
     submitted_at: str
-    # Added in v1 without a version bump (D2): the host the run belongs to (its machine id); only
-    # that host probes, reaps or signals it. Null for a record that names no host.
+    # The host the run belongs to (its machine id); only that host probes, reaps or signals it. Null
+    # for a record that names no host.
     host: str | None = None
-    # Added in v1 without a version bump (D2, issue 29): the queue the run was submitted to; null
-    # for a run of no limited queue (and for a record from before queues).
+    # The queue the run was submitted to; null for a record from before queues.
     queue: str | None = None
-    # Added in v1 without a version bump (D2), issue 25: why an end this reader found due was not
-    # published — `not_store_owner`: li acts on a store only as its owner, who will reap it.
+    # Why an end this reader found due was not published — `not_store_owner`: li acts on a store
+    # only as its owner, who will reap it.
     reap_withheld: ReapWithheld | None = None
-    # Added in v1 without a version bump (D2, issue 24): for an agent run that ended
-    # `provider_rate_limited`, when the vendor said the limit resets (ISO-8601 UTC), else null;
-    # and the agent CLI's own session / thread id its stream carried (one-leg runs), else null.
+    # For an agent run that ended `provider_rate_limited`, when the vendor said the limit resets
+    # (ISO-8601 UTC), else null; and the agent CLI's own session / thread id its stream carried
+    # (one-leg runs), else null.
     retry_at: str | None = None
     session_id: str | None = None
-    # Added in v1 without a version bump (D2), issue 25: the runner's own end beside a recorded end
-    # it did not write (a forgery by work that reached the store, or a wrong reap), on every answer
-    # that carries the lifecycle, so a consumer that only lists or waits is told too.
+    # The runner's own end beside a recorded end it did not write (a forgery by work that reached
+    # the store, or a wrong reap), on every answer that carries the lifecycle, so a consumer that
+    # only lists or waits is told too.
     runner_end: RunnerEnd | None = None
 
     @staticmethod
@@ -262,20 +282,20 @@ class SubmitData(Wire, frozen=True, kw_only=True):
     terminal: bool
     outcome: Outcome | None
     log: str
-    # Additive (D2), issue 39: true when this handle names the run an earlier submit with the same
-    # --idempotency-key started (nothing new was started; status, terminal and outcome are that
-    # run's as recorded now); false for a run this submit started.
+    # True when this handle names the run an earlier submit with the same --idempotency-key started
+    # (nothing new was started; status, terminal and outcome are that run's as recorded now); false
+    # for a run this submit started.
     replayed: bool = False
 
     @classmethod
     def handle(cls, run_id: str, pid: int | None, log: str, status: str = "running") -> SubmitData:
         """What submit returns: a handle to resolve through status reads, never a result (D5);
-        `queued` for a run that waits for its queue's slot (issue 29)."""
+        `queued` for a run that waits for its queue's slot."""
         return cls(run_id=run_id, pid=pid, status=status, terminal=False, outcome=None, log=log)
 
 
 class BatchJob(Wire, frozen=True, kw_only=True):
-    """The batch job a run was submitted as (issue 17): where to look it up in the scheduler."""
+    """The batch job a run was submitted as: where to look it up in the scheduler."""
 
     executor: str  # `slurm`
     cluster: str | None
@@ -289,7 +309,7 @@ class BatchJob(Wire, frozen=True, kw_only=True):
 
 
 class EvidenceSpool(Wire, frozen=True, kw_only=True):
-    """Issue 40: where the console, li log and artifacts of a run whose runner was gone (it gave up
+    """Where the console, li log and artifacts of a run whose runner was gone (it gave up
     waiting for the shared store) had stayed, the host's spool, and when that host moved them in."""
 
     host: str  # the host's machine id, as `host` names a run's host
@@ -309,7 +329,7 @@ class EvidenceSpool(Wire, frozen=True, kw_only=True):
 
 
 class RunnerEnd(Wire, frozen=True, kw_only=True):
-    """Issue 25: the end the runner saw, beside a recorded end it did not write (`reason_code`
+    """The end the runner saw, beside a recorded end it did not write (`reason_code`
     `end_not_written_by_runner`): the work's real status, outcome and exit code, and what it found."""
 
     status: str | None
@@ -327,20 +347,15 @@ class RunnerEnd(Wire, frozen=True, kw_only=True):
             return None
         inner = raw.get("found")
         found: dict[str, Any] = inner if isinstance(inner, dict) else {}
-
-        def text(value: object) -> str | None:
-            return value[:200] if isinstance(value, str) else None
-
-        code = raw.get("exit_code")
-        return RunnerEnd(status=text(raw.get("status")), outcome=text(raw.get("outcome")),
-                         exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
-                         reason_code=text(raw.get("reason_code")), finished_at=text(raw.get("finished_at")),
-                         found_status=text(found.get("status")),
-                         found_terminal_source=text(found.get("terminal_source")))
+        return RunnerEnd(status=_text(raw.get("status")), outcome=_text(raw.get("outcome")),
+                         exit_code=_whole(raw.get("exit_code")),
+                         reason_code=_text(raw.get("reason_code")), finished_at=_text(raw.get("finished_at")),
+                         found_status=_text(found.get("status")),
+                         found_terminal_source=_text(found.get("terminal_source")))
 
 
 class WorktreeValue(Wire, frozen=True, kw_only=True):
-    """The run's own git worktree (issue 28): the repository's top level, the commit it started
+    """The run's own git worktree: the repository's top level, the commit it started
     from, its branch `li/<run-id>` and the worktree's path."""
 
     repository: str
@@ -395,7 +410,7 @@ class LegWorktreeValue(Wire, frozen=True, kw_only=True):
 
 
 class DependencyValue(Wire, frozen=True, kw_only=True):
-    """Issue 43: one run a waiting run was submitted `--after`, as observed now: the end it waits
+    """One run a waiting run was submitted `--after`, as observed now: the end it waits
     for (`condition`: ok, fail or any), the run's status, terminal and outcome, its D10 bucket
     (`state`: terminal, pending, stopped_without_end — its runner gone without an end —,
     unresolved_spawn; null when it could not be read) and whether its end matched (null: no end yet)."""
@@ -408,7 +423,7 @@ class DependencyValue(Wire, frozen=True, kw_only=True):
     state: str | None
     matched: bool | None
 class BudgetValue(Wire, frozen=True, kw_only=True):
-    """Issue 42: what a run may spend and what it spent, as its CLIs' streams reported it
+    """What a run may spend and what it spent, as its CLIs' streams reported it
     (`spent_cost_usd` null where none reported a price); `exceeded` names the limit that stopped
     it (`tokens` or `cost`; the run then ended failed, `budget_exceeded`), else null."""
 
@@ -423,21 +438,14 @@ class BudgetValue(Wire, frozen=True, kw_only=True):
         raw = run.budget
         if not isinstance(raw, dict):
             return None
-
-        def number(value: object) -> float | None:
-            return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-        def whole(value: object) -> int | None:
-            return value if isinstance(value, int) and not isinstance(value, bool) else None
-
         exceeded = raw.get("exceeded")
-        return BudgetValue(max_tokens=whole(raw.get("max_tokens")), max_cost_usd=number(raw.get("max_cost_usd")),
-                           spent_tokens=whole(raw.get("spent_tokens")), spent_cost_usd=number(raw.get("spent_cost_usd")),
+        return BudgetValue(max_tokens=_whole(raw.get("max_tokens")), max_cost_usd=_amount(raw.get("max_cost_usd")),
+                           spent_tokens=_whole(raw.get("spent_tokens")), spent_cost_usd=_amount(raw.get("spent_cost_usd")),
                            exceeded=exceeded if exceeded in ("tokens", "cost") else None)
 
 
 class AttemptValue(Wire, frozen=True, kw_only=True):
-    """Issue 42: one attempt of a run with a retry policy: its number (1: the first), when it began
+    """One attempt of a run with a retry policy: its number (1: the first), when it began
     and ended, how it ended, and when the next began (null for the last, or while it runs)."""
 
     attempt: int
@@ -451,20 +459,11 @@ class AttemptValue(Wire, frozen=True, kw_only=True):
     def of(run: Run) -> list[AttemptValue] | None:
         if not isinstance(run.attempts, list):
             return None
-
-        def text(value: object) -> str | None:
-            return value[:200] if isinstance(value, str) else None
-
-        found = []
-        for n, raw in enumerate(run.attempts[:100], 1):
-            if isinstance(raw, dict):
-                number = raw.get("attempt")
-                found.append(AttemptValue(
-                    attempt=number if isinstance(number, int) and not isinstance(number, bool) else n,
-                    started_at=text(raw.get("started_at")), ended_at=text(raw.get("ended_at")),
-                    status=text(raw.get("status")), reason_code=text(raw.get("reason_code")),
-                    next_at=text(raw.get("next_at"))))
-        return found
+        return [AttemptValue(attempt=n if (number := _whole(raw.get("attempt"))) is None else number,
+                             started_at=_text(raw.get("started_at")), ended_at=_text(raw.get("ended_at")),
+                             status=_text(raw.get("status")), reason_code=_text(raw.get("reason_code")),
+                             next_at=_text(raw.get("next_at")))
+                for n, raw in enumerate(run.attempts[:100], 1) if isinstance(raw, dict)]
 
 
 class StatusData(Lifecycle, frozen=True, kw_only=True):
@@ -477,67 +476,65 @@ class StatusData(Lifecycle, frozen=True, kw_only=True):
     delivery: DeliveryAvailability
     manifest: ManifestAvailability
     usage: UsageAvailability
-    agents: AgentsAvailability | None = None  # additive (D2): li answers it; the ADR's examples predate it
-    # Added in v1 without a version bump (D2): an older li does not send them, so they are optional.
-    model: str | None = None
+    agents: AgentsAvailability | None = None  # each agent CLI's options, as request.json records them
+    model: str | None = None  # the model spec(s), comma-separated for several legs
     exit_code: int | None = None
     started_at: str | None = None
     retry_of: str | None = None  # the run this one was retried from (`li job retry`)
-    job: BatchJob | None = None  # additive (D2): the Slurm job of a run submitted with --executor slurm
-    # additive (D2, issue 29): 1 for the next of its queue to start, while the run is `queued`;
-    # null otherwise, and when the store could not tell
+    job: BatchJob | None = None  # the Slurm job of a run submitted with --executor slurm
+    # 1 for the next of its queue to start, while the run is `queued`; null otherwise, and when the
+    # store could not tell
     queue_position: int | None = None
-    cost_usd: float | None = None  # additive (issue 29): what the run cost, where its providers reported it
-    # additive (D2), issue 25: `store_hidden` when the work could not reach the store, `none` when
-    # it could (`confinement_detail` says why: `--confine off`, or what the kernel refused); null
-    # before the runner decided, and for runs from before confinement
+    cost_usd: float | None = None  # what the run cost, where its providers reported it
+    # `store_hidden` when the work could not reach the store, `none` when it could
+    # (`confinement_detail` says why: `--confine off`, or what the kernel refused); null before the
+    # runner decided, and for runs from before confinement
     confinement: ConfinementText | None = None
     confinement_detail: str | None = None
-    # additive (D2), issue 36: `pid_namespace` when the work ran in a PID namespace of its own (no
-    # process of it outlives the run; the work cannot signal its supervisor), `shared` when its
-    # processes shared the host's (`processes_detail` says why); null before the runner decided
+    # `pid_namespace` when the work ran in a PID namespace of its own (no process of it outlives the
+    # run; the work cannot signal its supervisor), `shared` when its processes shared the host's
+    # (`processes_detail` says why); null before the runner decided
     processes: ProcessesText | None = None
     processes_detail: str | None = None
-    # additive (D2), issue 36: a worktree run whose work could reach the repository's shared
-    # `config`, `hooks/` and `info/` (unconfined): the paths under the git common dir the work
-    # changed, added or removed (empty: none); null when not compared (read-only to the work)
+    # A worktree run whose work could reach the repository's shared `config`, `hooks/` and `info/`
+    # (unconfined): the paths under the git common dir the work changed, added or removed (empty:
+    # none); null when not compared (read-only to the work)
     repository_changes: list[str] | None = None
-    # additive (D2), issue 27: the code of the liveness finding `alive` comes from (domain.evidence,
-    # domain.slurm: `alive`, `session_alive` — the runner gone, work of the run still running —,
-    # `pid_absent`, `foreign_host`, `job_alive`, ...); advisory like `alive`; null when nothing was
-    # probed (an ended run)
+    # The code of the liveness finding `alive` comes from (domain.evidence, domain.slurm: `alive`,
+    # `session_alive` — the runner gone, work of the run still running —, `pid_absent`,
+    # `foreign_host`, `job_alive`, ...); advisory like `alive`; null when nothing was probed (an
+    # ended run)
     finding: Finding | None = None
-    # Additive (D2), issue 28: the run's own worktree (null: it worked in its cwd), what li
-    # committed of its work there (null: nothing committed yet, or no worktree), the run whose
-    # conversation it continues, and the chain of replies back to the first run (oldest first).
+    # The run's own worktree (null: it worked in its cwd), what li committed of its work there
+    # (null: nothing committed yet, or no worktree), the run whose conversation it continues, and
+    # the chain of replies back to the first run (oldest first).
     worktree: WorktreeValue | None = None
     changes: ChangesValue | None = None
     continues: str | None = None
     chain: list[str] | None = None
-    # Additive (D2), issue 28: a run of several legs with --worktree has a worktree per leg (then
-    # `worktree` and `changes` are null: they mean the run's one worktree); null otherwise
+    # A run of several legs with --worktree has a worktree per leg (then `worktree` and `changes`
+    # are null: they mean the run's one worktree); null otherwise
     leg_worktrees: list[LegWorktreeValue] | None = None
-    # Additive (D2), issue 25: the run whose confined work submitted this one through li (its
-    # children are the runs that work may read, wait on and kill); null for any other run
+    # The run whose confined work submitted this one through li (its children are the runs that work
+    # may read, wait on and kill); null for any other run
     parent: str | None = None
-    # Additive (D2), issue 43: the runs this one was submitted --after, each as observed now (null:
-    # it waits for none); the one whose end ended it (`reason_code` dependency_failed), else null;
-    # and its priority within its queue (null: 0).
+    # The runs this one was submitted --after, each as observed now (null: it waits for none); the
+    # one whose end ended it (`reason_code` dependency_failed), else null; and its priority within
+    # its queue (null: 0).
     after: list[DependencyValue] | None = None
     failed_dependency: str | None = None
     priority: int | None = None
-    # Additive (D2), issue 40: where what its runner left on its host (console, li log,
-    # artifacts) had stayed until that host moved it into the shared store; null otherwise
+    # Where what its runner left on its host (console, li log, artifacts) had stayed until that host
+    # moved it into the shared store; null otherwise
     evidence_spool: EvidenceSpool | None = None
-    # Additive (D2), issue 42: the run's budget (--max-tokens, --max-cost), what it spent and which
-    # limit stopped it; null for a run with none (spent 0 until its runner records the end)
+    # The run's budget (--max-tokens, --max-cost), what it spent and which limit stopped it; null
+    # for a run with none (spent 0 until its runner records the end)
     budget: BudgetValue | None = None
-    # Additive (D2), issue 42: the attempts of a run submitted with --retry N, in order (the run is
-    # terminal only after its last); null for a run with no retry policy
+    # The attempts of a run submitted with --retry N, in order (the run is terminal only after its
+    # last); null for a run with no retry policy
     attempts: list[AttemptValue] | None = None
-    # Additive (D2), issue 42: the permission requests of a run under --permission-mode ask, open
-    # and answered, in order (the run reads `waiting_approval` while one is open); null for a run
-    # that never asked
+    # The permission requests of a run under --permission-mode ask, open and answered, in order (the
+    # run reads `waiting_approval` while one is open); null for a run that never asked
     approvals: list[ApprovalValue] | None = None
 
 
@@ -548,10 +545,10 @@ class OutputData(Wire, frozen=True, kw_only=True):
     console: ConsoleAvailability
     artifacts: ArtifactsAvailability
     manifest: ManifestAvailability
-    # Additive (D2), issue 27: li's own lines about the run (the runner's and its supervisor's:
-    # queued, stopping leftover processes, the end it recorded, ...), kept apart from `console`,
-    # which is exactly what the work wrote; its tail as long as the console's (`tail_chars`).
-    # Unavailable (`missing`) for a run whose runner has not started, or from before it existed.
+    # li's own lines about the run (the runner's and its supervisor's: queued, stopping leftover
+    # processes, the end it recorded, ...), kept apart from `console`, which is exactly what the
+    # work wrote; its tail as long as the console's (`tail_chars`). Unavailable (`missing`) for a
+    # run whose runner has not started, or from before it existed.
     li_log: ConsoleAvailability | None = None
 
 
@@ -584,12 +581,13 @@ class Row(Wire, frozen=True, kw_only=True):
     possibly_orphaned: bool | None
     spawn_state: SpawnStateText | None
     submitted_at: str | None
-    host: str | None = None  # added in v1 without a version bump (D2), as on Lifecycle
-    queue: str | None = None  # added in v1 without a version bump (D2), as on Lifecycle
-    reap_withheld: ReapWithheld | None = None  # added in v1 (D2, issue 25), as on Lifecycle
-    retry_at: str | None = None  # added in v1 without a version bump (D2, issue 24), as on Lifecycle
-    session_id: str | None = None  # added in v1 without a version bump (D2, issue 24), as on Lifecycle
-    runner_end: RunnerEnd | None = None  # added in v1 (D2, issue 25), as on Lifecycle
+    # As on Lifecycle (null on an error row):
+    host: str | None = None
+    queue: str | None = None
+    reap_withheld: ReapWithheld | None = None
+    retry_at: str | None = None
+    session_id: str | None = None
+    runner_end: RunnerEnd | None = None
     error: RowError | None
 
     @classmethod
@@ -609,18 +607,17 @@ class ListRow(Row, frozen=True, kw_only=True):
     of the prompt (or flow spec) as submit recorded it, bounded, control characters shown as `?`.
     """
 
-    # Added in v1 without a version bump (D2): an older li does not send them, so they are optional.
     model: str | None = None
     exit_code: int | None = None
     started_at: str | None = None
     finished_at: str | None = None
     command: str | None = None
-    cost_usd: float | None = None  # additive (issue 29): what the run cost, where its providers reported it
-    changes: ChangesValue | None = None  # additive (D2), issue 28: null for a run without a worktree
-    # additive (D2), issue 28: each leg's worktree and changes, for a run of several legs with
-    # --worktree (as on `li job status`); null otherwise
+    cost_usd: float | None = None  # what the run cost, where its providers reported it
+    changes: ChangesValue | None = None  # null for a run without a worktree
+    # each leg's worktree and changes, for a run of several legs with --worktree (as on
+    # `li job status`); null otherwise
     leg_worktrees: list[LegWorktreeValue] | None = None
-    priority: int | None = None  # additive (D2), issue 43: its priority within its queue (null: 0)
+    priority: int | None = None  # its priority within its queue (null: 0)
 
     @classmethod
     def listed(cls, run: Run, d: Derivation, **person: Any) -> ListRow:
@@ -740,7 +737,7 @@ class StoreCopyData(Wire, frozen=True, kw_only=True):
 
 
 class QueueRow(Wire, frozen=True, kw_only=True):
-    """One queue (issue 29): its limit (null: none), how many run and wait, paused and why.
+    """One queue: its limit (null: none), how many run and wait, paused and why.
 
     `paused_reason` is `paused` (a person's `li queue pause`, until `li queue resume`) or
     `provider_rate_limited` (a run of it ended rate limited: until `paused_until`, then the queue
@@ -755,13 +752,13 @@ class QueueRow(Wire, frozen=True, kw_only=True):
     paused_reason: PausedReason | None
     paused_until: str | None
     paused_by: str | None
-    # additive (D2), issue 43: the runs in line, in the order they start (a higher priority first,
-    # equal ones in submission order), at most 100
+    # The runs in line, in the order they start (a higher priority first, equal ones in submission
+    # order), at most 100
     line: list[QueueWaiter] | None = None
-    # Additive (D2), issue 42: a token budget per window (`li queue set NAME --max-tokens N --per
-    # 24h`): the budget, the window's length, what its current window spent (counted as each run
-    # ends) and when that window rolls; null for a queue with none. A window spent pauses the queue
-    # (`paused_reason` `budget_exceeded`) until `window_ends`, then it opens by itself.
+    # A token budget per window (`li queue set NAME --max-tokens N --per 24h`): the budget, the
+    # window's length, what its current window spent (counted as each run ends) and when that window
+    # rolls; null for a queue with none. A window spent pauses the queue (`paused_reason`
+    # `budget_exceeded`) until `window_ends`, then it opens by itself.
     max_tokens: int | None = None
     per_seconds: float | None = None
     window_spent_tokens: int | None = None
@@ -769,7 +766,7 @@ class QueueRow(Wire, frozen=True, kw_only=True):
 
 
 class QueueWaiter(Wire, frozen=True, kw_only=True):
-    """One run in a queue's line (issue 43): its place (1: next to start) and priority."""
+    """One run in a queue's line: its place (1: next to start) and priority."""
 
     run_id: str
     position: int
@@ -783,7 +780,7 @@ class QueueData(Wire, frozen=True, kw_only=True):
 
 
 class UsageTotal(Wire, frozen=True, kw_only=True):
-    """What one group of ended runs spent (issue 29). Each total is over the runs that reported
+    """What one group of ended runs spent. Each total is over the runs that reported
     it; `*_unreported` counts the runs that did not (never added in as 0); a total no run reported
     is null. `tokens` sums each token class every reporting run gave."""
 
@@ -852,7 +849,7 @@ class LegDiff(Wire, frozen=True, kw_only=True):
 
 
 class DiffData(Wire, frozen=True, kw_only=True):
-    """`li job diff RUN_ID` (issue 28): the run's changes against its base, under D7 wrappers.
+    """`li job diff RUN_ID`: the run's changes against its base, under D7 wrappers.
     `recovered` is true when li committed them only now (the runner could not: it was killed).
 
     A run of several legs with --worktree (each leg in its own worktree): `legs` holds each leg's
@@ -866,8 +863,8 @@ class DiffData(Wire, frozen=True, kw_only=True):
     files: FilesAvailability
     patch: PatchAvailability
     recovered: bool
-    # additive (D2), issue 28: the leg `--leg` named (null: the whole run), and each leg's change
-    # of a run of several legs (null for a run of one worktree, and with --leg)
+    # The leg `--leg` named (null: the whole run), and each leg's change of a run of several legs
+    # (null for a run of one worktree, and with --leg)
     leg: str | None = None
     legs: list[LegDiff] | None = None
 
@@ -879,12 +876,11 @@ class ApplyData(Wire, frozen=True, kw_only=True):
     target: str
     applied: bool
     files: list[ChangedFile]
-    leg: str | None = None  # additive (D2), issue 28: the leg whose change was applied (`--leg`)
+    leg: str | None = None  # the leg whose change was applied (`--leg`)
 
 
-# The verb table of the published schema: file stem -> data class.
 class ApprovalValue(Wire, frozen=True, kw_only=True):
-    """Issue 42: one permission request of a run under --permission-mode ask: the tool the agent
+    """One permission request of a run under --permission-mode ask: the tool the agent
     wants to use and its input, when it asked, and the answer (`behavior` `allow` or `deny`, null
     while open; `answered_by` a person's `li`, or `approval_timeout` when nobody answered in time)."""
 
@@ -900,13 +896,10 @@ class ApprovalValue(Wire, frozen=True, kw_only=True):
 
     @staticmethod
     def of(raw: dict[str, Any]) -> ApprovalValue:
-        def text(value: object) -> str | None:
-            return value[:2000] if isinstance(value, str) else None
-
+        texts = {key: _text(raw.get(key), 2000)
+                 for key in ("requested_at", "behavior", "message", "answered_at", "answered_by")}
         return ApprovalValue(run_id=str(raw.get("run_id")), id=str(raw.get("id")), tool=str(raw.get("tool"))[:200],
-                             input=raw.get("input"), requested_at=text(raw.get("requested_at")),
-                             behavior=text(raw.get("behavior")), message=text(raw.get("message")),
-                             answered_at=text(raw.get("answered_at")), answered_by=text(raw.get("answered_by")))
+                             input=raw.get("input"), **texts)
 
 
 class ApprovalsData(Wire, frozen=True, kw_only=True):
@@ -916,6 +909,7 @@ class ApprovalsData(Wire, frozen=True, kw_only=True):
     approvals: list[ApprovalValue]
 
 
+# The verb table of the published schema: file stem -> data class.
 VERBS: dict[str, type[Wire]] = {
     "handshake": HandshakeData,
     "version": VersionData,

@@ -46,17 +46,6 @@ NOT_A_WORKTREE_RUN = "no_worktree"
 _REF = re.compile(r"^[A-Za-z0-9._/@{}^~:+-]{1,256}$")
 _SESSION = re.compile(r"^[A-Za-z0-9._:-]{1,256}$")
 _RUN_ID = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")  # domain.run.RUN_ID_PATTERN (run imports this module)
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-
-# How each agent CLI resumes its own session (reply, issue 28 item 4): Claude Code `--resume ID`,
-# Gemini CLI `--resume ID`, Codex `exec [flags] resume ID -` (the parent's flags before the
-# subcommand; the provider's argv ends with `-`, so these come last among its arguments).
-RESUME_ARGUMENTS: dict[str, tuple[str, ...]] = {
-    "claude": ("--resume",),
-    "gemini": ("--resume",),
-    "codex": ("resume",),
-}
-
 
 def branch_for(run_id: str, leg: str | None = None) -> str:
     """`li/<run-id>` for a run's one worktree; `li/<run-id>.<leg>` for one leg of a multi-leg run
@@ -101,10 +90,17 @@ def check_session_id(text: object) -> str:
 
 
 def resume_arguments(provider: str, session_id: str | None) -> list[str]:
-    """The argv that makes `provider` resume `session_id` (nothing when there is none)."""
-    if session_id is None or provider not in RESUME_ARGUMENTS:
-        return []
-    return [*RESUME_ARGUMENTS[provider], session_id]
+    """The argv that makes `provider` resume `session_id` (nothing when there is none): its CLI's
+    own (`domain/agents/`; Codex's `resume ID` subcommand comes last among its arguments)."""
+    resume = _resume_of(provider)
+    return [*resume, session_id] if session_id is not None and resume else []
+
+
+def _resume_of(provider: str | None) -> tuple[str, ...]:
+    """The argv before a session id that makes `provider` resume it; () for a provider that cannot."""
+    from lionrun.domain.agents import agent, is_agent
+
+    return agent(provider).resume if provider is not None and is_agent(provider) else ()
 
 
 def commit_message(run_id: str, label: str | None, status: str | None = None, leg: str | None = None) -> str:
@@ -122,10 +118,6 @@ def patch_artifact_for(leg: str | None = None) -> str:
     """The artifact holding the patch: `changes.patch` for a run's one worktree,
     `changes-<leg>.patch` for each leg's of a run of several legs."""
     return PATCH_ARTIFACT if leg is None else f"changes-{leg}.patch"
-
-
-def is_sha(text: object) -> bool:
-    return isinstance(text, str) and _SHA.fullmatch(text) is not None
 
 
 NonEmpty = Annotated[str, Meta(min_length=1)]
@@ -219,18 +211,6 @@ def parse_numstat(text: str) -> tuple[int, int, int]:
     return files, insertions, deletions
 
 
-def numstat_files(text: str) -> list[dict[str, Any]]:
-    """Each file of `git diff --numstat -z`-less output: path, insertions and deletions (None: binary)."""
-    rows = []
-    for line in text.splitlines():
-        parts = line.split("\t", 2)
-        if len(parts) < 3:
-            continue
-        rows.append({"path": parts[2], "insertions": int(parts[0]) if parts[0].isdigit() else None,
-                     "deletions": int(parts[1]) if parts[1].isdigit() else None})
-    return rows
-
-
 def changes_column(changes: Changes | None) -> str:
     """What `li job list`'s CHANGES column shows: `+12 −3, 2 files`; blank for a run without a worktree."""
     if changes is None:
@@ -266,7 +246,7 @@ def reply_refusal(kind: str | None, provider: str | None, session_id: str | None
     agent CLI that recorded the session id its stream carried, and it must have ended."""
     if kind != "agent":
         return "only a one-leg agent run can be replied to"
-    if provider == "sh" or provider not in RESUME_ARGUMENTS:
+    if provider == "sh" or not _resume_of(provider):
         return "an sh run has no conversation to continue" if provider == "sh" else \
             f"the {provider} provider cannot resume a session"
     if not terminal:

@@ -7,7 +7,7 @@ import argparse
 from lionrun.entrypoints.startup.lazy_formatter import Formatter
 from lionrun.entrypoints.startup.lazy_verbs import register_table
 from lionrun.entrypoints.usage import HelpRequested, UsageError
-from lionrun.entrypoints.verbs import VERB_TABLE
+from lionrun.entrypoints.verb_table import VERB_TABLE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
 if TYPE_CHECKING:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import json
 import sys
 from collections.abc import Callable
 
@@ -18,11 +17,11 @@ from lionrun.entrypoints.environment import (
     PRE_IMPORTS,
     EnvironmentFault,
     import_required,
+    silence,
     transport_fault,
 )
 from lionrun.entrypoints.startup.fast_path import without_parser
 from lionrun.entrypoints.usage import HelpRequested, UsageError
-from lionrun.entrypoints.verbs._common import silence
 from lionrun.entrypoints.version import version
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
@@ -59,8 +58,11 @@ def emit(envelope: dict[str, Any], out: IO[str]) -> None:
     """Write the one envelope; lone surrogates from undecodable argv never reach the wire.
 
     Raises EnvelopeNotWritten when stdout refuses it: the caller then has no envelope, and the
-    exit status must say so (74), never 0.
+    exit status must say so (74), never 0. json is imported here: a human-mode call (`li --help`)
+    writes no envelope.
     """
+    import json
+
     try:
         text = json.dumps(envelope, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
@@ -198,9 +200,7 @@ def after_answer() -> None:
     spool goes into a shared store (issue 40; nothing to do, and nothing imported, otherwise)."""
     root = sys.modules.get("lionrun.entrypoints.container")  # never imported here: a handshake stays light
     if root is not None and getattr(root, "_container", None) is not None:
-        from lionrun.entrypoints.services import sweep_spool
-
-        sweep_spool()
+        root.sweep_spool()
 
 
 def admit_acting(namespace: Namespace) -> None:

@@ -10,7 +10,7 @@ import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a handshake never loads it
 if TYPE_CHECKING:
-    from typing import Final
+    from typing import Any, Final
 
 # Modules a run needs. A broken installation is diagnosed by exit 78 before any run exists.
 # pydantic is not one a run needs: the wire model is msgspec, and pydantic checks only what a person
@@ -92,6 +92,18 @@ def transport_fault(reason: str) -> int:
         with suppress(OSError, ValueError):
             print(f"li: transport fault: {' '.join(reason.split())}", file=sys.stderr, flush=True)
     return EXIT_IOERR
+
+
+def silence(stream: Any) -> None:
+    """Point a broken stream at /dev/null so the interpreter's final flush cannot fail loudly."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def diagnose(exc: BaseException | str) -> int:

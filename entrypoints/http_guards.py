@@ -85,16 +85,6 @@ def write_token_file(path: str, token: str) -> None:
             os.unlink(temp)
 
 
-def read_token_file(path: str) -> str:
-    """The token a server wrote, for a script on this machine (refuses a link or a non-0600 file)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd) as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077:
-            raise PermissionError(f"{path} is not a private regular file")
-        return handle.read(4096).strip()
-
-
 def refuse_non_loopback(host: str) -> str:
     """The literal loopback address to bind for `host`, or NotLoopback."""
     if host == "localhost":

@@ -204,6 +204,10 @@ class ReplyTo(Arguments):
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 SUBMIT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True)
+# Tools that stop or remove something: once done, doing it again changes nothing (kill, rm), or
+# may change more (prune: more runs have aged; apply: the change is applied again).
+DESTROY_ONCE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 
 @dataclass(frozen=True)
@@ -278,8 +282,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("list_runs", ListRuns, "list", READ,
              "List recent runs, newest first (`truncated` says whether more exist).",
              {"limit": "limit", "status": "status"}),
-    ToolSpec("kill", OneRun, "kill", ToolAnnotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False), (
+    ToolSpec("kill", OneRun, "kill", DESTROY_ONCE, (
         "Signal a run's process group (destructive: the run's work stops). Reports what was done "
         "(signalled, requested, already_terminal, no_process), not that the run ended: call `wait` "
         "afterwards to observe its end."
@@ -296,21 +299,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         "knows no run by makes the answer an error (not_found, as every tool answers a bad id) while "
         "the others are still reported; classification.waiting_on lists the ids worth another wait."
     ), {"max-wait": "max_wait", "poll-interval": "poll_interval"}, blocking=True),
-    ToolSpec("prune", Prune, "prune", ToolAnnotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False), (
+    ToolSpec("prune", Prune, "prune", DESTROY, (
         "Remove ended runs' folders (destructive). Scoped, never everything by default: "
         "older_than_days is required (0 = every ended run). Only runs that recorded an end are "
         "removed; a run still going, or whose end is unknown, is kept and says why. dry_run: say "
         "what would go, remove nothing."
     ), {"older-than": "older_than_days", "dry-run": "dry_run"}),
-    ToolSpec("rm", Rm, "rm", ToolAnnotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False), (
+    ToolSpec("rm", Rm, "rm", DESTROY_ONCE, (
         "Remove the named runs' folders (destructive; with branches=true their branches li/<run_id> "
         "too). Each must have recorded an end: a run still going is refused (kill it, wait, then rm); "
         "nothing is removed unless every named run can be."
     ), {"branches": "branches", "force": "force"}),
-    ToolSpec("apply", Apply, "apply", ToolAnnotations(
-        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False), (
+    ToolSpec("apply", Apply, "apply", DESTROY, (
         "Apply a worktree=true run's change to the working tree of the git worktree at `cwd`, "
         "uncommitted (destructive: it writes files there). Refused when it does not apply or touches "
         "a file with uncommitted changes. A run of several legs needs `leg`. See `diff` first."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from lionrun.domain.run import is_run_id
-from lionrun.entrypoints import services
+from lionrun.entrypoints.container import get_container
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -13,7 +13,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1 or not is_run_id(args[0]):
         print("usage: python -m lionrun.entrypoints.notice RUN_ID", file=sys.stderr)
         return 2
-    services.notices().deliver_claimed(args[0])
+    get_container().notices.notices().deliver_claimed(args[0])
     return 0
 
 

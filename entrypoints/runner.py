@@ -124,15 +124,15 @@ def perform(run_id: str, finishing: Any = None, waiting: Held | None = None) -> 
     with `--finish` to record the end (`finishing`)."""
     from lionrun.application.work import Workspace
     from lionrun.domain.lifecycle import exit_code_of
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    store = services.store()
+    store = get_container().core.store()
     _li_log_on_stderr(store, run_id)
     if finishing is None and os.environ.get("SLURM_JOB_ID"):  # Slurm started this runner (or li ran in a job)
         refused = _attach_batch(store, run_id)
         if refused is not None:
             return refused
-    work = services.work(after_end=services.notices().send)
+    work = get_container().submit.work(after_end=get_container().notices.notices().send)
     if os.environ.get("SLURM_JOB_ID"):
         work.stop_cause = _slurm_stop_cause(os.environ["SLURM_JOB_ID"])
     _cut_what_the_broker_started(finishing)
@@ -188,9 +188,9 @@ def _cut_what_the_broker_started(finishing: Any) -> None:
     (adapters/broker.py). The supervisor hands over their mark in LI_BROKER_CUT, taken out here."""
     cut = os.environ.pop("LI_BROKER_CUT", None)
     if finishing is not None and cut:
-        from lionrun.entrypoints import services
+        from lionrun.entrypoints.container import get_container
 
-        services.container().submit.child_groups().cut = cut.encode()
+        get_container().submit.child_groups().cut = cut.encode()
 
 
 def _li_log_on_stderr(store: Any, run_id: str) -> None:
@@ -224,11 +224,11 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
 
     from lionrun.application.outage import Outage
     from lionrun.application.queueing import wait_for_slot
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    clock = services.clock()
-    outage = Outage(clock, float(services.container().config.store_outage()), _say)
-    turn = wait_for_slot(store, services.queues(), clock, run_id, waiting, _kill_asker(store, run_id), _say, outage)
+    clock = get_container().core.clock()
+    outage = Outage(clock, float(get_container().config.store_outage()), _say)
+    turn = wait_for_slot(store, get_container().core.queues(), clock, run_id, waiting, _kill_asker(store, run_id), _say, outage)
     if turn is None:
         if waiting is not None:
             os.close(waiting)
@@ -242,9 +242,9 @@ def _wait_for_slot(store: Any, run_id: str, waiting: Held | None) -> bool:
 def _kill_asker(store: Any, run_id: str) -> Any:
     """`stopped()` for this runner while it waits before its work: its SIGTERM, or a recorded kill."""
     from lionrun.application.kill_asked import kill_asker
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    return kill_asker(store, services.clock(), run_id, lambda: _early_term)
+    return kill_asker(store, get_container().core.clock(), run_id, lambda: _early_term)
 
 
 def _wait_for_dependencies(store: Any, run_id: str, work: Any) -> int | None:
@@ -252,10 +252,10 @@ def _wait_for_dependencies(store: Any, run_id: str, work: Any) -> int | None:
     (application/dependencies.StartAfter): None when its work may go on, else the exit status."""
     from lionrun.application.dependencies import StartAfter
     from lionrun.application.work import Workspace
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     workspace = Workspace(console=sys.stdout, env={}, li_log=sys.stderr)
-    start = StartAfter(store, services.container().reads.observer(), services.clock(), services.queues(), _say)
+    start = StartAfter(store, get_container().reads.observer(), get_container().core.clock(), get_container().core.queues(), _say)
     return start.wait(run_id, _kill_asker(store, run_id),
                       lambda reason, noted: work.end_unstarted(run_id, workspace, reason, noted))
 
@@ -263,10 +263,10 @@ def _wait_for_dependencies(store: Any, run_id: str, work: Any) -> int | None:
 def _after_end_in_queue(ended: Any) -> None:
     """A run that ended rate limited pauses its queue; the tokens it spent count in its budget."""
     from lionrun.application.queueing import after_end_in_queue
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     if ended is not None and ended.queue:
-        after_end_in_queue(services.queues(), services.clock(), ended, _say)
+        after_end_in_queue(get_container().core.queues(), get_container().core.clock(), ended, _say)
 
 
 def _hand_over(work: Any, store: Any, run_id: str, workspace: Any) -> None:
@@ -311,9 +311,9 @@ def _attach_batch(store: Any, run_id: str) -> int | None:
     status when the work must not run here (another attempt's, restarted, no longer preparing)."""
     from lionrun.adapters.slurm import batch_start
     from lionrun.application.batch import BatchAttach
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    attach = BatchAttach(store, services.prober(), services.clock())
+    attach = BatchAttach(store, get_container().core.prober(), get_container().core.clock())
     if not attach.is_batch(run_id):
         return None
     with store.console_sink(run_id) as console:

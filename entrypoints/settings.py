@@ -76,7 +76,7 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     `LI_STORE_CONNECT_TIMEOUT` and `LI_STORE_STATEMENT_TIMEOUT` (seconds, positive, at most an
     hour), `LI_STORE_OUTAGE` (seconds, 0 to a day; 0: never wait out an outage) and
     `LI_ACTING_FOR` (the run whose confined work this li acts for: it sees that run's children only).
-    `settings` is the one `Settings` of the process (config.toml read here, once): `services.settings()`.
+    `settings` is the one `Settings` of the process (config.toml read here, once): `get_container().core.settings()`.
     """
     env = os.environ if environ is None else environ
     loaded = load_settings(env)

@@ -29,6 +29,8 @@ from tests.support import machine, run_li
 REPO = pathlib.Path(__file__).resolve().parent.parent
 INSTALL = "tools/agent_clis.sh"
 CLIS = ("claude", "codex", "gemini")
+OPENCODE = "opencode"  # issue 44: driven like the three, installed by the same script, recorded apart
+OPENCODE_MODEL = "anthropic/claude-stub"  # OpenCode's model when li names none (its opencode.json default)
 KEY = "sk-stub-key"
 PROMPT = "Say hello."
 # Every run of the `agents` fixture appends `cli, test, status, outcome, reason, seconds` here: the
@@ -41,10 +43,11 @@ def prefix() -> pathlib.Path:
     return pathlib.Path(os.environ.get("LI_AGENT_CLIS") or REPO / ".tools" / "agent-clis")
 
 
-def cli_bin() -> str:
-    """The folder holding the three real CLIs; skips the test locally, fails it in CI, without them."""
+def cli_bin(*needed: str) -> str:
+    """The folder holding the real CLIs (the three, or those `needed`); skips the test locally,
+    fails it in CI, without them."""
     folder = prefix() / "bin"
-    missing = [cli for cli in CLIS if not os.access(folder / cli, os.X_OK)]
+    missing = [cli for cli in needed or CLIS if not os.access(folder / cli, os.X_OK)]
     if missing:
         if os.environ.get("CI"):
             pytest.fail(f"the real agent CLIs ({', '.join(missing)}) are not in {folder}: .ci/run installs "
@@ -70,7 +73,7 @@ def agent_env(cli: str, url: str, home: pathlib.Path, *, key: str = KEY, retries
     home.mkdir(parents=True, exist_ok=True)
     tmp = home / "tmp"
     tmp.mkdir(exist_ok=True)
-    env = {"PATH": f"{cli_bin()}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": str(home),
+    env = {"PATH": f"{cli_bin(*([cli] if cli == OPENCODE else []))}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": str(home),
            "TMPDIR": str(tmp), "NO_COLOR": "1"}
     if cli == "claude":
         env.update({"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": key, "DISABLE_TELEMETRY": "1",
@@ -94,6 +97,16 @@ def agent_env(cli: str, url: str, home: pathlib.Path, *, key: str = KEY, retries
         env.update({"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": key})
         if trusted:
             env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
+    elif cli == OPENCODE:
+        # Its built-in Anthropic provider pointed at the stub, with a model of the stub's own; no
+        # update check, no fetch of the models.dev catalogue (the machine may have no network).
+        config = home / ".config" / "opencode"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "opencode.json").write_text(json.dumps({
+            "model": OPENCODE_MODEL, "autoupdate": False, "share": "disabled",
+            "provider": {"anthropic": {"options": {"baseURL": f"{url}/v1", "apiKey": key},
+                                       "models": {OPENCODE_MODEL.split("/", 1)[1]: {"name": "model stub"}}}}}))
+        env.update({"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1"})
     else:
         raise ValueError(f"no real CLI {cli!r}")
     return env
@@ -101,7 +114,7 @@ def agent_env(cli: str, url: str, home: pathlib.Path, *, key: str = KEY, retries
 
 def version(cli: str) -> str:
     """The pinned version of `cli` that tools/agent_clis.sh installs (read from the script)."""
-    names = {"claude": "CLAUDE_CODE", "codex": "CODEX", "gemini": "GEMINI_CLI"}
+    names = {"claude": "CLAUDE_CODE", "codex": "CODEX", "gemini": "GEMINI_CLI", OPENCODE: "OPENCODE"}
     for line in (REPO / INSTALL).read_text().splitlines():
         if line.startswith(f"{names[cli]}="):
             return line.split("=", 1)[1]

@@ -36,12 +36,12 @@ HANG_CAP = 8.0  # a hung CLI is stopped after this many seconds (what it printed
 
 # li's --permission-mode per CLI for the tool cases: the one that lets the shell tool run here.
 RUNS_TOOLS = {"claude": ["--permission-mode", "acceptEdits"], "codex": ["--sandbox", "danger-full-access"],
-              "gemini": ["--approval-mode", "yolo"]}
+              "gemini": ["--approval-mode", "yolo"], "opencode": ["--auto"]}
 
 
 class Case:
     def __init__(self, name: str, steps: list[Step], *, tools: bool = False, retries: int = 1, refused: bool = False,
-                 trusted: bool = True, key: str = agent_clis.KEY, only: tuple[str, ...] = agent_clis.CLIS,
+                 trusted: bool = True, key: str = agent_clis.KEY, only: tuple[str, ...] = (*agent_clis.CLIS, agent_clis.OPENCODE),
                  cap: float = 120.0, model: str | None = None, request_retries: int | None = None) -> None:
         self.name, self.steps, self.tools, self.retries, self.refused = name, steps, tools, retries, refused
         self.request_retries = request_retries
@@ -50,7 +50,8 @@ class Case:
 
 CASES = [
     Case("answer", [stub_module.text("Hello from the stub.", reasoning="**Greeting**")]),
-    Case("model", [stub_module.text("Hello from the named model.")], model="stub-model-x"),
+    Case("model", [stub_module.text("Hello from the named model.")], model="stub-model-x",
+         only=agent_clis.CLIS),  # OpenCode's --model is PROVIDER/MODEL, which a li model spec cannot carry
     Case("tool", [stub_module.tool("echo tool-ran > marker.txt"), stub_module.text("Wrote marker.txt.")], tools=True),
     Case("tool_refused", [stub_module.tool("echo tool-ran > marker.txt"), stub_module.text("Could not write it.")]),
     Case("empty", [stub_module.empty()]),
@@ -124,7 +125,7 @@ def _cleaner(scratch: str, port: int) -> Callable[[str], str]:
 
 def main(argv: list[str]) -> int:
     """Record every case of the CLIs named (all three by default); `CLI:CASE` records one case."""
-    wanted = [word.split(":", 1) + [""] for word in argv] or [[cli, ""] for cli in agent_clis.CLIS]
+    wanted = [word.split(":", 1) + [""] for word in argv] or [[cli, ""] for cli in (*agent_clis.CLIS, agent_clis.OPENCODE)]
     for cli, only, *_ in wanted:
         out = FIXTURES / cli / "recorded"
         out.mkdir(parents=True, exist_ok=True)

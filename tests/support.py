@@ -66,6 +66,18 @@ def install_li(path: Any, script: str) -> str:
     return str(path)
 
 
+def fake_cli_path(folder: Any, name: str, script: str) -> str:
+    """A PATH whose first folder (`folder`/bin, made here) holds `name`: an executable `script`
+    standing in for an agent CLI; the rest is this process's PATH."""
+    bin_dir = os.path.join(str(folder), "bin")
+    os.mkdir(bin_dir)
+    executable = os.path.join(bin_dir, name)
+    with open(executable, "w", encoding="utf-8") as handle:
+        handle.write(script)
+    os.chmod(executable, os.stat(executable).st_mode | 0o100)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+
 def run_li(*argv: str, home: str | None = None, stdin: str | None = None, env: dict[str, str] | None = None,
            timeout: float = 60, cwd: str | None = None) -> Result:
     """Run `li` as a subprocess with `LI_HOME` pointed at `home`."""

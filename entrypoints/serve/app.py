@@ -144,21 +144,21 @@ async def run_view(request: Request, guard: Guard) -> Response:
 def render_run(run_id: str, csrf: str, said: str) -> str:
     """A run's page from `li job status`, `li job output` and `li job diff`'s own services."""
     from lionrun.application.follow import Follower
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    reads = services.reads()
+    reads = get_container().reads.reads()
     status = reads.status(run_id)
     output = reads.output(run_id, 0)
     diff = None
     if status.get("terminal") and (status.get("worktree") or status.get("leg_worktrees")):
         with contextlib.suppress(ContractError):
-            diff = services.reviews().diff(run_id)
-    store = services.store()
+            diff = get_container().upkeep.reviews().diff(run_id)
+    store = get_container().core.store()
     transcript = None
     agents = status.get("agents") or {}
     if agents.get("available") and agents.get("value"):
         transcript = transcript_of(store, run_id)
-    start = Follower(store, reads.observer, services.clock()).tail_start(run_id, page.CONSOLE_KEEP_CHARS)
+    start = Follower(store, reads.observer, get_container().core.clock()).tail_start(run_id, page.CONSOLE_KEEP_CHARS)
     return page.run_page(status, output, diff, transcript, csrf, said[:300], start)
 
 
@@ -238,10 +238,10 @@ async def run_events(request: Request) -> Response:
 
 def follow_into(run_id: str, offset: int, stop: threading.Event, put: Callable[[bytes | None], None]) -> None:
     from lionrun.application.follow import ConsoleChunk, Follower
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    reads = services.reads()
-    follower = Follower(services.store(), reads.observer, StoppableClock(services.clock(), stop), poll_seconds=0.25)
+    reads = get_container().reads.reads()
+    follower = Follower(get_container().core.store(), reads.observer, StoppableClock(get_container().core.clock(), stop), poll_seconds=0.25)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     try:
         for event in follower.follow(run_id, offset):
@@ -275,10 +275,10 @@ async def artifact(request: Request) -> Response:
 
 
 def artifact_of(run_id: str, name: str) -> bytes:
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs.job_output import artifact_body
 
-    return artifact_body(services.reads().output(run_id, 0), name, ARTIFACT_MAX)
+    return artifact_body(get_container().reads.reads().output(run_id, 0), name, ARTIFACT_MAX)
 
 
 async def confirm(request: Request, guard: Guard) -> Response:
@@ -319,9 +319,9 @@ async def act(request: Request) -> Response:
 
 @action("kill")
 def kill(run_id: str, form: Any) -> tuple[str, str]:
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    data = services.killer().kill(run_id)
+    data = get_container().reads.killer().kill(run_id)
     return f"/runs/{run_id}", f"kill: {data['action']} (status {data['status']})"
 
 
@@ -368,10 +368,10 @@ def deny(run_id: str, form: Any) -> tuple[str, str]:
 @action("apply")
 def apply(run_id: str, form: Any) -> tuple[str, str]:
     """Into the checkout the run was submitted from: the server has no working directory of a person's."""
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    target = services.reads().recorded_request(run_id).cwd
-    data = services.reviews().apply(run_id, target, None)
+    target = get_container().reads.reads().recorded_request(run_id).cwd
+    data = get_container().upkeep.reviews().apply(run_id, target, None)
     if not data["applied"]:
         return f"/runs/{run_id}", "apply: the run left no changes; nothing applied"
     return f"/runs/{run_id}", f"applied {len(data['files'])} file(s) to {data['target']} (not committed)"
@@ -379,11 +379,11 @@ def apply(run_id: str, form: Any) -> tuple[str, str]:
 
 @action("rm")
 def remove(run_id: str, form: Any) -> tuple[str, str]:
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs._common import StoreLocked
 
-    with StoreLocked(services.home()):
-        data = services.pruner().remove_named([run_id]).to_wire()
+    with StoreLocked(get_container().core.home()):
+        data = get_container().upkeep.pruner().remove_named([run_id]).to_wire()
     if data["kept"]:
         kept = data["kept"][0]
         raise ContractError(ErrorKind.CONFLICT, f"kept {run_id}: {kept['reason']} ({kept['detail']})")

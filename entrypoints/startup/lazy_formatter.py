@@ -12,7 +12,8 @@ class Formatter(argparse.HelpFormatter):
     argparse makes a formatter for every `add_argument` (to check the metavar) and the stock one
     measures the terminal each time, importing shutil (bz2, lzma, fnmatch) on every
     call. The width and the help position are the stock formulas, computed on first
-    use (tests/unit/test_cli_parser.py holds every help text and usage to the stock formatter's).
+    use (tests/unit/test_cli_parser.py holds every help text and usage to the stock formatter's),
+    the width by `terminal_columns`, shutil's own rule without shutil's imports (`li --help`).
     """
 
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
@@ -24,10 +25,8 @@ class Formatter(argparse.HelpFormatter):
 
     def _measured(self) -> None:
         if self._measure:
-            import shutil
-
             self._measure = False
-            width = shutil.get_terminal_size().columns - 2
+            width = terminal_columns() - 2
             self._stored_width = width
             self._stored_position = min(self._wanted_position, max(width - 20, self._indent_increment * 2))
 
@@ -48,3 +47,23 @@ class Formatter(argparse.HelpFormatter):
     @_max_help_position.setter
     def _max_help_position(self, value: int) -> None:
         self._stored_position = value
+
+
+def terminal_columns() -> int:
+    """The columns `shutil.get_terminal_size()` gives (COLUMNS when a positive number, else the
+    terminal of the interpreter's stdout, else 80), without importing shutil; tests/unit/
+    test_cli_parser.py holds the two equal."""
+    import os
+    import sys
+
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        columns = 0
+    return columns or 80

@@ -10,9 +10,9 @@ from typing import Any
 
 def service() -> Any:
     from lionrun.application.approvals import ApprovalService
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    return ApprovalService(services.store(), services.clock())
+    return ApprovalService(get_container().core.store(), get_container().core.clock())
 
 
 def wire(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 
 from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.environment import silence as silence  # the verbs take it from here
 
 # typing.TYPE_CHECKING without importing typing: `li handshake` never loads it; the
 # protocol is for mypy, which holds every verb module of a table to it.
@@ -59,9 +59,9 @@ def run_id_arg(args: Any, value: str) -> str:
     if not is_short_form(value):
         raise ContractError(ErrorKind.INVALID_INPUT, f"{value!r} names no run: give a run id "
                             "(YYYYMMDDTHHMMSS-xxxxxx), its last 4-6 hex digits, or @last", {"run_id": value})
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    store = services.store()
+    store = get_container().core.store()
 
     def submitted(run_id: str) -> str | None:  # asked only of runs made in the newest second
         try:
@@ -70,16 +70,6 @@ def run_id_arg(args: Any, value: str) -> str:
             return None
 
     return resolve_short_id(value, store.run_ids(), submitted)
-
-
-def silence(stream: Any) -> None:
-    """Point a broken stream at /dev/null so the interpreter's final flush cannot fail loudly."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def stopped_watching(run_ids: Sequence[str], again: str) -> int:
@@ -165,9 +155,9 @@ def selected_ids(args: Namespace) -> list[str] | None:
     label, status = getattr(args, "label", None), status_filter(getattr(args, "status", None))
     if label is None and status is None:
         return None
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    ids: list[str] = services.reads().select(status, label)
+    ids: list[str] = get_container().reads.reads().select(status, label)
     return ids
 
 

@@ -145,9 +145,9 @@ def common_options(args: Namespace) -> dict[str, Any]:
     folder resolved here and git built only when a worktree is wanted."""
     from lionrun.application.requests import SubmitFlags
     from lionrun.application.requests import common_options as assemble
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    return assemble(SubmitFlags.of(args), services.settings(), resolve_cwd(args.cwd), services.git)
+    return assemble(SubmitFlags.of(args), get_container().core.settings(), resolve_cwd(args.cwd), get_container().core.git)
 
 
 def with_agent_options(request: RunRequest, args: Namespace) -> RunRequest:
@@ -155,9 +155,9 @@ def with_agent_options(request: RunRequest, args: Namespace) -> RunRequest:
     else config.toml (application.requests.with_agent_options)."""
     from lionrun.application.requests import SubmitFlags
     from lionrun.application.requests import with_agent_options as assemble
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    return assemble(request, SubmitFlags.of(args), services.settings(), os.environ if os.geteuid() == 0 else None)
+    return assemble(request, SubmitFlags.of(args), get_container().core.settings(), os.environ if os.geteuid() == 0 else None)
 
 
 def check_executable(request: RunRequest) -> None:
@@ -211,13 +211,13 @@ def submit(request: RunRequest, args: Namespace | None = None) -> Handle:
     providers, then writes and spawns), with the run's `--after` and `--priority` (issue 43) and,
     with `--idempotency-key`, at most once per key (issue 39)."""
     from lionrun.application.requests import SubmitFlags, idempotency_key, order_option, with_queue
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs._common import run_id_arg
 
     check_executable(request)
     flags = SubmitFlags.of(args)
     order = order_option(flags, lambda ref: run_id_arg(args, ref))
-    handle: Handle = services.submitter().submit(with_queue(request, services.settings()), order, idempotency_key(flags))
+    handle: Handle = get_container().submit.submitter().submit(with_queue(request, get_container().core.settings()), order, idempotency_key(flags))
     return handle
 
 
@@ -248,11 +248,11 @@ def follow(handle: Handle, rendered: bool = False) -> int:
     again and how to kill, and exits 130.
     """
     from lionrun.application.follow import FollowEnd, show
-    from lionrun.entrypoints import services
     from lionrun.entrypoints.console_view import ConsoleView
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs._common import stopped_watching
 
-    follower = services.follower(poll_seconds=FOLLOW_POLL)
+    follower = get_container().reads.follower(poll_seconds=FOLLOW_POLL)
     view = ConsoleView(sys.stdout.buffer, sys.stderr.buffer, rendered)
     try:
         for event in follower.follow(handle.run_id, 0):
@@ -261,7 +261,7 @@ def follow(handle: Handle, rendered: bool = False) -> int:
                 if event.detail:
                     print(f"li: {handle.run_id}: {event.detail}", file=sys.stderr)
                 elif event.exit_code != 0:
-                    say_failure(services.reads().status(handle.run_id))
+                    say_failure(get_container().reads.reads().status(handle.run_id))
                 return event.exit_code
             show(view, event)
     except KeyboardInterrupt:
@@ -288,11 +288,11 @@ def say_failure(status: dict[str, Any]) -> None:
 def retried_request(args: Namespace) -> Any:
     """`li job retry`'s request: the run's recorded one, refused when its working folder is gone."""
     from lionrun.domain.request import invalid
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs._common import run_id_arg
 
     run_id = run_id_arg(args, args.run_id)
-    request = services.reads().recorded_request(run_id)
+    request = get_container().reads.reads().recorded_request(run_id)
     if not os.path.isdir(request.cwd):
         raise invalid(f"the working directory of {run_id} ({request.cwd}) is not a directory any more",
                       run_id=run_id, cwd=request.cwd)
@@ -309,11 +309,11 @@ def replied_request(args: Namespace) -> Any:
 
     from lionrun.domain.request import check_prompt, invalid
     from lionrun.domain.worktree import WorktreePlan, check_session_id, reply_refusal
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs._common import run_id_arg
 
     run_id = run_id_arg(args, args.run_id)
-    reads = services.reads()
+    reads = get_container().reads.reads()
     observed = reads.observe(run_id)
     run = observed.run
     request = reads.recorded_request(run_id)

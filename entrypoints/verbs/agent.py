@@ -5,6 +5,7 @@ from __future__ import annotations
 from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import this
 
 if TYPE_CHECKING:
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 def register(sub: Any, words: list[str] | None = None) -> None:
     from lionrun.entrypoints.verbs._submit import add_submit_options, add_view_options
 
-    parser = sub.add_parser("agent", help="run one agent (sh, claude, codex, gemini)")
+    parser = sub.add_parser("agent", help=summary("agent"))
     parser.add_argument("words", nargs="*", metavar="[MODEL] PROMPT",
                         help="model spec (sh, claude, claude/opus, codex, gemini) and the prompt")
     parser.add_argument("--prompt", help="the prompt text (instead of the positional)")

@@ -8,6 +8,7 @@ from argparse import Namespace
 from typing import Any
 
 from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import this
 
 SHELLS = ("bash", "zsh", "fish")
@@ -15,7 +16,7 @@ RUNS_LISTED = 200  # newest first; enough to complete what a person names, bound
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("completion", help="print a bash, zsh or fish completion script",
+    parser = sub.add_parser("completion", help=summary("completion"),
                             description="Print a completion script. bash: eval \"$(li completion bash)\"; "
                                         "zsh: li completion zsh > ~/.zfunc/_li (with ~/.zfunc on fpath); "
                                         "fish: li completion fish > ~/.config/fish/completions/li.fish.")
@@ -47,10 +48,10 @@ def words(kind: str) -> list[str]:
 
     run_ids: list[str] = []
     if kind == "runs":
-        from lionrun.entrypoints import services
+        from lionrun.entrypoints.container import get_container
 
         try:
-            run_ids = list(islice(services.store().run_ids(), RUNS_LISTED))
+            run_ids = list(islice(get_container().core.store().run_ids(), RUNS_LISTED))
         except Exception:  # noqa: BLE001 - a store that cannot be listed completes nothing
             run_ids = []
     return listing(kind, run_ids)

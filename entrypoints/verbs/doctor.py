@@ -7,6 +7,7 @@ from argparse import Namespace
 from typing import Any
 
 from lionrun.entrypoints.style import paint
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import StoreLocked, this
 
 MARKS = {"ok": ("ok", "green"), "error": ("FAIL", "red"), "warning": ("warn", "yellow"),
@@ -14,7 +15,7 @@ MARKS = {"ok": ("ok", "green"), "error": ("FAIL", "red"), "warning": ("warn", "y
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("doctor", help="check that runs can be started and observed here")
+    parser = sub.add_parser("doctor", help=summary("doctor"))
     parser.add_argument("--fix", action="store_true",
                         help="repair what doctor can itself first: make the store private "
                              "(folders 0700, files 0600; links are never followed)")
@@ -23,15 +24,15 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 def run(args: Namespace) -> dict[str, Any]:
     from lionrun.application.doctor import diagnose
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    cluster = services.cluster() if slurm_configured() else None
+    cluster = get_container().core.cluster() if slurm_configured() else None
     fix = bool(getattr(args, "fix", False))
     if not fix:
-        return diagnose(services.diagnostics(), admin=services.store(), cluster=cluster,
+        return diagnose(get_container().upkeep.diagnostics(), admin=get_container().core.store(), cluster=cluster,
                         stale_worktrees=stale_worktrees(), changed_repositories=changed_repositories())
-    with StoreLocked(services.home()):  # the store's modes are tightened by one li at a time
-        return diagnose(services.diagnostics(), fix=True, admin=services.store(), cluster=cluster,
+    with StoreLocked(get_container().core.home()):  # the store's modes are tightened by one li at a time
+        return diagnose(get_container().upkeep.diagnostics(), fix=True, admin=get_container().core.store(), cluster=cluster,
                         stale_worktrees=stale_worktrees(), changed_repositories=changed_repositories())
 
 
@@ -40,10 +41,10 @@ def stale_worktrees() -> list[str] | None:
     import os
 
     from lionrun.application.worktrees import stale_worktrees as find
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     try:
-        return find(services.git(), services.store(), os.getcwd())
+        return find(get_container().core.git(), get_container().core.store(), os.getcwd())
     except Exception:  # noqa: BLE001 - doctor reports what it can; this check is advisory
         return None
 
@@ -52,10 +53,10 @@ def changed_repositories() -> list[str] | None:
     """Recent runs whose work changed their repository's shared config or hooks (issue 36); None
     when the store cannot tell."""
     from lionrun.application.doctor import runs_that_changed_repositories
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     try:
-        return runs_that_changed_repositories(services.store(), services.clock().now())
+        return runs_that_changed_repositories(get_container().core.store(), get_container().core.clock().now())
     except Exception:  # noqa: BLE001 - doctor reports what it can; this check is advisory
         return None
 
@@ -63,9 +64,10 @@ def changed_repositories() -> list[str] | None:
 def slurm_configured() -> bool:
     """Whether config.toml makes Slurm the default executor (a file that cannot be read: no; the
     notify check reports it)."""
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    return services.settings().entries.executor == "slurm"
+    executor: str | None = get_container().core.settings().entries.executor
+    return executor == "slurm"
 
 
 def human(args: Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from lionrun.domain.contract import CONTRACT_VERSION, IMPLEMENTATION, MIN_SUPPORTED_VERSION
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import this
 from lionrun.entrypoints.version import version
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("handshake", help="print the contract version this li speaks")
+    parser = sub.add_parser("handshake", help=summary("handshake"))
     parser.set_defaults(verb=this(__name__))
 
 

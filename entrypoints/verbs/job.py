@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from lionrun.domain.contract import ContractError, ErrorKind
 from lionrun.entrypoints.startup.lazy_verbs import register_table
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import this
 
 # (subcommand, module), in the order `li job --help` lists them; imported when named (start-up).
@@ -30,8 +31,7 @@ SUB_TABLE: tuple[tuple[str, str], ...] = (
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("job", help="status, output, list, kill, wait, prune, retry, rm, diff, apply, reply, approvals, "
-                                               "approve, deny")
+    parser = sub.add_parser("job", help=summary("job"))
     verbs = parser.add_subparsers(dest="job_command", metavar="SUBCOMMAND")
     register_table(verbs, SUB_TABLE, words)
     parser.set_defaults(verb=this(__name__))

@@ -24,11 +24,11 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs._submit import resolve_cwd
 
     target = resolve_cwd(args.cwd)
-    result: dict[str, Any] = services.reviews().apply(run_id_arg(args, args.run_id), target,
+    result: dict[str, Any] = get_container().upkeep.reviews().apply(run_id_arg(args, args.run_id), target,
                                                       getattr(args, "leg", None))
     return result
 

@@ -31,7 +31,7 @@ def run(args: Namespace) -> dict[str, Any]:
     from lionrun.domain.approval import DEFAULT_TIMEOUT, parse_timeout
     from lionrun.domain.request import invalid
     from lionrun.domain.run import is_run_id
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     run_id = os.environ.get("LI_ACTING_FOR") or os.environ.get("LI_RUN_ID") or ""
     if not is_run_id(run_id):
@@ -45,9 +45,9 @@ def run(args: Namespace) -> dict[str, Any]:
         raise invalid("li job approval-request takes {tool_name, input, tool_use_id} as JSON on stdin")
     timeout = DEFAULT_TIMEOUT if args.timeout is None else parse_timeout(args.timeout, "--timeout")
     tool_use = asked.get("tool_use_id")
-    store = services.store()
+    store = get_container().core.store()
     store = getattr(store, "own_record", store)  # acting for the run's work: its own record, no other run's
-    text = ApprovalService(store, services.clock()).ask(run_id, str(asked.get("tool_name") or "tool"), asked.get("input"),
+    text = ApprovalService(store, get_container().core.clock()).ask(run_id, str(asked.get("tool_name") or "tool"), asked.get("input"),
                          tool_use if isinstance(tool_use, str) else None, timeout)
     return {"answer": text}
 

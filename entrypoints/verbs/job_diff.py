@@ -22,9 +22,9 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    result: dict[str, Any] = services.reviews().diff(run_id_arg(args, args.run_id), getattr(args, "leg", None))
+    result: dict[str, Any] = get_container().upkeep.reviews().diff(run_id_arg(args, args.run_id), getattr(args, "leg", None))
     return result
 
 

@@ -26,19 +26,19 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 def run(args: Namespace) -> dict[str, Any]:
     """Under --machine one run id, one answer (the D6 shape); a batch is for people (`human`)."""
     from lionrun.domain.contract import ContractError, ErrorKind
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     if len(args.run_ids) != 1 or args.label is not None or args.status is not None:
         raise ContractError(ErrorKind.INVALID_INPUT, "under --machine li job kill takes exactly one run id; "
                             "select runs with li job list --machine and kill each")
-    result: dict[str, Any] = services.killer().kill(run_id_arg(args, args.run_ids[0]))
+    result: dict[str, Any] = get_container().reads.killer().kill(run_id_arg(args, args.run_ids[0]))
     return result
 
 
 def human(args: Namespace) -> int:
     """One line per run killed, in order; the ids named first, then the selection's."""
     from lionrun.domain.contract import ContractError, ErrorKind
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs._common import selected_ids, selection_words
 
     ids = [run_id_arg(args, word) for word in args.run_ids]
@@ -49,7 +49,7 @@ def human(args: Namespace) -> int:
         ids.extend(run_id for run_id in selected if run_id not in ids)
     if not ids:
         raise ContractError(ErrorKind.INVALID_INPUT, "li job kill needs a run id (or --label/--status)")
-    killer = services.killer()
+    killer = get_container().reads.killer()
     for run_id in ids:
         show(killer.kill(run_id), args)
     return 0

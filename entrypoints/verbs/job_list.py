@@ -41,14 +41,14 @@ def run(args: Namespace) -> dict[str, Any]:
 
         raise ContractError(ErrorKind.INVALID_INPUT, "--watch redraws a table for people and is not available "
                             "under --machine; call li job list again")
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     limit = bounded_count(args.limit, "--limit", LIMIT_DEFAULT, LIMIT_MAX, minimum=1)
     since = None
     if args.since is not None:
         from lionrun.domain.run import parse_since
 
-        since = parse_since(args.since, services.clock().now())
+        since = parse_since(args.since, get_container().core.clock().now())
     from lionrun.domain.run import status_filter
 
     status = status_filter(args.status)
@@ -58,7 +58,7 @@ def run(args: Namespace) -> dict[str, Any]:
 
         parent = run_id_arg(args, args.parent)
     order = sort_order(getattr(args, "sort", None))
-    result: dict[str, Any] = services.reads().listing(limit, status, args.label, args.model, since, parent)
+    result: dict[str, Any] = get_container().reads.reads().listing(limit, status, args.label, args.model, since, parent)
     if order == "priority":  # issue 43: the highest first; equal ones newest first, to the microsecond
         # (run ids count seconds: two submitted in one second are told apart by submitted_at)
         newest = sorted(result["runs"], key=lambda row: str(row.get("submitted_at") or ""), reverse=True)
@@ -166,13 +166,13 @@ def short_host(host: str | None) -> str:
 
 def show(data: dict[str, Any], args: Namespace) -> int:
     """A table that fits the terminal; colour only on a terminal and only when NO_COLOR is unset or empty."""
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.settings import is_shared_store
     from lionrun.entrypoints.style import paint
     from lionrun.entrypoints.table import GAP, fit, lines, stdout_width
 
-    now = services.clock().now()
-    with_host = show_host(data["runs"], is_shared_store(services.store_setting()))
+    now = get_container().core.clock().now()
+    with_host = show_host(data["runs"], is_shared_store(get_container().config.store() or ""))
     with_cost = show_cost(data["runs"])
     with_changes = show_changes(data["runs"])
     heads = columns(with_host, with_cost, with_changes)

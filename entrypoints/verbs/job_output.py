@@ -48,7 +48,7 @@ def _lines(args: Namespace) -> int | None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     if args.follow:
         raise ContractError(ErrorKind.INVALID_INPUT, "--follow streams text for people and is not available "
@@ -59,12 +59,12 @@ def run(args: Namespace) -> dict[str, Any]:
     run_id = run_id_arg(args, args.run_id)
     lines = _lines(args)
     if lines is None:
-        result: dict[str, Any] = services.reads().output(run_id, _tail_chars(args))
+        result: dict[str, Any] = get_container().reads.reads().output(run_id, _tail_chars(args))
         return result
     from lionrun.application.reads import TAIL_CHARS_MAX
     from lionrun.domain.console import last_lines
 
-    result = services.reads().output(run_id, TAIL_CHARS_MAX)
+    result = get_container().reads.reads().output(run_id, TAIL_CHARS_MAX)
     console = result["console"]
     if console["available"]:
         value, cut = last_lines(console["value"], lines, console["truncated"])
@@ -100,7 +100,7 @@ def artifact_body(data: dict[str, Any], name: str, limit: int) -> bytes:
     """The bytes of the artifact `name` of the run `data` (`li job output`'s answer) — only a file
     its artifacts listing names (`li job output --artifact`, `li serve`'s download) — read as every
     file under a run is (relative to the run's folder, no link followed, no FIFO opened, bounded)."""
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     listing = data["artifacts"]
     if not listing["available"]:
@@ -115,7 +115,7 @@ def artifact_body(data: dict[str, Any], name: str, limit: int) -> bytes:
     if row.get("type", "file") != "file":
         raise ContractError(ErrorKind.INVALID_INPUT, f"artifact {name!r} is a {row.get('type')}, not a file; "
                             "it is not read", {"artifact": name})
-    reader = getattr(services.store(), "artifact_bytes", None)
+    reader = getattr(get_container().core.store(), "artifact_bytes", None)
     if reader is None:
         raise ContractError(ErrorKind.UNAVAILABLE, "this store does not keep artifacts as files here",
                             {"artifact": name})
@@ -192,11 +192,11 @@ def follow(args: Namespace) -> int:
     last MiB, or of its last --tail-chars), and li's own lines (the li log) on stderr; exit when
     the run records an end, with the run's exit code — the one follow loop `li agent` uses too.
     On an ended run it prints the whole console so bounded."""
-    from lionrun.entrypoints import services
     from lionrun.entrypoints.console_view import ConsoleView
+    from lionrun.entrypoints.container import get_container
 
     run_id = run_id_arg(args, args.run_id)
-    follower = services.follower()
+    follower = get_container().reads.follower()
     given = args.tail_chars is not None
     offset = follower.tail_start(run_id, _tail_chars(args) if given else FOLLOW_FROM_MAX)
     if offset > 0 and not given:
@@ -223,13 +223,13 @@ def rendered(args: Namespace, run_id: str) -> bool:
     A request that cannot be read still renders: a line that is no agent event is shown as it is.
     """
     from lionrun.domain.untrusted import parse_json
-    from lionrun.entrypoints import services
     from lionrun.entrypoints.console_view import rendered_for
+    from lionrun.entrypoints.container import get_container
 
     if args.raw:
         return False
     try:
-        raw = services.store().read_text(run_id, "request.json")
+        raw = get_container().core.store().read_text(run_id, "request.json")
         request = parse_json(raw.encode("utf-8", "surrogateescape"), "request.json")
         legs = request.get("legs") if isinstance(request, dict) else None
         models = [leg.get("model") for leg in legs if isinstance(leg, dict)] if isinstance(legs, list) else []

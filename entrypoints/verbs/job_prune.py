@@ -35,10 +35,10 @@ def older_than(value: str | None) -> float:
 
 def run(args: Namespace) -> dict[str, Any]:
     days = older_than(args.older_than)
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    with StoreLocked(services.home(), reads_only=args.dry_run):  # one prune at a time; a dry run too
-        data: dict[str, Any] = _with_branches(services.pruner(), args).prune(days, dry_run=args.dry_run).to_wire()
+    with StoreLocked(get_container().core.home(), reads_only=args.dry_run):  # one prune at a time; a dry run too
+        data: dict[str, Any] = _with_branches(get_container().upkeep.pruner(), args).prune(days, dry_run=args.dry_run).to_wire()
     return data
 
 

@@ -23,11 +23,11 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     ids = [run_id_arg(args, word) for word in args.run_ids]
-    with StoreLocked(services.home()):
-        data: dict[str, Any] = _with_branches(services.pruner(), args).remove_named(ids, force=args.force).to_wire()
+    with StoreLocked(get_container().core.home()):
+        data: dict[str, Any] = _with_branches(get_container().upkeep.pruner(), args).remove_named(ids, force=args.force).to_wire()
     return data
 
 

@@ -15,9 +15,9 @@ def register(sub: Any, words: list[str] | None = None) -> None:
 
 
 def run(args: Namespace) -> dict[str, Any]:
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    reads = services.reads()
+    reads = get_container().reads.reads()
     result: dict[str, Any] = reads.status(run_id_arg(args, args.run_id))
     return result
 

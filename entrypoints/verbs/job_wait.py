@@ -147,9 +147,9 @@ def _read_stdin(stdin: IO[bytes] | None) -> list[str]:
 def _wait(args: Namespace, ids: list[str], on_pass: Callable[[Any], None] | None = None,
           stopped_by: list[int] | None = None) -> Any:
     from lionrun.application.wait import StopFlag
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    waiter = services.waiter()
+    waiter = get_container().waits.waiter()
     flag = StopFlag()
     # one pass, no pause (a snapshot): nothing for a signal to stop early, no handlers set
     stopping = nullcontext() if _snapshot(args.max_wait) else _stopping_on_signals(

@@ -8,11 +8,12 @@ from argparse import Namespace
 from typing import Any
 
 from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("mcp", help="serve li's tools over MCP on stdio (or --http on 127.0.0.1)")
+    parser = sub.add_parser("mcp", help=summary("mcp"))
     parser.add_argument("--li", help="absolute path of the li executable to drive")
     parser.add_argument("--max-attempts", help="unresolved observations of a run before it is abandoned (5)")
     parser.add_argument("--backoff", help="first backoff in seconds, doubling (1)")

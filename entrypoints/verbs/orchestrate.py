@@ -5,6 +5,7 @@ from __future__ import annotations
 from argparse import Namespace
 from typing import TYPE_CHECKING, Any
 
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import this
 from lionrun.entrypoints.verbs._submit import (
     add_submit_options,
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("orchestrate", help="run a flow (DAG) or a fanout of agents")
+    parser = sub.add_parser("orchestrate", help=summary("orchestrate"))
     kinds = parser.add_subparsers(dest="mode", metavar="MODE")
     flow = kinds.add_parser("flow", help="run a YAML or JSON DAG of steps")
     flow.add_argument("spec", metavar="SPEC", help="path of the flow spec (YAML or JSON), or - for stdin")

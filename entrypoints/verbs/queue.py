@@ -7,13 +7,14 @@ from argparse import Namespace
 from typing import Any
 
 from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import this
 
 SUBCOMMANDS = ("set", "pause", "resume", "list")
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("queue", help="queues with parallel limits: set, pause, resume, list")
+    parser = sub.add_parser("queue", help=summary("queue"))
     verbs = parser.add_subparsers(dest="queue_command", metavar="SUBCOMMAND")
     change = verbs.add_parser("set", help="set a queue's limit: at most N of its runs' works at once")
     change.add_argument("name", metavar="NAME", help="the queue (created when new)")
@@ -97,14 +98,14 @@ def _parallel(raw: str) -> int | None:
 
 def _service() -> Any:
     from lionrun.application.queueing import QueueService
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    queues = services.queues()
+    queues = get_container().core.queues()
     if queues is None:
-        kind, _ = services.store().describe()
+        kind, _ = get_container().core.store().describe()
         raise ContractError(ErrorKind.UNAVAILABLE, f"the {kind} store keeps no queues yet",
                             {"reason_code": "queues_unsupported", "store": kind})
-    return QueueService(queues, services.clock())
+    return QueueService(queues, get_container().core.clock())
 
 
 LINE_SHOWN = 10  # runs of a line a person is shown

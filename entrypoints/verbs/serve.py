@@ -13,13 +13,14 @@ from argparse import Namespace
 from typing import Any
 
 from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import this
 
 TOKEN_FILE = "serve.token"
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("serve", help="serve a live page of the store's runs on this machine (loopback only)",
+    parser = sub.add_parser("serve", help=summary("serve"),
                             description="Serve a page over the configured store (every host's runs): grouped by "
                                         "what they need, live, each run's console, diff and actions. Only on "
                                         "127.0.0.1 (or a 0600 Unix socket); the printed URL carries a one-time "
@@ -62,7 +63,7 @@ def serve(sock: Any, args: Namespace) -> int:
     import uvicorn
 
     from lionrun.application.board import Board
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.http_guards import Guard, new_token, write_token_file
     from lionrun.entrypoints.serve.app import build
     from lionrun.entrypoints.serve.hub import Hub
@@ -70,9 +71,9 @@ def serve(sock: Any, args: Namespace) -> int:
     token = new_token()
     bound_port = None if args.socket else int(sock.getsockname()[1])
     guard = Guard(token=token, port=bound_port, cookie_name=f"li-serve-{bound_port or 'socket'}")
-    token_path = os.path.join(services.home(), TOKEN_FILE)
+    token_path = os.path.join(get_container().core.home(), TOKEN_FILE)
     write_token_file(token_path, token)
-    hub = Hub(Board(services.reads(), services.store(), services.queues, services.clock()), _changes())
+    hub = Hub(Board(get_container().reads.reads(), get_container().core.store(), get_container().core.queues, get_container().core.clock()), _changes())
     hub.refresh()  # the first page is the board as it is now, not an empty one
     app = build(guard, hub)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1)
@@ -105,10 +106,10 @@ def serve(sock: Any, args: Namespace) -> int:
 
 def _changes() -> Any:
     """The store's change wake-ups (inotify, LISTEN/NOTIFY), or None: the poll alone."""
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     try:
-        return services.container().core.run_changes()
+        return get_container().core.run_changes()
     except Exception:  # noqa: BLE001 - no wake-ups: the board's poll still finds every change
         return None
 

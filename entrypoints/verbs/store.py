@@ -8,11 +8,12 @@ from argparse import Namespace
 from typing import Any, Literal
 
 from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import StoreLocked, this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("store", help="make the store ready (a PostgreSQL store needs `li store init` once)")
+    parser = sub.add_parser("store", help=summary("store"))
     verbs = parser.add_subparsers(dest="store_command", metavar="SUBCOMMAND")
     init = verbs.add_parser("init", help="create the store's folder, or the lionrun schema in the LI_STORE database "
                                          "(idempotent)")
@@ -35,9 +36,9 @@ def run(args: Namespace) -> dict[str, Any]:
         raise ContractError(ErrorKind.INVALID_INPUT, "li store needs a subcommand: init or copy")
     from lionrun.application.ports import StoreRefused
     from lionrun.domain.wire import StoreData
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
-    store = services.store()
+    store = get_container().core.store()
     kind, location = store.describe()
     try:
         version = store.init_schema()

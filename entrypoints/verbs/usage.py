@@ -7,11 +7,12 @@ import sys
 from argparse import Namespace
 from typing import Any
 
+from lionrun.entrypoints.verb_table import summary
 from lionrun.entrypoints.verbs._common import this
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:
-    parser = sub.add_parser("usage", help="what ended runs spent: tokens, cost, wall time")
+    parser = sub.add_parser("usage", help=summary("usage"))
     parser.add_argument("--since", help="only runs submitted since: a duration back (30m, 2h, 7d) or an ISO time")
     parser.add_argument("--by", metavar="model|label|queue", help="one total per model, label or queue")
     parser.set_defaults(verb=this(__name__))
@@ -22,7 +23,7 @@ def run(args: Namespace) -> dict[str, Any]:
     from lionrun.domain.contract import ContractError, ErrorKind
     from lionrun.domain.usage import BY
     from lionrun.domain.wire import UsageData, UsageTotal
-    from lionrun.entrypoints import services
+    from lionrun.entrypoints.container import get_container
 
     by = args.by
     if by is not None and by not in BY:
@@ -32,8 +33,8 @@ def run(args: Namespace) -> dict[str, Any]:
     if args.since is not None:
         from lionrun.domain.run import parse_since
 
-        since = parse_since(args.since, services.clock().now())
-    store = services.store()
+        since = parse_since(args.since, get_container().core.clock().now())
+    store = get_container().core.store()
     data = UsageService(store, store).usage(since, by)
     return UsageData(since=data["since"], by=data["by"], groups=[UsageTotal(**g) for g in data["groups"]],
                      total=UsageTotal(**data["total"]), not_ended=data["not_ended"],

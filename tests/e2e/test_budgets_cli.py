@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support import machine, run_li, wait_terminal
+from tests.support import fake_cli_path, machine, run_li, wait_terminal
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -51,12 +50,7 @@ sys.exit(0 if subtype == "success" else 1)
 
 @pytest.fixture
 def fake(tmp_path: Path) -> dict[str, str]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "claude"
-    script.write_text(FAKE)
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_ARGV_LOG": str(tmp_path / "argv"),
+    return {"PATH": fake_cli_path(tmp_path, "claude", FAKE), "FAKE_ARGV_LOG": str(tmp_path / "argv"),
             "FAKE_EVENTS": str(tmp_path / "events")}
 
 

@@ -14,53 +14,24 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tempfile
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-import pytest
-
-from tests.e2e.test_pg_store_faults import (
+from tests.e2e.pg_faults import (
     RETRYING,
-    WAIT_NOT_MADE,
     console_has,
     spooled,
     stored,
     submit,
     until,
 )
+from tests.e2e.pg_faults import private as private  # noqa: F401 - the fixtures, shared
+from tests.e2e.pg_faults import server as server  # noqa: F401
+from tests.e2e.pg_faults import shared as shared  # noqa: F401
 from tests.e2e.test_process_titles import named
 from tests.pg import PrivateServer
 from tests.support import li_bin, machine
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[PrivateServer]:
-    private = PrivateServer(os.path.join(tempfile.mkdtemp(prefix="li-pg-private-"), "pg"))
-    try:
-        yield private
-    finally:
-        private.down()
-
-
-@pytest.fixture
-def private(server: PrivateServer, li_home: str) -> Iterator[dict[str, str]]:
-    env = {"LI_STORE": server.dsn, "LI_STORE_CONNECT_TIMEOUT": str(WAIT_NOT_MADE)}
-    assert machine("store", "init", home=li_home, env=env).data["schema_version"] == 1
-    try:
-        yield env
-    finally:
-        if not server.running:
-            server.start()
-
-
-@pytest.fixture
-def shared(pg_dsn: str, li_home: str) -> dict[str, str]:
-    env = {"LI_STORE": pg_dsn}
-    machine("store", "init", home=li_home, env=env)
-    return env
 
 
 def moment(text: str) -> float:

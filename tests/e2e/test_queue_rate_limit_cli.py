@@ -13,14 +13,12 @@ behind it stay `queued` (never failed) and start only after the reset, in their 
 
 from __future__ import annotations
 
-import os
-import stat
 import sys
 import time
 from datetime import datetime
 from pathlib import Path
 
-from tests.support import machine
+from tests.support import fake_cli_path, machine
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "claude" / "recorded"
 RESET_MIN = 6  # seconds from the rate-limited run's end to the vendor's reset, at least
@@ -55,12 +53,7 @@ with open(os.path.join({str(RECORDED)!r}, case + ".meta.json")) as meta:
 
 
 def fake_claude(tmp: Path) -> dict[str, str]:
-    bin_dir = tmp / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "claude"
-    script.write_text(FAKE)
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_RATE_STATE": str(tmp / "called"),
+    return {"PATH": fake_cli_path(tmp, "claude", FAKE), "FAKE_RATE_STATE": str(tmp / "called"),
             "FAKE_RATE_GO": str(tmp / "go")}
 
 

@@ -1,7 +1,7 @@
 """`li job reply` against the real Claude Code, Codex and Gemini CLIs (issue 28 item 4).
 
 A first run of the real CLI, in a worktree of its own, against the model stub; then `li job reply`
-on it: li launches the same CLI with its own resume argv (domain/worktree.py `RESUME_ARGUMENTS`)
+on it: li launches the same CLI with its own resume argv (its `resume` in domain/agents/)
 and the session id the first run's stream carried. The real CLI accepting that argv and finding
 the session is the proof: the reply ends succeeded with the stub's next answer, the conversation
 the CLI sends the model carries the first turn, and the new run records `continues`.

@@ -9,8 +9,6 @@ real Claude Code against the model stub is in tests/e2e/test_real_agents.py."""
 from __future__ import annotations
 
 import json
-import os
-import stat
 import sys
 import time
 from datetime import datetime, timedelta
@@ -18,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import machine, run_li, wait_terminal
+from tests.support import fake_cli_path, machine, run_li, wait_terminal
 
 pytestmark = pytest.mark.timeout(120)
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "claude" / "recorded"
@@ -52,12 +50,7 @@ with open(os.path.join({str(RECORDED)!r}, case + ".meta.json")) as meta:
 
 @pytest.fixture
 def fake(tmp_path: Path) -> dict[str, str]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "claude"
-    script.write_text(FAKE)
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_CALLS": str(tmp_path / "calls")}
+    return {"PATH": fake_cli_path(tmp_path, "claude", FAKE), "FAKE_CALLS": str(tmp_path / "calls")}
 
 
 def calls(env: dict[str, str]) -> list[float]:

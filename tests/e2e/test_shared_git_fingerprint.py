@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_cwd_into_the_store import USERS, Li, setup_user, top
-from tests.e2e.test_shared_git_read_only import SUPERVISORS, git
+from tests.e2e.test_shared_git_read_only import SUPERVISORS, repository, work_env
 from tests.e2e.test_worktrees_cli import FAKES
 
 __all__ = ["top"]  # the fixture, used by name
@@ -31,24 +31,8 @@ QUIET = """
 """
 
 
-def repository(top: Path, uid: int | None) -> Path:
-    repo = top / "repo"
-    repo.mkdir()
-    if uid is not None:
-        os.chown(repo, uid, uid)
-    git(repo, "init", "-q", "-b", "main", uid=uid)
-    (repo / "shared.txt").write_text("one\n")
-    if uid is not None:
-        os.chown(repo / "shared.txt", uid, uid)
-    git(repo, "add", "shared.txt", uid=uid)
-    git(repo, "commit", "-qm", "init", uid=uid)
-    return repo
-
-
 def submit(li: Li, repo: Path, script: str, supervisor: str) -> str:
-    env = {"LI_SUPERVISOR": supervisor, "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
-           "GIT_AUTHOR_NAME": "w", "GIT_AUTHOR_EMAIL": "w@x", "GIT_COMMITTER_NAME": "w",
-           "GIT_COMMITTER_EMAIL": "w@x"}
+    env = work_env(supervisor)
     run_id: str = li("agent", "--detach", "--worktree", "--confine", "off", "sh", script,
                      cwd=repo, env=env)["data"]["run_id"]
     return run_id

@@ -37,11 +37,8 @@ def git(repo: Path, *args: str, uid: int | None = None) -> str:
                           **extra).stdout  # type: ignore[call-overload,no-any-return]
 
 
-@pytest.mark.parametrize("supervisor", SUPERVISORS)
-@pytest.mark.parametrize("uid", USERS)
-def test_the_shared_config_hooks_and_info_are_read_only_to_a_confined_work(
-        top: Path, uid: int | None, supervisor: str) -> None:
-    li = setup_user(top, uid)
+def repository(top: Path, uid: int | None) -> Path:
+    """A repository of one commit (`shared.txt`) at top/repo, owned by `uid` (None: this user)."""
     repo = top / "repo"
     repo.mkdir()
     if uid is not None:
@@ -52,12 +49,26 @@ def test_the_shared_config_hooks_and_info_are_read_only_to_a_confined_work(
         os.chown(repo / "shared.txt", uid, uid)
     git(repo, "add", "shared.txt", uid=uid)
     git(repo, "commit", "-qm", "init", uid=uid)
+    return repo
+
+
+def work_env(supervisor: str) -> dict[str, str]:
+    """The environment of a li that runs work under `supervisor`, with the fake agent CLIs first."""
+    return {"LI_SUPERVISOR": supervisor, "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
+            "GIT_AUTHOR_NAME": "w", "GIT_AUTHOR_EMAIL": "w@x", "GIT_COMMITTER_NAME": "w",
+            "GIT_COMMITTER_EMAIL": "w@x"}
+
+
+@pytest.mark.parametrize("supervisor", SUPERVISORS)
+@pytest.mark.parametrize("uid", USERS)
+def test_the_shared_config_hooks_and_info_are_read_only_to_a_confined_work(
+        top: Path, uid: int | None, supervisor: str) -> None:
+    li = setup_user(top, uid)
+    repo = repository(top, uid)
     shared = {name: (repo / ".git" / name) for name in ("config", "hooks", "info")}
     before = {name: sorted(os.listdir(path)) if path.is_dir() else path.read_bytes()
               for name, path in shared.items()}
-    env = {"LI_SUPERVISOR": supervisor, "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
-           "GIT_AUTHOR_NAME": "w", "GIT_AUTHOR_EMAIL": "w@x", "GIT_COMMITTER_NAME": "w",
-           "GIT_COMMITTER_EMAIL": "w@x"}
+    env = work_env(supervisor)
     run_id = li("agent", "--detach", "--worktree", "sh", PLANT, cwd=repo, env=env)["data"]["run_id"]
     data = li.ended(run_id)
     said = li.console(run_id)

@@ -68,9 +68,9 @@ def test_sys_modules_after_a_light_call_holds_no_heavy_dependency(argv: tuple[st
     assert loaded & {"dataclasses", "msgspec"} == set(), sorted(loaded & {"dataclasses", "msgspec"})
 
 
-# The composition root is split by side (entrypoints/wiring/), every side composed; a read builds
-# the core and the read side's services only. The submit side's, the notices side's and doctor/
-# prune's services are imported by their typed builders on first use.
+# The composition root (entrypoints/container.py) composes every side; a read builds the core and
+# the read side's services only. The submit side's, the notices side's and doctor/prune's services
+# are imported by their typed builders on first use.
 NOT_ON_A_READ = {
     "lionrun.application.submit", "lionrun.application.work", "lionrun.adapters.providers",
     "lionrun.application.notify", "lionrun.adapters.notifier", "lionrun.application.prune", "lionrun.application.doctor", "lionrun.adapters.diagnostics",
@@ -123,7 +123,7 @@ def test_a_read_loads_the_read_side_and_no_submit_notice_or_upkeep_module(
     home, run_id = ended_run
     loaded = _modules_after([word.format(run_id=run_id) for word in argv], home,
                             os.path.join(str(tmp_path), "modules.json"))
-    assert {"lionrun.entrypoints.wiring.core", "lionrun.entrypoints.wiring.reads", "lionrun.application.observe"} <= loaded, \
+    assert {"lionrun.entrypoints.container", "lionrun.application.observe"} <= loaded, \
         "the read did not compose the read side; the check would prove nothing"
     assert loaded & NOT_ON_A_READ == set(), sorted(loaded & NOT_ON_A_READ)
     if argv[1] == "wait":
@@ -142,7 +142,30 @@ def test_a_submit_does_load_the_submit_side_so_the_check_can_see_it(tmp_path: ob
     home = os.path.join(str(tmp_path), "li-home")
     os.mkdir(home, 0o700)
     loaded = _modules_after(["agent", "sh", "true", "--detach"], home, os.path.join(str(tmp_path), "modules.json"))
-    assert {"lionrun.entrypoints.wiring.submit", "lionrun.application.submit"} <= loaded
+    assert {"lionrun.entrypoints.container", "lionrun.application.submit"} <= loaded
+
+
+HELP_AND_VERSION = [("--help",), ("--version",), ("--help", "--machine"), ("--version", "--machine"), ("-h",),
+                    ("--help", "job")]
+
+
+@pytest.mark.parametrize("argv", HELP_AND_VERSION, ids=[" ".join(a) for a in HELP_AND_VERSION])
+def test_help_and_version_import_no_verb_module(argv: tuple[str, ...], li_home: str) -> None:
+    # Issue 44: the verb table carries each verb's summary (entrypoints/verbs/__init__.py), so the
+    # root help lists every verb without importing one. `python -X importtime` on the real `li`.
+    from tests.support import li_bin
+
+    result = subprocess.run([sys.executable, "-X", "importtime", li_bin(), *argv], capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=60, check=False, env={**os.environ, "LI_HOME": li_home})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert ("handshake" in result.stdout) == ("--version" not in argv), result.stdout  # the help lists the verbs
+    names = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines()
+             if line.startswith("import time:") and line.count("|") == 2}
+    assert "lionrun.entrypoints.dispatch" in names, "importtime produced no report; the check would prove nothing"
+    verbs = sorted(name for name in names if name.startswith("lionrun.entrypoints.verbs"))
+    assert verbs == [], verbs
+    # Nor the container, typing, or shutil (the help formatter measures the terminal without it).
+    assert names & {"shutil", "typing", "lionrun.entrypoints.container"} == set(), sorted(names)
 
 
 @pytest.mark.parametrize("argv", [("handshake",), ("--version",)], ids=["handshake", "--version"])

@@ -11,13 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lionrun.adapters.providers import (
-    ChildGroups,
-    ChildRun,
-    ClaudeProvider,
-    CodexProvider,
-    GeminiProvider,
-)
+from lionrun.adapters.providers import AgentProvider, ChildGroups, ChildRun
+from lionrun.domain.agents import agent
 from lionrun.domain.ending import leg_status
 from lionrun.domain.transcript import (
     AGENT_REASONS,
@@ -52,7 +47,10 @@ EXPECTED = {
     "hang": (PROVIDER_ERROR, PROVIDER_ERROR, PROVIDER_ERROR),
 }
 CLIS = ("claude", "codex", "gemini")
-PROVIDERS = {"claude": ClaudeProvider, "codex": CodexProvider, "gemini": GeminiProvider}
+
+
+def provider(cli: str) -> AgentProvider:
+    return AgentProvider(ChildRun(ChildGroups()), agent(cli))
 
 
 def recorded(cli: str, case: str) -> tuple[list[str], int]:
@@ -70,7 +68,7 @@ CASES.append(("gemini", "untrusted", PROVIDER_REFUSED))
 def test_each_recorded_end_reads_its_reason_and_only_an_answer_is_an_answer(cli: str, case: str,
                                                                             reason: str | None) -> None:
     lines, exit_code = recorded(cli, case)
-    result = PROVIDERS[cli](ChildRun(ChildGroups())).conclude(lines, exit_code, False)
+    result = provider(cli).conclude(lines, exit_code, False)
     status, code = leg_status(result, cancelled=False)
     if reason is None:
         assert (status, code, result.is_error) == ("completed", None, False)
@@ -86,20 +84,20 @@ def test_the_session_id_is_read_from_each_stream(cli: str) -> None:
     lines, exit_code = recorded(cli, "answer")
     first = json.loads(lines[0])
     expected = first.get("session_id") or first.get("thread_id")
-    assert PROVIDERS[cli](ChildRun(ChildGroups())).conclude(lines, exit_code, False).session_id == expected
+    assert provider(cli).conclude(lines, exit_code, False).session_id == expected
 
 
 def test_claude_success_subtype_with_is_error_and_exit_0_is_a_failure() -> None:
     """anthropics/claude-code#79500: `subtype: "success"`, `is_error: true`, exit 0 on a 429."""
     lines, _ = recorded("claude", "rate_limited")
-    result = ClaudeProvider(ChildRun(ChildGroups())).conclude(lines, 0, False)
+    result = provider("claude").conclude(lines, 0, False)
     assert leg_status(result, False) == ("failed", PROVIDER_RATE_LIMITED)
     assert result.answer is None
 
 
 def test_gemini_with_no_result_and_exit_0_is_a_failure() -> None:
     lines, _ = recorded("gemini", "refused")
-    assert leg_status(GeminiProvider(ChildRun(ChildGroups())).conclude(lines, 0, False), False) == ("failed", PROVIDER_ERROR)
+    assert leg_status(provider("gemini").conclude(lines, 0, False), False) == ("failed", PROVIDER_ERROR)
 
 
 def test_codex_retries_are_no_end_and_a_recovered_run_succeeds() -> None:
@@ -109,7 +107,7 @@ def test_codex_retries_are_no_end_and_a_recovered_run_succeeds() -> None:
              '{"type":"error","message":"Reconnecting... 2/5 (unexpected status 500 Internal Server Error)"}\n',
              '{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"Recovered."}}\n',
              '{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}\n']
-    result = CodexProvider(ChildRun(ChildGroups())).conclude(lines, 0, False)
+    result = provider("codex").conclude(lines, 0, False)
     assert (leg_status(result, False), result.answer, result.session_id) == (("completed", None), "Recovered.", "t-1")
     shown = render("".join(lines).encode()).splitlines()
     assert shown[:2] == ["↻ retrying (1/5): unexpected status 500 Internal Server Error",
@@ -138,7 +136,7 @@ def test_harmless_codex_notices_are_not_marked_as_errors() -> None:
 
 def test_gemini_s_rate_limit_names_when_to_retry() -> None:
     lines, exit_code = recorded("gemini", "rate_limited")
-    result = GeminiProvider(ChildRun(ChildGroups())).conclude(lines, exit_code, False)
+    result = provider("gemini").conclude(lines, exit_code, False)
     assert (result.reason_code, result.retry_after, result.retry_at) == (
         PROVIDER_RATE_LIMITED, 1.0, "2026-12-04T02:27:49+00:00")
 
@@ -169,7 +167,7 @@ def test_a_vendor_message_and_status_name_the_reason(status: int | None, message
 
 def test_an_exit_other_than_0_fails_a_stream_that_said_success() -> None:
     lines, _ = recorded("claude", "answer")
-    result = ClaudeProvider(ChildRun(ChildGroups())).conclude(lines, 3, False)
+    result = provider("claude").conclude(lines, 3, False)
     assert leg_status(result, False) == ("failed", PROVIDER_ERROR) and result.answer is None
     found = outcome("gemini", [])
     assert end_reason("gemini", found, 55) == PROVIDER_REFUSED
@@ -179,7 +177,7 @@ def test_an_exit_other_than_0_fails_a_stream_that_said_success() -> None:
        st.sampled_from(CLIS))
 def test_any_stream_and_exit_is_one_named_end_never_a_success_without_an_answer(lines: list[str], code: int,
                                                                                 cli: str) -> None:
-    result = PROVIDERS[cli](ChildRun(ChildGroups())).conclude([line + "\n" for line in lines], code, False)
+    result = provider(cli).conclude([line + "\n" for line in lines], code, False)
     status, reason = leg_status(result, False)
     assert status in ("completed", "failed")
     if status == "completed":

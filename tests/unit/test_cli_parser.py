@@ -72,10 +72,23 @@ def test_a_read_registers_only_its_verb_and_its_subcommand() -> None:
 
     assert len(registered(registered(build_parser(["job", "--help", "status"]))["job"])) == len(SUB_TABLE)
     assert registered(build_parser([])) == registered(build_parser(["--version"])) == {}
-    for whole in (["--help", "job"], ["completion", "bash"], ["nosuch"], ["--", "job"]):
+    for whole in (["--bogus", "job"], ["completion", "bash"], ["nosuch"], ["--", "job"]):
         levels = registered(build_parser(whole))
         assert len(levels) == len(registered(build_parser())), whole
         assert len(registered(levels["job"])) == len(SUB_TABLE), whole
+
+
+def test_the_root_help_registers_no_verb_in_full_and_lists_every_verb_with_its_summary() -> None:
+    # Issue 44: `li --help` is answered from the verb table's summaries (argparse prints the help
+    # at that word and parses no further); the answer is the whole tree's (test above, ARGVS).
+    from lionrun.entrypoints.verb_table import VERB_TABLE
+
+    for words in (["--help"], ["-h"], ["--he", "job"], ["--version", "--help"], ["--help", "nosuch"]):
+        root = build_parser(words)
+        assert registered(root) == {}, words
+        assert outcome(root, tuple(words)) == outcome(build_parser(), tuple(words)), words
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert [(c.dest, c.help) for c in commands._choices_actions] == [(n, s) for n, _, s in VERB_TABLE]
 
 
 def test_completion_walks_the_whole_tree() -> None:
@@ -104,3 +117,16 @@ def test_every_help_and_usage_is_the_stock_formatters(columns: str | None, monke
         ours = (parser.format_help(), parser.format_usage())
         parser.formatter_class = argparse.HelpFormatter
         assert (parser.format_help(), parser.format_usage()) == ours, parser.prog
+
+
+@pytest.mark.parametrize("columns", ["30", "133", "0", "-5", "wide", None])
+def test_the_help_width_is_shutils_without_importing_shutil(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from lionrun.entrypoints.startup.lazy_formatter import terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns

@@ -23,7 +23,7 @@ from lionrun.domain.dependencies import (
     matches,
     split_after,
 )
-from lionrun.domain.queue import entry_name, line_of, parse_place, places_of
+from lionrun.domain.queue import entry_name, parse_place, places_of
 from lionrun.domain.run import Dependency
 from tests.builders import RunState, a_run
 
@@ -124,7 +124,6 @@ def test_a_line_starts_the_highest_priority_first_and_equal_ones_by_ticket(entri
     places = places_of(names)
     keys = [(-priority, ticket) for ticket, _, priority in places]
     assert keys == sorted(keys)
-    assert line_of(names) == [(t, r) for t, r, _ in places]
 
 
 def test_an_entry_of_priority_zero_keeps_the_name_it_always_had() -> None:

@@ -66,7 +66,7 @@ def check(report: dict, name: str) -> dict:
 def test_a_healthy_machine_without_agent_clis_is_ready_with_warnings() -> None:
     report = diagnose(FakeDiagnostics())
     assert report["ok"] is True
-    for provider in ("claude", "codex", "gemini"):
+    for provider in ("claude", "codex", "gemini", "opencode"):
         found = check(report, f"provider.{provider}")
         assert (found["ok"], found["severity"]) == (False, "warning")
         assert provider in found["fix"]
@@ -77,7 +77,8 @@ def test_every_check_has_the_wire_shape() -> None:
     report = diagnose(FakeDiagnostics())
     names = [c["name"] for c in report["checks"]]
     assert names == ["store.writable", "store.private", "host.machine_id", "host.boot_id", "process.create_time", "provider.sh",
-                     "work.confinement", "provider.claude", "provider.codex", "provider.gemini", "notify.command"]
+                     "work.confinement", "provider.claude", "provider.codex", "provider.gemini", "provider.opencode",
+                     "notify.command"]
     for c in report["checks"]:
         assert set(c) == {"name", "ok", "severity", "detail", "fix"}
         assert c["severity"] in ("error", "warning", "info")

@@ -91,13 +91,15 @@ def test_the_age_column_says_how_long_ago_each_run_was_submitted(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from datetime import UTC, datetime
 
-    from lionrun.entrypoints import services
+    from dependency_injector import providers
+
+    from lionrun.entrypoints.container import get_container
 
     class Clock:
         def now(self) -> datetime:
             return datetime(2026, 12, 3, 13, 0, 5, tzinfo=UTC)
 
-    monkeypatch.setattr(services, "clock", Clock)
+    get_container().core.clock.override(providers.Object(Clock()))  # conftest drops the container after
     lines = table(capsys, [row("20261203T125958-bbbbbb", A, submitted_at="2026-12-03T12:59:58+00:00"),
                            row("20261203T100000-aaaaaa", A), row("20261201T100000-cccccc", A,
                                                                  submitted_at="2026-12-01T10:00:00+00:00"),

@@ -21,10 +21,10 @@ from lionrun.domain.queue import (
     check_queue_name,
     entry_name,
     is_paused,
-    line_of,
     parse_entry,
     pause,
     pause_reason,
+    places_of,
     position,
     rate_limited,
     resume,
@@ -120,12 +120,12 @@ def test_an_entry_name_gives_back_its_ticket_and_run(ticket: int, run_id: str) -
                                   "000000000001-20261204T020000-ABCDEF"])
 def test_a_stray_name_is_no_waiter(name: str) -> None:
     assert parse_entry(name) is None
-    assert line_of([name]) == []
+    assert places_of([name]) == []
 
 
 @given(st.lists(st.tuples(st.integers(0, 10_000), RUN_IDS), unique_by=lambda e: e[1], min_size=1, max_size=30))
 def test_the_line_is_first_come_first_served_by_ticket(entries: list[tuple[int, str]]) -> None:
-    line = line_of([entry_name(t, r) for t, r in entries])
+    line = [(t, r) for t, r, _ in places_of([entry_name(t, r) for t, r in entries])]
     assert line == sorted(entries)
     for index, (_ticket, run_id) in enumerate(line):
         assert position(line, run_id) == index + 1

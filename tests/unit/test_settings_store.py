@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lionrun.entrypoints.container import store_kind
 from lionrun.entrypoints.settings import from_environment
-from lionrun.entrypoints.wiring.core import store_kind
 
 URL = "postgresql://li@db.example:5432/lionrun"
 

@@ -72,3 +72,29 @@ def test_the_start_up_answers_built_without_msgspec_are_the_wire_classes_field_f
     helped = answer(["--help"])["data"]
     assert helped == HelpData(help=helped["help"]).to_wire()
     assert list(shake) == [f.name for f in fields(HandshakeData)]
+
+
+def test_a_records_free_form_parts_are_read_field_by_field_never_trusted() -> None:
+    """runner_end, budget, attempts and approvals are dicts a runner wrote: a field of the wrong
+    type is null (a bool is no number), a text is bounded, an attempt's own number is kept (0 too)."""
+    from lionrun.domain.run import Run
+    from lionrun.domain.wire import ApprovalValue, AttemptValue, BudgetValue, RunnerEnd
+
+    run = Run(run_id="20261205T000000-abcdef", kind="agent", status="completed", submitted_at="2026-12-05T00:00:00Z",
+              spawn_state="started",
+              runner_end={"status": "x" * 300, "outcome": 3, "exit_code": True, "found": {"status": "completed"}},
+              budget={"max_tokens": 9, "max_cost_usd": 1, "spent_tokens": 2.5, "spent_cost_usd": False,
+                      "exceeded": "time"},
+              attempts=[{"attempt": 0, "status": "failed"}, "junk", {"attempt": True, "next_at": 7}])
+    end = RunnerEnd.of(run)
+    assert end is not None and end.status == "x" * 200 and end.outcome is None and end.exit_code is None
+    assert end.found_status == "completed" and end.found_terminal_source is None
+    assert BudgetValue.of(run) == BudgetValue(max_tokens=9, max_cost_usd=1.0, spent_tokens=None,
+                                              spent_cost_usd=None, exceeded=None)
+    attempts = AttemptValue.of(run)
+    assert attempts is not None and [(a.attempt, a.status, a.next_at) for a in attempts] == [(0, "failed", None),
+                                                                                          (3, None, None)]
+    approval = ApprovalValue.of({"run_id": "r", "id": "a1", "tool": "T" * 300, "input": {"k": 1},
+                                 "message": "m" * 3000, "behavior": 1})
+    assert approval.tool == "T" * 200 and approval.message == "m" * 2000 and approval.behavior is None
+    assert approval.requested_at is None and approval.input == {"k": 1}
