@@ -245,7 +245,7 @@ def _close_all_but(fd: int) -> None:
 
 
 def _forward_signals(send: Callable[[int, int], object], target: int) -> None:
-    """Pass each signal of `_FORWARDED` on to `target` with `send` (`os.kill` or `os.killpg`),
+    """Pass each signal of `_FORWARDED` on to `target` with `send` (`os.kill`, or `proctree.kill_group`),
     then unblock signals: what the namespace's init and C, outside it, do while the work runs."""
     import signal
 
