@@ -41,6 +41,11 @@ import ctypes
 import json
 import os
 
+try:
+    from lionrun.adapters import proctree
+except ImportError:  # the lean supervisor: no package, its siblings on sys.path
+    import proctree  # type: ignore[no-redef]
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -240,7 +245,7 @@ def _close_all_but(fd: int) -> None:
 
 
 def _forward_signals(send: Callable[[int, int], object], target: int) -> None:
-    """Pass each signal of `_FORWARDED` on to `target` with `send` (`os.kill` or `os.killpg`),
+    """Pass each signal of `_FORWARDED` on to `target` with `send` (`os.kill`, or `proctree.kill_group`),
     then unblock signals: what the namespace's init and C, outside it, do while the work runs."""
     import signal
 
@@ -256,7 +261,7 @@ def _forward_signals(send: Callable[[int, int], object], target: int) -> None:
 def _init(work: int, status_w: int) -> None:
     """Pid 1 of the run's namespace: pass signals to the work's group, reap, end with the work."""
     _close_all_but(status_w)
-    _forward_signals(os.killpg, work)
+    _forward_signals(proctree.kill_group, work)  # the one process-group signal
     while True:
         try:
             pid, status = os.waitpid(-1, 0)

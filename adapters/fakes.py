@@ -92,7 +92,8 @@ class RecordingSignaller:
         return self.prober is None or pgid in self.prober.processes
 
     def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
-                       spare_leader: bool = False, own_pids: bool = False) -> tuple[int, ...]:
+                       spare_leader: bool = False, own_pids: bool = False,
+                       confined: bool = False) -> tuple[int, ...]:
         if self.prober is None:
             return ()
         reached = tuple(m.pid for m in members(incarnation, self.prober.session(incarnation.pid, run_id) or ())

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import signal
 import stat
 import subprocess
 import threading
@@ -33,8 +32,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from lionrun.adapters import confined
+from lionrun.adapters import confined, proctree
 from lionrun.application.ports import Committed, GitRefused, Repository
+from lionrun.domain.evidence import KILL_GRACE
 from lionrun.domain.run import the_works_environment
 from lionrun.domain.worktree import (
     AUTHOR_EMAIL,
@@ -49,7 +49,7 @@ GIT_TIMEOUT = 300.0
 LOCK_RETRIES = 5
 SIGNAL_RETRIES = 3  # a git of the run's end killed by a signal meant for the work is run again
 SETUP_POLL = 0.1
-SETUP_STOP_GRACE = 3.0
+SETUP_STOP_GRACE = KILL_GRACE  # the one grace of a run's stops
 SETUP_OUTPUT_WAIT = 1.0
 _LOCKED = ("index.lock", "cannot lock ref", "Unable to create", ".lock': File exists")
 
@@ -459,15 +459,7 @@ def _hash_file(path: str, seen: os.stat_result, digest: Any, bound: int) -> str:
 def _stop_group(child: subprocess.Popen[bytes]) -> int:
     """SIGTERM the setup's process group, SIGKILL what is left of it after the grace (or at once
     once its shell has ended); the setup's exit status."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(child.pid, signal.SIGTERM)
-    try:
-        code: int | None = child.wait(SETUP_STOP_GRACE)
-    except subprocess.TimeoutExpired:
-        code = None
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(child.pid, signal.SIGKILL)
-    return child.wait() if code is None else code
+    return proctree.stop_group(child, SETUP_STOP_GRACE, then_kill=True)
 
 
 def _gitdir_of(git_dir: str) -> str | None:

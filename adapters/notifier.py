@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lionrun.adapters import proctree
 from lionrun.application.ports import NoticeResult
 from lionrun.domain.notify import DEFAULT_TIMEOUT_SECONDS
 
@@ -44,7 +45,7 @@ class CommandNotifier:
         try:
             child.communicate(body, timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            _kill_group(child)
+            _kill_now(child)
             return _failed("timeout", f"no exit within {self.timeout:g}s; its process group was killed")
         code = child.returncode
         if code == 0:
@@ -69,10 +70,9 @@ def _failed(failure_class: str, error: str, exit_code: int | None = None) -> Not
     return NoticeResult(ok=False, exit_code=exit_code, error=error, failure_class=failure_class)
 
 
-def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+def _kill_now(child: subprocess.Popen[bytes]) -> None:
+    """The notify command ran past its timeout: its whole group is SIGKILLed, no grace."""
+    if not proctree.kill_group(child.pid, signal.SIGKILL):
         child.kill()
     child.wait()
 

@@ -97,7 +97,7 @@ class GroupSignaller:
         groups = session_groups(pgid)
         delivered = False
         for group in sorted((groups or set()) | {pgid}):
-            delivered = _killpg(group, SIGNALS[stop]) or delivered
+            delivered = proctree.kill_group(group, SIGNALS[stop]) or delivered
         return delivered
 
     def group_alive(self, pgid: int) -> bool:
@@ -105,13 +105,15 @@ class GroupSignaller:
         if pgid <= 1:
             return False
         groups = session_groups(pgid)
-        return bool(groups) if groups is not None else _killpg(pgid, 0)
+        return bool(groups) if groups is not None else proctree.kill_group(pgid, 0)
 
     def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
-                       spare_leader: bool = False, own_pids: bool = False) -> tuple[int, ...]:
+                       spare_leader: bool = False, own_pids: bool = False,
+                       confined: bool = False) -> tuple[int, ...]:
         """`own_pids`: the run's work ran in a PID namespace of its own (issue 36), so of what left
-        the leader's session only what lives in a nested namespace is the work's; what its broker
-        started outside it (a child run's runner, which is no process of this run) is spared."""
+        the leader's session only what lives in a nested namespace is the work's. `confined`: its
+        work was confined, so what its broker started for it (a child run's runner, no process of
+        this run) is spared (`proctree.brokered`)."""
         signum = SIGNALS[stop]
         # A live leader that is the run's own runner vouches for its whole session; without one,
         # each member must carry the run's tag itself (a rewritten record may name any session).
@@ -119,7 +121,7 @@ class GroupSignaller:
         tried: set[tuple[int, float | None]] = set()
         signalled: list[int] = []
         for _sweep in range(self.sweeps):
-            fresh = [m for m in members(incarnation, scan_session(incarnation.pid, run_id, own_pids) or ())
+            fresh = [m for m in members(incarnation, scan_session(incarnation.pid, run_id, own_pids, confined) or ())
                      if (m.pid, m.create_time) not in tried and m.pid != os.getpid()  # never li itself
                      and not (spare_leader and m.pid == incarnation.pid)]
             if not fresh:
@@ -176,18 +178,6 @@ def _signal_verified(incarnation: Incarnation, member: SessionMember, signum: in
         os.close(pidfd)
 
 
-def _killpg(pgid: int, signum: int) -> bool:
-    try:
-        os.killpg(pgid, signum)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # something is there, just not ours to signal
-    except OSError:
-        return False  # an impossible group (EINVAL): nothing was signalled
-    return True
-
-
 class ProcStat(NamedTuple):
     """The fields of /proc/<pid>/stat a session scan needs."""
 
@@ -204,12 +194,14 @@ class ProcStat(NamedTuple):
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def scan_session(sid: int, run_id: str | None = None, nested_only: bool = False) -> tuple[SessionMember, ...] | None:
+def scan_session(sid: int, run_id: str | None = None, nested_only: bool = False,
+                 confined: bool = False) -> tuple[SessionMember, ...] | None:
     """Every process whose session id is `sid`, plus whatever process holds pid `sid` — and, for
-    a run (`run_id`), every process that left that session but is still the run's: a descendant of
+    a run (`run_id`), every other process of the run (`proctree.run_processes`): a descendant of
     `sid` (the runner is a child subreaper, so what the work started stays under it) or a process
-    that carries the run's tag (LI_RUN_ID in the environment the kernel kept), started no earlier
-    than `sid`'s start. Those are marked `tagged`.
+    that carries the run's tag, started no earlier than `sid`. Those are marked `tagged`.
+    `nested_only`: of the descendants only what lives in the run's own PID namespace;
+    `confined`: what the run's broker started for its work is spared, as every stop spares it.
 
     Start times are computed as psutil computes create times (boot time plus start ticks), so
     they compare with the create time recorded at spawn. None when /proc cannot be read.
@@ -222,24 +214,28 @@ def scan_session(sid: int, run_id: str | None = None, nested_only: bool = False)
     found = [_as_member(pid, ProcStat(s[0], s[2], s[3], s[4]), boot) for pid, s in rows if s[3] == sid or pid == sid]
     if run_id is None:
         return tuple(found)
-    head = next((s for pid, s in rows if pid == sid), None)
-    since = head[4] if head is not None else 0
-    seen = {m.pid for m in found}
-    tag = f"{RUN_TAG}={run_id}".encode()
-    kin = proctree.kin(sid, ((pid, s[1]) for pid, s in rows)) if head is not None else set()
-    if nested_only:
-        kin = _in_own_pids(kin, seen, rows)
-    for pid, s in rows:
-        if pid in seen or proctree.zombie(s[0]) or s[4] < since:
-            continue
-        if nested_only and pid not in kin:
-            continue  # outside the run's PID namespace: not its work's (issue 36)
-        if pid in kin or proctree.carries(pid, tag):
-            found.append(SessionMember(pid, s[3], float(s[4]) / CLOCK_TICKS + boot, False, tagged=True))
+    sessions = {pid: s[3] for pid, s in rows}
+    others = _beyond_session(sid, run_id, rows, {m.pid for m in found}, nested_only, confined)
+    found += [SessionMember(pid, sessions[pid], float(ticks) / CLOCK_TICKS + boot, False, tagged=True)
+              for pid, ticks in others.items()]
     return tuple(found)
 
 
-def _in_own_pids(kin: set[int], members: set[int], rows: list[tuple[int, tuple[str, int, int, int, int]]]) -> set[int]:
+Rows = list[tuple[int, tuple[str, int, int, int, int]]]
+
+
+def _beyond_session(sid: int, run_id: str, rows: Rows, seen: set[int], nested_only: bool,
+                    confined: bool) -> dict[int, int]:
+    """The run's processes outside the session `seen` holds, started no earlier than `sid`."""
+    since = next((s[4] for pid, s in rows if pid == sid), 0)
+    cut = proctree.BROKER_MARK if confined else None
+    others = proctree.run_processes(sid, f"{RUN_TAG}={run_id}".encode(), since, cut, rows) or {}
+    own = _in_own_pids(set(others), seen, rows) if nested_only else None  # only its PID namespace's
+    return {pid: ticks for pid, ticks in others.items()
+            if pid not in seen and ticks >= since and (own is None or pid in own)}
+
+
+def _in_own_pids(kin: set[int], members: set[int], rows: Rows) -> set[int]:
     """Of the run's descendants, those in its work's PID namespace: the namespace's init (a
     process in a nested namespace whose parent is a member of the run's session) and what it
     started. A child run its broker started is a descendant too, with a work of its own in

@@ -23,6 +23,7 @@ import os
 TYPE_CHECKING = False  # typing is not imported at run time: the lean supervisor holds every import
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from typing import Any
 
     Stat = tuple[str, int, int, int, int]  # state, ppid, pgrp, session, start ticks
 
@@ -141,29 +142,117 @@ def zombie(state: str) -> bool:
     return state in ("Z", "X")
 
 
-def run_processes(head: int, tag: bytes | None, since: int = 0, cut: bytes | None = None) -> dict[int, int] | None:
+BROKER_MARK = b"LI_BROKER_MARK="  # what the run's broker starts carries it (adapters/broker.py)
+
+
+def run_processes(head: int, tag: bytes | None, since: int = 0, cut: bytes | None = None,
+                  rows: Iterable[tuple[int, Stat]] | None = None) -> dict[int, int] | None:
     """The live processes of a run other than `head`: pid -> start ticks. Each is a descendant of
-    `head`, or carries `tag` and started at or after `since` ticks. A descendant that leads a
-    session of its own and carries `cut` (the mark of what the run's head started for it: a child
-    run's detached runner, adapters/broker.py) is no process of the run, nor is what it started.
-    None when /proc is unreadable."""
-    rows = table()
+    `head`, or carries `tag` and started at or after `since` ticks. What the run's broker started
+    for its work (`brokered`, with `cut` the broker's mark) is no process of the run, nor is what
+    it started. `rows`: the process table already read (else /proc is read). None when /proc is
+    unreadable."""
     if rows is None:
-        return None
+        rows = table()
+        if rows is None:
+            return None
     stats = {pid: stat for pid, stat in rows if not zombie(stat[0])}
     parents = [(pid, stat[1]) for pid, stat in stats.items()]
     family = kin(head, parents)
     if cut is not None:
-        for pid in [pid for pid in family if stats[pid][3] == pid and carries(pid, cut)]:
+        for pid in [pid for pid in family if brokered(pid, stats[pid], head, cut)]:
             family.discard(pid)
             family -= kin(pid, parents)
     found = {pid: stats[pid][4] for pid in family}
     if tag is not None:
-        me = os.getpid()
-        for pid, stat in stats.items():
-            if pid not in found and pid not in (head, me) and stat[4] >= since and carries(pid, tag):
-                found[pid] = stat[4]
+        found.update(_tagged(stats, tag, since, found.keys() | {head, os.getpid()}))
     return found
+
+
+def _tagged(stats: dict[int, Stat], tag: bytes, since: int, but: set[int]) -> dict[int, int]:
+    """The processes (but `but`) that carry `tag` and started at or after `since` ticks."""
+    return {pid: stat[4] for pid, stat in stats.items()
+            if pid not in but and stat[4] >= since and carries(pid, tag)}
+
+
+def brokered(pid: int, stat: Stat, head: int, cut: bytes) -> bool:
+    """Whether the head's descendant `pid` is what the run's broker started for the work (a child
+    run's detached runner, adapters/broker.py): it leads a session of its own, lives in the head's
+    mount namespace (a confined work never does: it cannot return there) and carries the broker's
+    mark — `cut` exactly where the head knows its secret, or any mark when `cut` is `BROKER_MARK`
+    alone (`li job kill`, outside the head, of a run whose work was confined)."""
+    if stat[3] != pid:
+        return False
+    found = environment(pid)
+    if found is None:
+        return False
+    marked = any(entry.startswith(cut) for entry in found) if cut == BROKER_MARK else cut in found
+    return marked and _mount_namespace(pid) == _mount_namespace(head) is not None
+
+
+def _mount_namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/mnt")
+    except OSError:
+        return None
+
+
+def kill_group(pgid: int, signum: int) -> bool:
+    """Signal a process group this process started; whether something was there (a group that is
+    there but not ours to signal counts). The one process-group signal of li's stops."""
+    if pgid <= 1:
+        return False  # 0 is the caller's own group, 1 is init's: never a run's
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False  # an impossible group (EINVAL): nothing was signalled
+    return True
+
+
+class RunTree:
+    """The processes of a run as its head (the full runner, or the lean supervisor in its place)
+    sees them: every process of the run besides the head (`run_processes`: its descendants, what
+    carries the run's tag), less what the run's broker started for its work (`cut`: the broker's
+    mark, set once the broker is up). The one home of a run's stops: `li job kill` scans the same
+    way from outside (`adapters/processes.py`), with the broker's cut where the work was confined."""
+
+    def __init__(self, tag: bytes | None, cut: bytes | None = None) -> None:
+        self.head = os.getpid()
+        own = stat_of(str(self.head))
+        self.since = own[4] if own is not None else 0
+        self.tag = tag
+        self.cut = cut
+
+    def alive(self) -> dict[int, int]:
+        return run_processes(self.head, self.tag, self.since, self.cut) or {}
+
+    def signal(self, signum: int, groups: Iterable[int] = ()) -> None:
+        """The process groups of the run's legs first (a leg's own process included), then every
+        other process of the run, each verified (`signal_all`)."""
+        for pgid in groups:
+            kill_group(pgid, signum)
+        signal_all(self.alive(), signum)
+
+
+def stop_group(child: Any, grace: float, then_kill: bool = False) -> int:
+    """Stop a process group this process started (`child`: its leader, a `subprocess.Popen`):
+    SIGTERM, then SIGKILL after `grace` seconds if its leader still lives (and at once when
+    `then_kill`: what the leader left in its group goes too); its leader's exit status."""
+    import signal
+    import subprocess
+
+    kill_group(child.pid, signal.SIGTERM)
+    try:
+        code: int | None = child.wait(grace)
+    except subprocess.TimeoutExpired:
+        code = None
+    if code is None or then_kill:
+        kill_group(child.pid, signal.SIGKILL)
+    return int(child.wait()) if code is None else code
 
 
 def signal_all(found: dict[int, int], signum: int) -> int:

@@ -21,10 +21,10 @@ from typing import IO, Any
 from lionrun.adapters import proctree
 from lionrun.application.ports import Held, LegLaunch, Provider, ProviderResult
 from lionrun.domain.agents import AgentCli, agent, agents
+from lionrun.domain.evidence import KILL_GRACE
 from lionrun.domain.run import RUN_TAG
 from lionrun.domain.transcript import IDLE_TIMEOUT, end_reason, outcome
 
-KILL_GRACE = 2.0
 IDLE_SAID = "li runner: no event from the agent for {seconds:g} s; stopping it\n"  # the lean supervisor's too
 PUMP_JOIN = 5.0
 
@@ -51,15 +51,15 @@ class ChildGroups:
         self.on_first_leg: Callable[[], None] | None = None
         self._run_id = run_id
 
-    def _tree(self) -> dict[int, int]:
-        """The run's processes besides this one; none outside a run (a process with no LI_RUN_ID,
+    def _run_tree(self) -> proctree.RunTree | None:
+        """The run's processes besides this one; None outside a run (a process with no LI_RUN_ID,
         such as a test driving providers in-process, has no run whose processes these would be)."""
         run_id = self._run_id or os.environ.get(RUN_TAG)
-        if not run_id:
-            return {}
-        tag = f"{RUN_TAG}={run_id}".encode()
-        own = proctree.stat_of(str(os.getpid()))
-        return proctree.run_processes(os.getpid(), tag, own[4] if own else 0, self.cut) or {}
+        return proctree.RunTree(f"{RUN_TAG}={run_id}".encode(), self.cut) if run_id else None
+
+    def _tree(self) -> dict[int, int]:
+        tree = self._run_tree()
+        return tree.alive() if tree is not None else {}
 
     def stop_strays(self, say: Callable[[str], None] | None = None, grace: float = KILL_GRACE,
                     leg: str | None = None) -> None:
@@ -106,7 +106,7 @@ class ChildGroups:
         with self._lock:
             self._groups.add(pgid)
             if self.cancelled:
-                _kill_group(pgid, signal.SIGTERM)
+                proctree.kill_group(pgid, signal.SIGTERM)
             first, self.on_first_leg = self.on_first_leg, None
         if first is not None:
             first()
@@ -120,9 +120,7 @@ class ChildGroups:
         with self._lock:
             self.cancelled = True
             groups = set(self._groups)
-        for pgid in groups:
-            _kill_group(pgid, signal.SIGTERM)
-        proctree.signal_all(self._tree(), signal.SIGTERM)
+        self._signal(groups, signal.SIGTERM)
         reaper = threading.Timer(KILL_GRACE, self._kill_rest)
         reaper.daemon = True  # never keeps a cancelled runner alive
         reaper.start()
@@ -130,14 +128,16 @@ class ChildGroups:
     def _kill_rest(self) -> None:
         with self._lock:
             groups = set(self._groups)
+        self._signal(groups, signal.SIGKILL)
+
+    def _signal(self, groups: set[int], signum: int) -> None:
+        """The legs' groups, then every other process of the run (none outside a run)."""
+        tree = self._run_tree()
+        if tree is not None:
+            tree.signal(signum, groups)
+            return
         for pgid in groups:
-            _kill_group(pgid, signal.SIGKILL)
-        proctree.signal_all(self._tree(), signal.SIGKILL)
-
-
-def _kill_group(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
+            proctree.kill_group(pgid, signum)
 
 
 class ChildRun:
@@ -211,12 +211,7 @@ class ChildRun:
                 elif deadline is None or now < deadline:
                     continue
             timed_out = True
-            _kill_group(child.pid, signal.SIGTERM)
-            try:
-                child.wait(timeout=KILL_GRACE)
-            except subprocess.TimeoutExpired:
-                _kill_group(child.pid, signal.SIGKILL)
-                child.wait()
+            proctree.stop_group(child, KILL_GRACE)
         self.groups.discard(child.pid)  # what it left running is stopped before its output is awaited
         self.groups.stop_strays(console.say, leg=leg)
         for pump in pumps:

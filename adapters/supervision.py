@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from lionrun.adapters.fs_store import RECORD
 from lionrun.adapters.providers import (
     IDLE_SAID,
-    KILL_GRACE,
     PUMP_JOIN,
     close_all,
     script_descriptor,
 )
 from lionrun.application.work import KILL_SEEN, LeanHandover
+from lionrun.domain.evidence import KILL_GRACE
 from lionrun.domain.run import RUN_TAG
 from lionrun.domain.untrusted import RECORD_MAX_BYTES
 

@@ -228,33 +228,6 @@ def _failed_start(spec: Spec, report: bytes) -> str:
     return f"li runner: could not start {spec['argv'][0]}: [Errno {code}] {os.strerror(code)}: {name!r}\n"
 
 
-def _signal_group(pgid: int, signum: int) -> None:
-    try:  # noqa: SIM105 - contextlib is memory this process does not need
-        os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-class Tree:
-    """Every process of the run besides this one: its descendants (this process is a child
-    subreaper, so what left the leg's session or group stays one) and what carries the run's tag."""
-
-    def __init__(self, tag: str | None, cut: str | None = None) -> None:
-        self.me = os.getpid()
-        own = proctree.stat_of(str(self.me))
-        self.since = own[4] if own is not None else 0
-        self.tag = tag.encode() if tag else None
-        self.cut = cut.encode() if cut else None  # what the broker started for the work is not the run's
-
-    def alive(self) -> dict[int, int]:
-        return proctree.run_processes(self.me, self.tag, self.since, self.cut) or {}
-
-    def signal(self, pgid: int, signum: int) -> None:
-        """The leg's group, then every other process of the run."""
-        _signal_group(pgid, signum)
-        proctree.signal_all(self.alive(), signum)
-
-
 def _arm_signals() -> int:
     """SIGTERM noted, SIGCHLD and SIGTERM wake the loop through the descriptor returned; a SIGTERM
     kept pending until now arrives here."""
@@ -291,7 +264,7 @@ def _drain(fd: int) -> None:
         pass
 
 
-class Supervision:
+class LegWatch:
     """The watch over a started leg, one turn of the loop at a time: its output pumped to the
     console, its stops (SIGTERM, a recorded kill request, the timeout, the idle timeout) and, once
     its own process ended, what of the run it left running."""
@@ -307,7 +280,9 @@ class Supervision:
         self.broker_fd = int(confine["broker_fd"]) if confine.get("broker_fd") else None
         if self.broker_fd is not None:
             os.set_inheritable(self.broker_fd, False)  # never into the finisher
-        self.tree = Tree(spec.get("run_tag"), f"LI_BROKER_MARK={confine['mark']}" if confine.get("mark") else None)
+        tag, mark = spec.get("run_tag"), confine.get("mark")
+        self.tree = proctree.RunTree(tag.encode() if tag else None,
+                                     proctree.BROKER_MARK + mark.encode() if mark else None)
         timeout = spec["timeout"]
         self.deadline = None if timeout is None else began + timeout
         self.idle_for = spec.get("idle_timeout")  # an agent CLI that writes nothing this long is stopped
@@ -346,7 +321,7 @@ class Supervision:
         return os.waitstatus_to_exitcode(self.status), timed_out, self.cancelled, began
 
     def _stop(self, now: float) -> float:
-        self.tree.signal(self.pid, signal.SIGTERM)
+        self.tree.signal(signal.SIGTERM, (self.pid,))
         return now + self.grace
 
     def _reap(self, now: float) -> None:
@@ -404,7 +379,7 @@ class Supervision:
             self.timed_out = self.idle = True
             self.kill_at = self._stop(now)
         if self.kill_at is not None and now >= self.kill_at:
-            self.tree.signal(self.pid, signal.SIGKILL)
+            self.tree.signal(signal.SIGKILL, (self.pid,))
             self.kill_at = None
 
     def _wait(self, now: float) -> float:
@@ -462,7 +437,7 @@ def supervise(spec: Spec) -> tuple[int | None, str, bool, float]:
         os.close(err_r)
         _write_all(LI_LOG, _failed_start(spec, report).encode())
         return 127, "0", False, began
-    run = Supervision(spec, pid, out_r, err_r, wake_r, began)
+    run = LegWatch(spec, pid, out_r, err_r, wake_r, began)
     while not run.turn():
         pass
     return run.outcome(began)
@@ -503,7 +478,7 @@ def main(argv: list[str]) -> int:
         os.close(spec["folder_fd"])
     confine = spec.get("confine") or {}
     if confine.get("mark"):  # the finisher's last stop spares the broker's children too
-        os.environ["LI_BROKER_CUT"] = f"LI_BROKER_MARK={confine['mark']}"
+        os.environ["LI_BROKER_CUT"] = (proctree.BROKER_MARK + confine["mark"].encode()).decode()
     finish = [*spec["finish"], "--finish", spec["run_id"], str(spec["capture_fd"]),
               "-" if code is None else str(code), timed_out, str(int(cancelled)),
               repr(spec["began"]), repr(leg_began)]

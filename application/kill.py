@@ -13,6 +13,7 @@ from lionrun.application.ports import (
     RunNotFound,
     RunRecords,
     Signaller,
+    Stop,
     StoreBusy,
     StoreRefused,
 )
@@ -22,6 +23,7 @@ from lionrun.domain.evidence import (
     CLUSTER_UNREACHABLE,
     JOB_ALIVE,
     JOB_QUEUED,
+    KILL_GRACE,
     may_request,
     may_signal,
 )
@@ -32,11 +34,12 @@ from lionrun.domain.vocabulary import (
     PID_NAMESPACE,
     REQUESTED,
     SIGNALLED,
+    STORE_HIDDEN,
     KillAction,
 )
 from lionrun.domain.wire import KillData
 
-KILL_GRACE_DEFAULT: Final = 3.0
+KILL_GRACE_DEFAULT: Final = KILL_GRACE  # the one grace of a run's stops (domain/evidence.py)
 # After the grace and the work's SIGKILL, how long the run's own runner may still take to record
 # the end before it is SIGKILLed too (a lean run's finisher starts an interpreter for it).
 RUNNER_END_SECONDS: Final = 5.0
@@ -221,14 +224,19 @@ class Killer:
         for: a lean run's runner starts a fresh interpreter for that once its work has stopped.
         """
         own = run.processes == PID_NAMESPACE  # its work's processes are its namespace's (issue 36)
-        if not self.signaller.signal_session(run.run_id, incarnation, "terminate", own_pids=own):
+        confined = run.confinement == STORE_HIDDEN  # what its broker started for it is another run's
+
+        def stop(how: Stop, spare_leader: bool = False) -> tuple[int, ...]:
+            return self.signaller.signal_session(run.run_id, incarnation, how, spare_leader, own, confined)
+
+        if not stop("terminate"):
             return False
         self._wait_while_alive(run, self.grace)
         if self._lives(run):  # re-scanned, re-verified
-            self.signaller.signal_session(run.run_id, incarnation, "kill", spare_leader=True, own_pids=own)
+            stop("kill", spare_leader=True)
             self._wait_while_alive(run, self.runner_end)
             if self._lives(run):
-                self.signaller.signal_session(run.run_id, incarnation, "kill", own_pids=own)
+                stop("kill")
         return True
 
     def _wait_while_alive(self, run: Run, seconds: float) -> None:

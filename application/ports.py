@@ -330,7 +330,8 @@ class Signaller(Protocol):
         ...
 
     def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
-                       spare_leader: bool = False, own_pids: bool = False) -> tuple[int, ...]:
+                       spare_leader: bool = False, own_pids: bool = False,
+                       confined: bool = False) -> tuple[int, ...]:
         """Signal every live member of run `run_id`'s session (but its leader, the runner, when
         `spare_leader`); the pids signalled.
 

@@ -19,6 +19,10 @@ from msgspec import Struct
 from lionrun.domain.run import Incarnation
 
 CREATE_TIME_TOLERANCE = 0.1  # seconds; psutil create times are exact to the clock tick
+# Seconds between a stop's SIGTERM and its SIGKILL, for every stop of a run's processes: `li job
+# kill` (its default; LI_KILL_GRACE sets another), the timeout, the idle timeout, a cancel and
+# what the work left running, in the full runner and the lean supervisor alike.
+KILL_GRACE = 3.0
 
 # Conclusive findings: the recorded process is established gone.
 PID_ABSENT = "pid_absent"

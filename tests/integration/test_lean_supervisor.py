@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 
 from lionrun.adapters.fs_store import RECORD
-from lionrun.adapters.providers import KILL_GRACE, PUMP_JOIN, script_descriptor
+from lionrun.adapters.providers import PUMP_JOIN, script_descriptor
 from lionrun.adapters.supervision import SUPERVISOR, captured_lines
 from lionrun.application.work import KILL_SEEN
+from lionrun.domain.evidence import KILL_GRACE
 from lionrun.domain.untrusted import RECORD_MAX_BYTES
 
 FINISHER = textwrap.dedent("""

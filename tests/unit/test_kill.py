@@ -250,7 +250,8 @@ class RunnerRecordsItsEnd(RecordingSignaller):
         self.world, self.after, self.ends_at = world, after, None
 
     def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
-                       spare_leader: bool = False, own_pids: bool = False) -> tuple[int, ...]:
+                       spare_leader: bool = False, own_pids: bool = False,
+                       confined: bool = False) -> tuple[int, ...]:
         if stop == "terminate" and self.ends_at is None:
             self.ends_at = self.world.clock.monotonic() + self.after
         return super().signal_session(run_id, incarnation, stop, spare_leader)
@@ -313,7 +314,8 @@ class Vanishing(RecordingSignaller):
         self.then = then
 
     def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
-                       spare_leader: bool = False, own_pids: bool = False) -> tuple[int, ...]:
+                       spare_leader: bool = False, own_pids: bool = False,
+                       confined: bool = False) -> tuple[int, ...]:
         for pid in list(self.prober.processes):
             self.prober.kill(pid)
         if self.then is not None:
@@ -378,3 +380,33 @@ def test_a_preparing_run_that_started_meanwhile_is_killed_as_a_started_one(world
     answer = Killer(Attaching(), world.container.reads.observer(), signaller, world.clock).kill(run.run_id)
     assert answer["action"] == "signalled" and sent(signaller) == [(RUNNER, "terminate")]
     assert world.store.read(run.run_id).kill_requested_at is not None
+
+
+class ScopeRecorder(DyingSignaller):
+    """Notes the scope each sweep was asked for: (own PID namespace, confined work)."""
+
+    def __init__(self, prober: ScriptedProber) -> None:
+        super().__init__(prober, fatal=("kill",))
+        self.scopes: list[tuple[Stop, bool, bool]] = []
+
+    def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
+                       spare_leader: bool = False, own_pids: bool = False,
+                       confined: bool = False) -> tuple[int, ...]:
+        self.scopes.append((stop, own_pids, confined))
+        return super().signal_session(run_id, incarnation, stop, spare_leader, own_pids, confined)
+
+
+@pytest.mark.parametrize(("fields", "scope"), [
+    ({"confinement": "store_hidden", "processes": "shared"}, (False, True)),
+    ({"confinement": "store_hidden", "processes": "pid_namespace"}, (True, True)),
+    ({"confinement": "none", "processes": None}, (False, False)),
+    ({}, (False, False)),
+])
+def test_every_sweep_of_a_confined_run_spares_what_its_broker_started(world, fields, scope) -> None:
+    """Issue 44: the child runs a confined work submitted through its broker are no processes of
+    it; every sweep of the kill (the SIGTERM, and each SIGKILL after it) says so to the signaller."""
+    run = live_run(world, **fields)
+    signaller = ScopeRecorder(world.prober)
+    assert killer(world, signaller, grace=1.0).kill(run.run_id)["action"] == "signalled"
+    assert [s[0] for s in signaller.scopes][:2] == ["terminate", "kill"]
+    assert {s[1:] for s in signaller.scopes} == {scope}
