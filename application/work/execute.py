@@ -23,6 +23,7 @@ from lionrun.application.work.parts import (
     Workspace,
     failure_text,
     idle_timeout_of,
+    leg_environment,
 )
 from lionrun.application.work.state import WorkState
 from lionrun.domain.budget import BUDGET_EXCEEDED
@@ -143,8 +144,9 @@ class Executing(WorkState):
         if remaining is not None and remaining <= 0:
             return LegOutcome(leg, "timed_out", "timeout")
         provider = self.providers[leg.model.provider]
-        result = provider.run(prompt, leg.model.model, self._leg_cwd(request, leg), {**env, "LI_LEG_ID": leg.id},
-                              console, remaining, extra=self._arguments(request, leg.model.provider),
+        cwd = self._leg_cwd(request, leg)
+        result = provider.run(prompt, leg.model.model, cwd, leg_environment(env, leg, cwd), console, remaining,
+                              extra=self._arguments(request, leg.model.provider),
                               idle_timeout=idle_timeout_of(request, leg))
         status, reason = leg_status(result, self.cancelled)
         if self._spent() and not self.cancelled:

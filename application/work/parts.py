@@ -26,6 +26,13 @@ ArtifactNames = Availability[list[str]]
 UNWRITABLE = "unwritable"  # an answer a leg gave could not be written under artifacts/
 
 
+def leg_environment(env: Mapping[str, str], leg: Leg, cwd: str) -> dict[str, str]:
+    """What a leg's process starts with: the run's environment, its leg id, and `PWD` naming the
+    folder it starts in, so a CLI that trusts `$PWD` over `getcwd()` (OpenCode does) works where li
+    started it, never in the folder an inherited `PWD` names."""
+    return {**env, "LI_LEG_ID": leg.id, "PWD": cwd}
+
+
 def no_hook(run: Run) -> None:
     """The default after-end hook: nothing to deliver."""
 

@@ -82,6 +82,7 @@ def test_an_answer_becomes_response_md_and_the_run_completes_succeeded(world) ->
     assert world.store.read_text(run_id, "artifacts/response.md") == "claude: do it"
     assert registry["claude"].calls[0][:2] == ("do it", "opus")
     assert registry["claude"].calls[0][2]["LI_LEG_ID"] == "main"
+    assert registry["claude"].calls[0][2]["PWD"] == "/tmp"  # the folder it starts in, whatever PWD li had
     assert console == "running do it\n"  # the work's bytes, exactly
     assert said == "li runner: completed\n"
 
