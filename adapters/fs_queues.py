@@ -10,7 +10,7 @@ Nothing here is a counter a dead process leaves behind: a waiter's entry and a s
 an open file's `flock`, which the kernel releases when the last descriptor of it closes (the
 runner exits, or is SIGKILLed). A waiter whose entry lock is free is gone and its entry is
 removed by whoever notices; a slot whose lock is free is free. Every name is opened relative to
-a folder descriptor, never through a link, folders 0700 and files 0600 (adapters/confined.py);
+a folder descriptor, never through a link, folders 0700 and files 0600 (adapters/safe_open.py);
 the store's home is kept from the work (issue 25), so the work cannot reach these files.
 """
 
@@ -22,8 +22,9 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
-from lionrun.adapters.confined import (
-    NotConfined,
+from lionrun.adapters.fs_store import require_owner
+from lionrun.adapters.safe_open import (
+    UnsafeEntry,
     closing,
     make_folder,
     open_file,
@@ -31,7 +32,6 @@ from lionrun.adapters.confined import (
     read_file,
     write_atomic,
 )
-from lionrun.adapters.fs_store import require_owner
 from lionrun.application.ports import Held, QueueBroken, StoreBusy, StoreRefused, Waiting
 from lionrun.domain.queue import (
     QueueSettings,
@@ -96,7 +96,7 @@ class FsQueues:
                         yield folder
         except FileNotFoundError:
             yield None
-        except NotConfined as exc:
+        except UnsafeEntry as exc:
             raise StoreRefused(f"the queue {name}: {exc.detail}") from None
         except OSError as exc:
             raise StoreRefused(f"the queue {name} cannot be used: {exc.strerror or exc}") from exc

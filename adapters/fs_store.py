@@ -4,7 +4,7 @@ A run's work is untrusted and can replace anything in and beside its run folder.
 goes through descriptors: `$LI_HOME` (the user's own setting, the only path ever followed), then
 `runs/` and the run folder opened with `O_DIRECTORY|O_NOFOLLOW`, then each file relative to the
 folder's descriptor with `O_NOFOLLOW|O_NONBLOCK`, checked by `fstat` and read with a size bound
-(`adapters/confined.py`). Nothing outside the store is read, written or locked because of what is
+(`adapters/safe_open.py`). Nothing outside the store is read, written or locked because of what is
 inside it. Folders are created 0700 and files 0600, whatever the umask.
 """
 
@@ -20,9 +20,9 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext, supp
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from lionrun.adapters.confined import (
+from lionrun.adapters.safe_open import (
     FOLDER_MODE,
-    NotConfined,
+    UnsafeEntry,
     closing,
     list_tree,
     make_folder,
@@ -178,7 +178,7 @@ class FsRunStore:
         except FileNotFoundError:
             os.close(runs)
             raise RunNotFound(run_id) from None
-        except NotConfined as exc:  # the run folder was replaced by a link or a file
+        except UnsafeEntry as exc:  # the run folder was replaced by a link or a file
             os.close(runs)
             raise RecordUnusable(exc.reason_code, f"the run folder: {exc.detail}") from None
         except OSError as exc:
@@ -322,7 +322,7 @@ class FsRunStore:
             raise _refusal(f"cannot write {name}: {_why(exc)}", exc) from exc
 
     def read_text(self, run_id: str, name: str) -> str:
-        """A run file's text; OSError (NotConfined for a link, FIFO or an oversized file) when unusable."""
+        """A run file's text; OSError (UnsafeEntry for a link, FIFO or an oversized file) when unusable."""
         *folders, leaf = _parts(name)
         with self._run(run_id) as (_, folder), _descend(folder, folders, create=False) as inner:
             return read_file(leaf, inner, TEXT_MAX_BYTES).decode("utf-8", "surrogateescape")
@@ -375,7 +375,7 @@ class FsRunStore:
     def console_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
         """Up to `limit` console bytes from `offset`, and the console's size now (for follow loops).
 
-        Raises OSError (NotConfined for a planted link or FIFO) when there is no console to read.
+        Raises OSError (UnsafeEntry for a planted link or FIFO) when there is no console to read.
         """
         return self._bytes(run_id, CONSOLE, offset, limit)
 
@@ -614,13 +614,13 @@ def _not_read(label: str, exc: BaseException, missing: str = "does not exist") -
     an unusable record, untrusted bytes) with its own reason, or else unreadable."""
     if isinstance(exc, FileNotFoundError):
         return MISSING, f"{label} {missing}"
-    if isinstance(exc, NotConfined | RecordUnusable | Untrusted):
+    if isinstance(exc, UnsafeEntry | RecordUnusable | Untrusted):
         return exc.reason_code, f"{label}: {exc.detail}"
     return UNREADABLE, f"{label}: {_why(exc)}"
 
 
 def _why(exc: BaseException) -> str:
-    if isinstance(exc, NotConfined | RecordUnusable):
+    if isinstance(exc, UnsafeEntry | RecordUnusable):
         return exc.detail
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
@@ -632,7 +632,7 @@ def _read_record(folder: int, run_id: str) -> Run:
         raw = read_file(RECORD, folder, RECORD_MAX_BYTES)
     except FileNotFoundError:
         raise RunNotFound(run_id) from None
-    except NotConfined as exc:
+    except UnsafeEntry as exc:
         raise RecordUnusable(exc.reason_code, f"{RECORD}: {exc.detail}") from None
     except OSError as exc:
         raise RecordUnusable(UNREADABLE, f"{RECORD}: {_why(exc)}") from None
@@ -644,7 +644,7 @@ def _open_lock(folder: int) -> int:
     empty folder) is taken away first: the name is the store's, and its target is never touched."""
     try:
         return open_file(LOCK, folder, os.O_RDWR | os.O_CREAT)
-    except NotConfined:
+    except UnsafeEntry:
         with suppress(OSError):  # unlinkat never follows a link
             os.unlink(LOCK, dir_fd=folder)
         with suppress(OSError):  # an empty folder planted there
@@ -661,7 +661,7 @@ def _open_key_lock(keys: int, name: str) -> int:
     """A key's lock file (a regular file; anything planted in its place is taken away first)."""
     try:
         return open_file(name, keys, os.O_RDWR | os.O_CREAT)
-    except NotConfined:
+    except UnsafeEntry:
         with suppress(OSError):
             os.unlink(name, dir_fd=keys)
         return open_file(name, keys, os.O_RDWR | os.O_CREAT)

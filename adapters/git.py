@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from lionrun.adapters import confined, proctree
+from lionrun.adapters import proctree, safe_open
 from lionrun.application.ports import Committed, GitRefused, Repository
 from lionrun.domain.evidence import KILL_GRACE
 from lionrun.domain.run import the_works_environment
@@ -469,7 +469,7 @@ def _gitdir_of(git_dir: str) -> str | None:
     except OSError:
         return None
     try:
-        return confined.read_file("gitdir", folder, 1 << 16).decode("utf-8", "surrogateescape").strip()
+        return safe_open.read_file("gitdir", folder, 1 << 16).decode("utf-8", "surrogateescape").strip()
     except (OSError, ValueError):
         return None
     finally:
@@ -498,9 +498,9 @@ def _copy_regular(repository: str, worktree: str, relative: str) -> bool:
     try:
         source_dir = _folder_below(repository, parts[:-1], opened, make=False)
         target_dir = _folder_below(worktree, parts[:-1], opened, make=True)
-        source = confined.open_file(parts[-1], source_dir)
+        source = safe_open.open_file(parts[-1], source_dir)
         opened.append(source)
-        target = confined.open_file(parts[-1], target_dir, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        target = safe_open.open_file(parts[-1], target_dir, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         opened.append(target)
         made = (parts[-1], target_dir)
         while chunk := os.read(source, 1 << 20):
@@ -510,7 +510,7 @@ def _copy_regular(repository: str, worktree: str, relative: str) -> bool:
         os.fchmod(target, stat.S_IMODE(os.fstat(source).st_mode))
         made = None
         return True
-    except OSError:  # confined.NotConfined too: a link, a FIFO, a second name
+    except OSError:  # safe_open.UnsafeEntry too: a link, a FIFO, a second name
         if made is not None:
             with contextlib.suppress(OSError):
                 os.unlink(made[0], dir_fd=made[1])
@@ -526,7 +526,7 @@ def _folder_below(root: str, names: list[str], opened: list[int], make: bool) ->
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     opened.append(fd)
     for name in names:
-        fd = confined.make_folder(name, fd) if make else confined.open_folder(name, fd)
+        fd = safe_open.make_folder(name, fd) if make else safe_open.open_folder(name, fd)
         opened.append(fd)
     return fd
 

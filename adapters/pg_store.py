@@ -30,8 +30,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lionrun.adapters.clocks import SystemClock
-from lionrun.adapters.confined import (
-    NotConfined,
+from lionrun.adapters.processes import host_facts
+from lionrun.adapters.safe_open import (
+    UnsafeEntry,
     closing,
     list_tree,
     make_folder,
@@ -41,7 +42,6 @@ from lionrun.adapters.confined import (
     read_span,
     write_atomic,
 )
-from lionrun.adapters.processes import host_facts
 from lionrun.application.outage import OUTAGE_SECONDS_DEFAULT, Outage
 from lionrun.application.ports import (
     Held,
@@ -893,7 +893,7 @@ class PgRunStore:
                 entries = list_tree(root, where)
         except FileNotFoundError:
             return Availability.unavailable(NOT_YET_WRITTEN, "artifacts/ is stored when the work ends")
-        except NotConfined as exc:
+        except UnsafeEntry as exc:
             return Availability.unavailable(exc.reason_code, f"artifacts/: {exc.detail}")
         except OSError as exc:
             return Availability.unavailable(UNREADABLE, f"artifacts/: {exc}")
@@ -910,7 +910,7 @@ class PgRunStore:
         """The work has ended: list its spooled folder (links never followed) and store the listing,
         with each regular file's bytes up to ARTIFACT_BODY_MAX; a larger one is listed unavailable.
 
-        Raises OSError (NotConfined for a planted folder) or StoreRefused; the spool is removed
+        Raises OSError (UnsafeEntry for a planted folder) or StoreRefused; the spool is removed
         once the listing is stored.
         """
         self._move_spooled(_checked(run_id))  # the console is whole in the store before the end is

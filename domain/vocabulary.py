@@ -98,7 +98,7 @@ FAILURE_CLASSES: Final[tuple[FailureClass, ...]] = get_args(FailureClass)
 # Why `li job prune` / `li job rm` kept a run (application/prune.py names each).
 KEPT_REASONS: Final = ("not_ended", "ended_recently", "notice_in_flight", "record_unusable", "no_record",
                        "busy", "remove_failed", "worktree_kept")
-# One entry of a run's artifacts listing (adapters/confined.py).
+# One entry of a run's artifacts listing (adapters/safe_open.py).
 ARTIFACT_TYPES: Final = ("file", "symlink", "fifo", "socket", "device", "hardlink", "folder", "other")
 # Why a queue starts no run.
 PAUSED_REASONS: Final = ("paused", "provider_rate_limited")
