@@ -125,7 +125,7 @@ class ScriptedSpawner:
 
 
 class ScriptedCluster:
-    """A Slurm cluster as scripted (issue 17): `submit` hands out job ids 1, 2, …; each job's state is
+    """A Slurm cluster as scripted: `submit` hands out job ids 1, 2, …; each job's state is
     set with `state(job_id, STATE)`; `reachable = False` makes every question unanswerable.
 
     `submitted` keeps each BatchRequest, `cancels` each (job id, terminate) asked for.

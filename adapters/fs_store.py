@@ -70,13 +70,13 @@ MANIFEST = "manifest.json"
 # A removed run's folder is first renamed to `runs/.trash-<run_id>-<hex>` (never a run id, so no
 # reader lists it) and deleted after its lock is released; a leftover from a crash is swept later.
 TRASH = ".trash-"
-# In a run's confined work `$LI_HOME` is an empty tmpfs holding this one file (issue 25): an `li`
+# In a run's confined work `$LI_HOME` is an empty tmpfs holding this one file: an `li`
 # the work runs answers that the store is hidden from it, never that it holds no runs.
 HIDDEN = ".li-store-hidden"
-HIDDEN_SAID = ("the store is hidden from this run's work (issue 25): an li inside a confined run cannot "
+HIDDEN_SAID = ("the store is hidden from this run's work: an li inside a confined run cannot "
                "reach it; submit the run with --confine off if its work must")
 LOCK_POLL_MAX = 0.05
-# Issue 39: `$LI_HOME/keys/<sha256 of the key>.json` names the run an idempotency key started
+# Idempotency keys: `$LI_HOME/keys/<sha256 of the key>.json` names the run an idempotency key started
 # (created O_EXCL: one run per key); `<sha256>.lock` is the key's turn (flock, let go by the
 # kernel when its holder dies). A key whose run folder is gone names nothing.
 KEYS = "keys"
@@ -87,7 +87,7 @@ KEY_MAX_BYTES = 4096
 def require_owner(home: str) -> None:
     """NotStoreOwner unless this process's effective uid owns `home` (a store not made yet is the
     maker's): every write to a store goes through here first, so a reader of another user's store
-    (root included) never leaves a file, a reap, a lock or a notice behind (issue 25)."""
+    (root included) never leaves a file, a reap, a lock or a notice behind."""
     try:
         owner = os.stat(home).st_uid
     except OSError:
@@ -449,7 +449,7 @@ class FsRunStore:
             return Availability.unavailable(MALFORMED, f"{MANIFEST} is not a JSON object")
         return Availability.of(data)
 
-    # -- idempotency keys (issue 39) ---------------------------------------------------------------
+    # -- idempotency keys ---------------------------------------------------------------
 
     @contextmanager
     def holding_key(self, key: str) -> Iterator[None]:
@@ -589,7 +589,7 @@ def _hidden(home: int) -> bool:
 
 def _refusal(message: str, exc: BaseException) -> StoreRefused:
     """A write the store refused: a full disk or quota (ENOSPC, EDQUOT) is an outage that may pass
-    (StoreUnavailable: the runner waits it out, keeping the end in memory, issue 25); else a refusal."""
+    (StoreUnavailable: the runner waits it out, keeping the end in memory); else a refusal."""
     import errno
 
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):

@@ -1,4 +1,4 @@
-"""The real `git`, run as a subprocess, behind the GitWorktrees port (issue 28).
+"""The real `git`, run as a subprocess, behind the GitWorktrees port.
 
 Every command that writes (worktree add/remove, commit, branch -D, apply) holds an exclusive
 `flock` on `<git common dir>/li-worktrees.lock` for the repository, so two runs ending at once
@@ -6,7 +6,7 @@ in one repository never race git's own lock files (index.lock, ref locks, worktr
 file git left behind is retried a few times before it is reported. `gc.auto` is off for li's
 commits: no run pays for (or races) a repack.
 
-Every process li's git starts runs with the store hidden (issue 25), as a run's work does: a
+Every process li's git starts runs with the store hidden, as a run's work does: a
 repository's config and attributes are the work's to write (its worktree's git dir is inside the
 repository), and name programs git runs — `core.fsmonitor`, a `filter.*.clean` driver, a
 `diff.external`, `gpg.program`. li's git, run at a run's end, for `li job diff`, `apply` or `rm`,
@@ -55,7 +55,7 @@ _LOCKED = ("index.lock", "cannot lock ref", "Unable to create", ".lock': File ex
 
 
 # What li's own git never runs, whatever a repository's config (which the work can write, its
-# worktree's git dir being inside the repository) or the work's attributes name (issue 36): hooks,
+# worktree's git dir being inside the repository) or the work's attributes name: hooks,
 # the file-system monitor, pagers and editors, credential and signing programs, ssh and proxies.
 # `core.fsmonitor` takes a boolean or a command: false turns it off on every git li has met.
 SAFE_CONFIG = (
@@ -130,7 +130,7 @@ class Git:
 
     def _entering(self, cwd: str, confined: bool = True) -> tuple[str | None, Callable[[], None] | None]:
         """(Popen's cwd, its pre-exec step): confined, the child enters `cwd` only after the store
-        is hidden (issue 36), else Popen enters it as usual."""
+        is hidden, else Popen enters it as usual."""
         step = self.pre_exec() if confined else None
         if step is None:
             return cwd, None
@@ -291,7 +291,7 @@ class Git:
         return code
 
     def ensure_own(self, worktree: str, repository: str, branch: str) -> None:
-        """GitRefused(why) unless `worktree` is still the worktree li made (issue 36): a folder (no
+        """GitRefused(why) unless `worktree` is still the worktree li made: a folder (no
         link) at its own real path under the repository's git dir, whose git dir is its own
         (`<common dir>/worktrees/...`, pointing back at it), of that repository, on `branch`. A
         work that put a link to the person's checkout in its place, or pointed its `.git` or HEAD

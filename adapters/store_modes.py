@@ -12,7 +12,7 @@ The walk is bounded in entries and depth, and says so when it stops early.
 
 Only the store's own entries are judged: its folders, records, consoles and the other files li
 writes. A run's `artifacts/` folder is li's (made 0700, judged like any folder), but what is in
-it is what the work wrote there, in whatever modes the work chose (issue 27: a 0644 answer in
+it is what the work wrote there, in whatever modes the work chose (a 0644 answer in
 `$LI_ARTIFACTS_DIR` is the work's, and unreachable to others through its private folder), so the
 walk never enters it: it neither warns about nor changes the work's files.
 """

@@ -49,8 +49,8 @@ class LeanHandover:
     timeout: float | None
     began: float  # the clock's monotonic reading when the runner began (the manifest's wall)
     kill_watch: float | None
-    idle_timeout: float | None = None  # an agent leg's idle watchdog (issue 24); None for shell work
-    confine: Mapping[str, str] | None = None  # how the supervisor confines the leg (issue 25)
+    idle_timeout: float | None = None  # an agent leg's idle watchdog; None for shell work
+    confine: Mapping[str, str] | None = None  # how the supervisor confines the leg
 
 
 
@@ -95,7 +95,7 @@ class Workspace:
 
 def lean_allows(request: RunRequest) -> bool:
     """Whether a lean supervisor (which reads nothing of the leg's stream while it runs) can watch
-    this run: not one with a budget (issue 42), which is counted from the stream as it arrives."""
+    this run: not one with a budget, which is counted from the stream as it arrives."""
     return request.budget is None and request.retry is None
 
 

@@ -3,7 +3,7 @@
 Requests whose exact words name a verb that takes no argument get the namespace the parser would
 give them (tests/unit/test_dispatch.py holds the two equal) without a parser: `li handshake` may
 be called on every poll, and argparse with its gettext and locale look-ups is about a third of
-it (issue 18). Anything else (`li handshake --help`, a typo) goes through the parser.
+it. Anything else (`li handshake --help`, a typo) goes through the parser.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The real OpenCode CLI through the real `li`, against the model stub (issue 44: the CLI added as
+"""The real OpenCode CLI through the real `li`, against the model stub (the CLI added as
 one module, domain/agents/opencode.py), as tests/e2e/test_real_agents.py drives the other three.
 
 OpenCode is pointed at the stub through its built-in Anthropic provider (tests/agent_clis.py

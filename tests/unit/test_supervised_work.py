@@ -1,4 +1,4 @@
-"""WorkService's two halves of a lean run (issue 18 item 3), over the in-memory world and fakes:
+"""WorkService's two halves of a lean run, over the in-memory world and fakes:
 `supervise` decides whether a run can be handed to the lean supervisor and prepares its one leg;
 `finish_supervised` records the end from what the supervisor saw, as `perform` would."""
 
