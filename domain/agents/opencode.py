@@ -30,6 +30,7 @@ from lionrun.domain.agents.stream import (
     retry_delay,
     tool_line,
 )
+from lionrun.domain.budget import Report, spend_of
 
 NAME: Final = "opencode"
 TYPES: Final = frozenset({"step_start", "text", "reasoning", "tool_use", "step_finish", "error"})
@@ -147,9 +148,22 @@ def _retry_after(event: dict[str, Any]) -> float | None:
     return delay if 0 <= delay < 1e7 else None
 
 
+# -- for a budget --------------------------------------------------------------------------------
+
+def spend(event: dict[str, Any]) -> Report | None:
+    """Every `step_finish` carries its step's tokens and cost, so li stops OpenCode within one step
+    of a token limit; each step is added, counted as its concluded usage is (`spend_of`). Its cost
+    is recorded but carries no dollar cap: the cost is OpenCode's own estimate, 0 for a model it
+    has no price for (every recorded stream says 0), so a 0 could not be told from free."""
+    if event.get("type") != "step_finish":
+        return None
+    spent = spend_of(opencode_usage([event]))
+    return Report(spent.tokens, spent.cost_usd)
+
+
 CLI: Final = AgentCli(
     name=NAME, executable="opencode", arguments=arguments, permission_flags=PERMISSION_FLAGS, resume=("--session",),
-    owns=owns, beats=beats, outcome=outcome,
+    owns=owns, beats=beats, outcome=outcome, reports_tokens=True, spend=spend,
     doctor=DoctorProbe("opencode", "install the opencode CLI (npm: opencode-ai) to run `li agent opencode ...`; "
                                    "other providers still work"),
 )
