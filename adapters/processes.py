@@ -56,8 +56,9 @@ class PsutilProber:
     def host(self) -> HostFacts:
         return host_facts()
 
-    def session(self, sid: int, run_id: str | None = None) -> tuple[SessionMember, ...] | None:
-        return scan_session(sid, run_id)
+    def session(self, sid: int, run_id: str | None = None,
+                confined: bool = False) -> tuple[SessionMember, ...] | None:
+        return scan_session(sid, run_id, confined=confined)
 
     def observe(self, pid: int) -> ProcessObservation:
         """From /proc where there is one (what psutil reads there, without importing it), else psutil."""

@@ -36,7 +36,7 @@ from lionrun.domain.lifecycle import (
     resolve,
 )
 from lionrun.domain.run import SLURM, RecordUnusable, Run
-from lionrun.domain.vocabulary import WAITING
+from lionrun.domain.vocabulary import STORE_HIDDEN, WAITING
 
 if TYPE_CHECKING:
     from lionrun.domain.slurm import SlurmJob
@@ -193,7 +193,8 @@ class Observer:
         seen = self.prober.observe(pid) if pid is not None and worth_probing(run.incarnation, pid, here) else None
         finding = judge(run.incarnation, pid, seen, here)
         if seen is not None and pid is not None and wants_session(finding):
-            seen = replace(seen, session=self.prober.session(pid, run.run_id))
+            confined = run.confinement == STORE_HIDDEN  # its broker's children are other runs
+            seen = replace(seen, session=self.prober.session(pid, run.run_id, confined))
             finding = judge(run.incarnation, pid, seen, here)
         return finding, seen
 

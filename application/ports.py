@@ -309,10 +309,13 @@ class ProcessProber(Protocol):
     def observe(self, pid: int) -> ProcessObservation:
         ...
 
-    def session(self, sid: int, run_id: str | None = None) -> tuple[SessionMember, ...] | None:
+    def session(self, sid: int, run_id: str | None = None,
+                confined: bool = False) -> tuple[SessionMember, ...] | None:
         """Every process whose session id is `sid`, plus whatever holds pid `sid`; None if unreadable.
         With `run_id`, also every process that left the session but is still that run's (its
-        runner's descendant, or carrying its LI_RUN_ID tag), marked `tagged`.
+        runner's descendant, or carrying its LI_RUN_ID tag), marked `tagged`. `confined`: what
+        the run's broker started for its work is another run's and not counted, as every stop
+        spares it.
 
         A scan of the whole process table: asked for only when a run's leader is gone.
         """
