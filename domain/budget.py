@@ -8,7 +8,7 @@ stream says what it spent: each CLI's module (`domain/agents/`) says whether it 
 a price (`AgentCli.reports_tokens`, `reports_cost`), the flag of its own dollar cap (`cost_flag`),
 and reads one of its events into the spend it reports (`AgentCli.spend`, a `Report`).
 
-What counts as a token: every class the vendor bills, each once (`billed_tokens`).
+What counts as a token: every class the vendor bills, each once (`domain.agents.spend`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from msgspec import Struct
 
+from lionrun.domain.agents.spend import Report, price, usage_tokens
 from lionrun.domain.contract import ContractError, ErrorKind
 from lionrun.domain.ending import BUDGET_EXCEEDED as ENDING_BUDGET_EXCEEDED
 
@@ -137,34 +138,6 @@ class Spend:
         return None
 
 
-def number(value: object) -> int | float:
-    """A reported count: a finite number, else 0."""
-    return value if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) else 0
-
-
-# The token classes a vendor bills, in `domain.transcript`'s names (input and output hold the rest).
-BILLED: Final = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
-
-
-def billed_tokens(usage: dict[str, Any]) -> int:
-    """Every billed token class (input, cache writes, cache reads, output), summed."""
-    return int(sum(number(usage.get(k)) for k in BILLED))
-
-
-def price(cost: object) -> float | None:
-    """A reported cost in US dollars, None when there is none (or it is no finite number)."""
-    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost) else None
-
-
-class Report(NamedTuple):
-    """The spend one stream event reports (an agent CLI's `spend` reads it)."""
-
-    tokens: int
-    cost_usd: float | None = None
-    final: bool = False  # the closing totals: they replace what was counted (never with fewer tokens)
-    message: str | None = None  # an API message's id: counted once, at its largest; None: added to the count
-
-
 def reads_nothing(event: dict[str, Any]) -> Report | None:
     return None
 
@@ -213,15 +186,8 @@ class Meter:
 
 
 def spend_of(usage: dict[str, Any]) -> Spend:
-    """A leg's spend from the usage its provider concluded (`domain.transcript`'s token classes):
-    the billed classes where a cache class is reported, else the total, else input plus output;
-    its cost when reported."""
-    if any(k in usage for k in ("cache_creation_input_tokens", "cache_read_input_tokens")):
-        tokens = billed_tokens(usage)
-    else:
-        tokens = int(number(usage.get("total_tokens")) or number(usage.get("input_tokens")) + number(
-            usage.get("output_tokens")))
-    return Spend(tokens=tokens, cost_usd=price(usage.get("cost_usd")))
+    """A leg's spend from the usage its provider concluded (`usage_tokens`), its cost when reported."""
+    return Spend(tokens=usage_tokens(usage), cost_usd=price(usage.get("cost_usd")))
 
 
 def total(spends: list[Spend]) -> Spend:

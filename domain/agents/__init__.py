@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 if TYPE_CHECKING:
+    from lionrun.domain.agents.spend import Report
     from lionrun.domain.agents.stream import Beat, Outcome
-    from lionrun.domain.budget import Report
 
 # The registry: each agent CLI's name (its provider name in a model spec) to its module.
 MODULES: Final = {

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from lionrun.domain.agents import AgentCli, DoctorProbe
+from lionrun.domain.agents.spend import Report, billed_tokens, price
 from lionrun.domain.agents.stream import (
     EMPTY_ANSWER,
     PROVIDER_ERROR,
@@ -28,7 +29,6 @@ from lionrun.domain.agents.stream import (
     retry_delay,
     tool_line,
 )
-from lionrun.domain.budget import Report, billed_tokens, price
 from lionrun.domain.ending import BUDGET_EXCEEDED
 
 NAME: Final = "claude"

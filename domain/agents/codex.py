@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from lionrun.domain.agents import AgentCli, DoctorProbe
+from lionrun.domain.agents.spend import Report, number
 from lionrun.domain.agents.stream import (
     ARG_WIDTH,
     EMPTY_ANSWER,
@@ -27,7 +28,6 @@ from lionrun.domain.agents.stream import (
     retry_delay,
     tool_line,
 )
-from lionrun.domain.budget import Report, number
 
 NAME: Final = "codex"
 TYPES: Final = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed",

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from lionrun.domain.agents import AgentCli, DoctorProbe
+from lionrun.domain.agents.spend import Report, number
 from lionrun.domain.agents.stream import (
     EMPTY_ANSWER,
     PROVIDER_AUTH,
@@ -30,7 +31,6 @@ from lionrun.domain.agents.stream import (
     retry_delay,
     tool_line,
 )
-from lionrun.domain.budget import Report, number
 
 NAME: Final = "gemini"
 TYPES: Final = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})

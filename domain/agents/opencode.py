@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from lionrun.domain.agents import AgentCli, DoctorProbe
+from lionrun.domain.agents.spend import Report, price, usage_tokens
 from lionrun.domain.agents.stream import (
     EMPTY_ANSWER,
     PROVIDER_ERROR,
@@ -30,7 +31,6 @@ from lionrun.domain.agents.stream import (
     retry_delay,
     tool_line,
 )
-from lionrun.domain.budget import Report, spend_of
 
 NAME: Final = "opencode"
 TYPES: Final = frozenset({"step_start", "text", "reasoning", "tool_use", "step_finish", "error"})
@@ -152,13 +152,13 @@ def _retry_after(event: dict[str, Any]) -> float | None:
 
 def spend(event: dict[str, Any]) -> Report | None:
     """Every `step_finish` carries its step's tokens and cost, so li stops OpenCode within one step
-    of a token limit; each step is added, counted as its concluded usage is (`spend_of`). Its cost
+    of a token limit; each step is added, counted as its concluded usage is (`usage_tokens`). Its cost
     is recorded but carries no dollar cap: the cost is OpenCode's own estimate, 0 for a model it
     has no price for (every recorded stream says 0), so a 0 could not be told from free."""
     if event.get("type") != "step_finish":
         return None
-    spent = spend_of(opencode_usage([event]))
-    return Report(spent.tokens, spent.cost_usd)
+    usage = opencode_usage([event])
+    return Report(usage_tokens(usage), price(usage.get("cost_usd")))
 
 
 CLI: Final = AgentCli(
