@@ -80,7 +80,7 @@ def key_field() -> Any:
 
 class SubmitAgentOwn(Arguments):
     prompt: str = Field(description="the work: the agent's prompt, or for model `sh` a shell script")
-    model: str = Field(description="who runs the prompt, always named: claude, codex, gemini, a "
+    model: str = Field(description="who runs the prompt, always named: claude, codex, gemini, opencode, a "
                        "provider/model such as `claude/opus`, or `sh` (the prompt runs as a shell script)")
     label: str | None = None
     cwd: str | None = Field(None, description="absolute working folder")
@@ -243,7 +243,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     )),
     ToolSpec("submit_agent", SubmitAgent, "submit", SUBMIT, (
         "Start one detached run and return its run_id at once (the work is not done yet). "
-        "`model` is required: claude, codex, gemini, `claude/opus`, or `sh`, which runs the prompt "
+        "`model` is required: claude, codex, gemini, opencode, `claude/opus`, or `sh`, which runs the prompt "
         "as a shell script (env LI_ARTIFACTS_DIR: write result files there; LI_RUN_ID). "
         "worktree=true: work in a new git worktree on branch li/<run_id> (from base, after setup); "
         "then `diff` shows the change. permission_mode (read-only, edits, full; agent CLIs only, "

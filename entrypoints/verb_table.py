@@ -10,7 +10,7 @@ from __future__ import annotations
 
 VERB_TABLE: tuple[tuple[str, str, str], ...] = (
     ("handshake", "lionrun.entrypoints.verbs.handshake", "print the contract version this li speaks"),
-    ("agent", "lionrun.entrypoints.verbs.agent", "run one agent (sh, claude, codex, gemini)"),
+    ("agent", "lionrun.entrypoints.verbs.agent", "run one agent (sh, claude, codex, gemini, opencode)"),
     ("orchestrate", "lionrun.entrypoints.verbs.orchestrate", "run a flow (DAG) or a fanout of agents"),
     ("job", "lionrun.entrypoints.verbs.job",
      "status, output, list, kill, wait, prune, retry, rm, diff, apply, reply, approvals, approve, deny"),

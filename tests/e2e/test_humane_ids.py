@@ -136,7 +136,7 @@ def test_bash_completes_run_ids_and_models_not_file_names(tmp_path, home: str) -
 def test_the_listing_the_scripts_use(home: str) -> None:
     words = run_li("completion", "--words", "runs", home=home).stdout.split()
     assert words == ["@last", THIRD, NEW, OLD]
-    assert run_li("completion", "--words", "models", home=home).stdout.split() == ["sh", "claude", "codex", "gemini"]
+    assert run_li("completion", "--words", "models", home=home).stdout.split() == ["sh", "claude", "codex", "gemini", "opencode"]
     assert machine("completion", "--words", "runs", home=home).error["kind"] == "invalid_input"
 
 
