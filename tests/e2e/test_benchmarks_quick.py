@@ -37,7 +37,7 @@ def test_bench_cli_quick_measures_a_regular_install_of_head_beside_a_refusing_pe
                           check=True).stdout.strip()
     assert result["commit"] == head
     assert "site-packages" in result["li_module"] and not result["li_module"].startswith(REPO)
-    assert set(result["li"]) == {"handshake", "status", "wait", "list", "submit"}
+    assert set(result["li"]) == {"handshake", "status", "wait", "list", "submit", "help"}
     for key, figures in result["li"].items():
         assert figures["ok"] is True, (key, figures)
         assert figures["samples"] == 1 and figures["ratio_cpu"]["median"] > 0, (key, figures)
