@@ -100,6 +100,9 @@ NOT_ON_A_READ = {
     # parsers (budgets, retry policy, the agent CLIs' stream parsers); config's values are msgspec
     # Structs, so no read generates dataclass methods.
     "lionrun.domain.request", "lionrun.domain.budget", "lionrun.domain.agents.stream", "dataclasses",
+    # The polls of one run are answered without a parser (entrypoints/startup/fast_path.py): no
+    # argparse, nor the gettext and locale its messages look up, nor the parser module.
+    "argparse", "gettext", "locale", "lionrun.entrypoints.cli",
 }
 READS = [("job", "status", "{run_id}"), ("job", "wait", "{run_id}", "--max-wait", "0"), ("job", "list")]
 WAIT_SIDE = {"lionrun.application.wait"}  # only `li job wait` builds the waiter
