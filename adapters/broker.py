@@ -1,4 +1,4 @@
-"""The way a confined run's work still submits and reads its own child runs (issue 25, item 2).
+"""The way a confined run's work still submits and reads its own child runs.
 
 Standard library only: the lean supervisor (`python -I -S`) imports it as a sibling, as it does
 `proctree` and `confinement`.

@@ -1,4 +1,4 @@
-"""The store hidden from the work (issue 25): what a run's leg process does between fork and exec.
+"""The store hidden from the work: what a run's leg process does between fork and exec.
 
 Standard library only (ctypes): the lean supervisor (`adapters/supervisor.py`, `python -I -S`)
 imports it as a sibling, as it does `proctree`; the full runner's legs call the same `confine`
@@ -13,9 +13,8 @@ In the forked child, before the exec of the work:
    `$LI_HOME`, with the run's own `artifacts/` bound back at its place (read-write): the work
    can reach nothing else of the store — no other run's record, console or prompt, not its own
    record, request or instruction;
-3. in a worktree run, the repository's shared `config`, `hooks/` and `info/` bound read-only
-   (issue 36);
-4. where the kernel allows, a PID namespace of the work's own (issue 36, `own_pids`): the run's
+3. in a worktree run, the repository's shared `config`, `hooks/` and `info/` bound read-only;
+4. where the kernel allows, a PID namespace of the work's own (`own_pids`): the run's
    end is the namespace's end, and the work sees no process outside it by pid. `/proc` stays
    the host's, so liveness and the run tree read it as before;
 5. nothing else: no Landlock domain (a process in one may make no mount at all, which breaks
@@ -155,7 +154,7 @@ def confine(home: str, artifacts: str | None, marker: str | None = None, broker:
         uid, gid = os.geteuid(), os.getegid()
         lib = _lib()
         flags = CLONE_NEWNS if uid == 0 else CLONE_NEWUSER | CLONE_NEWNS
-        own_pids = pids and lib.unshare(flags | CLONE_NEWPID) == 0  # issue 36: where the kernel allows
+        own_pids = pids and lib.unshare(flags | CLONE_NEWPID) == 0  # where the kernel allows
         if not own_pids:
             _check(lib.unshare(flags), "unshare")
         if uid != 0:
@@ -180,7 +179,7 @@ def confine(home: str, artifacts: str | None, marker: str | None = None, broker:
             finally:
                 os.close(fd)
         _mount(None, home, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-        for path in protect:  # the person's repository's shared config, hooks, info (issue 36)
+        for path in protect:  # the person's repository's shared config, hooks, info
             _read_only(path)
     finally:
         if keep is not None:
@@ -188,7 +187,7 @@ def confine(home: str, artifacts: str | None, marker: str | None = None, broker:
     return own_pids
 
 
-# What the two processes between the supervisor and the work pass on to the work (issue 36): a
+# What the two processes between the supervisor and the work pass on to the work: a
 # stop, a kill's first word, a hang-up, an interrupt; SIGKILL needs no passing (their deaths take
 # the namespace), SIGSTOP is the work's own business.
 _FORWARDED = (15, 2, 1, 3, 10, 12)  # SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2
@@ -303,7 +302,7 @@ def _relay_outside(init: int, status_r: int, status_w: int) -> None:
 
 
 def entering(step: Callable[[], None], cwd: str) -> Callable[[], None]:
-    """A `Popen` pre-exec step that confines first and only then enters `cwd` (issue 36).
+    """A `Popen` pre-exec step that confines first and only then enters `cwd`.
 
     `Popen(cwd=...)` enters its cwd *before* the pre-exec step runs: a process that entered a
     folder of the store and was then confined keeps a handle on the real folder under the hiding
@@ -384,7 +383,7 @@ class StoreHider:
         return target
 
     def pids_refusal(self) -> str | None:
-        """None when the work gets a PID namespace of its own here; else why not (issue 36)."""
+        """None when the work gets a PID namespace of its own here; else why not."""
         return None if own_pids_here(self.home) else PIDS_REFUSED
 
 

@@ -8,8 +8,8 @@ import tempfile
 from collections.abc import Mapping
 
 from lionrun.adapters.config_file import read_config
-from lionrun.adapters.confined import FOLDER_MODE
 from lionrun.adapters.processes import BOOT_ID_PATH, MACHINE_ID_PATHS, first_line
+from lionrun.adapters.safe_open import FOLDER_MODE
 from lionrun.application.doctor import NotifySetting, StoreModes
 from lionrun.domain.config import ConfigFile, parse_table
 

@@ -22,6 +22,7 @@ class ScriptedProber:
         self.sessions: dict[int, int] = {}  # pid -> session id
         self.tags: dict[int, str] = {}  # pid -> the run id its environment carries (LI_RUN_ID)
         self.scans = 0
+        self.scanned_confined: list[bool] = []  # each scan's `confined`: were the broker's children spared
         self.table_readable = True
 
     def host(self) -> HostFacts:
@@ -30,8 +31,10 @@ class ScriptedProber:
     def observe(self, pid: int) -> ProcessObservation:
         return self.processes.get(pid, ProcessObservation(pid, exists=False))
 
-    def session(self, sid: int, run_id: str | None = None) -> tuple[SessionMember, ...] | None:
+    def session(self, sid: int, run_id: str | None = None,
+                confined: bool = False) -> tuple[SessionMember, ...] | None:
         self.scans += 1
+        self.scanned_confined.append(confined)
         if not self.table_readable:
             return None
         return tuple(SessionMember(pid, self.sessions.get(pid, pid), seen.create_time, seen.zombie,
@@ -125,7 +128,7 @@ class ScriptedSpawner:
 
 
 class ScriptedCluster:
-    """A Slurm cluster as scripted (issue 17): `submit` hands out job ids 1, 2, …; each job's state is
+    """A Slurm cluster as scripted: `submit` hands out job ids 1, 2, …; each job's state is
     set with `state(job_id, STATE)`; `reachable = False` makes every question unanswerable.
 
     `submitted` keeps each BatchRequest, `cancels` each (job id, terminate) asked for.

@@ -1,7 +1,7 @@
 """`RunChanges` on the filesystem store: inotify on the run folders (Linux), a plain sleep elsewhere.
 
 A record is only ever published by renaming a temp file onto `record.json` inside the run folder
-(adapters/confined.py), so one `IN_MOVED_TO` named `record.json` on a watched run folder is the
+(adapters/safe_open.py), so one `IN_MOVED_TO` named `record.json` on a watched run folder is the
 whole signal; the console's appends (`IN_MODIFY`) are not subscribed to, and a rename of another
 file (the manifest, an artifact's temp) wakes nobody. A run folder renamed away or deleted (a
 prune) wakes the waiter too, as does a lost event queue (`IN_Q_OVERFLOW`).

@@ -1,4 +1,4 @@
-"""Queues on the filesystem store (issue 29): settings in the store, slots held by `flock`.
+"""Queues on the filesystem store: settings in the store, slots held by `flock`.
 
     $LI_HOME/queues/<name>/settings.json   the queue's settings (atomic replace)
     $LI_HOME/queues/<name>/queue.lock      taken (flock) to change the settings or take a ticket
@@ -10,8 +10,8 @@ Nothing here is a counter a dead process leaves behind: a waiter's entry and a s
 an open file's `flock`, which the kernel releases when the last descriptor of it closes (the
 runner exits, or is SIGKILLed). A waiter whose entry lock is free is gone and its entry is
 removed by whoever notices; a slot whose lock is free is free. Every name is opened relative to
-a folder descriptor, never through a link, folders 0700 and files 0600 (adapters/confined.py);
-the store's home is kept from the work (issue 25), so the work cannot reach these files.
+a folder descriptor, never through a link, folders 0700 and files 0600 (adapters/safe_open.py);
+the store's home is kept from the work, so the work cannot reach these files.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
-from lionrun.adapters.confined import (
-    NotConfined,
+from lionrun.adapters.fs_store import require_owner
+from lionrun.adapters.safe_open import (
+    UnsafeEntry,
     closing,
     make_folder,
     open_file,
@@ -31,7 +32,6 @@ from lionrun.adapters.confined import (
     read_file,
     write_atomic,
 )
-from lionrun.adapters.fs_store import require_owner
 from lionrun.application.ports import Held, QueueBroken, StoreBusy, StoreRefused, Waiting
 from lionrun.domain.queue import (
     QueueSettings,
@@ -65,7 +65,7 @@ class FsQueues:
 
     def _owned(self) -> bool:
         """Whether this process may tidy the store's queues (remove a gone waiter's entry): only
-        the store's owner changes it (issue 25)."""
+        the store's owner changes it."""
         try:
             require_owner(self.home)
         except StoreRefused:
@@ -96,7 +96,7 @@ class FsQueues:
                         yield folder
         except FileNotFoundError:
             yield None
-        except NotConfined as exc:
+        except UnsafeEntry as exc:
             raise StoreRefused(f"the queue {name}: {exc.detail}") from None
         except OSError as exc:
             raise StoreRefused(f"the queue {name} cannot be used: {exc.strerror or exc}") from exc
@@ -154,7 +154,7 @@ class FsQueues:
     def enqueue(self, name: str, run_id: str, priority: int = 0) -> Waiting:
         """A ticket for `run_id` and its entry in the line, locked by the descriptor returned
         (inheritable: the runner the submitter starts keeps it, and with it its place); its
-        priority (issue 43) is in the entry's name."""
+        priority is in the entry's name."""
         with self._queue(name, create=True) as folder:
             assert folder is not None
             # The ticket and the entry are one step under the queue's lock: were the entry made
@@ -196,7 +196,7 @@ class FsQueues:
         return [(ticket, run_id) for ticket, run_id, _ in self.places(name)]
 
     def places(self, name: str) -> list[tuple[int, str, int]]:
-        """The line's (ticket, run id, priority), in the order it starts (issue 43)."""
+        """The line's (ticket, run id, priority), in the order it starts."""
         with self._queue(name, create=False) as folder:
             if folder is None:
                 return []

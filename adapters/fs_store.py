@@ -4,7 +4,7 @@ A run's work is untrusted and can replace anything in and beside its run folder.
 goes through descriptors: `$LI_HOME` (the user's own setting, the only path ever followed), then
 `runs/` and the run folder opened with `O_DIRECTORY|O_NOFOLLOW`, then each file relative to the
 folder's descriptor with `O_NOFOLLOW|O_NONBLOCK`, checked by `fstat` and read with a size bound
-(`adapters/confined.py`). Nothing outside the store is read, written or locked because of what is
+(`adapters/safe_open.py`). Nothing outside the store is read, written or locked because of what is
 inside it. Folders are created 0700 and files 0600, whatever the umask.
 """
 
@@ -20,9 +20,9 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext, supp
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from lionrun.adapters.confined import (
+from lionrun.adapters.safe_open import (
     FOLDER_MODE,
-    NotConfined,
+    UnsafeEntry,
     closing,
     list_tree,
     make_folder,
@@ -70,13 +70,13 @@ MANIFEST = "manifest.json"
 # A removed run's folder is first renamed to `runs/.trash-<run_id>-<hex>` (never a run id, so no
 # reader lists it) and deleted after its lock is released; a leftover from a crash is swept later.
 TRASH = ".trash-"
-# In a run's confined work `$LI_HOME` is an empty tmpfs holding this one file (issue 25): an `li`
+# In a run's confined work `$LI_HOME` is an empty tmpfs holding this one file: an `li`
 # the work runs answers that the store is hidden from it, never that it holds no runs.
 HIDDEN = ".li-store-hidden"
-HIDDEN_SAID = ("the store is hidden from this run's work (issue 25): an li inside a confined run cannot "
+HIDDEN_SAID = ("the store is hidden from this run's work: an li inside a confined run cannot "
                "reach it; submit the run with --confine off if its work must")
 LOCK_POLL_MAX = 0.05
-# Issue 39: `$LI_HOME/keys/<sha256 of the key>.json` names the run an idempotency key started
+# Idempotency keys: `$LI_HOME/keys/<sha256 of the key>.json` names the run an idempotency key started
 # (created O_EXCL: one run per key); `<sha256>.lock` is the key's turn (flock, let go by the
 # kernel when its holder dies). A key whose run folder is gone names nothing.
 KEYS = "keys"
@@ -87,7 +87,7 @@ KEY_MAX_BYTES = 4096
 def require_owner(home: str) -> None:
     """NotStoreOwner unless this process's effective uid owns `home` (a store not made yet is the
     maker's): every write to a store goes through here first, so a reader of another user's store
-    (root included) never leaves a file, a reap, a lock or a notice behind (issue 25)."""
+    (root included) never leaves a file, a reap, a lock or a notice behind."""
     try:
         owner = os.stat(home).st_uid
     except OSError:
@@ -178,7 +178,7 @@ class FsRunStore:
         except FileNotFoundError:
             os.close(runs)
             raise RunNotFound(run_id) from None
-        except NotConfined as exc:  # the run folder was replaced by a link or a file
+        except UnsafeEntry as exc:  # the run folder was replaced by a link or a file
             os.close(runs)
             raise RecordUnusable(exc.reason_code, f"the run folder: {exc.detail}") from None
         except OSError as exc:
@@ -322,7 +322,7 @@ class FsRunStore:
             raise _refusal(f"cannot write {name}: {_why(exc)}", exc) from exc
 
     def read_text(self, run_id: str, name: str) -> str:
-        """A run file's text; OSError (NotConfined for a link, FIFO or an oversized file) when unusable."""
+        """A run file's text; OSError (UnsafeEntry for a link, FIFO or an oversized file) when unusable."""
         *folders, leaf = _parts(name)
         with self._run(run_id) as (_, folder), _descend(folder, folders, create=False) as inner:
             return read_file(leaf, inner, TEXT_MAX_BYTES).decode("utf-8", "surrogateescape")
@@ -375,7 +375,7 @@ class FsRunStore:
     def console_bytes(self, run_id: str, offset: int, limit: int) -> tuple[bytes, int]:
         """Up to `limit` console bytes from `offset`, and the console's size now (for follow loops).
 
-        Raises OSError (NotConfined for a planted link or FIFO) when there is no console to read.
+        Raises OSError (UnsafeEntry for a planted link or FIFO) when there is no console to read.
         """
         return self._bytes(run_id, CONSOLE, offset, limit)
 
@@ -449,7 +449,7 @@ class FsRunStore:
             return Availability.unavailable(MALFORMED, f"{MANIFEST} is not a JSON object")
         return Availability.of(data)
 
-    # -- idempotency keys (issue 39) ---------------------------------------------------------------
+    # -- idempotency keys ---------------------------------------------------------------
 
     @contextmanager
     def holding_key(self, key: str) -> Iterator[None]:
@@ -589,7 +589,7 @@ def _hidden(home: int) -> bool:
 
 def _refusal(message: str, exc: BaseException) -> StoreRefused:
     """A write the store refused: a full disk or quota (ENOSPC, EDQUOT) is an outage that may pass
-    (StoreUnavailable: the runner waits it out, keeping the end in memory, issue 25); else a refusal."""
+    (StoreUnavailable: the runner waits it out, keeping the end in memory); else a refusal."""
     import errno
 
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
@@ -614,13 +614,13 @@ def _not_read(label: str, exc: BaseException, missing: str = "does not exist") -
     an unusable record, untrusted bytes) with its own reason, or else unreadable."""
     if isinstance(exc, FileNotFoundError):
         return MISSING, f"{label} {missing}"
-    if isinstance(exc, NotConfined | RecordUnusable | Untrusted):
+    if isinstance(exc, UnsafeEntry | RecordUnusable | Untrusted):
         return exc.reason_code, f"{label}: {exc.detail}"
     return UNREADABLE, f"{label}: {_why(exc)}"
 
 
 def _why(exc: BaseException) -> str:
-    if isinstance(exc, NotConfined | RecordUnusable):
+    if isinstance(exc, UnsafeEntry | RecordUnusable):
         return exc.detail
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
@@ -632,7 +632,7 @@ def _read_record(folder: int, run_id: str) -> Run:
         raw = read_file(RECORD, folder, RECORD_MAX_BYTES)
     except FileNotFoundError:
         raise RunNotFound(run_id) from None
-    except NotConfined as exc:
+    except UnsafeEntry as exc:
         raise RecordUnusable(exc.reason_code, f"{RECORD}: {exc.detail}") from None
     except OSError as exc:
         raise RecordUnusable(UNREADABLE, f"{RECORD}: {_why(exc)}") from None
@@ -644,7 +644,7 @@ def _open_lock(folder: int) -> int:
     empty folder) is taken away first: the name is the store's, and its target is never touched."""
     try:
         return open_file(LOCK, folder, os.O_RDWR | os.O_CREAT)
-    except NotConfined:
+    except UnsafeEntry:
         with suppress(OSError):  # unlinkat never follows a link
             os.unlink(LOCK, dir_fd=folder)
         with suppress(OSError):  # an empty folder planted there
@@ -661,7 +661,7 @@ def _open_key_lock(keys: int, name: str) -> int:
     """A key's lock file (a regular file; anything planted in its place is taken away first)."""
     try:
         return open_file(name, keys, os.O_RDWR | os.O_CREAT)
-    except NotConfined:
+    except UnsafeEntry:
         with suppress(OSError):
             os.unlink(name, dir_fd=keys)
         return open_file(name, keys, os.O_RDWR | os.O_CREAT)

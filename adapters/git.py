@@ -1,4 +1,4 @@
-"""The real `git`, run as a subprocess, behind the GitWorktrees port (issue 28).
+"""The real `git`, run as a subprocess, behind the GitWorktrees port.
 
 Every command that writes (worktree add/remove, commit, branch -D, apply) holds an exclusive
 `flock` on `<git common dir>/li-worktrees.lock` for the repository, so two runs ending at once
@@ -6,7 +6,7 @@ in one repository never race git's own lock files (index.lock, ref locks, worktr
 file git left behind is retried a few times before it is reported. `gc.auto` is off for li's
 commits: no run pays for (or races) a repack.
 
-Every process li's git starts runs with the store hidden (issue 25), as a run's work does: a
+Every process li's git starts runs with the store hidden, as a run's work does: a
 repository's config and attributes are the work's to write (its worktree's git dir is inside the
 repository), and name programs git runs — `core.fsmonitor`, a `filter.*.clean` driver, a
 `diff.external`, `gpg.program`. li's git, run at a run's end, for `li job diff`, `apply` or `rm`,
@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from lionrun.adapters import confined, proctree
+from lionrun.adapters import proctree, safe_open
 from lionrun.application.ports import Committed, GitRefused, Repository
 from lionrun.domain.evidence import KILL_GRACE
 from lionrun.domain.run import the_works_environment
@@ -55,7 +55,7 @@ _LOCKED = ("index.lock", "cannot lock ref", "Unable to create", ".lock': File ex
 
 
 # What li's own git never runs, whatever a repository's config (which the work can write, its
-# worktree's git dir being inside the repository) or the work's attributes name (issue 36): hooks,
+# worktree's git dir being inside the repository) or the work's attributes name: hooks,
 # the file-system monitor, pagers and editors, credential and signing programs, ssh and proxies.
 # `core.fsmonitor` takes a boolean or a command: false turns it off on every git li has met.
 SAFE_CONFIG = (
@@ -130,7 +130,7 @@ class Git:
 
     def _entering(self, cwd: str, confined: bool = True) -> tuple[str | None, Callable[[], None] | None]:
         """(Popen's cwd, its pre-exec step): confined, the child enters `cwd` only after the store
-        is hidden (issue 36), else Popen enters it as usual."""
+        is hidden, else Popen enters it as usual."""
         step = self.pre_exec() if confined else None
         if step is None:
             return cwd, None
@@ -291,7 +291,7 @@ class Git:
         return code
 
     def ensure_own(self, worktree: str, repository: str, branch: str) -> None:
-        """GitRefused(why) unless `worktree` is still the worktree li made (issue 36): a folder (no
+        """GitRefused(why) unless `worktree` is still the worktree li made: a folder (no
         link) at its own real path under the repository's git dir, whose git dir is its own
         (`<common dir>/worktrees/...`, pointing back at it), of that repository, on `branch`. A
         work that put a link to the person's checkout in its place, or pointed its `.git` or HEAD
@@ -469,7 +469,7 @@ def _gitdir_of(git_dir: str) -> str | None:
     except OSError:
         return None
     try:
-        return confined.read_file("gitdir", folder, 1 << 16).decode("utf-8", "surrogateescape").strip()
+        return safe_open.read_file("gitdir", folder, 1 << 16).decode("utf-8", "surrogateescape").strip()
     except (OSError, ValueError):
         return None
     finally:
@@ -498,9 +498,9 @@ def _copy_regular(repository: str, worktree: str, relative: str) -> bool:
     try:
         source_dir = _folder_below(repository, parts[:-1], opened, make=False)
         target_dir = _folder_below(worktree, parts[:-1], opened, make=True)
-        source = confined.open_file(parts[-1], source_dir)
+        source = safe_open.open_file(parts[-1], source_dir)
         opened.append(source)
-        target = confined.open_file(parts[-1], target_dir, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        target = safe_open.open_file(parts[-1], target_dir, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         opened.append(target)
         made = (parts[-1], target_dir)
         while chunk := os.read(source, 1 << 20):
@@ -510,7 +510,7 @@ def _copy_regular(repository: str, worktree: str, relative: str) -> bool:
         os.fchmod(target, stat.S_IMODE(os.fstat(source).st_mode))
         made = None
         return True
-    except OSError:  # confined.NotConfined too: a link, a FIFO, a second name
+    except OSError:  # safe_open.UnsafeEntry too: a link, a FIFO, a second name
         if made is not None:
             with contextlib.suppress(OSError):
                 os.unlink(made[0], dir_fd=made[1])
@@ -526,7 +526,7 @@ def _folder_below(root: str, names: list[str], opened: list[int], make: bool) ->
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     opened.append(fd)
     for name in names:
-        fd = confined.make_folder(name, fd) if make else confined.open_folder(name, fd)
+        fd = safe_open.make_folder(name, fd) if make else safe_open.open_folder(name, fd)
         opened.append(fd)
     return fd
 

@@ -1,8 +1,7 @@
 """A lean read path to PostgreSQL: libpq itself through ctypes, for the PostgreSQL store's reads.
 
 `import psycopg` costs a read about 100-150 ms of CPU (its C extension, bundled libraries and
-Python modules), which made `li job status` on PostgreSQL 2.4x the filesystem store's (issue 40
-item 7); loading libpq and connecting costs about 10 ms. The store's reads that every status,
+Python modules), which made `li job status` on PostgreSQL 2.4x the filesystem store's; loading libpq and connecting costs about 10 ms. The store's reads that every status,
 list and wait makes (a record, a small run file, the schema version) go through here; every
 write, the fenced update, LISTEN and the rest keep psycopg.
 

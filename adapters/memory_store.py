@@ -209,7 +209,7 @@ class MemoryRunStore:
             return Availability.unavailable(MALFORMED, "manifest.json is not a JSON object")
         return Availability.of(data)
 
-    # -- idempotency keys (issue 39), as the filesystem store keeps them ------------------------
+    # -- idempotency keys, as the filesystem store keeps them ------------------------
 
     @contextmanager
     def holding_key(self, key: str) -> Iterator[None]:

@@ -1,4 +1,4 @@
-"""Queues on the PostgreSQL store (issue 29): settings and the line in tables, slots and places
+"""Queues on the PostgreSQL store: settings and the line in tables, slots and places
 held by session-level advisory locks, which the server lets go of when the session ends (the
 runner exits, is SIGKILLed, or its host dies and the connection drops).
 
@@ -45,7 +45,7 @@ TABLES = (
         created_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (queue, ticket))""",
     "ALTER TABLE queue_line ADD COLUMN IF NOT EXISTS created_at timestamptz NOT NULL DEFAULT now()",
-    # issue 43: a waiter's priority (higher starts first; equal ones by ticket)
+    # A waiter's priority (higher starts first; equal ones by ticket)
     "ALTER TABLE queue_line ADD COLUMN IF NOT EXISTS priority integer NOT NULL DEFAULT 0",
 )
 HELD_SLOTS = """SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
@@ -129,7 +129,7 @@ class PgQueues:
         return [(ticket, run_id) for ticket, run_id, _ in self.places(name)]
 
     def places(self, name: str) -> list[tuple[int, str, int]]:
-        """The line's (ticket, run id, priority), in the order it starts (issue 43)."""
+        """The line's (ticket, run id, priority), in the order it starts."""
         with self._cursor() as cur:
             cur.execute("SELECT ticket, run_id, priority FROM queue_line WHERE queue = %s", (name,))
             return places_of([entry_name(int(t), r, int(p)) for t, r, p in cur.fetchall()])

@@ -30,8 +30,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lionrun.adapters.clocks import SystemClock
-from lionrun.adapters.confined import (
-    NotConfined,
+from lionrun.adapters.processes import host_facts
+from lionrun.adapters.safe_open import (
+    UnsafeEntry,
     closing,
     list_tree,
     make_folder,
@@ -41,7 +42,6 @@ from lionrun.adapters.confined import (
     read_span,
     write_atomic,
 )
-from lionrun.adapters.processes import host_facts
 from lionrun.application.outage import OUTAGE_SECONDS_DEFAULT, Outage
 from lionrun.application.ports import (
     Held,
@@ -97,14 +97,14 @@ TRANSIENT_STATES = frozenset({"57P01", "57P02", "57P03", "57P05", "57014", "55P0
 # other FATAL at connect (no such database or role, authentication) is a refusal.
 TRANSIENT_AT_CONNECT = ("the database system is", "too many clients", "remaining connection slots")
 
-# li's own lines, apart from the console (issue 27); added to schema 1 as `queue_line`'s column was
+# li's own lines, apart from the console; added to schema 1 as `queue_line`'s column was
 LI_LOG_TABLE = """CREATE TABLE IF NOT EXISTS li_log_chunks (
         run_id text NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
         start_offset bigint NOT NULL,
         body bytea NOT NULL,
         PRIMARY KEY (run_id, start_offset))"""
 
-# Issue 39: the run each idempotency key names; the primary key makes one run per key, and the
+# The run each idempotency key names; the primary key makes one run per key, and the
 # key goes with its run (ON DELETE CASCADE). Added to schema 1 as `li_log_chunks` was: made by
 # `li store init`, or by the first submit with a key.
 KEYS_TABLE = """CREATE TABLE IF NOT EXISTS idempotency_keys (
@@ -147,7 +147,7 @@ SCHEMA = (
 
 
 TABLES = ("runs", "run_files", "console_chunks", "li_log_chunks", "idempotency_keys", "artifacts", "lionrun_schema")
-# Added after schema 1 was first published (issue 27): made by `li store init`, or by the first
+# Added after schema 1 was first published: made by `li store init`, or by the first
 # runner that writes to it; a reader of a database that has none yet finds no li log (missing).
 LATER_TABLES = ("li_log_chunks", "idempotency_keys")
 
@@ -295,7 +295,7 @@ class PgRunStore:
             self._drop()
             self._drop_lean()
 
-    # -- the lean read path (issue 40 item 7) ----------------------------------------------------
+    # -- the lean read path ----------------------------------------------------
 
     def _lean_rows(self, sql: str, params: Sequence[str]) -> list[list[str | None]] | None:
         """The rows of one read through libpq itself (no psycopg import: a status read's cost);
@@ -392,7 +392,7 @@ class PgRunStore:
             cur.execute("SELECT pg_advisory_lock(7406010)")
             try:
                 from lionrun.adapters.pg_queues import (
-                    TABLES as QUEUE_TABLES,  # issue 29's, in their one home
+                    TABLES as QUEUE_TABLES,  # the queues' tables, in their one home
                 )
 
                 for statement in (*SCHEMA, *QUEUE_TABLES):
@@ -513,7 +513,7 @@ class PgRunStore:
     def sweep(self) -> None:
         """Nothing to finish: a removal is one transaction."""
 
-    # -- idempotency keys (issue 39) -------------------------------------------------------------
+    # -- idempotency keys -------------------------------------------------------------
 
     @contextmanager
     def holding_key(self, key: str) -> Iterator[None]:
@@ -685,7 +685,7 @@ class PgRunStore:
                     fcntl.flock(fd, fcntl.LOCK_SH)
             yield Held(fd)
 
-    # -- evidence left in the spool (issue 40) --------------------------------------------------
+    # -- evidence left in the spool --------------------------------------------------
 
     def spooled_runs(self) -> list[str]:
         """The runs whose folder is in this host's spool and whose li log no runner holds now."""
@@ -893,7 +893,7 @@ class PgRunStore:
                 entries = list_tree(root, where)
         except FileNotFoundError:
             return Availability.unavailable(NOT_YET_WRITTEN, "artifacts/ is stored when the work ends")
-        except NotConfined as exc:
+        except UnsafeEntry as exc:
             return Availability.unavailable(exc.reason_code, f"artifacts/: {exc.detail}")
         except OSError as exc:
             return Availability.unavailable(UNREADABLE, f"artifacts/: {exc}")
@@ -910,7 +910,7 @@ class PgRunStore:
         """The work has ended: list its spooled folder (links never followed) and store the listing,
         with each regular file's bytes up to ARTIFACT_BODY_MAX; a larger one is listed unavailable.
 
-        Raises OSError (NotConfined for a planted folder) or StoreRefused; the spool is removed
+        Raises OSError (UnsafeEntry for a planted folder) or StoreRefused; the spool is removed
         once the listing is stored.
         """
         self._move_spooled(_checked(run_id))  # the console is whole in the store before the end is

@@ -33,7 +33,7 @@ def first_line(path: str) -> str | None:
     except OSError:
         return None
     # What a text-mode `readline()` (ascii, errors="replace", universal newlines) gives, without the
-    # ascii codec's module, which a text-mode open imports on every read (issue 18): the line ends at
+    # ascii codec's module, which a text-mode open imports on every read: the line ends at
     # the first \r or \n, and bytes.decode("ascii") needs no codec look-up.
     return raw.split(b"\r", 1)[0].decode("ascii", "replace").strip() or None
 
@@ -56,8 +56,9 @@ class PsutilProber:
     def host(self) -> HostFacts:
         return host_facts()
 
-    def session(self, sid: int, run_id: str | None = None) -> tuple[SessionMember, ...] | None:
-        return scan_session(sid, run_id)
+    def session(self, sid: int, run_id: str | None = None,
+                confined: bool = False) -> tuple[SessionMember, ...] | None:
+        return scan_session(sid, run_id, confined=confined)
 
     def observe(self, pid: int) -> ProcessObservation:
         """From /proc where there is one (what psutil reads there, without importing it), else psutil."""
@@ -110,7 +111,7 @@ class GroupSignaller:
     def signal_session(self, run_id: str, incarnation: Incarnation, stop: Stop,
                        spare_leader: bool = False, own_pids: bool = False,
                        confined: bool = False) -> tuple[int, ...]:
-        """`own_pids`: the run's work ran in a PID namespace of its own (issue 36), so of what left
+        """`own_pids`: the run's work ran in a PID namespace of its own, so of what left
         the leader's session only what lives in a nested namespace is the work's. `confined`: its
         work was confined, so what its broker started for it (a child run's runner, no process of
         this run) is spared (`proctree.brokered`)."""
@@ -261,7 +262,7 @@ def _pid_depth(pid: int | str) -> int | None:
 
 
 def in_nested_pids(pid: int) -> bool:
-    """Whether `pid` lives in a PID namespace below this process's (a run's own, issue 36)."""
+    """Whether `pid` lives in a PID namespace below this process's (a run's own)."""
     mine, its = _pid_depth("self"), _pid_depth(pid)
     return mine is not None and its is not None and its > mine
 

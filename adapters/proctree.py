@@ -1,6 +1,6 @@
 """The processes of a run, from /proc: standard library only (the lean supervisor imports it too).
 
-A run is every process its work started (issue 24). An agent CLI starts its shell tool in a
+A run is every process its work started. An agent CLI starts its shell tool in a
 session of its own, so the runner's session alone misses it; what still ties such a process to
 the run is
 - ancestry: the runner and the lean supervisor are child subreapers (`become_subreaper`), so a
@@ -48,10 +48,10 @@ def become_subreaper() -> bool:
 
 def name_process(role: str, run_id: str) -> bool:
     """Put the run in this process's name, as `ps -o comm` and `top` show it (`li-run-c3406e`):
-    /proc/self/comm, the name prctl(PR_SET_NAME) sets, at most 15 bytes (issue 27). Best effort;
+    /proc/self/comm, the name prctl(PR_SET_NAME) sets, at most 15 bytes. Best effort;
     an exec gives the next program its own name, so each of li's processes of a run says it again.
 
-    No whitespace (issue 40): Slurm's proctrack/cgroup reads a process's parent from
+    No whitespace: Slurm's proctrack/cgroup reads a process's parent from
     /proc/PID/stat with `sscanf("%*d %*s %*s %d")`, so a name with spaces hides that the runner
     is slurmstepd's child, and the runner then gets only the SIGKILL of a cancel or a time
     limit, never the SIGTERM that lets it record the end."""

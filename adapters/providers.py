@@ -39,7 +39,7 @@ class ChildGroups:
         self._lock = threading.RLock()  # re-entrant: the SIGTERM handler may interrupt a holder
         self._groups: set[int] = set()
         self.cancelled = False
-        # What each leg's process does between fork and exec (the store hidden from it, issue 25:
+        # What each leg's process does between fork and exec (the store hidden from it:
         # `adapters.confinement.StoreHider.engage` sets it); None: nothing.
         self.pre_exec: Callable[[], None] | None = None
         # The mark of what the run's head started for its work (a child run's detached runner is
@@ -159,7 +159,7 @@ class ChildRun:
         step = self.groups.pre_exec
         enter: str | None = cwd
         try:
-            if step is not None:  # confined first, its cwd entered only then (issue 36)
+            if step is not None:  # confined first, its cwd entered only then
                 from lionrun.adapters.confinement import check_folder, entering
 
                 check_folder(cwd)

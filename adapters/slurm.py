@@ -1,4 +1,4 @@
-"""The Slurm executor's adapter: `sbatch`, `scontrol`, `squeue`, `sacct` and `scancel`, run bounded (issue 17).
+"""The Slurm executor's adapter: `sbatch`, `scontrol`, `squeue`, `sacct` and `scancel`, run bounded.
 
 Every command runs without a shell (argv only), with stdin closed and a bounded time; the ones
 whose answers hold times run with TZ=UTC, so a submit time read on one host matches the one read on
@@ -120,7 +120,7 @@ class SlurmCluster:
 
     def all_jobs(self, timeout: float | None = None) -> Mapping[str, Sequence[SlurmJob]] | None:
         """Every job the controller knows (`squeue -t all`, one call), by job id; None when it could
-        not be asked. What a listing judges all its rows by (issue 40: one question a call)."""
+        not be asked. What a listing judges all its rows by (one question a call)."""
         bound = self._bound(timeout)
         if bound is None:
             return None

@@ -12,7 +12,7 @@ The walk is bounded in entries and depth, and says so when it stops early.
 
 Only the store's own entries are judged: its folders, records, consoles and the other files li
 writes. A run's `artifacts/` folder is li's (made 0700, judged like any folder), but what is in
-it is what the work wrote there, in whatever modes the work chose (issue 27: a 0644 answer in
+it is what the work wrote there, in whatever modes the work chose (a 0644 answer in
 `$LI_ARTIFACTS_DIR` is the work's, and unreachable to others through its private folder), so the
 walk never enters it: it neither warns about nor changes the work's files.
 """
@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 import stat
 
-from lionrun.adapters.confined import NotConfined, open_file, open_folder
 from lionrun.adapters.fs_store import ARTIFACTS
+from lionrun.adapters.safe_open import UnsafeEntry, open_file, open_folder
 from lionrun.application.doctor import StoreModes
 
 OPEN_BITS = 0o077  # group and other: what a private store never grants
@@ -91,7 +91,7 @@ class _Walk:
     def folder(self, parent: int, name: str, path: str, depth: int) -> None:
         try:
             fd = open_folder(name, parent)
-        except (FileNotFoundError, NotConfined):
+        except (FileNotFoundError, UnsafeEntry):
             return  # gone, or swapped for a link or a file since it was listed: never followed
         except OSError as exc:
             self.fail(path, exc.strerror or str(exc))
@@ -122,7 +122,7 @@ class _Walk:
             fd = open_file(name, parent)  # refuses a link, a FIFO, and a file with other names
         except FileNotFoundError:
             return
-        except NotConfined as exc:
+        except UnsafeEntry as exc:
             if _regular(parent, name):  # hard-linked: its other name may be outside the store
                 self.open_to_others(path, seen.st_mode)
                 self.fail(path, f"{exc.detail}; left as it is")

@@ -52,7 +52,7 @@ def hand_over(supervision: LeanHandover, folder: int | None, finish: Sequence[st
             # the supervisor imports nothing of lionrun: what it shares with it comes from here
             "kill_grace": KILL_GRACE, "pump_join": PUMP_JOIN, "record": RECORD,
             "record_max_bytes": RECORD_MAX_BYTES, "kill_seen": KILL_SEEN,
-            # a queued run's slot is held by this process: its leg must not outlive it (issue 29)
+            # a queued run's slot is held by this process: its leg must not outlive it
             "die_with_runner": die_with_runner,
             "run_tag": f"{RUN_TAG}={supervision.run_id}", "idle_timeout": supervision.idle_timeout,
             "idle_said": IDLE_SAID,
@@ -65,7 +65,7 @@ def hand_over(supervision: LeanHandover, folder: int | None, finish: Sequence[st
             stream.flush()
         if stopped():
             raise InterruptedError("a SIGTERM came before the hand-over")
-        # The run id after the descriptor: `ps` shows which run this supervisor is (issue 27).
+        # The run id after the descriptor: `ps` shows which run this supervisor is.
         os.execv(sys.executable, [sys.executable, "-I", "-S", SUPERVISOR, str(spec_fd), supervision.run_id])
     except OSError:
         close_all(made)

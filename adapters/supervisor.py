@@ -1,4 +1,4 @@
-"""The lean supervisor: what a one-leg run's runner becomes while its work runs (issue 18).
+"""The lean supervisor: what a one-leg run's runner becomes while its work runs.
 
     python -I -S <this file> SPEC_FD
 
@@ -175,7 +175,7 @@ def _start(spec: Spec, out_w: int, err_w: int, report: int) -> int:
         signal.pthread_sigmask(signal.SIG_SETMASK, ())
         for signum in (signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(signum, signal.SIG_DFL)  # Python ignores these; the work must not
-        if own_pids:  # issue 36: from here on, pid 2 of the run's own PID namespace
+        if own_pids:  # from here on, pid 2 of the run's own PID namespace
             what = "pids"
             confinement.own_pids(bool(spec.get("die_with_runner")))  # type: ignore[attr-defined]
             what = "cwd"
@@ -212,7 +212,7 @@ def _set_descriptors(stdin: int | None, out_w: int, err_w: int, keep: set[int], 
 def _die_with(parent: int) -> None:
     """In the leg's child: be SIGKILLed when this supervisor dies (PR_SET_PDEATHSIG), so that a
     queued run's slot, which the kernel frees when the supervisor dies, frees no slot whose work
-    still runs (issue 29). ctypes is loaded in the child only, which exec's the leg next."""
+    still runs. ctypes is loaded in the child only, which exec's the leg next."""
     import ctypes
 
     ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG

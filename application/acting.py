@@ -1,5 +1,5 @@
 """What an `li` acting for a confined run's work may see of the store: that run's children only
-(issue 25, item 2; the broker is `adapters/broker.py`).
+(item 2; the broker is `adapters/broker.py`).
 
 `ChildrenOf(store, parent)` is the store as such an `li` gets it: a run it submits records
 `parent`, and every other run is no run at all (RunNotFound; absent from `run_ids`), so reads,
@@ -29,7 +29,7 @@ class ChildrenOf:
     @property
     def own_record(self) -> Any:
         """The store itself, for the one thing the work may do to its own run's record: put a
-        permission request to a person and read the answer (issue 42, `li job approval-request`)."""
+        permission request to a person and read the answer (`li job approval-request`)."""
         return self._store
 
     def _child(self, run_id: str) -> str:

@@ -1,4 +1,4 @@
-"""Approvals (issue 42): a run's permission requests recorded, listed, answered, and waited for."""
+"""Approvals: a run's permission requests recorded, listed, answered, and waited for."""
 
 from __future__ import annotations
 

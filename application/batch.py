@@ -1,4 +1,4 @@
-"""A runner Slurm started attaches itself to its run: the fenced `preparing` → `started` write (issue 17).
+"""A runner Slurm started attaches itself to its run: the fenced `preparing` → `started` write.
 
 The submitter recorded the job (`engine`) on the `preparing` record; the runner, on whatever node
 Slurm chose, adds its own incarnation (host, boot, pid, start time, process group, job id, restart

@@ -40,7 +40,7 @@ class Entry(Struct, frozen=True):
     queue_position: int | None = None
     age_seconds: float | None = None
     final: bool = False  # ended: never read again
-    approvals: tuple[dict[str, Any], ...] = ()  # issue 42: its open permission requests, oldest first
+    approvals: tuple[dict[str, Any], ...] = ()  # its open permission requests, oldest first
 
 
 class Changes(Struct, frozen=True):

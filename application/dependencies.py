@@ -1,4 +1,4 @@
-"""Runs that wait for runs (issue 43): check `--after` at submit, look at a waiting run's
+"""Runs that wait for runs: check `--after` at submit, look at a waiting run's
 dependencies, wait for them in its runner, and start a waiting run again whose runner is gone.
 
 The wait is kept by the store, not by a process: the record says `waiting` and names what it
@@ -142,7 +142,7 @@ EndUnstarted = Callable[[str, Mapping[str, Any] | None], Run | None]  # reason c
 
 
 class StartAfter:
-    """A `waiting` run's runner (issue 43): wait until the runs it was submitted --after end, then
+    """A `waiting` run's runner: wait until the runs it was submitted --after end, then
     let its work start (the record says `queued` when a kept queue's line is next, else
     `running`), or, when one ended otherwise than asked, or a kill came first, end the run
     `cancelled` without its work ever starting. A runner killed here leaves the record `waiting`:

@@ -81,7 +81,7 @@ class Diagnostics(Protocol):
         ...
 
     def confinement_refusal(self) -> str | None:
-        """None when the kernel hides the store from a run's work here; else why not (issue 25)."""
+        """None when the kernel hides the store from a run's work here; else why not."""
         ...
 
 
@@ -231,7 +231,7 @@ def check_slurm(cluster: Cluster) -> DoctorCheck:
 
 
 def check_worktrees(stale: list[str]) -> DoctorCheck:
-    """Worktrees li made whose run is gone (issue 28): the work in them is on their branches."""
+    """Worktrees li made whose run is gone: the work in them is on their branches."""
     if not stale:
         return finding("worktrees", True, "warning", "no stale li worktree")
     shown = ", ".join(stale[:5]) + (" …" if len(stale) > 5 else "")
@@ -245,7 +245,7 @@ CHANGED_REPOSITORY_MAX_RUNS = 500  # newest records read at most
 
 def runs_that_changed_repositories(store: RunRecords, now: datetime) -> list[str]:
     """Runs still in the store, ended within the window, whose work changed the repository's shared
-    config, hooks or info (issue 36: `repository_changes`), newest first; bounded in records read.
+    config, hooks or info (`repository_changes`), newest first; bounded in records read.
     A record that cannot be read is skipped (doctor's other checks speak of the store)."""
     from lionrun.domain.run import parse_iso
 
@@ -269,7 +269,7 @@ def runs_that_changed_repositories(store: RunRecords, now: datetime) -> list[str
 
 
 def check_repository_changes(runs: list[str]) -> DoctorCheck:
-    """Runs whose work changed the person's repository config or hooks (issue 36): git runs what
+    """Runs whose work changed the person's repository config or hooks: git runs what
     they name for the person, so they are looked at before the next git command."""
     if not runs:
         return finding("work.repo_changes", True, "warning",

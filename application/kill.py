@@ -117,7 +117,7 @@ class Killer:
         return NO_PROCESS
 
     def _kill_job(self, run: Run) -> KillAction:
-        """A Slurm run, from any host with the cluster's tools (issue 17 item 5): record the request,
+        """A Slurm run, from any host with the cluster's tools: record the request,
         then `scancel --signal=TERM --full` (a job still queued: a plain `scancel`, since Slurm
         refuses to signal a PENDING job), and a plain `scancel` if the job still runs after the
         grace. The answer is the signal request (`signalled`); the run's end is the runner's (or the
@@ -223,7 +223,7 @@ class Killer:
         The runner is spared the first SIGKILL because it is what records the end the kill asked
         for: a lean run's runner starts a fresh interpreter for that once its work has stopped.
         """
-        own = run.processes == PID_NAMESPACE  # its work's processes are its namespace's (issue 36)
+        own = run.processes == PID_NAMESPACE  # its work's processes are its namespace's
         confined = run.confinement == STORE_HIDDEN  # what its broker started for it is another run's
 
         def stop(how: Stop, spare_leader: bool = False) -> tuple[int, ...]:

@@ -69,7 +69,7 @@ class Notices:
         """The detached sender's half: deliver a claim whose outcome is still unknown.
 
         The record is read under the run's lock, the one way that refuses a reader who is not the
-        store's owner (issue 25): a notice is only ever delivered with the owner's rights."""
+        store's owner: a notice is only ever delivered with the owner's rights."""
         held: list[Run] = []
 
         def look(current: Run) -> None:

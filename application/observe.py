@@ -36,7 +36,7 @@ from lionrun.domain.lifecycle import (
     resolve,
 )
 from lionrun.domain.run import SLURM, RecordUnusable, Run
-from lionrun.domain.vocabulary import WAITING
+from lionrun.domain.vocabulary import STORE_HIDDEN, WAITING
 
 if TYPE_CHECKING:
     from lionrun.domain.slurm import SlurmJob
@@ -80,14 +80,14 @@ class Observer:
         self.preparing_threshold = preparing_threshold
         self.reap_lock_timeout = reap_lock_timeout
         self.cluster = cluster  # built on first use: only a Slurm run's observation asks the cluster
-        self.restart = restart  # issue 43: starts a new runner for a waiting run whose runner is gone
+        self.restart = restart  # starts a new runner for a waiting run whose runner is gone
         # While a listing runs: the cluster's one answer for all its rows (None inside: not asked yet)
         self._table: list[Mapping[str, Sequence[SlurmJob]] | None] | None = None
 
     @contextmanager
     def one_cluster_question(self) -> Iterator[None]:
         """Within the block the cluster is asked at most once (every job it knows, in one call) and
-        every Slurm run is judged by that answer (issue 40: a listing of many runs never waits for a
+        every Slurm run is judged by that answer (a listing of many runs never waits for a
         silent controller once a row)."""
         self._table = []
         try:
@@ -116,7 +116,7 @@ class Observer:
             try:
                 published, moved = self._try_reap(run, finding, seen, here)
             except NotStoreOwner:
-                withheld = NOT_STORE_OWNER  # only the store's owner reaps (issue 25): said, not done
+                withheld = NOT_STORE_OWNER  # only the store's owner reaps: said, not done
                 break
             run = published or run
             if not moved:
@@ -129,7 +129,7 @@ class Observer:
         return Observed(run, finding, derivation)
 
     def _restarted(self, run: Run, finding: Finding) -> bool:
-        """A waiting run (issue 43) whose runner is proven gone here is not reaped: a new runner is
+        """A waiting run whose runner is proven gone here is not reaped: a new runner is
         started for it, under the reaper's fence (one generation judged, one write)."""
         if self.restart is None or run.executor == SLURM:
             return False
@@ -145,13 +145,13 @@ class Observer:
         self, run: Run, here: HostFacts, probe_ended: bool, deadline: float | None = None,
     ) -> tuple[Finding | None, ProcessObservation | JobSeen | None]:
         if run.end_recorded and (not probe_ended or run.executor == SLURM):
-            return None, None  # a recorded end is the answer: the cluster is not asked (issue 40)
+            return None, None  # a recorded end is the answer: the cluster is not asked
         if run.executor == SLURM:
             return self.job_evidence(run, deadline)
         return self.evidence(run, here)
 
     def job_evidence(self, run: Run, deadline: float | None = None) -> tuple[Finding, JobSeen | None]:
-        """A Slurm run: what the cluster says about its recorded job (issue 17 item 4), judged by
+        """A Slurm run: what the cluster says about its recorded job, judged by
         `domain.slurm.judge_job`. Any host with the cluster's tools may judge it: the cluster is the
         boundary. No job recorded yet (a `preparing` record sbatch has not answered for) is not probed.
         A cluster that does not answer within `deadline` (or its own read bound) is
@@ -193,7 +193,8 @@ class Observer:
         seen = self.prober.observe(pid) if pid is not None and worth_probing(run.incarnation, pid, here) else None
         finding = judge(run.incarnation, pid, seen, here)
         if seen is not None and pid is not None and wants_session(finding):
-            seen = replace(seen, session=self.prober.session(pid, run.run_id))
+            confined = run.confinement == STORE_HIDDEN  # its broker's children are other runs
+            seen = replace(seen, session=self.prober.session(pid, run.run_id, confined))
             finding = judge(run.incarnation, pid, seen, here)
         return finding, seen
 

@@ -42,7 +42,7 @@ class StoreRefused(Exception):
 
 
 class NotStoreOwner(StoreRefused):
-    """The store is another user's: li acts on a store only as its owner (issue 25), so a reader
+    """The store is another user's: li acts on a store only as its owner, so a reader
     whose effective uid is not the owner's (root included) only reads: nothing is written, no
     end is reaped, no notice is delivered. `owner` and `euid` name both sides."""
 
@@ -54,7 +54,7 @@ class NotStoreOwner(StoreRefused):
 
 
 class Confiner(Protocol):
-    """Hides the store from the work (issue 25): how the legs of a run are started so that they
+    """Hides the store from the work: how the legs of a run are started so that they
     cannot reach `$LI_HOME` but their own artifacts folder (`adapters/confinement.py`)."""
 
     def refusal(self) -> str | None:
@@ -62,7 +62,7 @@ class Confiner(Protocol):
         ...
 
     def pids_refusal(self) -> str | None:
-        """None when a confined work runs in a PID namespace of its own here (issue 36); else why
+        """None when a confined work runs in a PID namespace of its own here; else why
         not, in one line (its processes then share the host's, as before)."""
         ...
 
@@ -71,7 +71,7 @@ class Confiner(Protocol):
         store through `li` is answered for them (`adapters/broker.py`); returns what a lean
         supervisor needs to do the same in this process's place (it imports nothing of lionrun).
         `protect`: paths outside the store the legs see read-only (a folder's ends with `/`; one
-        missing is made first), the person's repository's shared config, hooks and info (issue 36)."""
+        missing is made first), the person's repository's shared config, hooks and info."""
         ...
 
 
@@ -137,7 +137,7 @@ class WorkFolderRefused(StoreRefused):
 
 
 class IdempotencyKeys(Protocol):
-    """Issue 39: the runs submitted under an idempotency key, one run per key for as long as that
+    """The runs submitted under an idempotency key, one run per key for as long as that
     run is in the store. Submits of one key take turns (`holding_key`: a lock the kernel or the
     server lets go of when its holder dies); the binding itself is unique per key (an O_EXCL link
     under the store, a PostgreSQL primary key), so two submits can never both bind one key."""
@@ -203,7 +203,7 @@ class RunFiles(Protocol):
 
     def li_log_sink(self, run_id: str) -> AbstractContextManager[Held]:
         """What appends to the run's li log, for the runner's stderr: li's own lines (`li runner: …`)
-        kept apart from the console, so that the console is exactly what the work wrote (issue 27)."""
+        kept apart from the console, so that the console is exactly what the work wrote."""
         ...
 
     def forward_console(self, run_id: str) -> AbstractContextManager[None]:
@@ -309,10 +309,13 @@ class ProcessProber(Protocol):
     def observe(self, pid: int) -> ProcessObservation:
         ...
 
-    def session(self, sid: int, run_id: str | None = None) -> tuple[SessionMember, ...] | None:
+    def session(self, sid: int, run_id: str | None = None,
+                confined: bool = False) -> tuple[SessionMember, ...] | None:
         """Every process whose session id is `sid`, plus whatever holds pid `sid`; None if unreadable.
         With `run_id`, also every process that left the session but is still that run's (its
-        runner's descendant, or carrying its LI_RUN_ID tag), marked `tagged`.
+        runner's descendant, or carrying its LI_RUN_ID tag), marked `tagged`. `confined`: what
+        the run's broker started for its work is another run's and not counted, as every stop
+        spares it.
 
         A scan of the whole process table: asked for only when a run's leader is gone.
         """
@@ -376,7 +379,7 @@ class BatchRequest(Struct, frozen=True):
 
 
 class EngineHandle(Struct, frozen=True):
-    """What an executor says it started: a local pid, or a batch job (issue 17)."""
+    """What an executor says it started: a local pid, or a batch job."""
 
     executor: str  # `local` or `slurm`
     job_id: str | None = None
@@ -528,7 +531,7 @@ class Provider(Protocol):
         ...
 
 
-# --- queues (issue 29) -------------------------------------------------------------------------
+# --- queues -------------------------------------------------------------------------
 
 
 class QueueBroken(StoreRefused):
@@ -569,11 +572,11 @@ class RunQueues(Protocol):
 
     def enqueue(self, name: str, run_id: str, priority: int = 0) -> Waiting:
         """Take a ticket and a place in line for `run_id` (the submitter, before it starts the
-        runner); a higher `priority` is before every lower one in line (issue 43)."""
+        runner); a higher `priority` is before every lower one in line."""
         ...
 
     def places(self, name: str) -> list[tuple[int, str, int]]:
-        """The line's (ticket, run id, priority), in the order it starts (issue 43)."""
+        """The line's (ticket, run id, priority), in the order it starts."""
         ...
 
     def claim(self, name: str, run_id: str, priority: int = 0) -> Waiting:
@@ -607,7 +610,7 @@ class RunQueues(Protocol):
 
     def take_slot(self, name: str, limit: int | None) -> Held | None:
         """A slot held for this process (what holds it), when fewer than `limit` are held; else None."""
-# --- git worktrees (issue 28) ---------------------------------------------------------------------
+# --- git worktrees ---------------------------------------------------------------------
 
 
 class GitRefused(Exception):
@@ -664,13 +667,13 @@ class GitWorktrees(Protocol):
                   stopped: Callable[[], bool] | None = None, confined: bool = True) -> int:
         """Run the setup command with `sh -c` in the worktree, its output to `console`; its exit status.
         `stopped` is asked while it runs: once it says so (a kill, the run's time run out), the setup
-        is stopped. `confined`: with the store hidden from it where the kernel can (issue 25); False
+        is stopped. `confined`: with the store hidden from it where the kernel can; False
         only for a run whose work is not confined either (`--confine off`)."""
         ...
 
     def ensure_own(self, worktree: str, repository: str, branch: str) -> None:
         """GitRefused(why) unless `worktree` is still the one li made for `repository` on `branch`
-        (its real path, its git dir, its branch: issue 36); nothing is done to it."""
+        (its real path, its git dir, its branch); nothing is done to it."""
         ...
 
     def commit_all(self, worktree: str, base: str, message: str) -> Committed:
@@ -699,7 +702,7 @@ class GitWorktrees(Protocol):
         ...
 
     def shared_fingerprint(self, common_dir: str) -> dict[str, str]:
-        """A fingerprint of what every worktree of the repository shares (issue 36): its config,
+        """A fingerprint of what every worktree of the repository shares: its config,
         hooks and info (domain.worktree: FINGERPRINT_* says its form and bounds); links are never
         followed. A path that cannot be read is fingerprinted as such, never an error."""
         ...

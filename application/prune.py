@@ -24,7 +24,7 @@ NOTICE_IN_FLIGHT = "notice_in_flight"
 NO_RECORD = "no_record"
 BUSY = "busy"
 REMOVE_FAILED = "remove_failed"
-WORKTREE_KEPT = "worktree_kept"  # issue 28: its worktree holds changes li did not commit, or could not go
+WORKTREE_KEPT = "worktree_kept"  # its worktree holds changes li did not commit, or could not go
 
 # Removes a run's worktree (and its branch when asked): None when done, else why it stays.
 WorktreeRemover = Callable[[Run, bool], "str | None"]
@@ -132,7 +132,7 @@ class Pruner:
 
     def _remove(self, run_id: str, older_than_days: float, report: PruneData, force: bool = False) -> None:
         """Delete inside the run's read-modify-write, so no writer holds the lock meanwhile; a
-        run's own worktree first (issue 28), and never one with changes li did not commit."""
+        run's own worktree first, and never one with changes li did not commit."""
         why = self._remove_worktree(run_id)
         if why is not None:
             return keep(report, run_id, WORKTREE_KEPT, why)

@@ -1,4 +1,4 @@
-"""Queues (issue 29): a queued run's wait for its slot, the queue verbs, the pause after a rate limit."""
+"""Queues: a queued run's wait for its slot, the queue verbs, the pause after a rate limit."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from lionrun.domain.run import RecordUnusable, Run, iso
 
 HEAD_POLL = 0.05  # how often the first in line looks for a free slot (seconds)
 LINE_POLL = 0.2  # how often a waiter behind others looks whether it is first
-LINE_SHOWN = 100  # runs in line `li queue list` names (issue 43)
+LINE_SHOWN = 100  # runs in line `li queue list` names
 _BUSY = QueueSettings(name="-")  # a look the store was too busy to answer: no turn yet, nothing taken
 
 
@@ -118,7 +118,7 @@ class QueueService:
 
     def set(self, name: str, parallel: int | None | Unchanged = None,
             budget: tuple[int, float] | None | Unchanged = None) -> dict[str, Any]:
-        """A queue's limit and (issue 42) token budget per window: each UNCHANGED unless given."""
+        """A queue's limit and token budget per window: each UNCHANGED unless given."""
         check_queue_name(name, "NAME")
 
         def change(settings: QueueSettings) -> QueueSettings:
@@ -159,7 +159,7 @@ class QueueService:
                 **self.budget_of(settings)}
 
     def budget_of(self, settings: QueueSettings) -> dict[str, Any]:
-        """Issue 42: the queue's token budget per window, what its current window spent, when it rolls."""
+        """The queue's token budget per window, what its current window spent, when it rolls."""
         if settings.max_tokens is None:
             return {}
         now = self.clock.now()
@@ -178,7 +178,7 @@ class QueueService:
         paused = None
         if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
             kept = self.queues.settings(run.queue)
-            if kept is not None and kept.max_tokens is not None:  # issue 42: the window's budget
+            if kept is not None and kept.max_tokens is not None:  # the window's budget
                 paused = self.queues.change(run.queue, lambda s: spent(s, run.run_id, tokens, now))
         if run.reason_code != RATE_LIMITED:
             return paused
@@ -188,7 +188,7 @@ class QueueService:
 
 def wait_for_slot(store: RunRecords, queues: RunQueues | None, clock: Clock, run_id: str, waiting: Held | None,
                   stopped: Callable[[], bool], say: Callable[[str], None], outage: Outage) -> Turn | None:
-    """A `queued` run's runner waits here, alive, until its queue gives it a slot (issue 29): the
+    """A `queued` run's runner waits here, alive, until its queue gives it a slot: the
     Turn that ended the wait (`stopped` when a kill came first), or None when the run is not one
     queued in a kept queue (the runner then lets go of `waiting`, the place it was handed).
     `waiting` None: a store whose runner takes its own place (PostgreSQL), or one started by hand."""
@@ -225,8 +225,8 @@ def wait_for_slot(store: RunRecords, queues: RunQueues | None, clock: Clock, run
 
 
 def after_end_in_queue(queues: RunQueues | None, clock: Clock, ended: Run | None, say: Callable[[str], None]) -> None:
-    """A run that ended rate limited pauses its queue until the vendor's reset (issue 29); one that
-    spent tokens counts them in its queue's budget (issue 42)."""
+    """A run that ended rate limited pauses its queue until the vendor's reset; one that
+    spent tokens counts them in its queue's budget."""
     if ended is None or not _touches_its_queue(ended) or queues is None:
         return
     try:

@@ -122,7 +122,7 @@ def usage_of(manifest: Availability[dict[str, Any]]) -> UsageAvailability:
 
 def agents_of(files: RunFiles, run_id: str) -> AgentsAvailability:
     """Each agent CLI's permission mode and provider args as the run's request.json records them (D7)."""
-    # Only a status reads a request: list and wait do not load its parsers (start-up, issue 18).
+    # Only a status reads a request: list and wait do not load its parsers (start-up).
     from lionrun.domain.agent_options import agents_in
 
     try:
@@ -144,7 +144,7 @@ def error_row(run_id: str, reason_code: str, message: str) -> ListRow:
 
 
 def repository_changes_of(run: Run) -> list[str] | None:
-    """The shared git paths the run's work changed (issue 36), bounded as the record's writer bounds them."""
+    """The shared git paths the run's work changed, bounded as the record's writer bounds them."""
     from lionrun.domain.worktree import REPOSITORY_CHANGES_MAX
 
     if run.repository_changes is None:
@@ -165,7 +165,7 @@ class RunReads:
         self.store = store
         self.observer = observer
         self.files = files
-        self.queues = queues  # built only for a queued run's position (issue 29)
+        self.queues = queues  # built only for a queued run's position
 
     def observe(self, run_id: str, probe_ended: bool = True) -> Observed:
         """One observation, with a missing run `not_found` and an unusable record `unavailable`."""
@@ -201,7 +201,7 @@ class RunReads:
         ).to_wire()
 
     def dependencies(self, run: Run) -> list[Any] | None:
-        """The runs `run` was submitted --after (issue 43), each as observed now; None: none."""
+        """The runs `run` was submitted --after, each as observed now; None: none."""
         if not run.after:
             return None
         from lionrun.application.dependencies import states_of  # only a run that waits loads them
@@ -288,7 +288,7 @@ class RunReads:
 
         `status`, `label` are exact; `model` matches a provider or a whole model spec; `since` keeps
         runs submitted at or after it; `parent` the runs whose confined work that run submitted
-        (issue 25). A row that could not be read matches only the status filter.
+       . A row that could not be read matches only the status filter.
         """
         rows: list[ListRow] = []
         truncated = False
@@ -372,7 +372,7 @@ def person_fields(run: Run) -> dict[str, Any]:
 
 
 def failed_dependency(run: Run) -> str | None:
-    """The run whose end ended this one without its work (issue 43: `dependency_failed`), as the
+    """The run whose end ended this one without its work (`dependency_failed`), as the
     runner recorded it; None for any other run."""
     noted = run.extra.get("failed_dependency") if isinstance(run.extra, dict) else None
     found = noted.get("run_id") if isinstance(noted, dict) else None
@@ -380,7 +380,7 @@ def failed_dependency(run: Run) -> str | None:
 
 
 def recorded_cost(run: Run) -> float | None:
-    """The cost the runner recorded with the end, when its providers reported one (issue 29)."""
+    """The cost the runner recorded with the end, when its providers reported one."""
     value = run.extra.get("cost_usd") if isinstance(run.extra, dict) else None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e9:
         return None

@@ -1,4 +1,4 @@
-"""What a reap does once it has published (D9, issues 28 and 43): the policy, wired by the
+"""What a reap does once it has published (D9): the policy, wired by the
 composition root with the services it needs, each built only when a reap actually needs it.
 
 Every status, list and wait composes an Observer; almost none of them reap, and almost none meet a
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def reap_hook(reap_notices: Callable[[], Any], store: Any = None,
               git: Callable[[], GitWorktrees] | None = None) -> Callable[[Run], None]:
     """The reap hook: the terminal notice handed to a detached sender (the notices are built only
-    when a reap publishes). A reaped run that worked in its own worktree (issue 28) first has what
+    when a reap publishes). A reaped run that worked in its own worktree first has what
     its work left there committed, as its runner would have (never raising: the worktree keeps it
     otherwise)."""
 
@@ -34,7 +34,7 @@ def reap_hook(reap_notices: Callable[[], Any], store: Any = None,
 
 
 def restart_hook(submitter: Callable[[], Any], store: Any, clock: Clock) -> Callable[[Run], Run | None]:
-    """The restart hook (issue 43): the submit service, which relaunches a runner, is built only
+    """The restart hook: the submit service, which relaunches a runner, is built only
     when a waiting run's runner is found gone, which almost no read meets."""
 
     def restart(run: Run) -> Run | None:

@@ -82,7 +82,7 @@ def notify_option(flag: str | None, settings: Settings) -> tuple[tuple[str, ...]
 
 def executor_options(flags: SubmitFlags, settings: Settings) -> dict[str, Any]:
     """`--executor`, `--partition`, `--slurm-arg`, else config.toml's `executor` and `[slurm]` table
-    (`partition`, `args`); `local` when nothing says otherwise (issue 17)."""
+    (`partition`, `args`); `local` when nothing says otherwise."""
     from lionrun.domain.request import invalid, parse_executor, parse_partition, parse_slurm_args
 
     configured = settings.file.mentions(b"executor", b"slurm")  # else nothing to parse (start-up cost)
@@ -102,7 +102,7 @@ def executor_options(flags: SubmitFlags, settings: Settings) -> dict[str, Any]:
 
 
 def queue_option(flags: SubmitFlags, executor: str | None) -> dict[str, Any]:
-    """`--queue NAME` (issue 29); refused beside --executor slurm: Slurm keeps its own queue."""
+    """`--queue NAME`; refused beside --executor slurm: Slurm keeps its own queue."""
     if flags.queue is None:
         return {}
     from lionrun.domain.queue import check_queue_name
@@ -116,7 +116,7 @@ def queue_option(flags: SubmitFlags, executor: str | None) -> dict[str, Any]:
 
 
 def confine_option(flags: SubmitFlags, settings: Settings) -> dict[str, Any]:
-    """`--confine MODE`, else `confine` in config.toml, else auto (issue 25)."""
+    """`--confine MODE`, else `confine` in config.toml, else auto."""
     from lionrun.domain.request import parse_confine
 
     if flags.confine is not None:
@@ -128,7 +128,7 @@ def confine_option(flags: SubmitFlags, settings: Settings) -> dict[str, Any]:
 def worktree_options(flags: SubmitFlags, settings: Settings, cwd: str,
                      git: Callable[[], GitWorktrees]) -> dict[str, Any]:
     """`--worktree`, `--base REF`, `--setup CMD`, else config.toml's `worktree` and `worktree_setup`
-    (issue 28): the repository found and the base resolved now, before anything is written.
+   : the repository found and the base resolved now, before anything is written.
     `--worktree` outside a repository is refused; `worktree = true` there is no worktree."""
     from lionrun.domain.request import invalid
     from lionrun.domain.worktree import check_base_ref, check_setup
@@ -170,7 +170,7 @@ def worktree_plan(git: GitWorktrees, cwd: str, ref: str, setup: str | None, expl
 
 
 def budget_option(flags: SubmitFlags) -> dict[str, Any]:
-    """`--max-tokens N`, `--max-cost USD` (issue 42); checked against the providers at submit."""
+    """`--max-tokens N`, `--max-cost USD`; checked against the providers at submit."""
     if flags.max_tokens is None and flags.max_cost is None:
         return {}
     from lionrun.domain.budget import Budget, parse_max_cost, parse_max_tokens
@@ -180,7 +180,7 @@ def budget_option(flags: SubmitFlags) -> dict[str, Any]:
 
 
 def retry_option(flags: SubmitFlags) -> dict[str, Any]:
-    """`--retry N [--retry-on REASONS] [--retry-backoff SECONDS]` (issue 42)."""
+    """`--retry N [--retry-on REASONS] [--retry-backoff SECONDS]`."""
     if flags.retry is None:
         if flags.retry_on is not None or flags.retry_backoff is not None:
             from lionrun.domain.request import invalid
@@ -221,7 +221,7 @@ def with_agent_options(request: RunRequest, flags: SubmitFlags, settings: Settin
 
 
 def approval_option(agents: Mapping[str, Any], flags: SubmitFlags) -> dict[str, Any]:
-    """Issue 42: `--approval-timeout SECONDS` for a run under --permission-mode ask (default 600)."""
+    """`--approval-timeout SECONDS` for a run under --permission-mode ask (default 600)."""
     from lionrun.domain.approval import DEFAULT_TIMEOUT, parse_timeout
     from lionrun.domain.request import invalid
 
@@ -318,7 +318,7 @@ def order_option(flags: SubmitFlags, run_id_of: Callable[[str], str]) -> Order |
 
 
 def idempotency_key(flags: SubmitFlags) -> str | None:
-    """`--idempotency-key KEY`, checked (1-256 characters, no control character), else None (issue 39)."""
+    """`--idempotency-key KEY`, checked (1-256 characters, no control character), else None."""
     if flags.idempotency_key is None:
         return None
     from lionrun.domain.idempotency import check_key

@@ -1,4 +1,4 @@
-"""Evidence a run left in its host's spool, moved into the shared store by that host (issue 40 item 3).
+"""Evidence a run left in its host's spool, moved into the shared store by that host.
 
 A runner on the PostgreSQL store spools its console, li log and artifacts on its host and moves
 them in as it goes. A runner that gave up waiting for the store (`LI_STORE_OUTAGE`) leaves them

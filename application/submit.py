@@ -61,7 +61,7 @@ Handle = SubmitData  # what submit returns: a handle to resolve through status r
 
 
 # Seconds the submit may wait for Slurm to say the new job's submit time (its identity): longer than
-# a reader's bound, since without it the run's end could never be read from Slurm (issue 40).
+# a reader's bound, since without it the run's end could never be read from Slurm.
 SUBMIT_TIME_READ = 20.0
 
 class SubmitService:
@@ -84,9 +84,9 @@ class SubmitService:
         self.runner_command = list(runner_command)
         self.env = dict(env)
         self.cluster = cluster  # built on first use: only a Slurm submit needs it
-        self.queues = queues  # built on first use (issue 29); None, or one that gives None: no queues
-        self.keys = keys  # issue 39: the store's idempotency keys (None: a store that keeps none)
-        self.home = home  # the store's folder: no run works at or below it (issue 36); None: not checked
+        self.queues = queues  # built on first use; None, or one that gives None: no queues
+        self.keys = keys  # the store's idempotency keys (None: a store that keeps none)
+        self.home = home  # the store's folder: no run works at or below it; None: not checked
         self.real_path = real_path  # a path with every link resolved (os.path.realpath)
 
     def validate(self, request: RunRequest) -> None:
@@ -119,11 +119,11 @@ class SubmitService:
     def submit(self, request: RunRequest, order: Order | None = None, idempotency_key: str | None = None) -> Handle:
         """Validate, allocate, spawn; a spawn that fails leaves a terminal failed record and raises.
 
-        A run of a queue the store keeps (issue 29) is recorded `queued` and takes its ticket and
-        place in line (by its `order.priority`, issue 43) before its runner starts: the runner
-        inherits the place and waits in it. A run submitted `--after` other runs (issue 43) is
+        A run of a queue the store keeps is recorded `queued` and takes its ticket and
+        place in line (by its `order.priority`) before its runner starts: the runner
+        inherits the place and waits in it. A run submitted `--after` other runs is
         recorded `waiting` and takes no place yet: its runner enters the line once they ended.
-        With an idempotency key (issue 39) a key that already names a run in the store answers
+        With an idempotency key a key that already names a run in the store answers
         that run's handle and starts nothing (`conflict` when its request was another).
         """
         self.validate(request)
@@ -136,7 +136,7 @@ class SubmitService:
             return self._submit_once(request, order, idempotency_key)
         return self._submit(request, order)
 
-    # -- issue 39: one run per idempotency key ---------------------------------------------------
+    # -- one run per idempotency key ---------------------------------------------------
 
     def _submit_once(self, request: RunRequest, order: Order, key: str) -> Handle:
         """Under the key's turn: the run the key names, else a new run bound to the key right
@@ -302,7 +302,7 @@ class SubmitService:
         return SubmitData.handle(run_id, pid, self.log_path(run_id), status)
 
     def relaunch(self, run: Run) -> int:
-        """A new runner for a waiting run whose runner is gone (issue 43), started and attached as
+        """A new runner for a waiting run whose runner is gone, started and attached as
         a submit's is; a spawn that fails is recorded as the run's end (spawn_failed) and raises."""
         run_id = run.run_id
         with self._spawn_refusals(run_id, "the run's runner could not be started again", "the spawn"):
@@ -434,6 +434,6 @@ def _with_engine(current: Run, engine: Engine) -> Run | None:
 
 
 def _continues(request: RunRequest) -> str | None:
-    """The run a reply continues (`li job reply`, issue 28), as its request names it."""
+    """The run a reply continues (`li job reply`), as its request names it."""
     value = request.extra.get("continues")
     return value if isinstance(value, str) and is_run_id(value) else None

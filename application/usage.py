@@ -1,4 +1,4 @@
-"""`li usage` (issue 29): what the ended runs spent, from each run's manifest, grouped."""
+"""`li usage`: what the ended runs spent, from each run's manifest, grouped."""
 
 from __future__ import annotations
 

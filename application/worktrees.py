@@ -1,4 +1,4 @@
-"""A run's own git worktree (issue 28): made before the work, its leftovers committed after it,
+"""A run's own git worktree: made before the work, its leftovers committed after it,
 reviewed (`li job diff`), taken (`li job apply`) and cleaned up (prune, rm)."""
 
 from __future__ import annotations
@@ -394,7 +394,7 @@ class WorktreeReviews:
 
     def recover(self, run: Run) -> Run:
         """Commit what a run that ended without committing (SIGKILLed, then reaped) left in its
-        worktree, and record it on the run: the stated recovery of issue 28 item 2."""
+        worktree, and record it on the run: the stated recovery of a commit li could not make."""
         changes = RunWorktrees(self.git(), self.store, self.files).conclude(run, run.status)
         recorded: list[Run] = []
 
@@ -422,7 +422,7 @@ class WorktreeReviews:
             raise failed[0]
 
 
-PATCH_DIFFERS = "patch_differs"  # D7 reason: the kept patch is not what the run's branch holds (issue 36)
+PATCH_DIFFERS = "patch_differs"  # D7 reason: the kept patch is not what the run's branch holds
 
 
 def _differs_from_branch(git: GitWorktrees, worktree: Worktree | None, changes: Changes | None,
@@ -461,7 +461,7 @@ def _not_committed(exc: BaseException) -> Availability[str]:
 
 def stale_worktrees(git: GitWorktrees, store: RunRecords, here: str) -> list[str]:
     """The worktrees li made (under `<common dir>/li-worktrees/`) whose run is gone from the store,
-    in the repository `here` is in and in every repository a run names (`li doctor`, issue 28)."""
+    in the repository `here` is in and in every repository a run names (`li doctor`)."""
     from lionrun.domain.worktree import WORKTREES_FOLDER, run_of_worktree
 
     known = set(store.run_ids())

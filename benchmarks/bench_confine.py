@@ -1,4 +1,4 @@
-"""The per-run cost of hiding the store from the work (issue 25): what confinement adds to a leg's start.
+"""The per-run cost of hiding the store from the work: what confinement adds to a leg's start.
 
     python benchmarks/bench_confine.py [--rounds 200] [--quick] [--out PATH]
 

@@ -20,7 +20,7 @@ text inserted as `li store copy` keeps it), every call is timed on both stores i
 scratch database is dropped at the end. A regular install (`--rev`) then includes the
 `[postgresql]` extra.
 `--unknown-ids N` times `li job wait - --max-wait 0 --machine` over 1 real run and N well-formed
-ids of no run on stdin (issue 26: 100,001 ids); with `--peer /abs/path/to/other/li` the same call of
+ids of no run on stdin (100,001 ids); with `--peer /abs/path/to/other/li` the same call of
 that li is timed right after each of this one's, on the same store, so the two are side by side.
 
 JSON: build/bench/scale.json (the PostgreSQL figures under `postgresql`).
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", help="also measure a PostgreSQL store on this server (a postgresql:// URL; "
                                         "a scratch database is made there and dropped)")
     parser.add_argument("--unknown-ids", type=int, default=0,
-                        help="also time job wait - over 1 real run and this many ids of no run (issue 26: 100000)")
+                        help="also time job wait - over 1 real run and this many ids of no run (100000)")
     parser.add_argument("--peer", help="with --unknown-ids: another li (absolute path) timed side by side")
     common.add_target_arguments(parser)
     args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""`li job status` on the PostgreSQL store beside the filesystem store, paired in one run (issue 40).
+"""`li job status` on the PostgreSQL store beside the filesystem store, paired in one run.
 
 Each round runs, in alternating order, one `li job status RUN --machine` on a filesystem store and
 one on a PostgreSQL database (each holding one ended run), as children reaped with `os.wait4`:

@@ -1,4 +1,4 @@
-"""What a --worktree run costs (issue 28): making its worktree and the final commit, in ms, on a
+"""What a --worktree run costs: making its worktree and the final commit, in ms, on a
 repository of N files (10,000 by default), through the same git adapter the runner uses.
 
     .venv/bin/python benchmarks/bench_worktree.py [--files N] [--rounds R]

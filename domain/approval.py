@@ -1,4 +1,4 @@
-"""Approvals (issue 42): a permission request an agent CLI hands li, answered by a person.
+"""Approvals: a permission request an agent CLI hands li, answered by a person.
 
 Under `--permission-mode ask` Claude Code calls li's permission-prompt tool before each tool use it
 would otherwise ask about. Each request is recorded on the run (`Run.approvals`, written under the

@@ -1,4 +1,4 @@
-"""Token and cost budgets of a run (issue 42): what a submit may ask for, and the spend read from
+"""Token and cost budgets of a run: what a submit may ask for, and the spend read from
 each agent CLI's stream as it arrives.
 
 A budget is counted from the usage the CLI itself reports, event by event (`Meter.feed`), never

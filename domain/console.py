@@ -1,4 +1,4 @@
-"""A console tail as a person reads it: whole lines only (issue 27). Pure functions over text.
+"""A console tail as a person reads it: whole lines only. Pure functions over text.
 
 A line is what ends in `\n` (a `\r` or a Unicode separator the work wrote is part of its line).
 """

@@ -18,7 +18,7 @@ CONTRACT_VERSION = 1
 MIN_SUPPORTED_VERSION = 1
 IMPLEMENTATION = "lionrun"
 EXIT_CONFIG = 78  # EX_CONFIG: a required module could not be imported (D8)
-EXIT_IOERR = 74  # EX_IOERR: stdout refused the envelope (D8 transport fault; issue 39: never parsed)
+EXIT_IOERR = 74  # EX_IOERR: stdout refused the envelope (D8 transport fault: never parsed)
 
 
 class ErrorKind(StrEnum):

@@ -1,4 +1,4 @@
-"""Runs that wait for runs (issue 43): `--after RUN[:ok|:fail|:any]` and `--priority N`, decided here.
+"""Runs that wait for runs: `--after RUN[:ok|:fail|:any]` and `--priority N`, decided here.
 
 A run submitted with `--after` is recorded `waiting` (non-terminal, outcome null) with the runs it
 waits for (`Run.after`). Its runner looks at them until every one has ended in the way asked
@@ -81,7 +81,7 @@ def dependencies(pairs: Iterable[tuple[str, str]]) -> list[Dependency]:
 
 @dataclass(frozen=True)
 class Order:
-    """Where a submitted run stands among others (issue 43): the runs it waits for, and its
+    """Where a submitted run stands among others: the runs it waits for, and its
     priority within its queue (higher starts first; 0 by default)."""
 
     after: tuple[Dependency, ...] = ()

@@ -12,12 +12,12 @@ from lionrun.domain.agents.reasons import IDLE_TIMEOUT as IDLE_TIMEOUT
 from lionrun.domain.lifecycle import exit_code_of
 
 # Providers whose work's success is its exit status: shell work that exits 0 is `completed`
-# whatever it printed (issue 27); `completed_empty` is for an agent whose answer is empty.
+# whatever it printed; `completed_empty` is for an agent whose answer is empty.
 EXIT_DECIDES: Final = frozenset({"sh"})
 
 # The reason on a `completed` run whose artifacts could not be collected (never `completed_empty`).
 ARTIFACTS_UNAVAILABLE: Final = "artifacts_unavailable"
-BUDGET_EXCEEDED: Final = "budget_exceeded"  # the run's budget stopped it (domain.budget's too, issue 42)
+BUDGET_EXCEEDED: Final = "budget_exceeded"  # the run's budget stopped it (domain.budget's too)
 
 
 class ProcessEnd(Protocol):
@@ -74,7 +74,7 @@ def leg_status(result: ProcessEnd, cancelled: bool) -> tuple[str, str | None]:
 def decide(legs: Sequence[LegEnd], cancelled: bool, produced: bool | None, error: str | None,
            over_budget: bool = False) -> End:
     """The run's end from its legs: cancel beats error beats budget beats timeout beats failure beats
-    emptiness. A run its budget stopped (issue 42) is `failed`, `budget_exceeded`, as a timeout stops one.
+    emptiness. A run its budget stopped is `failed`, `budget_exceeded`, as a timeout stops one.
 
     `produced` is None when the artifacts could not be collected. The work's own exit still
     decides: work that did not fail is `completed` with reason `artifacts_unavailable`, never

@@ -107,7 +107,7 @@ class Finding(Struct, frozen=True):
     alive: bool | None
     local: bool = True
     # A process is there but the record cannot say it is the run's (no host id, no create time):
-    # `alive` is then null (issue 25), and still no evidence the run stopped.
+    # `alive` is then null, and still no evidence the run stopped.
     present: bool = False
 
     @property
@@ -194,7 +194,7 @@ def _unattributable(code: str, seen: ProcessObservation | None) -> Finding:
 def _advisory_alive(seen: ProcessObservation | None) -> bool | None:
     """Liveness where the record cannot tell the run's process from a stranger (no host id, no
     create time): a pid absent is not alive; a process there may be anyone's, so null, never
-    true (issue 25)."""
+    true."""
     if seen is None or seen.error is not None or seen.access_denied:
         return None
     return None if seen.exists and not seen.zombie else False

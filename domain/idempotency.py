@@ -1,4 +1,4 @@
-"""An idempotent submit (issue 39): `--idempotency-key KEY` names one run for as long as it is in the store.
+"""An idempotent submit: `--idempotency-key KEY` names one run for as long as it is in the store.
 
 A consumer that crashed between spawn and reading the envelope, or got exit 74 (stdout refused the
 envelope), submits again with the same key and receives the first run's handle: same run id,

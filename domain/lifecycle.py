@@ -61,7 +61,7 @@ class Derivation(Struct, frozen=True, kw_only=True):
     stopped: bool
     aged_preparing: bool
     age_seconds: float
-    # Why an end this look found due was not published (issue 25): `not_store_owner` when the
+    # Why an end this look found due was not published: `not_store_owner` when the
     # reader is not the store's owner, who alone reaps. None when nothing was held back.
     reap_withheld: str | None = None
 
@@ -87,7 +87,7 @@ def derive(
     if run.spawn_state == PREPARING:
         # A batch job the scheduler accepted may wait in its queue for hours: only a record that
         # names no job yet — or a job the scheduler no longer knows at all — can be an unresolved
-        # spawn (issue 17). Flagged, never terminal.
+        # spawn. Flagged, never terminal.
         aged = age >= preparing_threshold and (
             run.job_id is None or (finding is not None and finding.code == JOB_UNKNOWN))
         return Derivation(status=run.status, terminal=False, outcome=None, reason_code=None, alive=alive,
@@ -118,14 +118,14 @@ def reapable(run: Run, finding: Finding) -> bool:
     """The per-phase eligibility predicate: a started run, no end, a conclusive local finding.
 
     A `preparing` record has no child whose absence could be proven, so it is never eligible —
-    unless it names a batch job, the attempt's durable identity (issue 17): a job Slurm reports
+    unless it names a batch job, the attempt's durable identity: a job Slurm reports
     ended (same job id and submit time) will never start its runner. A record of another host
     is never judged conclusive here (`Finding.conclusive`).
     """
     if run.end_recorded or not finding.local or finding.code not in CONCLUSIVE:
         return False
     if run.status == WAITING and run.kill_requested_at is None and run.executor is None:
-        return False  # issue 43: its runner is started again (domain/dependencies.restartable), never reaped
+        return False  # its runner is started again (domain/dependencies.restartable), never reaped
     if run.spawn_state == PREPARING:
         return finding.code == JOB_ENDED and run.job_id is not None
     return run.spawn_state == STARTED

@@ -10,7 +10,7 @@ from msgspec import Struct
 
 from lionrun.domain.lifecycle import recorded_outcome
 from lionrun.domain.run import Run
-from lionrun.domain.vocabulary import FailureClass as FailureClass  # its one home (issue 39)
+from lionrun.domain.vocabulary import FailureClass as FailureClass  # its one home
 
 PLACEHOLDERS: Final = ("run_id", "status", "outcome", "reason_code", "label", "payload")
 

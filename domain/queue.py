@@ -1,7 +1,7 @@
-"""Queues (issue 29): a queue's settings, who may take a slot next, and when a paused queue opens.
+"""Queues: a queue's settings, who may take a slot next, and when a paused queue opens.
 
 A run submitted to a queue the store knows waits, `queued`, until it is the first of the queue's
-live waiters (a higher `--priority` first, issue 43; equal ones first come, first served by the
+live waiters (a higher `--priority` first; equal ones first come, first served by the
 ticket submit took) and a slot is free; a queue
 the store does not know has no limit and runs behave as they always did. Everything here is pure:
 the stores keep the settings and hold the slots (a kernel lock, a database session lock), the
@@ -34,7 +34,7 @@ PAUSED_BY_PERSON: Final = "paused"
 RATE_LIMITED: Final = "provider_rate_limited"
 BACKOFF_SECONDS: Final = 60.0  # a rate limit that named no reset time pauses the queue this long
 BACKOFF_MAX_SECONDS: Final = 6 * 3600.0  # a reset time further out than this is not believed
-# Issue 42: a queue's token budget per window was spent; it opens when the window rolls.
+# A queue's token budget per window was spent; it opens when the window rolls.
 BUDGET_SPENT: Final = "budget_exceeded"
 WINDOW_MAX_SECONDS: Final = 366 * 24 * 3600.0
 
@@ -84,7 +84,7 @@ class QueueSettings:
     paused_until: str | None = None
     paused_reason: str | None = None
     paused_by: str | None = None
-    # Issue 42: at most `max_tokens` tokens per window of `per` seconds (None: no budget); the
+    # At most `max_tokens` tokens per window of `per` seconds (None: no budget); the
     # window began at `window_start` (ISO; None: nothing spent yet) and `window_spent` were spent in it.
     max_tokens: int | None = None
     per: float | None = None
@@ -120,7 +120,7 @@ class QueueSettings:
 
 
 def _budget_fields(data: dict[str, Any]) -> dict[str, Any]:
-    """The budget fields of stored settings (issue 42; absent in settings from before them)."""
+    """The budget fields of stored settings (absent in settings from before them)."""
     tokens, per, start, spent = (data.get(k) for k in ("max_tokens", "per", "window_start", "window_spent"))
     spent = 0 if spent is None else spent
     if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
@@ -215,7 +215,7 @@ def rate_limited(settings: QueueSettings, run_id: str, retry_at: str | None, now
                    paused_by=run_id)
 
 
-# --- a token budget per window (issue 42) ------------------------------------------------------
+# --- a token budget per window ------------------------------------------------------
 
 _UNITS: Final = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -284,7 +284,7 @@ def spent(settings: QueueSettings, run_id: str, tokens: int, now: datetime) -> Q
 
 def entry_name(ticket: int, run_id: str, priority: int = 0) -> str:
     """The name of a waiter's entry: its ticket (zero-padded, so names sort as tickets) and run id,
-    and its priority (issue 43) when it has one other than 0."""
+    and its priority when it has one other than 0."""
     if ticket < 0 or ticket >= 10**TICKET_DIGITS:
         raise ValueError(f"ticket {ticket} out of range")
     name = f"{ticket:0{TICKET_DIGITS}d}-{run_id}"
@@ -307,7 +307,7 @@ def parse_entry(name: str) -> tuple[int, str] | None:
 
 def places_of(names: list[str]) -> list[tuple[int, str, int]]:
     """The waiters an entry listing names, (ticket, run id, priority), in the order they start:
-    higher priority first (issue 43), then first come first (ticket), then run id."""
+    higher priority first, then first come first (ticket), then run id."""
     from lionrun.domain.dependencies import line_order
 
     return line_order(place for place in map(parse_place, names) if place is not None)

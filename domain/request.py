@@ -51,7 +51,7 @@ class ModelSpec(Struct, frozen=True):
 def refused_as_root(agents: dict[str, AgentRunOptions], env: Mapping[str, str]) -> None:
     """A CLI that will not run as root the way this run asks (Claude Code skipping its permission
     checks unless told it is sandboxed: its `root_refusal`) is refused at submit, before anything
-    is written, with what to do instead (issue 24). The caller is root; `env` is the environment
+    is written, with what to do instead. The caller is root; `env` is the environment
     the run will have."""
     for name, options in sorted(agents.items()):
         why = agent(name).root_refusal(options.arguments(name), env) if is_agent(name) else None
@@ -60,7 +60,7 @@ def refused_as_root(agents: dict[str, AgentRunOptions], env: Mapping[str, str]) 
                           reason_code="provider_refused")
 
 
-# --- the executor (issue 17) ---------------------------------------------------------------------
+# --- the executor ---------------------------------------------------------------------
 
 EXECUTOR_NAMES = ("local", "slurm")
 MAX_SLURM_ARGS = 64
@@ -272,7 +272,7 @@ def parse_timeout(text: str | None) -> float | None:
     return value
 
 
-DEFAULT_IDLE_TIMEOUT = 900.0  # seconds an agent CLI may write no event before its run is stopped (issue 24)
+DEFAULT_IDLE_TIMEOUT = 900.0  # seconds an agent CLI may write no event before its run is stopped
 
 
 def parse_idle_timeout(value: object, where: str = "--idle-timeout") -> float | None:
@@ -342,7 +342,7 @@ class RunRequest(Struct, frozen=True):
     cwd: str
     label: str | None = None
     timeout: float | None = None
-    # Issue 24: an agent leg whose CLI writes no event for this long is stopped (timed_out,
+    # An agent leg whose CLI writes no event for this long is stopped (timed_out,
     # idle_timeout); None: no watchdog (shell work, or turned off with 0).
     idle_timeout: float | None = None
     synthesize: ModelSpec | None = None
@@ -350,30 +350,30 @@ class RunRequest(Struct, frozen=True):
     notify_source: str | None = None
     agents: dict[str, AgentRunOptions] = msgspec_field(default_factory=dict)
     extra: dict[str, Any] = msgspec_field(default_factory=dict)
-    # Where the runner runs (issue 17): `local`, or `slurm` with an optional partition and sbatch options.
+    # Where the runner runs: `local`, or `slurm` with an optional partition and sbatch options.
     executor: str = "local"
     partition: str | None = None
     slurm_args: tuple[str, ...] = ()
-    # The queue the run waits in for a slot (issue 29): None for the default (`default`, or the
+    # The queue the run waits in for a slot: None for the default (`default`, or the
     # model's queue in config.toml, resolved before the submit).
     queue: str | None = None
-    # How the work is confined (issue 25): `auto` (the store hidden where the kernel allows it,
+    # How the work is confined: `auto` (the store hidden where the kernel allows it,
     # else unconfined and said), `required` (never started unconfined) or `off`.
     confine: str = "auto"
-    # Issue 28: the run's own git worktree (None: it works in `cwd`), and the agent session a
+    # The run's own git worktree (None: it works in `cwd`), and the agent session a
     # reply resumes (its CLI's own id).
     worktree: WorktreePlan | None = None
     resume_session: str | None = None
-    # Issue 42: what the run may spend (tokens, US dollars), counted from its CLIs' streams; None: no cap.
+    # What the run may spend (tokens, US dollars), counted from its CLIs' streams; None: no cap.
     budget: Budget | None = None
-    # Issue 42: the run's work tried again on a vendor's passing trouble; None: one attempt.
+    # The run's work tried again on a vendor's passing trouble; None: one attempt.
     retry: RetryPolicy | None = None
-    # Issue 42: seconds a permission request waits for a person before it is denied (ask mode only).
+    # Seconds a permission request waits for a person before it is denied (ask mode only).
     approval_timeout: float | None = None
 
     @property
     def asks(self) -> bool:
-        """Whether a leg's CLI puts its permission prompts to a person through li (issue 42)."""
+        """Whether a leg's CLI puts its permission prompts to a person through li."""
         return any(o.permission_mode == "ask" for o in self.agents.values())
 
     def arguments_for(self, provider: str) -> list[str]:
@@ -447,7 +447,7 @@ CONFINE_MODES = ("auto", "required", "off")
 
 
 def parse_confine(value: object, where: str = "--confine") -> str:
-    """`auto`, `required` or `off` (issue 25); anything else is refused, naming where it came from."""
+    """`auto`, `required` or `off`; anything else is refused, naming where it came from."""
     if value is None:
         return "auto"
     if not isinstance(value, str) or value not in CONFINE_MODES:
@@ -456,11 +456,11 @@ def parse_confine(value: object, where: str = "--confine") -> str:
     return value
 
 
-CWD_IN_STORE = "cwd_in_store"  # reason code: a run's working folder at or below the store (issue 36)
+CWD_IN_STORE = "cwd_in_store"  # reason code: a run's working folder at or below the store
 
 
 def refuse_cwd_in_store(real_cwd: str, real_home: str) -> None:
-    """A run never works inside the store (issue 36): its legs would read other runs' prompts and
+    """A run never works inside the store: its legs would read other runs' prompts and
     rewrite their records. Both paths are real (links resolved); refused when `real_cwd` is
     `real_home` or below it."""
     home = real_home.rstrip("/") or "/"

@@ -1,4 +1,4 @@
-"""Retries by policy (issue 42): which ends of a run are tried again, and after how long.
+"""Retries by policy: which ends of a run are tried again, and after how long.
 
 `li agent --retry N [--retry-on REASONS] [--retry-backoff SECONDS]` tries a run's work again, up to
 N more times, when it ends with one of the named reason codes — by default the vendor's passing

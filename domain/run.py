@@ -28,14 +28,14 @@ RUN_ID_PATTERN = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{6}$")
 # the kernel keeps a process's environment as it was at exec, so it vouches for membership.
 RUN_TAG = "LI_RUN_ID"
 
-# What li's own processes hold in their environment that is never the work's (issue 25): the
+# What li's own processes hold in their environment that is never the work's: the
 # broker's mark and the run an `li` acts for (adapters/broker.py), and the safe-path switch li's
 # own processes start with.
 NOT_THE_WORKS = frozenset({"PYTHONSAFEPATH", "LI_BROKER_MARK", "LI_ACTING_FOR"})
 
 
 def store_credential(name: str) -> bool:
-    """li's own way into the shared store, never the work's (issue 25): its URL (`LI_STORE`, which
+    """li's own way into the shared store, never the work's: its URL (`LI_STORE`, which
     may carry a password) and every libpq variable (`PGPASSWORD`, `PGHOST`, `PGPASSFILE`, ...)."""
     return name == "LI_STORE" or name.startswith("PG")
 
@@ -94,17 +94,17 @@ class Incarnation(Struct, frozen=True):
     pid: int
     create_time: float | None
     pgid: int | None
-    # A runner a batch scheduler started (issue 17): its job id there and the scheduler's restart
+    # A runner a batch scheduler started: its job id there and the scheduler's restart
     # count when it attached (Slurm's SLURM_RESTART_COUNT); None for a local runner.
     job_id: str | None = None
     restart_count: int | None = None
 
 
-# Issue 25: the reason of a `runner_end` — the recorded end is not the one the runner wrote.
+# The reason of a `runner_end` — the recorded end is not the one the runner wrote.
 END_NOT_WRITTEN_BY_RUNNER = "end_not_written_by_runner"
 
 
-# The executors a run may be submitted to (issue 17): `local` (a detached child of the submitter,
+# The executors a run may be submitted to: `local` (a detached child of the submitter,
 # the default) or `slurm` (a batch job the runner is started in).
 LOCAL = "local"
 SLURM = "slurm"
@@ -112,7 +112,7 @@ EXECUTORS = (LOCAL, SLURM)
 
 
 class Engine(Struct, frozen=True):
-    """The batch job a run was submitted as: the durable identity of its attempt (issue 17).
+    """The batch job a run was submitted as: the durable identity of its attempt.
 
     Written by the submitter on the `preparing` record once the scheduler accepted the job (or by
     the runner when it attaches first). `submit_time` is the scheduler's own (Slurm's SubmitTime,
@@ -127,7 +127,7 @@ class Engine(Struct, frozen=True):
 
 
 class Dependency(Struct, frozen=True):
-    """A run this one waits for (issue 43, `--after RUN:CONDITION`): `ok` (it succeeded), `fail`
+    """A run this one waits for (`--after RUN:CONDITION`): `ok` (it succeeded), `fail`
     (it ended any other way) or `any` (it ended). Decided in domain/dependencies.py."""
 
     run_id: str
@@ -143,7 +143,7 @@ class DeliveryValue(Struct, frozen=True):
     ok: bool | None = None
     exit_code: int | None = None
     error: str | None = None
-    # open (issue 39): the values in use are the schema's examples
+    # open: the values in use are the schema's examples
     failure_class: Annotated[str, Open(FAILURE_CLASSES)] | None = None
 
 
@@ -180,49 +180,49 @@ class Run(Struct, frozen=True):
     extra: dict[str, Any] = msgspec_field(default_factory=dict)
     executor: str | None = None  # `slurm` for a batch job; None (local) for a detached child
     engine: Engine | None = None  # the batch job, once the scheduler accepted it
-    queue: str | None = None  # the queue the run waits in for a slot (issue 29); None: no limited queue
-    # Issue 25: the end the runner saw the work reach, recorded beside an end it found already
+    queue: str | None = None  # the queue the run waits in for a slot; None: no limited queue
+    # The end the runner saw the work reach, recorded beside an end it found already
     # written and did not write (a forgery by work that could reach the store, or a wrong reap):
     # {status, outcome, exit_code, reason_code: END_NOT_WRITTEN_BY_RUNNER, finished_at, found}.
     runner_end: dict[str, Any] | None = None
-    retry_at: str | None = None  # an agent run ended rate limited: when the vendor said the limit resets (issue 24)
-    session_id: str | None = None  # the agent CLI's own session / thread id its stream carried (issue 24)
-    # Issue 25: what confinement the runner started the work under — `store_hidden` (the store
+    retry_at: str | None = None  # an agent run ended rate limited: when the vendor said the limit resets
+    session_id: str | None = None  # the agent CLI's own session / thread id its stream carried
+    # What confinement the runner started the work under — `store_hidden` (the store
     # out of the work's reach) or `none` (with `confinement_detail` saying why: off, or the
     # kernel's refusal); None until the runner decided it (and for records from before).
     confinement: str | None = None
     confinement_detail: str | None = None
-    # Issue 36: where the work's processes ran — `pid_namespace` (their own) or `shared` (the
+    # Where the work's processes ran — `pid_namespace` (their own) or `shared` (the
     # host's, with `processes_detail` saying why); None until the runner decided it.
     processes: str | None = None
     processes_detail: str | None = None
-    # Issue 36: a worktree run whose work could change the repository's shared config, hooks and
+    # A worktree run whose work could change the repository's shared config, hooks and
     # info (unconfined): the paths under the git common dir it changed (empty: none); None when not
     # compared (the paths were read-only to the work, or no worktree).
     repository_changes: list[str] | None = None
-    # Issue 25: the run whose confined work submitted this one (through its broker); None for a
+    # The run whose confined work submitted this one (through its broker); None for a
     # run a person or a program submitted.
     parent: str | None = None
-    # Issue 28: the run's own git worktree (--worktree), what li committed of its work there, and
+    # The run's own git worktree (--worktree), what li committed of its work there, and
     # the run whose conversation this one continues (`li job reply`).
     worktree: Worktree | None = None
     changes: Changes | None = None
     continues: str | None = None
-    # Issue 28, a run of several legs (fanout, flow) with --worktree: each leg's own worktree and
+    # A run of several legs (fanout, flow) with --worktree: each leg's own worktree and
     # what li committed there, in the order the legs' worktrees were made. `worktree` and `changes`
     # stay None for such a run (they are a run's one worktree); None for every other run.
     leg_worktrees: list[LegWorktree] | None = None
-    # Issue 43: the runs this one waits for before its work starts (None: it waits for none), and
+    # The runs this one waits for before its work starts (None: it waits for none), and
     # its priority within its queue (None: 0; higher starts first).
     after: list[Dependency] | None = None
     priority: int | None = None
-    # Issue 42: the run's budget, written by its runner at the end: {max_tokens, max_cost_usd,
+    # The run's budget, written by its runner at the end: {max_tokens, max_cost_usd,
     # spent_tokens, spent_cost_usd, exceeded: tokens|cost|null}; None for a run with no budget.
     budget: dict[str, Any] | None = None
-    # Issue 42: each attempt of a run with a retry policy, in order: {attempt, started_at, ended_at,
+    # Each attempt of a run with a retry policy, in order: {attempt, started_at, ended_at,
     # status, reason_code, next_at (when the next begins; None for the last)}; None: no policy.
     attempts: list[dict[str, Any]] | None = None
-    # Issue 42: the permission requests of a run under --permission-mode ask, in order:
+    # The permission requests of a run under --permission-mode ask, in order:
     # {id, tool, input, tool_use_id, requested_at, behavior (allow|deny; None while open), message,
     # answered_at, answered_by}; None for a run that never asked.
     approvals: list[dict[str, Any]] | None = None
@@ -362,7 +362,7 @@ def parse_since(text: str, now: datetime) -> datetime:
 
 def status_filter(text: str | None, flag: str = "--status") -> str | None:
     """A `--status` filter: a status this version produces (or `preparing`), else refused with the
-    known ones and the closest (issue 27: `--status runing` printed an empty table)."""
+    known ones and the closest (`--status runing` printed an empty table)."""
     from lionrun.domain.vocabulary import PREPARING, STATUSES_AT_V1
 
     if text is None:
@@ -409,7 +409,7 @@ def submitted_second(run_id: str) -> datetime | None:
     `datetime.strptime(run_id[:15], "%Y%m%dT%H%M%S")`, read by position when the text is eight
     ASCII digits, T and six (each field then has its fixed width, as strptime would split it):
     strptime's first call imports _strptime and calendar and builds its regexes, a few ms of
-    every `li job list` (issue 18). Anything else still goes through strptime.
+    every `li job list`. Anything else still goes through strptime.
     """
     from datetime import UTC
 

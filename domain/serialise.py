@@ -47,7 +47,7 @@ class Minimum:
 
 
 class Open:
-    """`Annotated[str, Open(values)]`: an open vocabulary (issue 39). The schema accepts any string
+    """`Annotated[str, Open(values)]`: an open vocabulary. The schema accepts any string
     and lists the values in use only as `examples`, never as an `enum`: a later value is no contract
     break, so a consumer that validates against the schema must not break on one (D2)."""
 

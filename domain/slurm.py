@@ -1,4 +1,4 @@
-"""What Slurm says about a job, read as evidence about a run — never as its outcome (issue 17).
+"""What Slurm says about a job, read as evidence about a run — never as its outcome.
 
 Pure: the text of `sbatch --parsable`, `scontrol show job -o`, `squeue --format=SQUEUE_FORMAT` and
 `sacct --parsable2 --format=SACCT_FIELDS` is parsed here into plain values (`SlurmJob`), and
@@ -293,7 +293,7 @@ _TIME_REASONS = frozenset({"TimeLimit", "DeadLine"})
 
 
 def announced_stop(job_id: str, rows: Sequence[SlurmJob] | None) -> AnnouncedStop | None:
-    """Why Slurm stopped this runner's own job, read while it stops it (issue 40 item 5): at a time
+    """Why Slurm stopped this runner's own job, read while it stops it: at a time
     limit it reads `Reason=TimeLimit` (TIMEOUT once ended) → `timed_out` with the limit; while Slurm
     ends it for any other cause (an outside `scancel`, a preemption) it reads COMPLETING (then
     CANCELLED, PREEMPTED) → `cancelled`. None when the job still reads RUNNING (a signal only: li's

@@ -1,4 +1,4 @@
-"""Times for people, one style everywhere (issue 27): local clock times, relative ages, and
+"""Times for people, one style everywhere: local clock times, relative ages, and
 durations `5s`, `3m12s`, `2h05m`, `3d04h`. Pure: the moment "now" is always given."""
 
 from __future__ import annotations

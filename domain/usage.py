@@ -1,4 +1,4 @@
-"""What runs spent (issue 29): tokens, cost and wall time totalled by model, label or queue.
+"""What runs spent: tokens, cost and wall time totalled by model, label or queue.
 
 A run's meter is its manifest's `metering` (application.work.meter): wall seconds always, tokens
 and cost only when every leg that ran reported them. A total is over the runs that reported; the

@@ -1,6 +1,6 @@
 """The vocabularies, defined once: the domain decides with them and the wire model publishes them.
 
-Exactly two are closed on the wire (issue 39, docs/wire-contract.md "Vocabularies"): `outcome`
+Exactly two are closed on the wire (docs/wire-contract.md "Vocabularies"): `outcome`
 and the envelope's `error.kind` — a `Literal` there, a new value costs a contract version.
 Every other one is open: a plain string on the wire whose schema lists the values in use as
 `examples` (domain.serialise.Open), so a later value is no contract break, while the domain
@@ -19,32 +19,32 @@ OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 Status = Literal[
     "running", "completed", "completed_empty", "failed", "timed_out",
     "aborted", "cancelled", "killed", "exited", "unknown",
-    "queued",  # issue 29: the runner is alive and waits for its queue's slot (non-terminal)
-    "waiting",  # issue 43: the run waits for the runs it was submitted --after (non-terminal)
-    "waiting_approval",  # issue 42: the agent waits for a person to answer a permission request (non-terminal)
+    "queued",  # the runner is alive and waits for its queue's slot (non-terminal)
+    "waiting",  # the run waits for the runs it was submitted --after (non-terminal)
+    "waiting_approval",  # the agent waits for a person to answer a permission request (non-terminal)
 ]
 STATUSES_AT_V1: Final[tuple[Status, ...]] = get_args(Status)
-QUEUED: Final = "queued"  # a run whose runner is alive and waits for its queue's slot (issue 29)
-WAITING: Final = "waiting"  # a run that waits for other runs to end (issue 43; domain/dependencies.py)
+QUEUED: Final = "queued"  # a run whose runner is alive and waits for its queue's slot
+WAITING: Final = "waiting"  # a run that waits for other runs to end (domain/dependencies.py)
 
-# Issue 43: closed. The end a run submitted `--after RUN:CONDITION` waits for (domain/dependencies.py).
+# Closed. The end a run submitted `--after RUN:CONDITION` waits for (domain/dependencies.py).
 DependencyCondition = Literal["ok", "fail", "any"]
 CONDITIONS: Final[tuple[DependencyCondition, ...]] = get_args(DependencyCondition)
 
-# Issue 25: open on the wire. What the work of a run was started under: the store out of its reach, or not.
+# Open on the wire. What the work of a run was started under: the store out of its reach, or not.
 Confinement = Literal["store_hidden", "none"]
 CONFINEMENTS: Final[tuple[Confinement, ...]] = get_args(Confinement)
 STORE_HIDDEN: Final = "store_hidden"
 UNCONFINED: Final = "none"
 
-# Issue 36: open on the wire (issue 39). Where the work's processes ran: a PID namespace of their own (the run's end is
+# Open on the wire. Where the work's processes ran: a PID namespace of their own (the run's end is
 # the namespace's end; the work cannot reach its supervisor by pid), or the host's, shared.
 Processes = Literal["pid_namespace", "shared"]
 PROCESSES: Final[tuple[Processes, ...]] = get_args(Processes)
 PID_NAMESPACE: Final = "pid_namespace"
 SHARED_PIDS: Final = "shared"
 
-# D5: open on the wire (issue 39; a record li never wrote is read as none). The recorded spawn phase; a record from before the field existed has none.
+# D5: open on the wire (a record li never wrote is read as none). The recorded spawn phase; a record from before the field existed has none.
 SpawnState = Literal["preparing", "started", "failed"]
 SPAWN_STATES: Final[tuple[SpawnState, ...]] = get_args(SpawnState)
 PREPARING: Final = "preparing"
@@ -54,7 +54,7 @@ FAILED: Final = "failed"
 # D3: closed. A new kind costs a contract version.
 ErrorKindName = Literal["not_found", "invalid_input", "conflict", "unavailable", "internal"]
 
-# D6: open on the wire (issue 39: `requested` came after v1). What `li job kill` did. `requested` is said only on a shared store, of another
+# D6: open on the wire (`requested` came after v1). What `li job kill` did. `requested` is said only on a shared store, of another
 # host's run: the request is recorded and that host's runner acts on it; nothing was signalled here.
 KillAction = Literal["signalled", "requested", "already_terminal", "no_process"]
 SIGNALLED: Final = "signalled"
@@ -79,7 +79,7 @@ StoreKind = Literal["filesystem", "postgresql"]
 Shell = Literal["bash", "zsh", "fish"]
 
 # Closed as input (li refuses others), open on the wire (a later li may record another): what an agent CLI may do (li agent --permission-mode); each maps to its CLI's own flag.
-# `ask` (issue 42): each tool use the CLI would ask about is put to a person through li (Claude Code only).
+# `ask`: each tool use the CLI would ask about is put to a person through li (Claude Code only).
 PermissionMode = Literal["read-only", "edits", "full", "ask"]
 PERMISSION_MODES: Final[tuple[PermissionMode, ...]] = get_args(PermissionMode)
 KILL_ACTIONS: Final[tuple[KillAction, ...]] = get_args(KillAction)
@@ -88,7 +88,7 @@ STORE_KINDS: Final[tuple[StoreKind, ...]] = get_args(StoreKind)
 SHELLS: Final[tuple[Shell, ...]] = get_args(Shell)
 ROW_ERROR_KINDS: Final[tuple[RowErrorKind, ...]] = get_args(RowErrorKind)
 
-# Issue 39: the values in use of the other open vocabularies, published as the schema's `examples`.
+# The values in use of the other open vocabularies, published as the schema's `examples`.
 # Every `status` li shows: the recorded ones, and `preparing` (a record before its spawn).
 STATUSES_SHOWN: Final[tuple[str, ...]] = (*STATUSES_AT_V1, PREPARING)
 RUN_KINDS: Final = ("agent", "flow", "fanout")
@@ -98,9 +98,9 @@ FAILURE_CLASSES: Final[tuple[FailureClass, ...]] = get_args(FailureClass)
 # Why `li job prune` / `li job rm` kept a run (application/prune.py names each).
 KEPT_REASONS: Final = ("not_ended", "ended_recently", "notice_in_flight", "record_unusable", "no_record",
                        "busy", "remove_failed", "worktree_kept")
-# One entry of a run's artifacts listing (adapters/confined.py).
+# One entry of a run's artifacts listing (adapters/safe_open.py).
 ARTIFACT_TYPES: Final = ("file", "symlink", "fifo", "socket", "device", "hardlink", "folder", "other")
 # Why a queue starts no run.
 PAUSED_REASONS: Final = ("paused", "provider_rate_limited")
-# Why an end a reader found due was not recorded (issue 25).
+# Why an end a reader found due was not recorded.
 REAP_WITHHELD: Final = ("not_store_owner",)

@@ -1,4 +1,4 @@
-"""A run's own git worktree and the changes its work left there (issue 28): values and rules, pure.
+"""A run's own git worktree and the changes its work left there: values and rules, pure.
 
 A run submitted with `--worktree` works in a new worktree of the repository it was submitted
 from, on a new branch `li/<run-id>` from the base commit. When the work ends the runner commits
@@ -298,14 +298,14 @@ class WorktreePlan(Struct, frozen=True):
 
 
 def shared_git_paths(common_dir: str) -> tuple[str, ...]:
-    """What of a repository every worktree shares and a run's work must not change (issue 36): its
+    """What of a repository every worktree shares and a run's work must not change: its
     config (programs git runs for the person: `core.fsmonitor`, filters), its hooks and its info
     (attributes, excludes). A folder's path ends with `/`."""
     top = common_dir.rstrip("/")
     return (f"{top}/config", f"{top}/hooks/", f"{top}/info/")
 
 
-# Issue 36, item 4's fallback: where the shared git paths cannot be made read-only to the work
+# The fallback where the shared git paths cannot be made read-only to the work
 # (`--confine off`, or the kernel refused confinement), li fingerprints them before the work and
 # after it. A fingerprint maps each path under the common dir (`config`, `hooks/pre-commit`, ...)
 # to what it is: `file <mode> <sha256>`, `link <target>`, `dir <mode>`, or `other <mode>`; an

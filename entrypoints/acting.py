@@ -1,4 +1,4 @@
-"""What an `li` acting for a confined run's work may be asked (issue 25, item 2).
+"""What an `li` acting for a confined run's work may be asked.
 
 A run's broker (`adapters/broker.py`) runs `li` for the work with `LI_ACTING_FOR=<run id>`. That
 `li` sees the run's children only (`application/acting.py`), and takes only what submits a child
@@ -22,7 +22,7 @@ ACTING = "LI_ACTING_FOR"
 OPEN = frozenset({("handshake", None), ("agent", None), ("mcp", None), ("orchestrate", "fanout"),
                   ("orchestrate", "flow"), ("job", "status"), ("job", "wait"), ("job", "kill"),
                   ("job", "output"), ("job", "list"), ("job", "diff"),
-                  # issue 42: the run's permission-prompt tool asks a person, for this run only
+                  # The run's permission-prompt tool asks a person, for this run only
                   ("job", "approval-request")})
 # submit options that would run something of the work's choosing outside its confinement, or
 # start the child unconfined

@@ -1,4 +1,4 @@
-"""li's permission-prompt tool (issue 42): a stdio MCP server Claude Code starts for a run under
+"""li's permission-prompt tool: a stdio MCP server Claude Code starts for a run under
 `--permission-mode ask` (`--mcp-config` names it, `--permission-prompt-tool mcp__li__approve`).
 
 Standard library only, and no store: each `tools/call` runs `li job approval-request` with the

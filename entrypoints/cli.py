@@ -84,7 +84,7 @@ PROMPT_VERBS = ("li agent", "li orchestrate fanout")
 
 
 def explain(parser: Parser, message: str) -> str:
-    """argparse's message in li's words, with a "did you mean" and where the help is (issue 27).
+    """argparse's message in li's words, with a "did you mean" and where the help is.
 
     Only on the error path: difflib and re are imported here, never by a request that parses.
     """

@@ -113,7 +113,7 @@ def local_changes(home: str) -> FsRunChanges:
 
 
 def local_queues(home: str) -> FsQueues:
-    """Queues on the filesystem store (issue 29), imported when first used: a submit and a queued
+    """Queues on the filesystem store, imported when first used: a submit and a queued
     runner ask them; no read does."""
     from lionrun.adapters.fs_queues import FsQueues
 
@@ -129,15 +129,15 @@ def shared_queues(store: PgRunStore) -> PgQueues:
 
 
 def slurm_cluster() -> SlurmCluster:
-    """The Slurm client tools as a cluster (issue 17), imported only when a Slurm run is met."""
+    """The Slurm client tools as a cluster, imported only when a Slurm run is met."""
     from lionrun.adapters.slurm import SlurmCluster
 
     return SlurmCluster()
 
 
 def git_worktrees(home: str) -> Git:
-    """The real git behind the worktree port (issue 28), imported only when a run has a worktree;
-    every process it starts has the store at `home` hidden from it (issue 25)."""
+    """The real git behind the worktree port, imported only when a run has a worktree;
+    every process it starts has the store at `home` hidden from it."""
     from lionrun.adapters.fs_store import HIDDEN
     from lionrun.adapters.git import Git
 
@@ -217,7 +217,7 @@ def submitter(store: RunRecords, files: RunFiles, spawner: Spawner, prober: Proc
 
 
 def store_hider(home: str, groups: ChildGroups) -> Confiner:
-    """Issue 25: the work's legs started with the store hidden from them (adapters/confinement.py)."""
+    """The work's legs started with the store hidden from them (adapters/confinement.py)."""
     from lionrun.adapters.confinement import StoreHider
     from lionrun.adapters.fs_store import HIDDEN
     from lionrun.entrypoints.settings import li_command
@@ -292,7 +292,7 @@ def diagnostics(home: str, settings: Settings) -> SystemDiagnostics:
 
 def pruner(store: Store, observer: Observer, clock: Clock,
            git: Callable[[], GitWorktrees] | None = None) -> Pruner:
-    """Prune and rm; a run's worktree (issue 28) is removed with it through git, built on first use."""
+    """Prune and rm; a run's worktree is removed with it through git, built on first use."""
     from lionrun.application.prune import Pruner
 
     if git is None:
@@ -308,7 +308,7 @@ def pruner(store: Store, observer: Observer, clock: Clock,
 
 
 def worktree_reviews(store: Store, git: Callable[[], GitWorktrees], reads: RunReads) -> WorktreeReviews:
-    """`li job diff` and `li job apply` (issue 28), imported when first used; a run is observed
+    """`li job diff` and `li job apply`, imported when first used; a run is observed
     (not_found, unusable, terminal) as every read observes it."""
     from lionrun.application.worktrees import WorktreeReviews
 
@@ -340,7 +340,7 @@ class Core(containers.DeclarativeContainer):
                                        statement_timeout=config.store_statement_timeout, outage=config.store_outage),
     )
     # The store as this li may use it: the whole of it, or, for an li acting for a confined run's
-    # work (issue 25), that run's children only.
+    # work, that run's children only.
     store = providers.Singleton(seen_by, own_store, config.acting_for)
     # What wakes a waiting `li job wait` when a record changes: the store's companion (inotify on
     # the run folders; another store brings its own, e.g. LISTEN/NOTIFY). None: the poll alone.
@@ -350,7 +350,7 @@ class Core(containers.DeclarativeContainer):
         pausing=providers.Singleton(local_changes, home=home),
         postgresql=providers.Singleton(shared_changes, dsn=config.store, connect_timeout=config.store_connect_timeout),
     )
-    # Queues with parallel limits (issue 29): kept by the store, so every host of it sees the same.
+    # Queues with parallel limits: kept by the store, so every host of it sees the same.
     queues = providers.Selector(
         providers.Callable(store_kind, config.fault_pause, config.store),
         plain=providers.Singleton(local_queues, home=home),
@@ -372,7 +372,7 @@ class Reads(containers.DeclarativeContainer):
     core = providers.DependenciesContainer()
     # What a reap winner calls (D9); the top container hands in the notices side, built on first use.
     on_reaped: providers.Dependency[Callable[[Run], None] | None] = providers.Dependency(default=None)
-    # Issue 43: what starts a new runner for a waiting run whose runner is gone (built on first use).
+    # What starts a new runner for a waiting run whose runner is gone (built on first use).
     restart: providers.Dependency[Callable[[Run], Run | None] | None] = providers.Dependency(default=None)
 
     observer = providers.Factory(
@@ -407,7 +407,7 @@ class SubmitSide(containers.DeclarativeContainer):
         signaller=core.signaller, clock=core.clock, providers=provider_registry,
         runner_command=providers.Callable(runner_command), env=providers.Callable(runner_environment, core.home),
         cluster=core.cluster.provider, queues=core.queues.provider, home=core.home,
-        keys=core.store,  # issue 39: every store keeps the idempotency keys of its runs
+        keys=core.store,  # every store keeps the idempotency keys of its runs
     )
     confiner = providers.Singleton(store_hider, home=core.home, groups=child_groups)
     # The runner adds the notices side's `send` as its after-end hook.
@@ -505,7 +505,7 @@ def set_container(container: Any) -> None:
 
 def sweep_spool() -> None:
     """After a li call on a shared store: move in what a run left in this host's spool once its
-    runner was gone (issue 40 item 3). Costs one look at the spool folder when it is empty (the
+    runner was gone. Costs one look at the spool folder when it is empty (the
     usual case); never changes the answer given, never raises."""
     if _container is None:
         return  # this call built no container (`li handshake`, `--help`): it touched no store

@@ -149,7 +149,7 @@ WITHOUT_STORE = frozenset({"handshake", "completion", "mcp"})
 
 
 def refuse_home(namespace: Any) -> None:
-    """A relative LI_HOME is refused before any verb that uses the store runs (issue 27)."""
+    """A relative LI_HOME is refused before any verb that uses the store runs."""
     if getattr(namespace, "command", None) in WITHOUT_STORE:
         return
     from lionrun.entrypoints.settings import home_refusal
@@ -197,7 +197,7 @@ def dispatch(args: list[str], *, machine: bool, out: IO[str]) -> int:
 
 def after_answer() -> None:
     """Once the answer is given, and the store answered: what a gone runner left in this host's
-    spool goes into a shared store (issue 40; nothing to do, and nothing imported, otherwise)."""
+    spool goes into a shared store (nothing to do, and nothing imported, otherwise)."""
     root = sys.modules.get("lionrun.entrypoints.container")  # never imported here: a handshake stays light
     if root is not None and getattr(root, "_container", None) is not None:
         root.sweep_spool()

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 # Modules a run needs. A broken installation is diagnosed by exit 78 before any run exists.
 # pydantic is not one a run needs: the wire model is msgspec, and pydantic checks only what a person
 # or an agent writes (a flow spec, MCP tool arguments; domain/written.py), so `li orchestrate`
-# imports it before it starts and an `li agent` submit never does (issue 26).
+# imports it before it starts and an `li agent` submit never does.
 REQUIRED_MODULES: Final = ("psutil", "filelock", "dependency_injector", "yaml")
 # What a command that may allocate a run imports before it starts (exit 78 while nothing ran, D8).
 # yaml reads only `li orchestrate`'s plan: an `li agent` submit, which neither it nor its runner
@@ -24,7 +24,7 @@ PRE_IMPORTS: Final = {
     "agent": ("psutil", "filelock", "dependency_injector"),
     "orchestrate": (*REQUIRED_MODULES, "pydantic"),
 }
-# Issue 39: a consumer's tests make li answer 78 on purpose (docs/wire-contract.md, exit statuses):
+# A consumer's tests make li answer 78 on purpose (docs/wire-contract.md, exit statuses):
 # li then behaves exactly as over a missing required module, before it reads anything or runs anything.
 SIMULATE_ENVIRONMENT_FAULT: Final = "LI_SIMULATE_ENVIRONMENT_FAULT"
 EXIT_CONFIG: Final = 78  # EX_CONFIG (D8); mirrors domain.contract.EXIT_CONFIG without importing it

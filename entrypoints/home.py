@@ -1,4 +1,4 @@
-"""Where li's store is, and whether this `li` runs in a run's confined work (issue 25). Standard
+"""Where li's store is, and whether this `li` runs in a run's confined work. Standard
 library only: the console script asks before it imports anything else."""
 
 from __future__ import annotations

@@ -217,7 +217,7 @@ class Gate:
 
 
 def steering(args: tools_table.SubmitAgent | tools_table.SubmitFlow | tools_table.SubmitFanout) -> dict[str, object]:
-    """A submit tool's `after`, `priority`, `idempotency_key` and (issue 42) budget, retry policy and
+    """A submit tool's `after`, `priority`, `idempotency_key` and budget, retry policy and
     approval timeout, as the contract client's options (each becomes the CLI flag of its name)."""
     return {"after": args.after, "priority": args.priority, "idempotency_key": args.idempotency_key,
             "max_tokens": args.max_tokens, "max_cost": args.max_cost_usd, "retry": args.retry,

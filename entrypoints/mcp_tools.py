@@ -47,7 +47,7 @@ def priority_field() -> Any:
 
 
 class Steering(Arguments):
-    """Issue 42: what every submit tool takes to steer its run: budgets, retries, approvals."""
+    """What every submit tool takes to steer its run: budgets, retries, approvals."""
 
     max_tokens: Annotated[int, Field(ge=1)] | None = Field(
         None, description="stop the run (failed, budget_exceeded) once its agents reported this many tokens")

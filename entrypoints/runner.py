@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from lionrun.application.ports import Held
 
 _early_term = False
-_slot: Held | None = None  # the queue slot this runner holds (issue 29), kept open until it exits
+_slot: Held | None = None  # the queue slot this runner holds, kept open until it exits
 
 
 def _remember_term(signum: int, frame: FrameType | None) -> None:
@@ -167,7 +167,7 @@ def _finish(work: Any, run_id: str, finishing: Any) -> int:
 
 def _slurm_stop_cause(job_id: str) -> Any:
     """Asked when the work ended cancelled in a Slurm job: whether Slurm stopped the job (its time
-    limit, an outside scancel, a preemption) and what it said (issue 40 item 5). Slurm gives the
+    limit, an outside scancel, a preemption) and what it said. Slurm gives the
     runner `KillWait` seconds between its SIGTERM and its SIGKILL: the question is bounded."""
 
     def cause() -> Any:
@@ -196,7 +196,7 @@ def _cut_what_the_broker_started(finishing: Any) -> None:
 def _li_log_on_stderr(store: Any, run_id: str) -> None:
     """From here on this process's stderr (fd 2, kept by the lean supervisor and the finisher it
     exec's) is the run's li log: every line li says of the run goes there, and its stdout, the
-    console, carries the work's bytes alone (issue 27). A li log that cannot be opened leaves
+    console, carries the work's bytes alone. A li log that cannot be opened leaves
     stderr as the submitter gave it (the console): a line said there beats a line lost."""
     from lionrun.application.ports import StoreRefused
 
@@ -248,7 +248,7 @@ def _kill_asker(store: Any, run_id: str) -> Any:
 
 
 def _wait_for_dependencies(store: Any, run_id: str, work: Any) -> int | None:
-    """A `waiting` run (issue 43) waits for the runs it was submitted --after
+    """A `waiting` run waits for the runs it was submitted --after
     (application/dependencies.StartAfter): None when its work may go on, else the exit status."""
     from lionrun.application.dependencies import StartAfter
     from lionrun.application.work import Workspace

@@ -45,7 +45,7 @@ STORE_SCHEMES: Final = ("postgresql://", "postgres://")
 
 
 def home_refusal(environ: Mapping[str, str] | None = None, check_folder: bool = False) -> str | None:
-    """Why `$LI_HOME` cannot name li's store, naming LI_HOME (issue 27); None when it can (or is unset).
+    """Why `$LI_HOME` cannot name li's store, naming LI_HOME; None when it can (or is unset).
 
     A relative LI_HOME is refused: it would name another store in every directory. With
     `check_folder` (the error path only: it costs a stat), one that is not a folder is named too.

@@ -1,7 +1,7 @@
 """What the parser answers instead of a namespace: a usage error or the help text.
 
 Apart from entrypoints/cli.py (which raises them) so that the dispatcher can catch them without
-importing argparse: a request that needs no parser (`li handshake`) never loads it (issue 18).
+importing argparse: a request that needs no parser (`li handshake`) never loads it.
 """
 
 from __future__ import annotations

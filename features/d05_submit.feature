@@ -161,7 +161,7 @@ Feature: D5 — "Submit returns a handle, and the spawn phase is recorded"
       And the prompt file is changed to "echo edited"
       Then the submitted run answers "original"
 
-  Rule: Submit idempotency, the ADR's open question (Notes), answered by --idempotency-key (issue 39)
+  Rule: Submit idempotency, the ADR's open question (Notes), answered by --idempotency-key
 
     @D5 @cli
     Scenario: A submit repeated under its idempotency key answers the first run and starts nothing

@@ -105,7 +105,7 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
         | 5     | true      |
         | 20000 | false     |
 
-  Rule: D7 over a run's worktree changes (issue 28) — a diff that could not be read is never an empty patch
+  Rule: D7 over a run's worktree changes — a diff that could not be read is never an empty patch
 
     @D7.2 @D7.3
     Scenario: A patch that cannot be read is unavailable with its reason, and so are its files
@@ -125,7 +125,7 @@ Feature: D7 — Nothing read from disk is reported as a bare null or empty list
       When the diff answer for "r" is read
       Then the diff answer's patch is the patch and its files count its lines
 
-  Rule: D7 over applying a run's changes (issue 36) — a patch that is not what the branch holds is never applied
+  Rule: D7 over applying a run's changes — a patch that is not what the branch holds is never applied
 
     @D7.2 @D3.3 @cli
     Scenario: A kept patch that differs from the run's branch is refused unavailable, and nothing is applied

@@ -29,7 +29,7 @@ from tests.support import machine, run_li
 REPO = pathlib.Path(__file__).resolve().parent.parent
 INSTALL = "tools/agent_clis.sh"
 CLIS = ("claude", "codex", "gemini")
-OPENCODE = "opencode"  # issue 44: driven like the three, installed by the same script, recorded apart
+OPENCODE = "opencode"  # driven like the three, installed by the same script, recorded apart
 OPENCODE_MODEL = "anthropic/claude-stub"  # OpenCode's model when li names none (its opencode.json default)
 KEY = "sk-stub-key"
 PROMPT = "Say hello."

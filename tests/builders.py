@@ -49,7 +49,7 @@ from tests.support import REPO, li_bin
 
 # The identity a scripted prober reports for this host (adapters.fakes.ScriptedProber's defaults).
 HOST, BOOT, PID, CREATED = "host-a", "boot-1", 4242, 1000.0
-DEPENDENCY = "20260101T000000-dddddd"  # the run a waiting state waits for (issue 43): none such in the store
+DEPENDENCY = "20260101T000000-dddddd"  # the run a waiting state waits for: none such in the store
 # How long ago an "aged preparing" record was submitted: past the 600 s preparing threshold.
 AGED_SECONDS = 700.0
 # A recycled pid's process was created at this time, not at CREATED.
@@ -76,10 +76,10 @@ class RunState(Enum):
     KILL_REQUESTED_GONE = "gone after a kill request"
     QUEUED = "queued, waiting for a slot"
     QUEUED_GONE = "queued, its runner gone"
-    WAITING = "waiting for another run"  # issue 43: submitted --after a run that has not ended
+    WAITING = "waiting for another run"  # submitted --after a run that has not ended
     WAITING_GONE = "waiting for another run, its runner gone"
     DEPENDENCY_FAILED = "ended unstarted, its dependency failed"
-    WAITING_APPROVAL = "waiting for a person's approval"  # issue 42
+    WAITING_APPROVAL = "waiting for a person's approval"
     WAITING_APPROVAL_GONE = "waiting for approval, its runner gone"
     PREPARING = "preparing"
     AGED_PREPARING = "aged preparing"
@@ -162,12 +162,12 @@ def _record(state: RunState, run_id: str, submitted: datetime, overrides: dict[s
             values.update(kill_requested_at=iso(submitted))
         if state in (RunState.QUEUED, RunState.QUEUED_GONE):  # its runner waits for a slot of queue "q"
             values.update(status="queued", queue="q", started_at=None)
-        if state in (RunState.WAITING, RunState.WAITING_GONE, RunState.DEPENDENCY_FAILED):  # issue 43
+        if state in (RunState.WAITING, RunState.WAITING_GONE, RunState.DEPENDENCY_FAILED):
             values.update(status="waiting", started_at=None, after=[Dependency(DEPENDENCY, "ok")])
         if state is RunState.DEPENDENCY_FAILED:
             values.update(status="cancelled", outcome="cancelled", reason_code="dependency_failed",
                           finished_at=iso(submitted), extra={"failed_dependency": {"run_id": DEPENDENCY}})
-        if state in (RunState.WAITING_APPROVAL, RunState.WAITING_APPROVAL_GONE):  # one open request (issue 42)
+        if state in (RunState.WAITING_APPROVAL, RunState.WAITING_APPROVAL_GONE):  # one open request
             values.update(status="waiting_approval", approvals=[{
                 "id": "a1", "tool": "Bash", "input": {"command": "touch x"}, "tool_use_id": "t1",
                 "requested_at": iso(submitted), "behavior": None, "message": None, "answered_at": None,

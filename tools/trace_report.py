@@ -142,7 +142,7 @@ def strays(reqs: list[Requirement], scens: list[Scenario]) -> list[str]:
                    if ID_LIKE.match(t) and t not in known})
 
 
-# The one domain function that decides each rule (issue 26): the README's "Domain function"
+# The one domain function that decides each rule: the README's "Domain function"
 # column. "—" where the rule is kept outside the domain — the CLI's transport (bootstrap,
 # dispatcher), a use case's order of steps, or the consumer's side (the contract client).
 # tests/contract/test_traceability.py holds every id here and every name importable.

@@ -139,7 +139,7 @@ class ContractClient:
     def submit_agent(self, prompt: str, model: str | None = None, **options: object) -> Reply:
         """`li agent --detach --prompt-file - [MODEL]`; options: label, cwd, timeout, notify,
         permission_mode, provider_args (a list: one `--provider-arg=ARG` each, as the CLI takes
-        them), worktree (a flag), base, setup, idempotency_key (issue 39: the same key answers the
+        them), worktree (a flag), base, setup, idempotency_key (the same key answers the
         first run's handle again, `data.replayed` true; every submit method takes it).
 
         The prompt goes on li's stdin, never on its command line (where every local user could
@@ -147,7 +147,7 @@ class ContractClient:
         """
         worktree = bool(options.pop("worktree", False))
         provider_args = repeated_words("provider_arg", options.pop("provider_args", None))
-        after = repeated_words("after", options.pop("after", None))  # issue 43: one --after per run
+        after = repeated_words("after", options.pop("after", None))  # one --after per run
         head = ["agent", "--detach", *(["--worktree"] if worktree else []), *option_words(options),
                 *provider_args, *after]
         return self.call([*head, "--prompt-file", "-", "--", *present(model)], stdin=prompt)
@@ -231,7 +231,7 @@ class ContractClient:
     def kill(self, run_id: str) -> Reply:
         return self.call(["job", "kill", "--", run_id])
 
-    # --- approvals (issue 42): a run under --permission-mode ask waits for these answers ----------
+    # --- approvals: a run under --permission-mode ask waits for these answers ----------
 
     def approvals(self) -> Reply:
         """`li job approvals`: every open permission request across runs (`data.approvals`)."""

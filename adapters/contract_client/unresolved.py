@@ -147,7 +147,7 @@ class WaitReport:
 
         An id li answered with a per-id error (`not_found`, an unreadable record) is no run that
         ended: it is in `errors` and keeps the wait unsettled, though it is not waited on again
-        (see `waiting_on`). Issue 27: an unknown id once made a wait read `settled: true`.
+        (see `waiting_on`). An unknown id once made a wait read `settled: true`.
         """
         return (self.reply.ok and not self.errors
                 and all(s.bucket == TERMINAL or s.abandoned for s in self.standings.values()))

@@ -1,4 +1,4 @@
-"""A run's budget as its legs spend it (issue 42): each leg's console counted as it is written."""
+"""A run's budget as its legs spend it: each leg's console counted as it is written."""
 
 from __future__ import annotations
 

@@ -51,7 +51,7 @@ class Concluding(WorkState):
         """After the legs: what of the work still lives stopped, the worktree's changes committed, the artifacts collected, the
         manifest written, the end recorded."""
         # The work has ended (its legs are gone): its time is taken now, before anything that may
-        # wait out an outage of the store (issue 40: the end's time never includes the outage).
+        # wait out an outage of the store (the end's time never includes the outage).
         wall = self.clock.monotonic() - began
         ended_at = iso(self.clock.now())
         self._compare_shared(run_id, workspace)
@@ -149,7 +149,7 @@ class Concluding(WorkState):
             return None
 
     def _tokens(self, outcomes: list[LegOutcome], budget: dict[str, Any] | None) -> int | None:
-        """The tokens the run's agents reported (issue 42: a queue's budget counts them), else None."""
+        """The tokens the run's agents reported (a queue's budget counts them), else None."""
         if budget is not None:
             return int(budget["spent_tokens"])
         ran = [o.result.usage for o in outcomes if o.result is not None and o.leg.model.provider in AGENT_PROVIDERS]
@@ -206,7 +206,7 @@ class Concluding(WorkState):
 
     def end_unstarted(self, run_id: str, workspace: Workspace, reason_code: str,
                       noted: Mapping[str, Any] | None = None) -> Run | None:
-        """End a run whose work never started (issue 43: killed while it waited for other runs, or
+        """End a run whose work never started (killed while it waited for other runs, or
         one of them ended otherwise than asked): `cancelled` with `reason_code`, and `noted` kept
         in the record's extra (the dependency that ended it)."""
         self._workspace = workspace
@@ -236,7 +236,7 @@ class Concluding(WorkState):
                 if current.runner_end is not None:
                     return None  # already said, by an attempt whose answer was lost
                 # An end this runner did not write, while it was alive to write its own: never
-                # relabelled, never kept silently either (issue 25). What the runner saw is
+                # relabelled, never kept silently either. What the runner saw is
                 # recorded beside it, for every reader to show.
                 found.append(current)
                 return current.evolve(runner_end={
@@ -246,7 +246,7 @@ class Concluding(WorkState):
                               "exit_code": current.exit_code, "terminal_source": current.terminal_source}})
             extra = _end_extra(current.extra, cost_usd, noted, tokens)
             spent: dict[str, Any] = {} if budget is None else {"budget": budget}
-            if self._attempts:  # issue 42: the last attempt ends with the run
+            if self._attempts:  # the last attempt ends with the run
                 last = {**self._attempts[-1], "ended_at": now, "status": end.status, "reason_code": reason,
                         "next_at": None}
                 spent["attempts"] = [*self._attempts[:-1], last]
@@ -287,7 +287,7 @@ class Concluding(WorkState):
 def _end_extra(extra: dict[str, Any], cost_usd: float | None, noted: Mapping[str, Any] | None,
                tokens: int | None) -> dict[str, Any]:
     """The record's extra at the end: the cost the providers reported, what the end notes (the
-    dependency that ended it) and the tokens the run's agents reported (issue 42)."""
+    dependency that ended it) and the tokens the run's agents reported."""
     extra = extra if cost_usd is None else {**extra, "cost_usd": cost_usd}
     if noted:
         extra = {**extra, **noted}

@@ -23,6 +23,7 @@ from lionrun.application.work.parts import (
     Workspace,
     failure_text,
     idle_timeout_of,
+    leg_environment,
 )
 from lionrun.application.work.state import WorkState
 from lionrun.domain.budget import BUDGET_EXCEEDED
@@ -83,7 +84,7 @@ class Executing(WorkState):
 
     def _retrying(self, run_id: str, request: RunRequest, workspace: Workspace, began: float,
                   outcomes: list[LegOutcome]) -> list[LegOutcome]:
-        """Issue 42: the work tried again while its attempt ends with a reason the run's policy
+        """The work tried again while its attempt ends with a reason the run's policy
         retries, after the policy's backoff (a vendor's reset time wins), each attempt recorded on
         the run as it ends; a kill during the wait ends the retrying (and the run, cancelled)."""
         policy = request.retry
@@ -143,8 +144,9 @@ class Executing(WorkState):
         if remaining is not None and remaining <= 0:
             return LegOutcome(leg, "timed_out", "timeout")
         provider = self.providers[leg.model.provider]
-        result = provider.run(prompt, leg.model.model, self._leg_cwd(request, leg), {**env, "LI_LEG_ID": leg.id},
-                              console, remaining, extra=self._arguments(request, leg.model.provider),
+        cwd = self._leg_cwd(request, leg)
+        result = provider.run(prompt, leg.model.model, cwd, leg_environment(env, leg, cwd), console, remaining,
+                              extra=self._arguments(request, leg.model.provider),
                               idle_timeout=idle_timeout_of(request, leg))
         status, reason = leg_status(result, self.cancelled)
         if self._spent() and not self.cancelled:
@@ -158,7 +160,7 @@ class Executing(WorkState):
         if not answer:
             return None, None
         name = artifact_name(request.kind, leg.id)
-        try:  # a full disk is waited out like an outage (issue 25), the answer kept in memory meanwhile
+        try:  # a full disk is waited out like an outage, the answer kept in memory meanwhile
             self.outage.call("the answer", lambda: self.files.write_text(run_id, f"artifacts/{name}", answer))
         except Exception as exc:  # noqa: BLE001 - a lost answer never costs the leg its own status
             return None, f"artifacts/{name} could not be written: {failure_text(exc)}"

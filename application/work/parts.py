@@ -26,6 +26,13 @@ ArtifactNames = Availability[list[str]]
 UNWRITABLE = "unwritable"  # an answer a leg gave could not be written under artifacts/
 
 
+def leg_environment(env: Mapping[str, str], leg: Leg, cwd: str) -> dict[str, str]:
+    """What a leg's process starts with: the run's environment, its leg id, and `PWD` naming the
+    folder it starts in, so a CLI that trusts `$PWD` over `getcwd()` (OpenCode does) works where li
+    started it, never in the folder an inherited `PWD` names."""
+    return {**env, "LI_LEG_ID": leg.id, "PWD": cwd}
+
+
 def no_hook(run: Run) -> None:
     """The default after-end hook: nothing to deliver."""
 
@@ -42,8 +49,8 @@ class LeanHandover:
     timeout: float | None
     began: float  # the clock's monotonic reading when the runner began (the manifest's wall)
     kill_watch: float | None
-    idle_timeout: float | None = None  # an agent leg's idle watchdog (issue 24); None for shell work
-    confine: Mapping[str, str] | None = None  # how the supervisor confines the leg (issue 25)
+    idle_timeout: float | None = None  # an agent leg's idle watchdog; None for shell work
+    confine: Mapping[str, str] | None = None  # how the supervisor confines the leg
 
 
 
@@ -88,7 +95,7 @@ class Workspace:
 
 def lean_allows(request: RunRequest) -> bool:
     """Whether a lean supervisor (which reads nothing of the leg's stream while it runs) can watch
-    this run: not one with a budget (issue 42), which is counted from the stream as it arrives."""
+    this run: not one with a budget, which is counted from the stream as it arrives."""
     return request.budget is None and request.retry is None
 
 

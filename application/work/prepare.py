@@ -32,7 +32,7 @@ class Preparing(WorkState):
     """Decides how the work starts and makes where it runs."""
 
     def _confinement(self, run_id: str, request: RunRequest, workspace: Workspace) -> Mapping[str, str] | None:
-        """Decide once how the work is started (issue 25), record it, and engage it: what a lean
+        """Decide once how the work is started, record it, and engage it: what a lean
         supervisor needs to confine its leg, or None when the work runs unconfined. Raises
         ConfinementRefused under `--confine required` when the kernel would not hide the store."""
         if self._refused is not None:
@@ -75,7 +75,7 @@ class Preparing(WorkState):
         return why, target
 
     def _fingerprint_shared(self, run_id: str, request: RunRequest, workspace: Workspace) -> None:
-        """Issue 36, item 4's fallback: a worktree run whose work could not be kept from the
+        """Item 4's fallback: a worktree run whose work could not be kept from the
         repository's shared config, hooks and info has them fingerprinted before the work starts
         (kept in the run's folder, for whichever process records the end)."""
         if request.worktree is None or self.git is None:

@@ -21,6 +21,7 @@ from lionrun.application.work.parts import (
     idle_timeout_of,
     launchable,
     lean_allows,
+    leg_environment,
 )
 from lionrun.application.work.prepare import Preparing
 from lionrun.application.worktrees import WorktreeFailed
@@ -94,7 +95,7 @@ class WorkService(Preparing, Executing, Concluding):
         remaining = None if request.timeout is None else began + request.timeout - self.clock.monotonic()
         if remaining is not None and remaining <= 0:
             return None
-        env = {**workspace.env, "LI_LEG_ID": leg.id}
+        env = leg_environment(workspace.env, leg, request.cwd)
         confine = self._confinement(run_id, request, workspace)  # decided above: the same answer
         try:
             launch = provider.launch(prompt_for(request, leg, {}), leg.model.model, env,

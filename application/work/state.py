@@ -48,7 +48,7 @@ class WorkState:
                  git: Callable[[], GitWorktrees] | None = None,
                  leg_arguments: Callable[[RunRequest, str], Sequence[str]] | None = None) -> None:
         self.store = store
-        # What the runner adds to a provider's argv beyond the request's own (issue 42: the
+        # What the runner adds to a provider's argv beyond the request's own (the
         # --mcp-config that starts li's permission-prompt tool); None: nothing.
         self.leg_arguments = leg_arguments
         self.confiner = confiner  # None: the work is started as it is (no decision recorded)
@@ -60,7 +60,7 @@ class WorkState:
         # held back while it prepares a lean run): a worktree's setup is stopped on it.
         self.stop_asked: Callable[[], bool] = lambda: False
         # Why the batch system stopped this runner's job, asked when the work ended cancelled (a
-        # Slurm job's runner: its time limit, an outside scancel, a preemption; issue 40).
+        # Slurm job's runner: its time limit, an outside scancel, a preemption).
         self.stop_cause: Callable[[], AnnouncedStop | None] | None = None
         self._began: float | None = None  # the run's clock (its --timeout), from the first look
         self._changes: Changes | None = None
@@ -74,8 +74,8 @@ class WorkState:
         self.stop_strays = stop_strays
         self.kill_watch = kill_watch
         self._cancelled = threading.Event()
-        self._budget: BudgetWatch | None = None  # the run's budget as its legs spend it (issue 42)
-        self._attempt_number = 0  # issue 42: attempts of the work made so far, and the last one's start
+        self._budget: BudgetWatch | None = None  # the run's budget as its legs spend it
+        self._attempt_number = 0  # attempts of the work made so far, and the last one's start
         self._attempt_began: str | None = None
         self._attempts: list[dict[str, Any]] = []
         self._console_lock = threading.Lock()

@@ -56,7 +56,7 @@ class AgentCli(NamedTuple):
     executable: str  # what is looked up on the run's PATH
     arguments: Callable[[str | None, Sequence[str]], list[str]]  # headless argv after the executable (model, extra)
     permission_flags: Mapping[str, tuple[str, ...]]  # --permission-mode's value to the CLI's own flag
-    resume: tuple[str, ...]  # the argv before a session id that resumes it (a reply, issue 28)
+    resume: tuple[str, ...]  # the argv before a session id that resumes it (a reply)
     owns: Callable[[dict[str, Any]], bool]  # whether a stream event (a JSON object with `type`) is this CLI's
     beats: Callable[[dict[str, Any]], list[Beat]]  # what one of its events shows a person
     outcome: Callable[[list[dict[str, Any]]], Outcome]  # what its whole stream means to its provider

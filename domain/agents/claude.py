@@ -2,7 +2,7 @@
 
 `-p` (print, non-interactive) reads piped stdin as the prompt; the stream's events are `system`,
 `assistant`, `user` and the closing `result`, which answers. Its permission prompts can be handed
-to li's permission-prompt tool (`--permission-mode ask`, issue 42), it resumes a session with
+to li's permission-prompt tool (`--permission-mode ask`), it resumes a session with
 `--resume ID`, and it refuses to skip its permission checks as root unless told it is sandboxed.
 """
 
@@ -37,7 +37,7 @@ SANDBOX_SWITCHES: Final = ("IS_SANDBOX", "CLAUDE_CODE_BUBBLEWRAP")  # "1": Claud
 PERMISSION_FLAGS: Final = {
     "read-only": ("--permission-mode", "plan"), "edits": ("--permission-mode", "acceptEdits"),
     "full": ("--permission-mode", "bypassPermissions"),
-    # issue 42: every tool use it would ask about goes to li's permission-prompt tool (the runner
+    # Every tool use it would ask about goes to li's permission-prompt tool (the runner
     # adds the --mcp-config that starts it: adapters/approval_mcp.py)
     "ask": ("--permission-mode", "default", "--permission-prompt-tool", "mcp__li__approve"),
 }
@@ -53,7 +53,7 @@ def root_refusal(args: Sequence[str], env: Mapping[str, str]) -> str | None:
     """Claude Code refuses to skip its permission checks as root ("--dangerously-skip-permissions
     cannot be used with root/sudo privileges") unless its environment says it is sandboxed
     (`IS_SANDBOX=1` or `CLAUDE_CODE_BUBBLEWRAP=1`): what to do instead, for a run that would ask
-    it to (issue 24); None when it would not."""
+    it to; None when it would not."""
     if any(env.get(name) == "1" for name in SANDBOX_SWITCHES):
         return None
     pairs = set(zip(args, args[1:], strict=False))
@@ -172,7 +172,7 @@ def outcome(events: list[dict[str, Any]]) -> Outcome:
     answer = final.get("result")
     text = answer if isinstance(answer, str) else None
     usage = claude_usage(final)
-    if final.get("subtype") == OVER_BUDGET:  # its own --max-budget-usd stopped it (issue 42)
+    if final.get("subtype") == OVER_BUDGET:  # its own --max-budget-usd stopped it
         return Outcome(None, True, usage, ended=True, reason=BUDGET_EXCEEDED,
                        message=_message(final), session_id=session)
     if _failed(final):

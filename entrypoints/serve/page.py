@@ -60,7 +60,7 @@ def row_html(entry: Entry, csrf: str = "") -> str:
             f"data-group=\"{e(entry.group)}\">{' '.join(bits)}{asked}</li>")
 
 
-# -- approvals (issue 42) -------------------------------------------------------------------------
+# -- approvals -------------------------------------------------------------------------
 
 def approval_list(run_id: str, requests: Iterable[Mapping[str, Any]], csrf: str) -> str:
     """A run's permission requests: each open one with Approve and Deny (a reason box) when `csrf`
@@ -103,7 +103,7 @@ def approvals_section(status: Mapping[str, Any], csrf: str) -> str:
 
 
 def budget_section(status: Mapping[str, Any]) -> str:
-    """The run's budget: each limit, what was spent, and which limit stopped it (issue 42)."""
+    """The run's budget: each limit, what was spent, and which limit stopped it."""
     budget = status.get("budget")
     if not isinstance(budget, Mapping):
         return ""

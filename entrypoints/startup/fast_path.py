@@ -3,7 +3,7 @@
 Requests whose exact words name a verb that takes no argument get the namespace the parser would
 give them (tests/unit/test_dispatch.py holds the two equal) without a parser: `li handshake` may
 be called on every poll, and argparse with its gettext and locale look-ups is about a third of
-it (issue 18). So do the polls of one run: `job status RUN_ID`, `job wait RUN_ID [--max-wait N]`
+it. So do the polls of one run: `job status RUN_ID`, `job wait RUN_ID [--max-wait N]`
 and a bare `job list`, when each word is a plain word (nothing starting with `-` where the
 parser would read an option). Anything else (`li handshake --help`, a typo, any other option)
 goes through the parser.

@@ -1,5 +1,5 @@
 """What `li job approvals`, `approve` and `deny` (and li serve's buttons) share: the service, its
-wire answer, one request shown to a person, and an answer given (issue 42)."""
+wire answer, one request shown to a person, and an answer given."""
 
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ def run_id_arg(args: Any, value: str) -> str:
 
 
 def stopped_watching(run_ids: Sequence[str], again: str) -> int:
-    """A person's ^C in a foreground view: the view stops, the work goes on (issue 27). One line
+    """A person's ^C in a foreground view: the view stops, the work goes on. One line
     says so, how to watch again and how to kill; the exit is 130 (128 + SIGINT), as a shell's."""
     from lionrun.domain.run import short_id
 
@@ -94,7 +94,7 @@ def _isatty(stream: Any) -> bool:
 
 def print_help(args: Any, *path: str) -> int:
     """A person who named a verb with nothing to do (`li`, `li job`, `li agent`) gets its help on
-    stdout and exit 0, instead of an error (issue 27); --machine still refuses."""
+    stdout and exit 0, instead of an error; --machine still refuses."""
     parser = getattr(args, "tree", None)
     for name in path:
         found = None
@@ -110,7 +110,7 @@ def print_help(args: Any, *path: str) -> int:
 
 
 def clamp_note(raw: str | None, flag: str, maximum: int) -> None:
-    """A person's count above its bound is used as the bound, and said so on stderr (issue 27)."""
+    """A person's count above its bound is used as the bound, and said so on stderr."""
     if raw is None:
         return
     text = str(raw).strip()

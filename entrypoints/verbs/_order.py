@@ -1,4 +1,4 @@
-"""`--after RUN[:ok|:fail|:any]` and `--priority N` (issue 43), shared by every submit verb; read by
+"""`--after RUN[:ok|:fail|:any]` and `--priority N`, shared by every submit verb; read by
 `application.requests.order_option`."""
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def add_submit_options(parser: Any) -> None:
 
 
 def add_retry_options(parser: Any) -> None:
-    """Issue 42: the run's work tried again, under the same run id, on a vendor's passing trouble."""
+    """The run's work tried again, under the same run id, on a vendor's passing trouble."""
     parser.add_argument("--retry", metavar="N",
                         help="try the work again up to N more times when it ends with a --retry-on reason")
     parser.add_argument("--retry-on", metavar="REASONS",
@@ -74,7 +74,7 @@ def add_retry_options(parser: Any) -> None:
 
 
 def add_budget_options(parser: Any) -> None:
-    """Issue 42: what a run may spend, counted from its agent CLIs' streams as they arrive."""
+    """What a run may spend, counted from its agent CLIs' streams as they arrive."""
     parser.add_argument("--max-tokens", metavar="N",
                         help="stop the run (failed, budget_exceeded) once its agents reported N tokens")
     parser.add_argument("--max-cost", metavar="USD",
@@ -208,8 +208,8 @@ def resolve_cwd(cwd: str | None) -> str:
 
 def submit(request: RunRequest, args: Namespace | None = None) -> Handle:
     """Refuse what could not be exec'd, then hand the request to the submit service (which checks
-    providers, then writes and spawns), with the run's `--after` and `--priority` (issue 43) and,
-    with `--idempotency-key`, at most once per key (issue 39)."""
+    providers, then writes and spawns), with the run's `--after` and `--priority` and,
+    with `--idempotency-key`, at most once per key."""
     from lionrun.application.requests import SubmitFlags, idempotency_key, order_option, with_queue
     from lionrun.entrypoints.container import get_container
     from lionrun.entrypoints.verbs._common import run_id_arg

@@ -37,7 +37,7 @@ def run(args: Namespace) -> dict[str, Any]:
 
 
 def stale_worktrees() -> list[str] | None:
-    """li's worktrees whose run is gone (issue 28); None when git or the store cannot tell."""
+    """li's worktrees whose run is gone; None when git or the store cannot tell."""
     import os
 
     from lionrun.application.worktrees import stale_worktrees as find
@@ -50,7 +50,7 @@ def stale_worktrees() -> list[str] | None:
 
 
 def changed_repositories() -> list[str] | None:
-    """Recent runs whose work changed their repository's shared config or hooks (issue 36); None
+    """Recent runs whose work changed their repository's shared config or hooks; None
     when the store cannot tell."""
     from lionrun.application.doctor import runs_that_changed_repositories
     from lionrun.entrypoints.container import get_container

@@ -1,4 +1,4 @@
-"""`li job apply RUN_ID`: a run's changes into the current worktree, not committed (issue 28)."""
+"""`li job apply RUN_ID`: a run's changes into the current worktree, not committed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`li job approval-request`: what li's permission-prompt tool runs for the agent (issue 42).
+"""`li job approval-request`: what li's permission-prompt tool runs for the agent.
 
 Reads `{"tool_name", "input", "tool_use_id"}` on stdin, records the request on the run this `li`
 acts for (`LI_ACTING_FOR`, set by the run's broker for confined work) or runs in (`LI_RUN_ID`),

@@ -1,4 +1,4 @@
-"""`li job approvals`: the permission requests that wait for a person, across runs (issue 42)."""
+"""`li job approvals`: the permission requests that wait for a person, across runs."""
 
 from __future__ import annotations
 

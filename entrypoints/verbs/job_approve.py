@@ -1,4 +1,4 @@
-"""`li job approve RUN [REQUEST]`: let the agent use the tool it asked for (issue 42)."""
+"""`li job approve RUN [REQUEST]`: let the agent use the tool it asked for."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`li job deny RUN [REQUEST] [--reason TEXT]`: refuse the tool the agent asked for (issue 42)."""
+"""`li job deny RUN [REQUEST] [--reason TEXT]`: refuse the tool the agent asked for."""
 
 from __future__ import annotations
 

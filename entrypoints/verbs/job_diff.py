@@ -1,4 +1,4 @@
-"""`li job diff RUN_ID`: the changes a run's work left in its own worktree, against its base (issue 28)."""
+"""`li job diff RUN_ID`: the changes a run's work left in its own worktree, against its base."""
 
 from __future__ import annotations
 

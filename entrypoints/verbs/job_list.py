@@ -64,7 +64,7 @@ def run(args: Namespace) -> dict[str, Any]:
         parent = run_id_arg(args, args.parent)
     order = sort_order(getattr(args, "sort", None))
     result: dict[str, Any] = get_container().reads.reads().listing(limit, status, args.label, args.model, since, parent)
-    if order == "priority":  # issue 43: the highest first; equal ones newest first, to the microsecond
+    if order == "priority":  # the highest first; equal ones newest first, to the microsecond
         # (run ids count seconds: two submitted in one second are told apart by submitted_at)
         newest = sorted(result["runs"], key=lambda row: str(row.get("submitted_at") or ""), reverse=True)
         result["runs"] = sorted(newest, key=lambda row: -(row.get("priority") or 0))
@@ -139,7 +139,7 @@ def show_cost(rows: list[dict[str, Any]]) -> bool:
 
 
 def show_changes(rows: list[dict[str, Any]]) -> bool:
-    """The CHANGES column is shown when a listed run worked in its own worktree (issue 28)."""
+    """The CHANGES column is shown when a listed run worked in its own worktree."""
     return any(row.get("changes") is not None or row.get("leg_worktrees") for row in rows)
 
 

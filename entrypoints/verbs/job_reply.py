@@ -1,4 +1,4 @@
-"""`li job reply RUN_ID PROMPT`: continue a run's agent conversation in a new run (issue 28)."""
+"""`li job reply RUN_ID PROMPT`: continue a run's agent conversation in a new run."""
 
 from __future__ import annotations
 

@@ -41,6 +41,6 @@ def human(args: Namespace) -> int:
 
 
 def _with_branches(pruner: Any, args: Namespace) -> Any:
-    """`--branches`: a removed run's worktree goes with its branch (issue 28); without it the branch stays."""
+    """`--branches`: a removed run's worktree goes with its branch; without it the branch stays."""
     pruner.branches = bool(getattr(args, "branches", False))
     return pruner

@@ -137,8 +137,8 @@ def meter_lines(data: dict[str, Any]) -> list[str]:
 
 
 def wrapped(lines: list[str]) -> list[str]:
-    """Each `  field      value` line folded to the terminal's width under its value (issue 27:
-    `una`/`vailable` at 60 columns; entrypoints.table.fold); a pipe or a file gets the lines whole."""
+    """Each `  field      value` line folded to the terminal's width under its value
+    (`una`/`vailable` at 60 columns; entrypoints.table.fold); a pipe or a file gets the lines whole."""
     from lionrun.entrypoints.table import fold, stdout_width
 
     width = stdout_width()
@@ -153,7 +153,7 @@ def _indent(line: str) -> int:
 def _process(data: dict[str, Any]) -> str:
     """What is alive, in words, from what the answer carries and nothing else: li's own liveness
     judgement (`alive`, and `finding` where the answer names it), never a probe of this reader's
-    (issue 27: `alive: yes` for a runner pid that was gone; a pid here says nothing of another
+    (`alive: yes` for a runner pid that was gone; a pid here says nothing of another
     host's run, a Slurm run or a reused pid)."""
     orphan = "  (possibly orphaned)" if data["possibly_orphaned"] else ""
     return liveness_words(data.get("finding"), data["alive"], data["pid"], data.get("job"),
@@ -260,7 +260,7 @@ def _metered(value: Any) -> str:
 
 
 def after_lines(data: dict[str, Any]) -> list[str]:
-    """What a run waits for (issue 43): each run it was submitted --after and how that stands, the
+    """What a run waits for: each run it was submitted --after and how that stands, the
     one whose end ended it, and its priority."""
     lines = []
     if data.get("failed_dependency"):
@@ -280,7 +280,7 @@ def after_lines(data: dict[str, Any]) -> list[str]:
 
 
 def worktree_lines(data: dict[str, Any]) -> list[str]:
-    """The run's worktree, what li committed there, and the conversation it continues (issue 28)."""
+    """The run's worktree, what li committed there, and the conversation it continues."""
     from lionrun.entrypoints.verbs._views import changes_cell
 
     lines = []

@@ -1,4 +1,4 @@
-"""`li queue set|pause|resume|list`: queues with parallel limits, kept by the store (issue 29)."""
+"""`li queue set|pause|resume|list`: queues with parallel limits, kept by the store."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def register(sub: Any, words: list[str] | None = None) -> None:
     change.add_argument("name", metavar="NAME", help="the queue (created when new)")
     change.add_argument("--parallel", metavar="N", help="at most N works at once (1-10000); `none` for no limit")
     change.add_argument("--max-tokens", metavar="N",
-                        help="a token budget per window (issue 42): once the queue's runs reported N tokens in the "
+                        help="a token budget per window: once the queue's runs reported N tokens in the "
                              "window, the queue pauses until it rolls; `none` for no budget")
     change.add_argument("--per", metavar="WINDOW", help="the budget's window: 24h, 30m, 90s, 7d")
     change.set_defaults(queue_command="set")
@@ -59,7 +59,7 @@ def run(args: Namespace) -> dict[str, Any]:
 
 
 def _set(service: Any, args: Namespace) -> dict[str, Any]:
-    """`li queue set NAME`: --parallel and (issue 42) --max-tokens/--per, each kept when not given."""
+    """`li queue set NAME`: --parallel and --max-tokens/--per, each kept when not given."""
     from lionrun.application.queueing import UNCHANGED
 
     tokens, per = getattr(args, "max_tokens", None), getattr(args, "per", None)
@@ -125,10 +125,10 @@ def human(args: Namespace) -> int:
             state = f"paused ({row['paused_reason']}"
             state += f" until {row['paused_until']}" if row["paused_until"] and row["paused_reason"] != "paused" else ""
             state += f", by {row['paused_by']})" if row["paused_by"] else ")"
-        if row.get("max_tokens") is not None:  # issue 42
+        if row.get("max_tokens") is not None:
             state += f" · tokens {row['window_spent_tokens']}/{row['max_tokens']} per {row['per_seconds']:g} s"
         sys.stdout.write(f"{row['name']:<16} {limit:>8} {row['running']:>7} {row['waiting']:>7}  {state}\n")
-        if row.get("line"):  # issue 43: who starts next, with its priority
+        if row.get("line"):  # who starts next, with its priority
             from lionrun.domain.run import short_id
 
             shown = [f"{short_id(w['run_id'])}" + (f" (priority {w['priority']})" if w["priority"] else "")

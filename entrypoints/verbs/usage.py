@@ -1,5 +1,5 @@
 """`li usage [--since 7d] [--by model|label|queue]`: the tokens, cost and wall time ended runs
-recorded (issue 29); what a run did not report is shown as unreported, never as 0."""
+recorded; what a run did not report is shown as unreported, never as 0."""
 
 from __future__ import annotations
 

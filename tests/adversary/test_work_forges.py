@@ -1,4 +1,4 @@
-"""Issue 25: what a run's own work forges in the store, and what li then answers (the real `li`).
+"""What a run's own work forges in the store, and what li then answers (the real `li`).
 
 - the cross-run forge: run B's work rewrites run A's record to a success; A's work then exits 3;
 - the retry forge: a run's work rewrites its own instruction; `li job retry` must not run it;

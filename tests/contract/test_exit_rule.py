@@ -1,4 +1,4 @@
-"""Issue 39: one exit rule, stated word for word in the wire contract, its reference loop's order,
+"""One exit rule, stated word for word in the wire contract, its reference loop's order,
 docs/consumer-client.md and li's own contract client, and run against every exit li can give.
 
 The reference loop's `call(args)` is read from docs/wire-contract.md and interpreted line by line

@@ -1,4 +1,4 @@
-"""Issue 39: every vocabulary is open or closed as docs/wire-contract.md's table says, and the
+"""Every vocabulary is open or closed as docs/wire-contract.md's table says, and the
 published schemas agree — a consumer that validates real answers against `contract/v1` accepts
 any new value of an open vocabulary and only the known values of a closed one.
 

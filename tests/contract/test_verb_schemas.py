@@ -1,4 +1,4 @@
-"""Issue 39: the wire contract's verb -> schema table names every published schema, and the
+"""The wire contract's verb -> schema table names every published schema, and the
 schema each verb's answer is checked against in lionrun's own tests (`validate.verb_of`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Runs that wait for runs through the real `li` (issue 43): `--after RUN[:ok|:fail|:any]`, the
+"""Runs that wait for runs through the real `li`: `--after RUN[:ok|:fail|:any]`, the
 `waiting` status, `dependency_failed`, a wait kept by the store through SIGKILLed runners, and
 `--priority` within a queue."""
 

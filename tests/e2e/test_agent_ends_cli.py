@@ -1,4 +1,4 @@
-"""Agent ends through the real `li` (issue 24): reason, `retry_at`, `session_id` and the answer
+"""Agent ends through the real `li`: reason, `retry_at`, `session_id` and the answer
 recorded from a stream the real CLI gave (replayed by the fakes, tests/fixtures/transcripts)."""
 
 from __future__ import annotations

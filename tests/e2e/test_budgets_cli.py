@@ -1,4 +1,4 @@
-"""Token and cost budgets through the real `li` (issue 42), with a fake `claude` that speaks
+"""Token and cost budgets through the real `li`, with a fake `claude` that speaks
 stream-json and reports its usage in steps: one `assistant` event per model turn, each carrying
 its message's usage, a pause between them, then the closing `result`.
 

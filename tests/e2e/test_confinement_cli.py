@@ -1,4 +1,4 @@
-"""Issue 25 through the real `li`: the store hidden from a run's work, said on the record and in
+"""Through the real `li`: the store hidden from a run's work, said on the record and in
 `li job status`; `--confine` and config.toml's `confine`; nested sandboxes inside a confined run."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The `li` console script leaves through os._exit after flushing (no interpreter teardown, issue 18):
+"""The `li` console script leaves through os._exit after flushing (no interpreter teardown):
 every byte still arrives and every exit status is kept."""
 
 from __future__ import annotations

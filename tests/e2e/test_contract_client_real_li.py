@@ -94,7 +94,7 @@ def test_an_unknown_run_is_refused_as_not_found(client: ContractClient) -> None:
 
 def test_an_unknown_id_in_a_wait_is_a_per_id_error(client: ContractClient) -> None:
     report = client.settle([UNKNOWN_ID], max_wait=1, poll_interval=0.1)
-    # issue 27: an id of no run is an error for that id, never "settled", and not waited on again
+    # An id of no run is an error for that id, never "settled", and not waited on again
     assert not report.settled and UNKNOWN_ID in report.errors and report.abandoned == [] and report.waiting_on == []
 
 

@@ -1,4 +1,4 @@
-"""Issue 36, item 1, through the real `li`: no cwd leads a run's work back into the store.
+"""Through the real `li`: no cwd leads a run's work back into the store.
 
 A cwd at or below the store (links resolved) is refused at submit, from a person and through a
 confined work's broker alike; and a leg is confined *before* it enters its cwd, on both runners,

@@ -70,7 +70,7 @@ def test_human_mode_over_a_broken_dependency_also_exits_78(
 
 def test_an_agent_submit_does_not_need_yaml_but_orchestrate_does(tmp_path: object, li_home: str) -> None:
     # yaml reads only orchestrate's plan: an agent submit (and its runner) never imports it, so a
-    # broken yaml does not stop one (issue 18: 10-20 ms of every submit); orchestrate still exits 78.
+    # broken yaml does not stop one (10-20 ms of every submit); orchestrate still exits 78.
     env = broken(tmp_path, "yaml", "raises")
     submitted = run_li("agent", "sh", "true", "--detach", "--machine", home=li_home, env=env)
     assert submitted.returncode == 0 and json.loads(submitted.stdout)["ok"] is True, submitted.stdout

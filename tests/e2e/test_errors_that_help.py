@@ -1,4 +1,4 @@
-"""Issue 27 item 4: errors that help. One style (`li: <kind>: message`) for argparse's errors too,
+"""Errors that help. One style (`li: <kind>: message`) for argparse's errors too,
 a "did you mean", the help of the level that refused, bare verbs print their help, a hint to
 quote, unknown --status refused, clamps noted, --older-than in --since's units, LI_HOME named."""
 

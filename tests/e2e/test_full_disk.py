@@ -1,4 +1,4 @@
-"""Issue 25 item 6: an end survives a full disk. On a small tmpfs this test mounts (root; CI runs
+"""An end survives a full disk. On a small tmpfs this test mounts (root; CI runs
 as root), work that exits 0 while the disk is full ends `completed`/`succeeded` once space is
 freed, with no corrupt record; a reader meanwhile answers as before (the run still running)."""
 

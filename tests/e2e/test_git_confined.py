@@ -1,4 +1,4 @@
-"""li's own git runs with the store hidden (issue 25), through the real `li` on real repositories.
+"""li's own git runs with the store hidden, through the real `li` on real repositories.
 
 A worktree run's work may write its repository's config and attributes (the worktree's git dir
 is inside the repository), and they name programs git runs: `core.fsmonitor`, a clean filter.
@@ -61,7 +61,7 @@ def untouched(home: str, other: str, canary: str) -> None:
     assert not os.path.lexists(os.path.join(home, "pwned"))
     with open(os.path.join(home, "runs", other, "record.json")) as handle:
         assert "forged" not in handle.read()
-    if os.path.exists(os.path.join(canary, "saw")):  # what ran at all (issue 36: nothing does)
+    if os.path.exists(os.path.join(canary, "saw")):  # what ran at all (nothing does)
         with open(os.path.join(canary, "saw")) as handle:
             assert other not in handle.read()  # the runs folder it listed is the hidden store's, empty
     assert ended(home, other)["outcome"] == "succeeded"

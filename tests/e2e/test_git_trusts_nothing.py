@@ -1,4 +1,4 @@
-"""Issue 36, item 3, through the real `li` on real repositories: li's own git trusts nothing the
+"""Through the real `li` on real repositories: li's own git trusts nothing the
 work left in its worktree or in the repository's config.
 
 - a work that puts a link to the person's checkout in place of its worktree gets nothing

@@ -1,4 +1,4 @@
-"""The idle watchdog (issue 24, item 5), through the real `li`: an agent CLI that writes no event
+"""The idle watchdog, through the real `li`: an agent CLI that writes no event
 for `--idle-timeout` seconds is stopped and the run ends timed_out, reason idle_timeout — in the
 lean supervisor and in the full runner; one that keeps writing (its own retry lines) is not."""
 

@@ -1,4 +1,4 @@
-"""Issue 27 item 5: `li job rm RUN...` removes ended runs by id; a live one is refused with the
+"""Item 5: `li job rm RUN...` removes ended runs by id; a live one is refused with the
 kill hint, `--force` or not; nothing is removed unless every named run can be."""
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ def test_work_that_outlives_its_sigkilled_runner_keeps_the_run_alive_until_kill_
     incarnation = FsRunStore(li_home).read(run_id).incarnation
     assert incarnation is not None
     try:
-        # the shell (its own group) and its sleep; in a PID namespace of their own (issue 36), also
+        # the shell (its own group) and its sleep; in a PID namespace of their own, also
         # the relay outside it and the namespace's init
         wait_for(lambda: len(session_work(runner)) == (
             4 if FsRunStore(li_home).read(run_id).processes == "pid_namespace" else 2))

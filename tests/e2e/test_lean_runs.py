@@ -1,4 +1,4 @@
-"""Runs watched by the lean supervisor, end to end through the real `li` (issue 18, item 3).
+"""Runs watched by the lean supervisor, end to end through the real `li`.
 
 A one-leg run on the filesystem store: while its work runs, the run's process (same pid, same
 session, same incarnation) is `python -I -S adapters/supervisor.py`, not the full runner; the end

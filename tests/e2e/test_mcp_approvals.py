@@ -1,4 +1,4 @@
-"""Issue 42 through `li mcp`, driven by the MCP SDK's own client: the approvals tools (list, approve,
+"""Through `li mcp`, driven by the MCP SDK's own client: the approvals tools (list, approve,
 deny a real run's open request) and the submit tools' budget, retry and approval arguments.
 
 A run is made to wait for approval without an agent CLI: an `sh` run asks as li's permission-prompt

@@ -117,7 +117,7 @@ def test_a_session_submits_an_sh_run_waits_for_it_and_reads_its_artifact(
 
         failed, output = await call(client, "output", run_id=run_id, artifact="hello.txt")
         assert not failed, output
-        artifact = output["data"]["artifact"]  # issue 27: in the result's data, in one place
+        artifact = output["data"]["artifact"]  # in the result's data, in one place
         assert artifact["text"] == "hello from lionrun" and artifact["sha256_verified"]
         assert "artifact" not in output["classification"]
         assert output["classification"]["evidence"]["artifacts"]["evidence"] == "present"
@@ -306,7 +306,7 @@ def test_li_mcp_takes_its_documented_options_and_drives_the_li_that_started_it(l
 
 
 def test_the_server_reports_lis_version(tmp_path: pathlib.Path, li_home: str) -> None:
-    """Issue 27 item 6: server_info.version was ''."""
+    """Server_info.version was ''."""
     from lionrun.entrypoints.version import version
 
     async def body(client: Client) -> None:
@@ -317,7 +317,7 @@ def test_the_server_reports_lis_version(tmp_path: pathlib.Path, li_home: str) ->
 
 
 def test_li_mcp_at_a_terminal_says_in_one_line_what_it_is(li_home: str) -> None:
-    """Issue 27 item 6: at a terminal `li mcp` swallowed input silently."""
+    """At a terminal `li mcp` swallowed input silently."""
     import pexpect
 
     child = pexpect.spawn(li_bin(), ["mcp"], env={**os.environ, "LI_HOME": li_home}, timeout=30, encoding="utf-8")
@@ -376,7 +376,7 @@ def test_tool_arguments_pydantic_refuses_are_one_line_in_lis_words(tmp_path: pat
     in_session(server(real_li(tmp_path / "li"), li_home), body)
 
 
-# --- issue 27 item 6: MCP an agent can use without guessing ------------------------------------
+# --- MCP an agent can use without guessing ------------------------------------
 
 
 UNKNOWN_ID = "20200101T000000-000000"
@@ -413,7 +413,7 @@ def test_an_unknown_or_unservable_artifact_is_an_error_not_null_text(tmp_path: p
 def test_each_result_is_its_whole_answer_as_json_text_and_the_same_structured_content(
     tmp_path: pathlib.Path, li_home: str
 ) -> None:
-    """Issue 38 item 2 (supersedes issue 27's one-line summary): a host that hands the model only
+    """Item 2 (supersedes issue 27's one-line summary): a host that hands the model only
     text saw no console, exit code or artifact. The text is now the whole answer as JSON, equal to
     the structured content; the console tail is bounded by `tail_chars` and says it was cut."""
 
@@ -495,8 +495,8 @@ def test_submit_agent_takes_permission_mode_provider_args_and_notify(tmp_path: p
 def test_a_wait_on_an_unknown_id_is_an_error_for_that_id_and_never_settled(
     tmp_path: pathlib.Path, li_home: str
 ) -> None:
-    """`wait` on an unknown id answered `settled: true` (issue 27), then `isError: false` unlike every
-    other tool (issue 38): now the one rule for bad ids, `isError` with error.kind `not_found`
+    """`wait` on an unknown id answered `settled: true`, then `isError: false` unlike every
+    other tool: now the one rule for bad ids, `isError` with error.kind `not_found`
     naming them, while what was observed of the other ids is still reported."""
 
     async def body(client: Client) -> None:

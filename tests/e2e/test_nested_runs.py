@@ -1,4 +1,4 @@
-"""Issue 25, item 2, through the real `li`: a confined run's work still submits runs through `li`
+"""Through the real `li`: a confined run's work still submits runs through `li`
 and reads, waits on and kills those it submitted — and nothing else — through its run's broker
 (adapters/broker.py), in the lean supervisor and in the full runner alike."""
 

@@ -1,4 +1,4 @@
-"""Issue 27 item 2: output a person can use. `li job output` tails start at a line boundary,
+"""Output a person can use. `li job output` tails start at a line boundary,
 `--lines N`, `--follow` on an ended run prints the whole console, `--artifact NAME` prints an
 artifact (confined: no link followed, no FIFO opened)."""
 

@@ -1,4 +1,4 @@
-"""Runs that wait for runs on the PostgreSQL store (issue 43): a chain whose runs are on two hosts
+"""Runs that wait for runs on the PostgreSQL store: a chain whose runs are on two hosts
 of one store, each waiting for another host's run, in the store and not in any one process."""
 
 from __future__ import annotations

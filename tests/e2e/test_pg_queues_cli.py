@@ -1,4 +1,4 @@
-"""Queues on the PostgreSQL store (issue 29): settings in its tables, places and slots held by
+"""Queues on the PostgreSQL store: settings in its tables, places and slots held by
 session advisory locks, one line first come first served across two hosts of the store."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 40 on a real PostgreSQL server, through the real `li`: an outage never bends an end's time,
+"""On a real PostgreSQL server, through the real `li`: an outage never bends an end's time,
 never fails a wait that can still answer within its window, and never strands the evidence.
 
 - the server stopped across the work's end: `finished_at` is the work's end (within 1 s), not the

@@ -63,7 +63,7 @@ def test_a_run_is_submitted_waited_on_and_read_back_from_the_store(store: dict[s
 
 def test_a_runs_output_is_exactly_what_the_work_wrote_and_li_s_lines_are_in_the_store_apart(
         store: dict[str, str], li_home: str) -> None:
-    """Issue 27 on the shared store: the console chunks hold the work's bytes, li_log_chunks li's."""
+    """On the shared store: the console chunks hold the work's bytes, li_log_chunks li's."""
     run_id = machine("agent", "--detach", "sh", "printf abc", home=li_home, env=store).envelope["data"]["run_id"]
     waited = machine("job", "wait", run_id, "--max-wait", "30", home=li_home, env=store).envelope["data"]
     assert waited["runs"][0]["outcome"] == "succeeded"
@@ -252,7 +252,7 @@ def test_the_human_list_on_a_shared_store_shows_each_runs_host(
 
 
 def test_a_runs_work_on_the_postgresql_store_gets_no_way_into_the_store(store: dict[str, str], li_home: str) -> None:
-    """Issue 25 item 4: li's way into a shared store (its URL, which may carry a password, and any
+    """Li's way into a shared store (its URL, which may carry a password, and any
     libpq variable it was given) is li's, never the work's: the work's environment holds none."""
     env = {**store, "PGPASSWORD": "li-secret", "PGHOST": "127.0.0.1", "PGAPPNAME": "li-app"}
     script = "env"  # onto the console, which this store keeps

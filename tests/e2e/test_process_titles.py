@@ -1,4 +1,4 @@
-"""Issue 27 item 5: every li process of a run names the run, so `ps` and `top` show which run it
+"""Every li process of a run names the run, so `ps` and `top` show which run it
 is: the process name (/proc/PID/comm, what prctl PR_SET_NAME sets) and the command line."""
 
 from __future__ import annotations

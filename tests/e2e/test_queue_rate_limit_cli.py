@@ -1,4 +1,4 @@
-"""A vendor's 429 pauses the queue until the reset it named (issue 29), through the real `li` and a
+"""A vendor's 429 pauses the queue until the reset it named, through the real `li` and a
 fake `claude` that answers its first call with the recorded rate-limited stream plus a rejected
 `rate_limit_event` resetting a few seconds from now, and every later call with the recorded answer.
 

@@ -1,4 +1,4 @@
-"""Queues through the real `li` (issue 29): limits, `queued` with a position, kill while queued,
+"""Queues through the real `li`: limits, `queued` with a position, kill while queued,
 pause and resume, the timeout counted from the work's start, and what is refused."""
 
 from __future__ import annotations

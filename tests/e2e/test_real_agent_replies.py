@@ -1,4 +1,4 @@
-"""`li job reply` against the real Claude Code, Codex and Gemini CLIs (issue 28 item 4).
+"""`li job reply` against the real Claude Code, Codex and Gemini CLIs.
 
 A first run of the real CLI, in a worktree of its own, against the model stub; then `li job reply`
 on it: li launches the same CLI with its own resume argv (its `resume` in domain/agents/)

@@ -1,4 +1,4 @@
-"""Issue 42 with the real Claude Code CLI against the model stub (as tests/e2e/test_real_agents.py
+"""With the real Claude Code CLI against the model stub (as tests/e2e/test_real_agents.py
 runs it): retries by policy, a token budget counted from its stream as it arrives, and approvals
 under --permission-mode ask (the request listed, approved, denied, timed out)."""
 

@@ -1,4 +1,4 @@
-"""The real OpenCode CLI through the real `li`, against the model stub (issue 44: the CLI added as
+"""The real OpenCode CLI through the real `li`, against the model stub (the CLI added as
 one module, domain/agents/opencode.py), as tests/e2e/test_real_agents.py drives the other three.
 
 OpenCode is pointed at the stub through its built-in Anthropic provider (tests/agent_clis.py
@@ -51,12 +51,16 @@ def test_a_refused_key_ends_provider_auth_said_once(agents: Agents) -> None:
 
 
 def test_full_lets_its_shell_tool_run_in_the_work_folder(agents: Agents) -> None:
-    # OpenCode works in $PWD, not in the folder it was started in: li is started here from the
-    # workspace as a shell would start it (PWD the folder; the harness's own PWD is elsewhere).
-    ended = agents.run(CLI, "--permission-mode", "full", extra_env={"PWD": str(agents.workspace)},
+    # OpenCode works in $PWD, not in the folder it was started in: li is started here with a PWD
+    # that names another folder (a stale one, as a harness may pass on), and the leg still works
+    # in the run's folder because li sets the leg's PWD to where it starts it.
+    decoy = agents.tmp / "decoy"
+    decoy.mkdir()
+    ended = agents.run(CLI, "--permission-mode", "full", extra_env={"PWD": str(decoy)},
                        steps=(tool("echo tool-ran > marker.txt"), text("Wrote marker.txt.")))
     assert (ended.data["status"], ended.data["outcome"]) == ("completed", "succeeded")
     assert (ended.workspace / "marker.txt").read_text().strip() == "tool-ran"
+    assert not (decoy / "marker.txt").exists()
     assert "echo tool-ran > marker.txt" in ended.transcript
 
 

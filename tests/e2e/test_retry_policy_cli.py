@@ -1,4 +1,4 @@
-"""Retries by policy through the real `li` (issue 42): `--retry N --retry-on REASONS`.
+"""Retries by policy through the real `li`: `--retry N --retry-on REASONS`.
 
 With a fake `claude` replaying the real CLI's recorded rate-limited stream (its `rate_limit_event`
 rewritten to reset a few seconds ahead) for the first calls and its recorded answer after: one

@@ -1,4 +1,4 @@
-"""Issue 36, item 2, through the real `li`: a confined run's work runs in a PID namespace of its
+"""Through the real `li`: a confined run's work runs in a PID namespace of its
 own (as root, and as an unprivileged user inside the user namespace the confinement makes), on
 both supervisors.
 
@@ -6,7 +6,7 @@ both supervisors.
   and every ancestor it can find through /proc), so the timeout and `li job kill` still end it;
 - nothing it started outlives the run (a double fork, `setsid`, `env -i`, a new name);
 - a run its work submitted through the broker is no process of it: killing the parent (or its
-  timeout) leaves the child run to end as it would (issue 44).
+  timeout) leaves the child run to end as it would.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The run is every process its work started (issue 24, item 3), through the real `li`.
+"""The run is every process its work started, through the real `li`.
 
 An agent CLI starts its shell tool in a session of its own; here the work does the same with
 `setsid`. After `li job kill` and after `--timeout` — in the lean supervisor and in the full
@@ -138,7 +138,7 @@ def test_an_escaped_tool_keeps_a_run_whose_runner_was_sigkilled_alive_and_kill_r
             if stat is not None and stat[3] == runner:
                 os.kill(member, signal.SIGKILL)
         if FsRunStore(li_home).read(run_id).processes == "pid_namespace":
-            # issue 36: the session's own processes include the work's PID namespace's init, and
+            # The session's own processes include the work's PID namespace's init, and
             # its end is the namespace's: the tool that left the session did not escape the run
             deadline = time.monotonic() + 10
             while not is_gone(pid):

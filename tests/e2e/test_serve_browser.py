@@ -284,7 +284,7 @@ def test_a_long_console_is_kept_to_its_bound_and_the_cut_is_said(
 
 def test_a_request_waiting_for_approval_is_approved_from_the_board_and_denied_from_its_page(
         served: Served, browser: Browser, li_home: str) -> None:
-    """Issue 42: a run waiting on a person's approval is under "needs you" with its request (the tool's
+    """A run waiting on a person's approval is under "needs you" with its request (the tool's
     input as text) and Approve/Deny; each goes through `li job approve|deny`'s service and the run
     gets the answer. The runs ask as li's permission-prompt tool does (`li job approval-request`)."""
     from tests.e2e.test_mcp_approvals import asking

@@ -189,7 +189,7 @@ def test_an_artifact_downloads_as_bytes_never_rendered_and_nothing_outside_artif
 
 
 def test_a_cross_origin_approve_is_403_and_leaves_the_request_open(served: Served, li_home: str) -> None:
-    """Issue 42: answering a permission request is an unsafe action like kill: Origin and CSRF token."""
+    """Answering a permission request is an unsafe action like kill: Origin and CSRF token."""
     from tests.e2e.test_mcp_approvals import asking
 
     run_id = submitted(li_home, "sh", asking("touch approved.txt"))

@@ -1,4 +1,4 @@
-"""Issue 36, item 4's fallback, through the real `li`: where the person's repository's shared
+"""Through the real `li`: where the person's repository's shared
 `.git/config`, `.git/hooks/` and `.git/info/` cannot be made read-only to the work (a worktree run
 with `--confine off`), li fingerprints them before the work and compares after it: a change is
 named on the run's status (`repository_changes`) and its human view, and `li doctor` warns of the

@@ -1,4 +1,4 @@
-"""Issue 36, item 4, through the real `li`: in a confined worktree run, the person's repository's
+"""Through the real `li`: in a confined worktree run, the person's repository's
 shared `.git/config`, `.git/hooks/` and `.git/info/` are read-only to the work (bind mounts in the
 work's own mount namespace), as root and as an unprivileged user, on both supervisors; the work's
 own git (status, add, commit in its worktree) still works, and li's commit too."""

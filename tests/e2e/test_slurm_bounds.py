@@ -1,4 +1,4 @@
-"""Issue 40 on the real single-node cluster: Slurm's own stops are recorded as what they were, and a
+"""On the real single-node cluster: Slurm's own stops are recorded as what they were, and a
 controller that is down never stretches a read past its bound.
 
 - an outside `scancel` → `cancelled`, a time limit → `timed_out` with the limit, each recorded by the

@@ -1,4 +1,4 @@
-"""`li agent --executor slurm` through the real single-node cluster (issue 17; tools/slurm_local.sh).
+"""`li agent --executor slurm` through the real single-node cluster (tools/slurm_local.sh).
 
 The filesystem store is shared by construction here: the cluster's one node is this machine. Each
 case drives the installed `li` and the real Slurm client tools; Slurm's state is checked beside

@@ -75,7 +75,7 @@ NOT_ON_A_READ = {
     "lionrun.application.submit", "lionrun.application.work", "lionrun.adapters.providers",
     "lionrun.application.notify", "lionrun.adapters.notifier", "lionrun.application.prune", "lionrun.application.doctor", "lionrun.adapters.diagnostics",
     "yaml",
-    # Issue 18: dependency-injector is loaded without asyncio and pydantic (entrypoints/startup/di_import.py), and
+    # Dependency-injector is loaded without asyncio and pydantic (entrypoints/startup/di_import.py), and
     # liveness is read from /proc, so a read pays for none of them.
     "asyncio", "ssl", "concurrent.futures", "pydantic", "pydantic_core", "psutil", "subprocess", "socket",
     # nor configparser, which dependency-injector imports for `Configuration.from_ini` alone, nor its
@@ -85,9 +85,9 @@ NOT_ON_A_READ = {
     "encodings.ascii",
     # The follow loop (foreground agent, output --follow) and shlex (a notify command) are imported where used.
     "lionrun.application.follow", "shlex",
-    # Issue 16: the PostgreSQL store (and its driver) only when one is configured.
+    # The PostgreSQL store (and its driver) only when one is configured.
     "lionrun.adapters.pg_store", "psycopg",
-    # Issue 18: argparse's stock help formatter imports shutil (bz2, lzma) for every argument it
+    # Argparse's stock help formatter imports shutil (bz2, lzma) for every argument it
     # checks; entrypoints/startup/lazy_formatter.py's Formatter measures the terminal only when it formats help.
     # The parser holds only the called verb in full, so the other verbs' modules are not loaded.
     "shutil", "lionrun.entrypoints.verbs.agent", "lionrun.entrypoints.verbs.orchestrate", "lionrun.entrypoints.verbs.store",
@@ -159,7 +159,7 @@ HELP_AND_VERSION = [("--help",), ("--version",), ("--help", "--machine"), ("--ve
 
 @pytest.mark.parametrize("argv", HELP_AND_VERSION, ids=[" ".join(a) for a in HELP_AND_VERSION])
 def test_help_and_version_import_no_verb_module(argv: tuple[str, ...], li_home: str) -> None:
-    # Issue 44: the verb table carries each verb's summary (entrypoints/verbs/__init__.py), so the
+    # The verb table carries each verb's summary (entrypoints/verbs/__init__.py), so the
     # root help lists every verb without importing one. `python -X importtime` on the real `li`.
     from tests.support import li_bin
 
@@ -187,7 +187,7 @@ def test_handshake_and_version_load_no_other_verb_and_no_shutil(argv: tuple[str,
 
 @pytest.mark.parametrize("machine", [True, False], ids=["machine", "human"])
 def test_handshake_builds_no_parser(machine: bool, tmp_path: object) -> None:
-    # argparse, its gettext look-ups and locale were about a third of a handshake (issue 18).
+    # argparse, its gettext look-ups and locale were about a third of a handshake.
     argv = ["handshake", *(["--machine"] if machine else [])]
     report = os.path.join(str(tmp_path), "modules.json")
     subprocess.run([sys.executable, "-c", MODULES_AFTER, report, *argv], cwd=REPO, capture_output=True,
@@ -200,7 +200,7 @@ def test_handshake_builds_no_parser(machine: bool, tmp_path: object) -> None:
 
 @pytest.mark.parametrize("argv", [("handshake",), ("--version",)], ids=["handshake", "--version"])
 def test_handshake_and_version_do_not_import_typing(argv: tuple[str, ...], tmp_path: object) -> None:
-    # typing costs a handshake about 6 ms (issue 18): what the handshake path names from it is for
+    # typing costs a handshake about 6 ms: what the handshake path names from it is for
     # mypy only (`TYPE_CHECKING = False` blocks), and domain.contract spells ERROR_KINDS by its enum.
     loaded = _modules_after(list(argv), str(tmp_path), os.path.join(str(tmp_path), "modules.json"))
     assert "lionrun.domain.contract" in loaded and "lionrun.entrypoints.version" in loaded, "nothing ran; the check would prove nothing"
@@ -216,7 +216,7 @@ def test_the_version_is_read_without_importing_importlib_metadata(argv: tuple[st
 
 
 def test_a_submit_loads_no_pydantic_and_no_asyncio(tmp_path: object) -> None:
-    # Issue 18: pydantic is for the schema only (tools/gen_schema.py); a submit neither needs nor imports it.
+    # Pydantic is for the schema only (tools/gen_schema.py); a submit neither needs nor imports it.
     home = os.path.join(str(tmp_path), "li-home")
     os.mkdir(home, 0o700)
     loaded = _modules_after(["agent", "sh", "true", "--detach"], home, os.path.join(str(tmp_path), "modules.json"))
@@ -225,7 +225,7 @@ def test_a_submit_loads_no_pydantic_and_no_asyncio(tmp_path: object) -> None:
 
 
 def test_a_submit_loads_neither_the_work_a_runner_performs_nor_yaml(tmp_path: object) -> None:
-    # Issue 18: a submit starts a runner; the work (application.work, the orchestration and its
+    # A submit starts a runner; the work (application.work, the orchestration and its
     # thread pool) is the runner's, and yaml reads only orchestrate's plans.
     home = os.path.join(str(tmp_path), "li-home")
     os.mkdir(home, 0o700)

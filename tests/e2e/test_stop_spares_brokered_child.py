@@ -1,9 +1,9 @@
-"""Issue 44 item 2, through the real `li`: every stop of a confined run — `li job kill` of the
+"""Through the real `li`: every stop of a confined run — `li job kill` of the
 parent itself, and its timeout — stops the parent's work and spares the child run its work
 submitted through the run's broker (adapters/broker.py), in the lean supervisor and in the full
 runner alike. The child goes on and ends on its own, `succeeded`.
 
-Where the work gets a PID namespace of its own (issue 36), the namespace alone keeps the child
+Where the work gets a PID namespace of its own, the namespace alone keeps the child
 out of the parent's processes (tests/e2e/test_run_ends_whole.py). Here the runs are submitted
 where the kernel makes none (a user namespace whose `max_pid_namespaces` is 0: the host's limit
 is untouched), so the broker's mark and the mount namespace are all that tell the child apart —

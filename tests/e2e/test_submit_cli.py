@@ -52,7 +52,7 @@ def ended(home: str, run_id: str, within: float = 30.0) -> dict:
 def test_a_detached_sh_submit_returns_a_handle_and_the_run_later_succeeds(li_home: str) -> None:
     result = machine("agent", "--detach", "sh", 'echo hello > "$LI_ARTIFACTS_DIR/out.txt"', home=li_home)
     data = result.data
-    assert set(data) == {"run_id", "pid", "status", "terminal", "outcome", "log", "replayed"}  # replayed: issue 39
+    assert set(data) == {"run_id", "pid", "status", "terminal", "outcome", "log", "replayed"}  # replayed: the idempotent submit's flag
     assert (data["status"], data["terminal"], data["outcome"]) == ("running", False, None)
     assert os.path.isabs(data["log"]) and data["log"] == os.path.join(li_home, "runs", data["run_id"], "console.log")
     final = status_until_terminal(li_home, data["run_id"])
@@ -164,7 +164,7 @@ def test_fifty_submits_from_four_processes_give_fifty_runs_that_all_end(li_home:
             assert handle.read() == f"{run_id}\n"
 
 
-# `true` prints nothing and exits 0: for sh the exit decides, so it succeeds (issue 27; it was 1).
+# `true` prints nothing and exits 0: for sh the exit decides, so it succeeds (it was 1).
 @pytest.mark.parametrize("command, code, printed", [("sleep 1; echo hi", 0, "hi\n"), ("exit 3", 1, ""),
                                                      ("true", 0, "")])
 def test_a_person_in_the_foreground_sees_the_console_and_gets_the_runs_exit_code(li_home, command, code,
@@ -183,7 +183,7 @@ def test_a_person_detaching_gets_the_run_id_and_how_to_follow_it(li_home: str) -
     assert result.returncode == 0
     run_id = result.stdout.strip()
     assert runs(li_home) == [run_id]
-    # The hint names the run by its short form and fits 80 columns (issue 27: it was 123 characters).
+    # The hint names the run by its short form and fits 80 columns (it was 123 characters).
     hint = result.stderr.splitlines()[0]
     assert hint == f"li job status {run_id[-6:]} · li job output {run_id[-6:]} --follow · li job kill {run_id[-6:]}"
     assert len(hint) <= 80

@@ -1,4 +1,4 @@
-"""Issue 27 item 1: the terminal is only a view. Ctrl-C in a foreground view (`li agent`,
+"""The terminal is only a view. Ctrl-C in a foreground view (`li agent`,
 `li orchestrate`, `li job retry`, `li job output --follow`, `li job wait`) stops watching, never the
 work: one line says how to follow again and how to kill, the exit is 130, and `li job status`
 shows the run still running. Under a real pseudo-terminal at 60 and 120 columns, Ctrl-C sent as a

@@ -1,4 +1,4 @@
-"""`li usage` and the COST column through the real `li` (issue 29), with the fake claude CLI that
+"""`li usage` and the COST column through the real `li`, with the fake claude CLI that
 reports a cost and `sh`, which reports none."""
 
 from __future__ import annotations

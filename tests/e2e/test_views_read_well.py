@@ -1,4 +1,4 @@
-"""Issue 27 item 3 at a terminal of 60 and 120 columns: status folds to the width without
+"""At a terminal of 60 and 120 columns: status folds to the width without
 splitting a word, shows local times, started and the duration, no usage lines a shell never
 reports; a flow's parts are steps; the detach hint fits 80 columns; wait ends with counts."""
 

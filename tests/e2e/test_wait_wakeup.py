@@ -40,7 +40,7 @@ def test_a_wait_with_a_five_second_poll_returns_well_under_a_second_after_the_en
     recorded = os.stat(os.path.join(li_home, "runs", run_id, "record.json")).st_mtime
     data = json.loads(out)["data"]
     assert data["all_terminal"] is True and data["timed_out"] is False, (data, err)
-    assert data["runs"][0]["status"] == "completed"  # sh exited 0: its exit is its answer (issue 27)
+    assert data["runs"][0]["status"] == "completed"  # sh exited 0: its exit is its answer
     assert data["poll_interval"] == 5  # the effective poll, echoed as before
     latency = returned - recorded
     print(f"wake-up latency {latency * 1000:.0f} ms")

@@ -1,4 +1,4 @@
-"""Each coding-agent run in its own git worktree (issue 28), on real git repositories and real runs."""
+"""Each coding-agent run in its own git worktree, on real git repositories and real runs."""
 
 from __future__ import annotations
 

@@ -254,7 +254,7 @@ def test_a_full_disk_refuses_new_runs_and_keeps_every_answer_true(tiny_tmpfs: st
             assert refused["error"]["kind"] == "unavailable", refused
         go.touch()
         # The work ends at once (its artifact write fails on the full disk); its runner keeps the
-        # end in memory and waits for space (issue 25, item 6), so it stays alive meanwhile and
+        # end in memory and waits for space, so it stays alive meanwhile and
         # every answer must stay non-terminal and true.
         runner = json.loads(raw_record(home, running))["pid"]
         wait_for(lambda: work_gone(running, runner))

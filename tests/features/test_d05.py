@@ -10,7 +10,7 @@ scenarios("d05_submit.feature")
 on_both_worlds_unless_cli(globals())
 
 
-# -- issue 39: an idempotent submit (@cli: the real li) --------------------------------------------
+# -- an idempotent submit (@cli: the real li) --------------------------------------------
 
 import json  # noqa: E402 - the steps of one scenario, kept together
 import os  # noqa: E402

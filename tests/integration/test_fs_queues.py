@@ -1,4 +1,4 @@
-"""Queues on the real filesystem (issue 29): places in line and slots are kernel locks, so a holder
+"""Queues on the real filesystem: places in line and slots are kernel locks, so a holder
 that dies (its descriptor closed) never keeps one; settings are the store's, private, never half-read."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 40 item 7: the PostgreSQL store's reads through libpq itself (adapters/libpq.py) answer what
+"""The PostgreSQL store's reads through libpq itself (adapters/libpq.py) answer what
 the psycopg path answers, fail as it fails, and a status read imports no psycopg at all."""
 
 from __future__ import annotations

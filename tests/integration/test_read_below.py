@@ -1,4 +1,4 @@
-"""`read_below` (adapters/confined.py): a name from outside never climbs out of the folder it is read below."""
+"""`read_below` (adapters/safe_open.py): a name from outside never climbs out of the folder it is read below."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lionrun.adapters.confined import read_below
+from lionrun.adapters.safe_open import read_below
 
 
 @pytest.mark.parametrize("name", ["../secret", "a/../../secret", "./a/f", "a//f", "", "a/", ".."])

@@ -1,6 +1,6 @@
 """The full runner's stop of the run's processes (`ChildGroups.stop_strays`), with real processes:
 a process that left its group and session is still stopped when it carries the run's tag, and a
-process that is not a run's (no LI_RUN_ID here) never stops anything (issue 24, item 3)."""
+process that is not a run's (no LI_RUN_ID here) never stops anything."""
 
 from __future__ import annotations
 

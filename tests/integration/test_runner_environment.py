@@ -1,4 +1,4 @@
-"""Issue 25 item 4: the work's environment carries none of li's ways into the shared store."""
+"""The work's environment carries none of li's ways into the shared store."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The single-node Slurm cluster of tools/slurm_local.sh, driven with the real client commands.
 
-These pin what the Slurm executor (issue 17) will build on: a batch job submitted without requeue
+These pin what the Slurm executor will build on: a batch job submitted without requeue
 runs and is reported by squeue and scontrol; an ended job stays visible (MinJobAge); a signal sent
 with `scancel --signal=TERM --full` ends a sleeping job and every process it started.
 """

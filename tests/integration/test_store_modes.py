@@ -4,7 +4,7 @@ Built under umask 022, as an old store would have been: folders 0755, files 0644
 (one run with `--confine off` reaches its run folder) has planted a link to a file outside the
 store, a link to a folder outside it, a hard link to an outside file and a FIFO in the run's
 folder; none of them may be changed, followed or block the walk. What the work wrote into its
-own `artifacts/` is the work's: never judged, never changed (issue 27).
+own `artifacts/` is the work's: never judged, never changed.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One queue on a PostgreSQL store shared by two hosts (this one and a namespaced second,
 tests/hosts.py), runs submitted from both at once and run sessions SIGKILLed at random from the
-host that owns them, while they wait and while their work runs (issue 29): a queue of parallel 4,
+host that owns them, while they wait and while their work runs: a queue of parallel 4,
 8 submitters (4 on each host), both kinds of kill at least once.
 
 Proven, from outside li: never more works running than the queue's limit at any 50 ms sample

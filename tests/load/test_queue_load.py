@@ -1,4 +1,4 @@
-"""Load on one queue of `parallel 4` (issue 29): the issue's 200 runs from 8 submitters at once,
+"""Load on one queue of `parallel 4`: the issue's 200 runs from 8 submitters at once,
 runners SIGKILLed at random while they wait and while their work runs (each kind at least once).
 
 Proven, from outside li: never more than 4 works running at any sample (every 50 ms, from /proc:

@@ -1,4 +1,4 @@
-"""`li serve` over 1,000 runs (issue 41 item 7): first page under 1 s, RSS at most 80 MB, CPU near zero idle.
+"""`li serve` over 1,000 runs: first page under 1 s, RSS at most 80 MB, CPU near zero idle.
 
 The figures are printed (run with -s) and written to build/serve/figures.json for the closing note.
 """

@@ -1,4 +1,4 @@
-"""Steps for the agent ends of features/d04_derivations.feature (issue 24): the real `li` over a
+"""Steps for the agent ends of features/d04_derivations.feature: the real `li` over a
 fake agent CLI that replays a stream the real CLI gave (tests/fixtures/transcripts/<cli>/recorded)."""
 
 from __future__ import annotations

@@ -235,7 +235,7 @@ def submit_watched(world: Any, submit_ctx: dict[str, Any]) -> None:
 
 @then("the handle carries only run_id, pid, status, terminal, outcome, log and replayed")
 def handle_fields(submit_ctx: dict[str, Any]) -> None:
-    # `replayed` (issue 39) says whether this submit started the run, nothing about the work
+    # `replayed` says whether this submit started the run, nothing about the work
     assert set(submit_ctx["world_handle"].to_wire()) == {"run_id", "pid", "status", "terminal", "outcome", "log",
                                                          "replayed"}
     assert submit_ctx["world_handle"].replayed is False

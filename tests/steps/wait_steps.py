@@ -307,7 +307,7 @@ def _still_running(cli_wait: CliWait, name: str) -> None:
     assert snapshot(cli_wait.batch.store, list(cli_wait.batch.ids.values())) == cli_wait.before
 
 
-# --- a batch system that does not answer (issue 40) -----------------------------------------------
+# --- a batch system that does not answer -----------------------------------------------
 
 
 class SilentCluster:

@@ -1,4 +1,4 @@
-"""Steps for a run's worktree changes under D7 (issue 28): `li job diff`'s patch and files."""
+"""Steps for a run's worktree changes under D7: `li job diff`'s patch and files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 25, item 2: what an `li` acting for a confined run's work sees of the store and may ask
+"""Item 2: what an `li` acting for a confined run's work sees of the store and may ask
 (application/acting.py, entrypoints/acting.py), over the memory store."""
 
 from __future__ import annotations

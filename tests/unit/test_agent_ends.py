@@ -1,4 +1,4 @@
-"""Every vendor failure named (issue 24, items 4 and 6): each real CLI's recorded stream and exit
+"""Every vendor failure named (items 4 and 6): each real CLI's recorded stream and exit
 status (tests/fixtures/transcripts/<cli>/recorded, taken against the model-API stub) -> the
 leg's status, reason code, answer and session id; and what the person's transcript shows."""
 

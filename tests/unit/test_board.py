@@ -36,9 +36,9 @@ def test_running_is_working_and_queued_is_queued_unless_its_queue_is_paused() ->
 
 
 def test_later_steering_states_are_grouped_by_their_shape_not_a_list() -> None:
-    assert group_of("waiting_approval", False, None, PENDING) == "needs_you"  # issue 42
+    assert group_of("waiting_approval", False, None, PENDING) == "needs_you"
     assert group_of("waiting_input", False, None, PENDING) == "needs_you"
-    assert group_of("waiting", False, None, PENDING) == "queued"  # issue 43: waits on other runs
+    assert group_of("waiting", False, None, PENDING) == "queued"  # waits on other runs
     assert group_of("waiting", False, None, PENDING, queue_paused=True) == "needs_you"
     assert group_of("starting", False, None, PENDING) == "working"  # any other pending status
 
@@ -170,7 +170,7 @@ def test_a_queued_run_is_queued_with_its_place_until_a_person_pauses_its_queue(w
     assert (entry.run_id, entry.group) == (run.run_id, "needs_you")
 
 
-# Approvals, budgets and attempts (issue 42)
+# Approvals, budgets and attempts
 
 
 def test_a_run_waiting_for_approval_needs_you_with_its_open_request_and_answer_forms(world: Any) -> None:

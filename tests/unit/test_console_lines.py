@@ -1,4 +1,4 @@
-"""Whole lines of a console tail (issue 27 item 2): domain/console.py."""
+"""Whole lines of a console tail: domain/console.py."""
 
 from __future__ import annotations
 

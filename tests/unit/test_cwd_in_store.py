@@ -1,4 +1,4 @@
-"""Issue 36: no run works at or below the store (`domain.request.refuse_cwd_in_store`)."""
+"""No run works at or below the store (`domain.request.refuse_cwd_in_store`)."""
 
 from __future__ import annotations
 

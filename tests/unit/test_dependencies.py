@@ -1,4 +1,4 @@
-"""Issue 43: the pure decisions of runs that wait for runs, and the restart of a waiting run whose
+"""The pure decisions of runs that wait for runs, and the restart of a waiting run whose
 runner is gone, under the reaper's fence, on the memory and the filesystem stores."""
 
 from __future__ import annotations

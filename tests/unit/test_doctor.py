@@ -294,7 +294,7 @@ def test_the_slurm_executor_adds_a_check_naming_the_cluster() -> None:
 
 
 def test_doctor_says_when_the_work_would_run_unconfined_and_why() -> None:
-    """Issue 25: a kernel refusal is reported with its reason, as a warning."""
+    """A kernel refusal is reported with its reason, as a warning."""
     hidden = check(diagnose(FakeDiagnostics()), "work.confinement")
     assert (hidden["ok"], hidden["severity"]) == (True, "warning")
     refused = check(diagnose(FakeDiagnostics(confinement_refused="unshare: Operation not permitted")),

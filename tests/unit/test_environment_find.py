@@ -1,5 +1,5 @@
 """lionrun.entrypoints.environment.findable answers what importlib.util.find_spec would, without importing it
-(a handshake's start-up, issue 18); missing_required is built on it."""
+(a handshake's start-up); missing_required is built on it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """lionrun.adapters.processes.first_line reads a system file's first line in binary (no ascii codec module
-on every read, issue 18); it must give exactly what the text-mode read it replaced gave."""
+on every read); it must give exactly what the text-mode read it replaced gave."""
 
 from __future__ import annotations
 

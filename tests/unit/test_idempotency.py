@@ -1,4 +1,4 @@
-"""Issue 39: the idempotency key's checks, the name a store files it under, and "the same request"."""
+"""The idempotency key's checks, the name a store files it under, and "the same request"."""
 
 from __future__ import annotations
 

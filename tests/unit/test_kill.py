@@ -403,7 +403,7 @@ class ScopeRecorder(DyingSignaller):
     ({}, (False, False)),
 ])
 def test_every_sweep_of_a_confined_run_spares_what_its_broker_started(world, fields, scope) -> None:
-    """Issue 44: the child runs a confined work submitted through its broker are no processes of
+    """The child runs a confined work submitted through its broker are no processes of
     it; every sweep of the kill (the SIGTERM, and each SIGKILL after it) says so to the signaller."""
     run = live_run(world, **fields)
     signaller = ScopeRecorder(world.prober)

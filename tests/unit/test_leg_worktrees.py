@@ -1,4 +1,4 @@
-"""A worktree per leg of a run of several legs (issue 28 item 1, orchestrate): values and rules, pure,
+"""A worktree per leg of a run of several legs (orchestrate): values and rules, pure,
 and the runner's worktree service on fakes."""
 
 from __future__ import annotations

@@ -100,8 +100,8 @@ def test_the_producer_classifies_every_v1_status_it_knows() -> None:
         "failed": "failed", "timed_out": "failed", "aborted": "cancelled", "cancelled": "cancelled",
         "killed": "failed", "exited": "indeterminate", "unknown": "indeterminate",
         "queued": "indeterminate",  # never a success: a queued run has no end to classify
-        "waiting": "indeterminate",  # issue 43: nor a run that waits for others
-        "waiting_approval": "indeterminate",  # issue 42: nor one waiting for a person's approval
+        "waiting": "indeterminate",  # nor a run that waits for others
+        "waiting_approval": "indeterminate",  # nor one waiting for a person's approval
     }
 
 
@@ -143,7 +143,7 @@ def test_age_is_measured_from_submission() -> None:
 
 
 def test_a_live_pid_the_record_cannot_attribute_is_alive_null_never_true() -> None:
-    """Issue 25 item 8: no host id, or no create time, and a process at the pid: alive is null
+    """No host id, or no create time, and a process at the pid: alive is null
     (it may be anyone's), and it is still no evidence the run stopped."""
     from lionrun.domain.evidence import HostFacts, ProcessObservation, judge
     from lionrun.domain.run import Incarnation

@@ -1,4 +1,4 @@
-"""OpenCode, the CLI added as one module (issue 44): its recorded streams against the model stub
+"""OpenCode, the CLI added as one module: its recorded streams against the model stub
 (tests/fixtures/transcripts/opencode/recorded, taken with tests/record_streams.py) -> the leg's
 status, reason, answer, usage and session; and what the person's transcript shows."""
 

@@ -1,4 +1,4 @@
-"""Issue 27 item 3, the pieces behind a person's views: a line folded to the width between words
+"""The pieces behind a person's views: a line folded to the width between words
 (one helper, for status and doctor alike), and the `process` line of `li job status` worded only
 from the liveness the answer carries, never from a probe of the reader's own."""
 

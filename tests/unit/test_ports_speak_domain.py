@@ -1,4 +1,4 @@
-"""The ports speak the domain (issue 26): no signal number, no raw descriptor crosses them."""
+"""The ports speak the domain: no signal number, no raw descriptor crosses them."""
 
 from __future__ import annotations
 

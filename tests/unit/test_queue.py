@@ -1,4 +1,4 @@
-"""Queues (issue 29): settings, first come first served, pauses that end by themselves, `queued`."""
+"""Queues: settings, first come first served, pauses that end by themselves, `queued`."""
 
 from __future__ import annotations
 

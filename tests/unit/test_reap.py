@@ -81,7 +81,7 @@ def test_an_ended_run_is_never_probed_or_touched(world: Any) -> None:
 
 def test_a_run_whose_runner_is_gone_but_whose_escaped_tool_lives_is_never_reaped_and_kill_reaches_it(
         world: Any) -> None:
-    """Issue 24: an agent's shell tool in a session of its own, carrying the run's tag, is the run's."""
+    """An agent's shell tool in a session of its own, carrying the run's tag, is the run's."""
     run = a_run(world.store, world.clock.now(), RunState.GONE)
     assert run.incarnation is not None and run.incarnation.create_time is not None
     world.prober.start(7001, create_time=run.incarnation.create_time + 1, run_id=run.run_id)
@@ -109,7 +109,7 @@ class NotMine:
 
 
 def test_a_reader_that_does_not_own_the_store_never_reaps_and_says_why(world: Any) -> None:
-    """Issue 25 item 5: the orphan stays non-terminal, with the reason, and nothing is sent."""
+    """The orphan stays non-terminal, with the reason, and nothing is sent."""
     run = a_run(world.store, world.clock.now(), RunState.GONE)
     reaped: list[str] = []
     observed = counting_observer(world, NotMine(world.store), reaped).observe(run.run_id)

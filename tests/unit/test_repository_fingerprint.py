@@ -1,4 +1,4 @@
-"""Issue 36, item 4's fallback: the fingerprint of a repository's shared config, hooks and info
+"""Item 4's fallback: the fingerprint of a repository's shared config, hooks and info
 (taken where they cannot be made read-only to the work), its pure compare, and doctor's check of
 the runs whose work changed them."""
 

@@ -212,7 +212,7 @@ def test_a_session_finding_is_conclusive_only_when_no_member_lives(seen: Process
         assert reap(started(), finding, NOW, {}) is None
 
 
-# -- issue 24: the run is every process its work started ------------------------------------------
+# -- the run is every process its work started ------------------------------------------
 
 def test_a_process_outside_the_session_that_is_the_run_s_keeps_it_alive() -> None:
     escaped = SessionMember(5001, 5001, BORN + 2, tagged=True)  # an agent's shell tool, in a session of its own

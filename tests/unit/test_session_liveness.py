@@ -108,3 +108,13 @@ def test_a_gone_runner_costs_one_scan_per_observation(world) -> None:
     run = orphaned_work(world)
     status(world, run.run_id)
     assert world.prober.scans == 1
+
+
+def test_a_confined_run_s_scan_spares_what_its_broker_started_as_the_kill_does(tmp_path: Path) -> None:
+    """A run whose work was confined (the store hidden) has its session scanned with the broker's
+    children cut out, as `li job kill` cuts them: a child run it submitted is not its process."""
+    for confinement, spared in (("store_hidden", True), ("none", False)):
+        world = make_world("fs", str(tmp_path / confinement))
+        run = orphaned_work(world, confinement=confinement)
+        status(world, run.run_id)
+        assert world.prober.scanned_confined == [spared]

@@ -1,4 +1,4 @@
-"""Issue 40 item 1 (and 5) over a scripted cluster, on both worlds: a read never asks the cluster more
+"""Over a scripted cluster, on both worlds: a read never asks the cluster more
 than it needs, and never for longer than what is left of its window.
 
 A recorded end is answered from the store alone; a listing asks the cluster once, whatever the

@@ -1,4 +1,4 @@
-"""domain/slurm.py: Slurm's answers parsed safely, and mapped to evidence — never to an outcome (issue 17)."""
+"""domain/slurm.py: Slurm's answers parsed safely, and mapped to evidence — never to an outcome."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Slurm executor's use cases over a scripted cluster (issue 17), on both worlds.
+"""The Slurm executor's use cases over a scripted cluster, on both worlds.
 
 Submit records the job on the `preparing` record (or a spawn failure when sbatch refuses); the
 runner Slurm starts attaches by a fenced `preparing` → `started` write, refusing a restarted job or

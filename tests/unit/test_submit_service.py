@@ -153,7 +153,7 @@ def test_submits_get_distinct_ids(world) -> None:
     assert len(ids) == 5
 
 
-# -- issue 39: one run per idempotency key, on both worlds --------------------------------------
+# -- one run per idempotency key, on both worlds --------------------------------------
 
 
 def test_a_key_answers_its_run_again_and_starts_nothing_new(world) -> None:

@@ -57,7 +57,7 @@ def agent(model: str = "claude/opus") -> tuple[Leg, ...]:
 
 def perform(world, run_id: str, hook=None, cancel_first: bool = False):
     """Perform the run; (the ended record, its console, its li log). The console holds the work's
-    bytes alone: li's own lines go to the li log, never there (issue 27)."""
+    bytes alone: li's own lines go to the li log, never there."""
     work = world.container.submit.work(after_end=hook) if hook else world.container.submit.work()
     if cancel_first:
         work.cancel()
@@ -82,6 +82,7 @@ def test_an_answer_becomes_response_md_and_the_run_completes_succeeded(world) ->
     assert world.store.read_text(run_id, "artifacts/response.md") == "claude: do it"
     assert registry["claude"].calls[0][:2] == ("do it", "opus")
     assert registry["claude"].calls[0][2]["LI_LEG_ID"] == "main"
+    assert registry["claude"].calls[0][2]["PWD"] == "/tmp"  # the folder it starts in, whatever PWD li had
     assert console == "running do it\n"  # the work's bytes, exactly
     assert said == "li runner: completed\n"
 
@@ -93,7 +94,7 @@ def test_an_agent_that_answers_nothing_is_completed_empty_and_not_a_success(worl
 
 
 def test_shell_work_that_exits_0_is_completed_whatever_it_printed(world) -> None:
-    """Issue 27: for `sh` the exit status is the answer (`li agent sh 'sleep 2'` succeeds)."""
+    """For `sh` the exit status is the answer (`li agent sh 'sleep 2'` succeeds)."""
     setup(world, sh=lambda p, m: ProviderResult(0, answer=None))
     ended, _, _ = perform(world, submitted(world, agent("sh")))
     assert (ended.status, ended.outcome, ended.reason_code, ended.exit_code) == ("completed", "succeeded", None, 0)
@@ -178,7 +179,7 @@ def test_an_end_already_recorded_is_never_relabelled(world) -> None:
 
 
 def test_an_end_the_runner_did_not_write_is_kept_but_never_silently(world) -> None:
-    """Issue 25 item 7: work that reached the store forged a success; the runner saw exit 3."""
+    """Work that reached the store forged a success; the runner saw exit 3."""
     setup(world, claude=lambda prompt, model: ProviderResult(3, answer=None))
     run_id = submitted(world, agent())
     world.store.update(run_id, lambda r: r.evolve(status="completed", outcome="succeeded", exit_code=0,
@@ -374,7 +375,7 @@ def test_the_meter_keeps_every_token_class_each_leg_reported(world) -> None:
 
 
 class RefusingConfiner:
-    """A kernel that will not hide the store (issue 25)."""
+    """A kernel that will not hide the store."""
 
     def __init__(self, why: str | None = "unshare: Operation not permitted") -> None:
         self.why = why
@@ -427,7 +428,7 @@ def test_a_kernel_that_confines_hides_the_store_and_says_so(world) -> None:
 
 
 class SetupGit:
-    """The git of a run's worktree, remembering what it was asked (issue 25: how its setup is confined)."""
+    """The git of a run's worktree, remembering what it was asked (how its setup is confined)."""
 
     def __init__(self) -> None:
         self.added: list[str] = []

@@ -1,4 +1,4 @@
-"""Did-you-mean for verbs, subcommands, options and models (issue 27 item 4)."""
+"""Did-you-mean for verbs, subcommands, options and models."""
 
 from __future__ import annotations
 

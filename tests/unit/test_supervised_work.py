@@ -1,4 +1,4 @@
-"""WorkService's two halves of a lean run (issue 18 item 3), over the in-memory world and fakes:
+"""WorkService's two halves of a lean run, over the in-memory world and fakes:
 `supervise` decides whether a run can be handed to the lean supervisor and prepares its one leg;
 `finish_supervised` records the end from what the supervisor saw, as `perform` would."""
 
@@ -76,7 +76,7 @@ def test_a_one_leg_run_is_prepared_for_the_supervisor_with_the_leg_s_env_and_tim
     assert supervision is not None
     assert (supervision.run_id, supervision.cwd, supervision.launch.argv) == (run_id, "/work/here", ("claude", "--print"))
     assert supervision.launch.stdin_text == "do it"
-    assert supervision.env == {"LI_RUN_ID": run_id, "LI_LEG_ID": "main"}
+    assert supervision.env == {"LI_RUN_ID": run_id, "LI_LEG_ID": "main", "PWD": "/work/here"}
     assert 29.0 < supervision.timeout <= 30.0
     assert supervision.kill_watch and supervision.kill_watch > 0
     assert registry["claude"].launched[0][:2] == ("do it", "opus")

@@ -1,4 +1,4 @@
-"""One time style for people (issue 27 item 3): domain/timetext.py."""
+"""One time style for people: domain/timetext.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`li usage` totals (issue 29): over the runs that reported, the others counted as unreported, never 0."""
+"""`li usage` totals: over the runs that reported, the others counted as unreported, never 0."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 40 item 4: a wait whose store stops answering (a dropped connection, a server away) tries
+"""A wait whose store stops answering (a dropped connection, a server away) tries
 again within its window and keeps what it learned; only a store still away when the window closes
 makes the call unavailable. A store away from the first look is said at once, as by every read."""
 

@@ -1,4 +1,4 @@
-"""What of li's environment a run's work (and li's own git) sees (issue 25): pure, with properties."""
+"""What of li's environment a run's work (and li's own git) sees: pure, with properties."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The worktree values and rules (issue 28), pure."""
+"""The worktree values and rules, pure."""
 
 from __future__ import annotations
 

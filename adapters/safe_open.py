@@ -25,7 +25,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
 _FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | _CLOEXEC  # a planted tty never becomes ours
 
 
-class NotConfined(OSError):
+class UnsafeEntry(OSError):
     """A name under a run is not what belongs there (a link, a FIFO, a file for a folder, too big)."""
 
     def __init__(self, reason_code: str, detail: str) -> None:
@@ -53,7 +53,7 @@ def _what_is(name: str, dir_fd: int) -> str:
 
 
 def open_folder(name: str, dir_fd: int | None) -> int:
-    """A folder descriptor for `name` (relative to `dir_fd`); a link or a non-folder is NotConfined.
+    """A folder descriptor for `name` (relative to `dir_fd`); a link or a non-folder is UnsafeEntry.
 
     FileNotFoundError passes through: a missing folder is a different fact from a planted one.
     """
@@ -62,7 +62,7 @@ def open_folder(name: str, dir_fd: int | None) -> int:
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             where = dir_fd if dir_fd is not None else -100
-            raise NotConfined(NOT_A_DIRECTORY, f"{name} is {_what_is(name, where)}, not a folder; "
+            raise UnsafeEntry(NOT_A_DIRECTORY, f"{name} is {_what_is(name, where)}, not a folder; "
                                                "it is never followed") from None
         raise
 
@@ -79,7 +79,7 @@ def make_folder(name: str, dir_fd: int | None) -> int:
 
 
 def open_file(name: str, dir_fd: int, flags: int = os.O_RDONLY, mode: int = FILE_MODE) -> int:
-    """A descriptor of the regular file `name` in `dir_fd`; a link, FIFO, device or folder is NotConfined.
+    """A descriptor of the regular file `name` in `dir_fd`; a link, FIFO, device or folder is UnsafeEntry.
 
     Opened for reading, a file with more than one hard link is refused too: the other name may
     be outside the store, where the work could not read it itself.
@@ -88,32 +88,32 @@ def open_file(name: str, dir_fd: int, flags: int = os.O_RDONLY, mode: int = FILE
         fd = os.open(name, flags | _FILE_FLAGS, mode, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.EWOULDBLOCK):
-            raise NotConfined(NOT_REGULAR_FILE, f"{name} is {_what_is(name, dir_fd)}; only a regular "
+            raise UnsafeEntry(NOT_REGULAR_FILE, f"{name} is {_what_is(name, dir_fd)}; only a regular "
                                                 "file is read, and a link is never followed") from None
         raise
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise NotConfined(NOT_REGULAR_FILE, f"{name} is {kind_of(info.st_mode)}; only a regular file is read")
+        raise UnsafeEntry(NOT_REGULAR_FILE, f"{name} is {kind_of(info.st_mode)}; only a regular file is read")
     if info.st_nlink > 1 and flags & os.O_ACCMODE == os.O_RDONLY:
         os.close(fd)  # a hard link may name a file outside the store the work could not read itself
-        raise NotConfined(NOT_REGULAR_FILE, f"{name} has {info.st_nlink} hard links; only a file with "
+        raise UnsafeEntry(NOT_REGULAR_FILE, f"{name} has {info.st_nlink} hard links; only a file with "
                                             "one name, in the store, is read")
     return fd
 
 
 def read_file(name: str, dir_fd: int, limit: int) -> bytes:
-    """The whole of a regular file of at most `limit` bytes; a larger one is NotConfined(too_large)."""
+    """The whole of a regular file of at most `limit` bytes; a larger one is UnsafeEntry(too_large)."""
     fd = open_file(name, dir_fd)
     try:
         size = os.fstat(fd).st_size
         if size > limit:
-            raise NotConfined(TOO_LARGE, f"{name} is {size} bytes; at most {limit} are read")
+            raise UnsafeEntry(TOO_LARGE, f"{name} is {size} bytes; at most {limit} are read")
         data = read_span(fd, 0, limit + 1)
     finally:
         os.close(fd)
     if len(data) > limit:  # it grew between fstat and read
-        raise NotConfined(TOO_LARGE, f"{name} is larger than {limit} bytes; at most {limit} are read")
+        raise UnsafeEntry(TOO_LARGE, f"{name} is larger than {limit} bytes; at most {limit} are read")
     return data
 
 
@@ -172,7 +172,7 @@ def closing(fd: int) -> Iterator[int]:
 
 # -- a listing of a folder the work wrote (its artifacts) ----------------------------------------
 
-TREE_ENTRIES_MAX = 10_000  # a listing of more is NotConfined(too_large), never cut silently
+TREE_ENTRIES_MAX = 10_000  # a listing of more is UnsafeEntry(too_large), never cut silently
 TREE_DEPTH_MAX = 32  # folders nested deeper are listed as folders, not entered
 
 
@@ -181,7 +181,7 @@ def list_tree(root: int, shown: str) -> list[dict[str, Any]]:
 
     Only a regular file with one name is read (for its digest); a link is listed with its
     target, a FIFO, socket or device with its type, so that none of them hides, hangs or fails
-    the listing. More than TREE_ENTRIES_MAX entries is NotConfined(too_large).
+    the listing. More than TREE_ENTRIES_MAX entries is UnsafeEntry(too_large).
     """
     entries: list[dict[str, Any]] = []
     pending: list[tuple[int, str, int]] = [(os.dup(root), "", 1)]
@@ -197,7 +197,7 @@ def list_tree(root: int, shown: str) -> list[dict[str, Any]]:
                         continue
                     entries.append({"name": rel, "path": os.path.join(shown, rel), **found})
                     if len(entries) > TREE_ENTRIES_MAX:
-                        raise NotConfined(TOO_LARGE, f"more than {TREE_ENTRIES_MAX} entries; "
+                        raise UnsafeEntry(TOO_LARGE, f"more than {TREE_ENTRIES_MAX} entries; "
                                                      "the listing is not cut silently")
     finally:
         for fd, _, _ in pending:
@@ -211,7 +211,7 @@ def _entry(folder: int, name: str, too_deep: bool) -> dict[str, Any] | int:
     if stat.S_ISDIR(info.st_mode) and not too_deep:
         try:
             return open_folder(name, folder)
-        except NotConfined:  # swapped for a link since the stat
+        except UnsafeEntry:  # swapped for a link since the stat
             info = os.stat(name, dir_fd=folder, follow_symlinks=False)
     if stat.S_ISLNK(info.st_mode):
         return {"size": info.st_size, "sha256": None, "type": "symlink", "link": _readlink(name, folder)}
@@ -219,7 +219,7 @@ def _entry(folder: int, name: str, too_deep: bool) -> dict[str, Any] | int:
         return _other(info)
     try:
         fd = open_file(name, folder)
-    except NotConfined:  # swapped since the stat, or hard-linked: listed, never read
+    except UnsafeEntry:  # swapped since the stat, or hard-linked: listed, never read
         now = os.stat(name, dir_fd=folder, follow_symlinks=False)
         if stat.S_ISLNK(now.st_mode):
             return {"size": now.st_size, "sha256": None, "type": "symlink", "link": _readlink(name, folder)}
