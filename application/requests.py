@@ -246,7 +246,7 @@ def idle_timeout(providers: set[str], flags: SubmitFlags, settings: Settings) ->
     flag = parse_idle_timeout(flags.idle_timeout)
     if not providers & set(AGENT_PROVIDERS):
         if flag is not None:
-            raise invalid("--idle-timeout applies to agent runs (claude, codex, gemini), not to shell work",
+            raise invalid(f"--idle-timeout applies to agent runs ({', '.join(AGENT_PROVIDERS)}), not to shell work",
                           argument="--idle-timeout")
         return None
     seconds = flag

@@ -4,40 +4,29 @@ each agent CLI's stream as it arrives.
 A budget is counted from the usage the CLI itself reports, event by event (`Meter.feed`), never
 estimated: a provider that reports no usage cannot carry one, and one that reports no price cannot
 carry a dollar cap (`refusal`). How close to a limit li can stop each CLI follows from when its
-stream says what it spent:
+stream says what it spent: each CLI's module (`domain/agents/`) says whether it reports tokens and
+a price (`AgentCli.reports_tokens`, `reports_cost`), the flag of its own dollar cap (`cost_flag`),
+and reads one of its events into the spend it reports (`AgentCli.spend`, a `Report`).
 
-- Claude Code: every `assistant` event carries the usage of its API message (`message_start`'s:
-  input and cache tokens exact, output a placeholder); the closing `result` carries the exact
-  totals and the cost. li stops it within one model turn of a token limit; a dollar limit is
-  also handed to Claude Code itself (`--max-budget-usd`), which stops at its own next turn.
-- Codex (`exec --json`): usage only on `turn.completed`, once per exec: li learns the spend when
-  the turn ends, so a token budget is judged at the end (a run over it is still `budget_exceeded`).
-- Gemini CLI (stream-json): usage only in the closing `result`'s stats: the same as Codex.
-
-What counts as a token: every class the vendor bills, each once — Claude's input, cache writes,
-cache reads and output; Codex's input (cached input is part of it) and output (reasoning is
-part of it); Gemini's total (else input plus output).
+What counts as a token: every class the vendor bills, each once (`domain.agents.spend`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from msgspec import Struct
 
+from lionrun.domain.agents.spend import Report, price, usage_tokens
 from lionrun.domain.contract import ContractError, ErrorKind
 from lionrun.domain.ending import BUDGET_EXCEEDED as ENDING_BUDGET_EXCEEDED
 
 BUDGET_EXCEEDED: Final = ENDING_BUDGET_EXCEEDED  # reason_code of a run stopped by its budget (status failed)
 MAX_TOKENS_LIMIT: Final = 10**12
 MAX_COST_LIMIT: Final = 1_000_000.0
-# Which providers report usage in their stream, and which report a price.
-REPORTS_TOKENS: Final = frozenset({"claude", "codex", "gemini"})
-REPORTS_COST: Final = frozenset({"claude"})
-# Where a provider has its own cap, the flag li passes it (the value in US dollars).
-OWN_COST_FLAG: Final = {"claude": "--max-budget-usd"}
 
 
 class Budget(Struct, frozen=True, kw_only=True):
@@ -66,8 +55,12 @@ class Budget(Struct, frozen=True, kw_only=True):
 
     def provider_arguments(self, provider: str) -> list[str]:
         """What this budget adds to a provider's argv: its own dollar cap, where it has one."""
-        flag = OWN_COST_FLAG.get(provider)
-        if flag is None or self.max_cost_usd is None:
+        if self.max_cost_usd is None:
+            return []
+        from lionrun.domain.agents import agent, is_agent
+
+        flag = agent(provider).cost_flag if is_agent(provider) else None
+        if flag is None:
             return []
         return [flag, format(self.max_cost_usd, "g")]
 
@@ -107,16 +100,26 @@ def parse_max_cost(value: object, where: str = "--max-cost") -> float:
 def refusal(budget: Budget, providers: set[str]) -> ContractError | None:
     """Why a budget cannot be kept for a run of these providers (never silently unlimited), else None."""
     if budget.max_tokens is not None:
-        silent = sorted(providers - REPORTS_TOKENS)
+        silent = sorted(p for p in providers if not _reports(p, "tokens"))
         if silent:
             return _invalid(f"--max-tokens needs a provider that reports its usage; {', '.join(silent)} reports none",
                             argument="--max-tokens", providers=silent)
     if budget.max_cost_usd is not None:
-        unpriced = sorted(providers - REPORTS_COST)
+        unpriced = sorted(p for p in providers if not _reports(p, "cost"))
         if unpriced:
             return _invalid(f"--max-cost needs a provider that reports a price; {', '.join(unpriced)} reports none "
                             "(use --max-tokens)", argument="--max-cost", providers=unpriced)
     return None
+
+
+def _reports(provider: str, what: str) -> bool:
+    """Whether this provider's stream reports its `tokens` or its `cost` (a non-agent provider: neither)."""
+    from lionrun.domain.agents import agent, is_agent
+
+    if not is_agent(provider):
+        return False
+    cli = agent(provider)
+    return cli.reports_tokens if what == "tokens" else cli.reports_cost
 
 
 @dataclass
@@ -135,91 +138,56 @@ class Spend:
         return None
 
 
-def _number(value: object) -> int | float:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) else 0
-
-
-_CLAUDE_TOKENS: Final = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+def reads_nothing(event: dict[str, Any]) -> Report | None:
+    return None
 
 
 @dataclass
 class Meter:
-    """One leg's spend, fed its CLI's events as they arrive; `spend` is the best count so far.
+    """One leg's spend, fed its CLI's events as they arrive; `spend` is the best count so far:
+    what its events reported (each message once, at its largest, plus what was added) until a
+    closing event's totals replace it. `read` is the CLI's `spend` (`Meter.of` its provider)."""
 
-    Claude Code: the sum over API messages (each counted once, by message id, at its largest) until
-    the closing `result`, whose totals and cost replace it. Codex: the sum of its turns' usage.
-    Gemini: its `result`'s stats.
-    """
-
+    read: Callable[[dict[str, Any]], Report | None] = reads_nothing
     messages: dict[str, int] = field(default_factory=dict)
-    turns: int = 0  # tokens of Codex turns ended
+    added: int = 0  # tokens reported by events counted once each (Codex turns, OpenCode steps)
+    cost: float | None = None  # dollars they reported
     final: Spend | None = None  # a closing event's exact totals
+
+    @classmethod
+    def of(cls, provider: str) -> Meter:
+        """The meter of a leg run by this provider (one that is no agent CLI reports nothing)."""
+        from lionrun.domain.agents import agent, is_agent
+
+        return cls(agent(provider).spend) if is_agent(provider) else cls()
 
     @property
     def spend(self) -> Spend:
         if self.final is not None:
             return self.final
-        return Spend(tokens=sum(self.messages.values()) + self.turns)
+        return Spend(tokens=sum(self.messages.values()) + self.added, cost_usd=self.cost)
 
     def feed(self, event: dict[str, Any]) -> bool:
         """Count one event; True when it changed the spend (it reported usage)."""
-        kind, usage, stats = event.get("type"), event.get("usage"), event.get("stats")
-        if kind == "assistant":
-            return self._claude_message(event.get("message"))
-        if kind == "result" and isinstance(usage, dict) and "stats" not in event:
-            return self._claude_result(usage, event.get("total_cost_usd"))
-        if kind in ("turn.completed", "turn.failed") and isinstance(usage, dict):
-            return self._codex_turn(usage)
-        if kind == "result" and isinstance(stats, dict):
-            return self._gemini_result(stats)
-        return False
-
-    def _claude_message(self, message: object) -> bool:
-        """An API message's usage, counted once by its id at its largest."""
-        if not isinstance(message, dict) or not isinstance(message.get("usage"), dict):
+        report = self.read(event)
+        if report is None:
             return False
-        key = str(message.get("id") or f"#{len(self.messages)}")
-        tokens = _claude_tokens(message["usage"])
-        if tokens <= self.messages.get(key, -1):
-            return False
-        self.messages[key] = tokens
+        if report.final:
+            self.final = Spend(tokens=max(report.tokens, self.spend.tokens), cost_usd=report.cost_usd)
+        elif report.message is not None:
+            if report.tokens <= self.messages.get(report.message, -1):
+                return False
+            self.messages[report.message] = report.tokens
+        else:
+            self.added += report.tokens
+            if report.cost_usd is not None:
+                self.cost = (self.cost or 0.0) + report.cost_usd
         return True
-
-    def _claude_result(self, usage: dict[str, Any], cost: object) -> bool:
-        """Claude's closing totals and cost (never fewer tokens than its messages counted)."""
-        self.final = Spend(tokens=max(_claude_tokens(usage), self.spend.tokens), cost_usd=_price(cost))
-        return True
-
-    def _codex_turn(self, usage: dict[str, Any]) -> bool:
-        self.turns += int(_number(usage.get("input_tokens")) + _number(usage.get("output_tokens")))
-        return True
-
-    def _gemini_result(self, stats: dict[str, Any]) -> bool:
-        total = _number(stats.get("total_tokens")) or (_number(stats.get("input_tokens"))
-                                                        + _number(stats.get("output_tokens")))
-        self.final = Spend(tokens=int(total))
-        return True
-
-
-def _claude_tokens(usage: dict[str, Any]) -> int:
-    """Claude's four billed token classes, summed."""
-    return int(sum(_number(usage.get(k)) for k in _CLAUDE_TOKENS))
-
-
-def _price(cost: object) -> float | None:
-    """A reported cost in US dollars, None when there is none (or it is no finite number)."""
-    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost) else None
 
 
 def spend_of(usage: dict[str, Any]) -> Spend:
-    """A leg's spend from the usage its provider concluded (`domain.transcript`'s token classes):
-    Claude's four classes, else Gemini's total, else input plus output; its cost when reported."""
-    if any(k in usage for k in ("cache_creation_input_tokens", "cache_read_input_tokens")):
-        tokens = _claude_tokens(usage)
-    else:
-        tokens = int(_number(usage.get("total_tokens")) or _number(usage.get("input_tokens")) + _number(
-            usage.get("output_tokens")))
-    return Spend(tokens=tokens, cost_usd=_price(usage.get("cost_usd")))
+    """A leg's spend from the usage its provider concluded (`usage_tokens`), its cost when reported."""
+    return Spend(tokens=usage_tokens(usage), cost_usd=price(usage.get("cost_usd")))
 
 
 def total(spends: list[Spend]) -> Spend:

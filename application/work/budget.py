@@ -31,8 +31,9 @@ class BudgetWatch:
         with self._lock:
             return total([m.spend for m in self._meters.values()])
 
-    def console(self, leg: str, inner: Any) -> Any:
-        meter = self._meters.setdefault(leg, Meter())
+    def console(self, leg: str, provider: str, inner: Any) -> Any:
+        """The leg's console, its lines also counted as `provider`'s events."""
+        meter = self._meters.setdefault(leg, Meter.of(provider))
         watch = self
 
         class Metered:

@@ -76,7 +76,7 @@ class Executing(WorkState):
             console: Any = LegConsole(workspace.console, f"[{leg.id}] " if shared else "", self._console_lock,
                                       workspace.li_log)
             if self._budget is not None:
-                console = self._budget.console(f"{attempt}:{leg.id}", console)
+                console = self._budget.console(f"{attempt}:{leg.id}", leg.model.provider, console)
             return self._run_leg(run_id, request, leg, prompt, console, workspace.env, deadline)
 
         return run_dag(legs, run_leg, lambda leg, answers: prompt_for(request, leg, answers),

@@ -2,8 +2,8 @@
 
 Everything li knows of one CLI lives in its module (`claude.py`, `codex.py`, `gemini.py`, `opencode.py`): the
 headless argv, the permission flags, how it resumes a session, what refuses it here, how its
-stream reads for people (`beats`) and for its provider (`outcome`), what its exit statuses mean,
-and the doctor's check of it (as data). The rest of li asks this registry (`agent`, `agents`)
+stream reads for people (`beats`), for its provider (`outcome`) and for a budget (`spend`), what
+its exit statuses mean, and the doctor's check of it (as data). The rest of li asks this registry (`agent`, `agents`)
 instead of branching per CLI, so adding one is a new module, its line in `MODULES`, and its
 recorded streams under tests/fixtures/transcripts/ (`opencode.py` was added so).
 
@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 if TYPE_CHECKING:
+    from lionrun.domain.agents.spend import Report
     from lionrun.domain.agents.stream import Beat, Outcome
 
 # The registry: each agent CLI's name (its provider name in a model spec) to its module.
@@ -45,6 +46,10 @@ def _no_root_refusal(arguments: Sequence[str], env: Mapping[str, str]) -> str | 
     return None
 
 
+def _no_spend(event: dict[str, Any]) -> Report | None:
+    return None
+
+
 def _no_ask_arguments(servers: Mapping[str, Any]) -> list[str]:
     return []
 
@@ -66,6 +71,12 @@ class AgentCli(NamedTuple):
     ask_arguments: Callable[[Mapping[str, Any]], list[str]] = _no_ask_arguments
     exit_reason: Callable[[Outcome, int], str | None] = _no_exit_reason  # a reason some exit statuses name
     root_refusal: Callable[[Sequence[str], Mapping[str, str]], str | None] = _no_root_refusal  # why it will not run as root
+    # Budgets (`domain.budget`): whether its stream reports its tokens and a price, the flag of
+    # its own dollar cap (the value in US dollars), and the spend one of its events reports.
+    reports_tokens: bool = False
+    reports_cost: bool = False
+    cost_flag: str | None = None
+    spend: Callable[[dict[str, Any]], Report | None] = _no_spend
 
 
 def agent(name: str) -> AgentCli:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from lionrun.domain.agents import AgentCli, DoctorProbe
+from lionrun.domain.agents.spend import Report, billed_tokens, price
 from lionrun.domain.agents.stream import (
     EMPTY_ANSWER,
     PROVIDER_ERROR,
@@ -228,9 +229,28 @@ def ask_arguments(servers: Mapping[str, Any]) -> list[str]:
     return ["--mcp-config", json.dumps({"mcpServers": dict(servers)})]
 
 
+# -- for a budget --------------------------------------------------------------------------------
+
+def spend(event: dict[str, Any]) -> Report | None:
+    """Every `assistant` event carries the usage of its API message (`message_start`'s: input and
+    cache tokens exact, output a placeholder), counted once by the message's id at its largest;
+    the closing `result` carries the exact totals and the cost. So li stops Claude Code within one
+    model turn of a token limit; a dollar limit is also handed to it (`--max-budget-usd`), which
+    stops at its own next turn."""
+    kind = event.get("type")
+    if kind == "assistant":
+        message = event.get("message")
+        if not isinstance(message, dict) or not isinstance(message.get("usage"), dict):
+            return None
+        return Report(billed_tokens(message["usage"]), message=str(message.get("id") or "") or None)
+    if kind == "result" and isinstance(event.get("usage"), dict) and "stats" not in event:
+        return Report(billed_tokens(event["usage"]), price(event.get("total_cost_usd")), final=True)
+    return None
+
+
 CLI: Final = AgentCli(
     name=NAME, executable="claude", arguments=arguments, permission_flags=PERMISSION_FLAGS, resume=("--resume",),
     owns=owns, beats=beats, outcome=outcome, asks=True, ask_arguments=ask_arguments,
-    root_refusal=root_refusal,
+    root_refusal=root_refusal, reports_tokens=True, reports_cost=True, cost_flag="--max-budget-usd", spend=spend,
     doctor=DoctorProbe("claude", "install the claude CLI to run `li agent claude ...`; other providers still work"),
 )

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from lionrun.domain.agents import AgentCli, DoctorProbe
+from lionrun.domain.agents.spend import Report, number
 from lionrun.domain.agents.stream import (
     ARG_WIDTH,
     EMPTY_ANSWER,
@@ -173,8 +174,18 @@ def _turn(events: list[dict[str, Any]]) -> tuple[str | None, bool, bool, str | N
     return answer, ended, failed, message
 
 
+def spend(event: dict[str, Any]) -> Report | None:
+    """Usage comes only on `turn.completed` (or `turn.failed`), once per exec: li learns the spend
+    when the turn ends, so a token budget is judged at the end (a run over it is still
+    `budget_exceeded`). Its input holds the cached input, its output the reasoning."""
+    usage = event.get("usage")
+    if event.get("type") not in ("turn.completed", "turn.failed") or not isinstance(usage, dict):
+        return None
+    return Report(int(number(usage.get("input_tokens")) + number(usage.get("output_tokens"))))
+
+
 CLI: Final = AgentCli(
     name=NAME, executable="codex", arguments=arguments, permission_flags=PERMISSION_FLAGS, resume=("resume",),
-    owns=owns, beats=beats, outcome=outcome,
+    owns=owns, beats=beats, outcome=outcome, reports_tokens=True, spend=spend,
     doctor=DoctorProbe("codex", "install the codex CLI to run `li agent codex ...`; other providers still work"),
 )

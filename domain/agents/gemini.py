@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from lionrun.domain.agents import AgentCli, DoctorProbe
+from lionrun.domain.agents.spend import Report, number
 from lionrun.domain.agents.stream import (
     EMPTY_ANSWER,
     PROVIDER_AUTH,
@@ -155,8 +156,18 @@ def _said(events: list[dict[str, Any]]) -> str:
     return as_text(errors[-1].get("message")) if errors else ""
 
 
+def spend(event: dict[str, Any]) -> Report | None:
+    """Usage comes only in the closing `result`'s stats: li learns the spend when the run ends (as
+    with Codex). Its total counts every class, else input plus output."""
+    stats = event.get("stats")
+    if event.get("type") != "result" or not isinstance(stats, dict):
+        return None
+    total = number(stats.get("total_tokens")) or number(stats.get("input_tokens")) + number(stats.get("output_tokens"))
+    return Report(int(total), final=True)
+
+
 CLI: Final = AgentCli(
     name=NAME, executable="gemini", arguments=arguments, permission_flags=PERMISSION_FLAGS, resume=("--resume",),
-    owns=owns, beats=beats, outcome=outcome, exit_reason=exit_reason,
+    owns=owns, beats=beats, outcome=outcome, exit_reason=exit_reason, reports_tokens=True, spend=spend,
     doctor=DoctorProbe("gemini", "install the gemini CLI to run `li agent gemini ...`; other providers still work"),
 )

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from lionrun.domain.agents import AgentCli, DoctorProbe
+from lionrun.domain.agents.spend import Report, price, usage_tokens
 from lionrun.domain.agents.stream import (
     EMPTY_ANSWER,
     PROVIDER_ERROR,
@@ -147,9 +148,22 @@ def _retry_after(event: dict[str, Any]) -> float | None:
     return delay if 0 <= delay < 1e7 else None
 
 
+# -- for a budget --------------------------------------------------------------------------------
+
+def spend(event: dict[str, Any]) -> Report | None:
+    """Every `step_finish` carries its step's tokens and cost, so li stops OpenCode within one step
+    of a token limit; each step is added, counted as its concluded usage is (`usage_tokens`). Its cost
+    is recorded but carries no dollar cap: the cost is OpenCode's own estimate, 0 for a model it
+    has no price for (every recorded stream says 0), so a 0 could not be told from free."""
+    if event.get("type") != "step_finish":
+        return None
+    usage = opencode_usage([event])
+    return Report(usage_tokens(usage), price(usage.get("cost_usd")))
+
+
 CLI: Final = AgentCli(
     name=NAME, executable="opencode", arguments=arguments, permission_flags=PERMISSION_FLAGS, resume=("--session",),
-    owns=owns, beats=beats, outcome=outcome,
+    owns=owns, beats=beats, outcome=outcome, reports_tokens=True, spend=spend,
     doctor=DoctorProbe("opencode", "install the opencode CLI (npm: opencode-ai) to run `li agent opencode ...`; "
                                    "other providers still work"),
 )

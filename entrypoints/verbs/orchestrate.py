@@ -120,7 +120,9 @@ def fanout_request(args: Namespace) -> RunRequest:
               else [parse_model(model_text or DEFAULT_PROVIDER)] * parse_legs(args.legs))
     synthesize = parse_model(args.synthesize) if args.synthesize is not None else None
     if synthesize is not None and synthesize.provider == "sh":
-        raise invalid("--synthesize needs an agent model (claude, codex, gemini); sh cannot merge answers")
+        from lionrun.domain.agents import NAMES
+
+        raise invalid(f"--synthesize needs an agent model ({', '.join(NAMES)}); sh cannot merge answers")
     legs = tuple(Leg(f"leg-{n}", model) for n, model in enumerate(models, start=1))
     return with_agent_options(RunRequest(kind="fanout", instruction=check_prompt(prompt), legs=legs,
                                          synthesize=synthesize, **common), args)

@@ -106,10 +106,40 @@ def test_li_stops_a_claude_run_whose_reported_cost_reaches_the_limit(li_home: st
     assert data["budget"]["exceeded"] == "cost"
 
 
+OPENCODE = f'''#!{sys.executable}
+"""An opencode reporting 110 tokens per step (a `step_finish`, as its recorded streams do), 0.4 s apart."""
+import json, os, sys, time
+sys.stdin.read()
+def emit(kind, **part):
+    print(json.dumps({{"type": kind, "sessionID": "ses_1", "part": {{"sessionID": "ses_1", **part}}}}), flush=True)
+for step in range(1, 11):
+    with open(os.environ["FAKE_EVENTS"], "a") as out:
+        out.write(f"{{step}}\\n")
+    emit("step_start")
+    emit("text", text=f"step {{step}}")
+    emit("step_finish", reason="stop" if step == 10 else "tool-calls", cost=0,
+         tokens={{"total": 110, "input": 100, "output": 10, "reasoning": 0, "cache": {{"write": 0, "read": 0}}}})
+    time.sleep(0.4)
+'''
+
+
+def test_a_token_budget_stops_an_opencode_run_within_one_step(li_home: str, tmp_path: Path) -> None:
+    env = {"PATH": fake_cli_path(tmp_path, "opencode", OPENCODE), "FAKE_EVENTS": str(tmp_path / "events")}
+    run_id = str(machine("agent", "--detach", "--permission-mode", "full", "--max-tokens", "250", "opencode", "count",
+                         home=li_home, env=env).data["run_id"])
+    data = ended(li_home, run_id, env)
+    assert (data["status"], data["reason_code"]) == ("failed", "budget_exceeded")
+    assert data["budget"] == {"max_tokens": 250, "max_cost_usd": None, "spent_tokens": 330,
+                              "spent_cost_usd": 0.0, "exceeded": "tokens"}
+    steps = (tmp_path / "events").read_text().split()
+    assert steps[:3] == ["1", "2", "3"] and len(steps) <= 4, steps  # stopped within one step of the limit
+
+
 @pytest.mark.parametrize(("flags", "model", "said"), [
     (("--max-tokens", "100"), "sh", "reports none"),
     (("--max-cost", "1"), "codex", "reports none"),
     (("--max-cost", "1"), "gemini", "reports none"),
+    (("--max-cost", "1"), "opencode", "reports none"),
     (("--max-tokens", "ten"), "claude", "--max-tokens"),
     (("--max-tokens", "0"), "claude", "--max-tokens"),
     (("--max-cost", "-1"), "claude", "--max-cost"),

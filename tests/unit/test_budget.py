@@ -27,7 +27,7 @@ def assistant(message: str, tokens: int, out: int = 1) -> dict[str, object]:
 
 
 def test_claude_messages_are_counted_once_each_and_the_result_replaces_the_estimate() -> None:
-    meter = Meter()
+    meter = Meter.of("claude")
     assert meter.feed(assistant("m1", 10))
     assert not meter.feed(assistant("m1", 10))  # the same message's second content block
     assert meter.feed(assistant("m2", 20))
@@ -38,18 +38,42 @@ def test_claude_messages_are_counted_once_each_and_the_result_replaces_the_estim
 
 
 def test_codex_turns_and_gemini_stats_are_counted() -> None:
-    codex = Meter()
+    codex = Meter.of("codex")
     codex.feed({"type": "turn.completed", "usage": {"input_tokens": 12, "cached_input_tokens": 10, "output_tokens": 5}})
     assert codex.spend.tokens == 17
-    gemini = Meter()
+    gemini = Meter.of("gemini")
     gemini.feed({"type": "result", "status": "success", "stats": {"total_tokens": 19, "input_tokens": 13}})
     assert gemini.spend == Spend(tokens=19)
-    assert not Meter().feed({"type": "user"})
+    assert not Meter.of("claude").feed({"type": "user"})
+    assert not Meter.of("sh").feed({"type": "result", "usage": {"input_tokens": 1}})  # no agent CLI: nothing
+
+
+def test_opencode_steps_are_counted_from_its_recorded_stream() -> None:
+    # Every `step_finish` carries its step's tokens (the recorded answer: 12 in, 5 out, cost 0):
+    # the meter adds each step as the concluded usage counts it.
+    from pathlib import Path
+
+    from lionrun.domain.agents.opencode import opencode_usage
+    from lionrun.domain.transcript import event_of
+
+    recorded = Path(__file__).parents[1] / "fixtures/transcripts/opencode/recorded"
+    for name in ("answer", "tool", "cut"):
+        events = [e for e in map(event_of, (recorded / f"{name}.jsonl").read_text().splitlines()) if e is not None]
+        meter = Meter.of("opencode")
+        changed = [meter.feed(e) for e in events]
+        assert changed == [e["type"] == "step_finish" for e in events]
+        assert meter.spend == spend_of(opencode_usage(events))
+    answer = [e for e in map(event_of, (recorded / "answer.jsonl").read_text().splitlines()) if e is not None]
+    meter = Meter.of("opencode")
+    for event in answer:
+        meter.feed(event)
+    assert meter.spend == Spend(tokens=17, cost_usd=0)
+    assert meter.spend.crossed(Budget(max_tokens=17)) == "tokens"
 
 
 @given(st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=30), st.integers(1, 100_000))
 def test_the_first_event_that_reaches_the_limit_is_where_the_spend_crosses(steps: list[int], limit: int) -> None:
-    meter, budget = Meter(), Budget(max_tokens=limit)
+    meter, budget = Meter.of("claude"), Budget(max_tokens=limit)
     crossed_at = None
     for n, tokens in enumerate(steps):
         meter.feed(assistant(f"m{n}", tokens, 0))
@@ -75,6 +99,8 @@ def test_a_budget_no_provider_could_keep_is_refused() -> None:
     assert refusal(Budget(max_cost_usd=1), {"claude"}) is None
     assert refusal(Budget(max_tokens=5), {"sh"}) is not None
     assert refusal(Budget(max_cost_usd=1), {"claude", "codex"}) is not None
+    assert refusal(Budget(max_tokens=5), {"opencode"}) is None  # its steps report their tokens
+    assert refusal(Budget(max_cost_usd=1), {"opencode"}) is not None  # its price is an estimate, 0 when unknown
 
 
 def test_the_budget_travels_in_request_json_and_claude_gets_its_own_cap() -> None:
@@ -84,6 +110,7 @@ def test_the_budget_travels_in_request_json_and_claude_gets_its_own_cap() -> Non
     assert back.budget == request.budget
     assert back.arguments_for("claude") == ["--permission-mode", "acceptEdits", "--max-budget-usd", "0.25"]
     assert back.arguments_for("codex") == []
+    assert back.arguments_for("opencode") == [] and back.arguments_for("sh") == []
 
 
 def test_a_budget_stop_is_a_failure_that_a_cancel_still_beats() -> None:
