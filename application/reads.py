@@ -123,7 +123,7 @@ def usage_of(manifest: Availability[dict[str, Any]]) -> UsageAvailability:
 def agents_of(files: RunFiles, run_id: str) -> AgentsAvailability:
     """Each agent CLI's permission mode and provider args as the run's request.json records them (D7)."""
     # Only a status reads a request: list and wait do not load its parsers (start-up).
-    from lionrun.domain.request import agents_in
+    from lionrun.domain.agent_options import agents_in
 
     try:
         agents = agents_in(files.read_text(run_id, "request.json").encode("utf-8", "surrogateescape"))

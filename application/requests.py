@@ -208,12 +208,8 @@ def with_agent_options(request: RunRequest, flags: SubmitFlags, settings: Settin
     runs as root (some CLIs refuse to skip their checks there)."""
     from msgspec.structs import replace
 
-    from lionrun.domain.request import (
-        agent_options,
-        parse_permission_mode,
-        parse_provider_args,
-        refused_as_root,
-    )
+    from lionrun.domain.agent_options import parse_permission_mode, parse_provider_args
+    from lionrun.domain.request import agent_options, refused_as_root
 
     mode = parse_permission_mode(flags.permission_mode)
     provider_args = parse_provider_args(flags.provider_arg) if flags.provider_arg is not None else None
@@ -263,13 +259,12 @@ def idle_timeout(providers: set[str], flags: SubmitFlags, settings: Settings) ->
 
 def agent_defaults(providers: set[str], settings: Settings) -> dict[str, Any]:
     """`[providers.NAME]` tables of config.toml: `permission_mode` and `provider_args` per agent CLI."""
-    from lionrun.domain.request import (
-        AGENT_PROVIDERS,
+    from lionrun.domain.agent_options import (
         AgentRunOptions,
-        invalid,
         parse_permission_mode,
         parse_provider_args,
     )
+    from lionrun.domain.request import AGENT_PROVIDERS, invalid
 
     if not providers & set(AGENT_PROVIDERS):
         return {}

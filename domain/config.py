@@ -10,9 +10,10 @@ refused only by a call that needs it (`usable`), with the message that names whe
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
+
+from msgspec import Struct, field
 
 from lionrun.domain.contract import ContractError, ErrorKind
 
@@ -20,8 +21,7 @@ T = TypeVar("T")
 CONFIG_NAME = "config.toml"
 
 
-@dataclass(frozen=True)
-class Unusable:
+class Unusable(Struct, frozen=True):
     """An entry of config.toml that cannot be used: the refusal a call that needs it answers."""
 
     kind: ErrorKind
@@ -39,8 +39,7 @@ def usable(entry: T | Unusable) -> T:
     return entry
 
 
-@dataclass(frozen=True)
-class ConfigFile:
+class ConfigFile(Struct, frozen=True):
     """config.toml as read once: where it is, its bytes (None: there is none), or why it cannot be read."""
 
     path: str
@@ -52,14 +51,12 @@ class ConfigFile:
         return self.error is not None or (self.raw is not None and any(word in self.raw for word in words))
 
 
-@dataclass(frozen=True)
-class SlurmDefaults:
+class SlurmDefaults(Struct, frozen=True):
     partition: str | None = None
     args: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class ConfigEntries:
+class ConfigEntries(Struct, frozen=True):
     """config.toml's submit defaults, each checked: its value, or why it cannot be used."""
 
     executor: str | Unusable = "local"
@@ -73,8 +70,8 @@ class ConfigEntries:
     providers: Mapping[str, object] | Unusable = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Settings:
+# dict=True: `entries` is a cached_property, kept in the instance dict
+class Settings(Struct, frozen=True, dict=True):
     """Everything li reads from config.toml, and the environment variables that win over it."""
 
     home: str

@@ -45,6 +45,11 @@ class ContractError(Exception):
         self.detail = detail
 
 
+def invalid(message: str, **detail: Any) -> ContractError:
+    """An `invalid_input` refusal with an optional detail object."""
+    return ContractError(ErrorKind.INVALID_INPUT, message, detail or None)
+
+
 def success(data: dict[str, Any]) -> dict[str, Any]:
     """An `ok: true` envelope carrying `data`."""
     return {"ok": True, "contract_version": CONTRACT_VERSION, "data": data, "error": None}

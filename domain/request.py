@@ -10,19 +10,22 @@ from typing import Any
 from msgspec import Struct, to_builtins
 from msgspec import field as msgspec_field
 
+from lionrun.domain.agent_options import AgentRunOptions
 from lionrun.domain.agents import NAMES as AGENT_NAMES
 from lionrun.domain.agents import agent, is_agent
 from lionrun.domain.budget import Budget
-from lionrun.domain.contract import ContractError, ErrorKind
+from lionrun.domain.contract import ContractError
+from lionrun.domain.contract import (
+    invalid as invalid,  # its importers name it here (one home: contract)
+)
 from lionrun.domain.notify import render
 from lionrun.domain.retry import RetryPolicy
-from lionrun.domain.vocabulary import PERMISSION_MODES, PermissionMode
+from lionrun.domain.vocabulary import PermissionMode
 from lionrun.domain.worktree import WorktreePlan
 
 PROVIDERS = ("sh", *AGENT_NAMES)
 AGENT_PROVIDERS = AGENT_NAMES  # the CLIs that take a permission mode and --provider-arg (domain/agents/)
 DEFAULT_PROVIDER = "sh"
-MAX_PROVIDER_ARGS = 64
 PROMPT_LIMIT = 256 * 1024  # bytes of UTF-8
 MAX_ARG_STRLEN = 128 * 1024  # one argument or environment string, its NUL included (Linux's cap)
 POINTER_BYTES = 8  # each argument and environment string also costs a pointer on the new stack
@@ -32,11 +35,6 @@ _NOTIFY_WORD_RESERVE = 64  # room for a status, outcome or reason code rendered 
 MAX_LEGS = 32
 MAX_TIMEOUT = 7 * 24 * 3600.0
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
-
-
-def invalid(message: str, **detail: Any) -> ContractError:
-    """An `invalid_input` refusal with an optional detail object."""
-    return ContractError(ErrorKind.INVALID_INPUT, message, detail or None)
 
 
 class ModelSpec(Struct, frozen=True):
@@ -50,30 +48,6 @@ class ModelSpec(Struct, frozen=True):
         return self.provider if self.model is None else f"{self.provider}/{self.model}"
 
 
-class AgentRunOptions(Struct, frozen=True):
-    """How one agent CLI is run: its permission mode (None: the CLI's own default) and extra argv."""
-
-    permission_mode: PermissionMode | None = None
-    provider_args: tuple[str, ...] = ()
-
-    def arguments(self, provider: str) -> list[str]:
-        """The argv this adds to the provider's command: the mode's documented flag, then the args verbatim."""
-        flags = agent(provider).permission_flags.get(self.permission_mode or "", ()) if is_agent(provider) else ()
-        return [*flags, *self.provider_args]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"permission_mode": self.permission_mode, "provider_args": list(self.provider_args)}
-
-    @classmethod
-    def from_dict(cls, data: object) -> AgentRunOptions:
-        if not isinstance(data, dict):
-            raise TypeError("agent options must be an object")
-        args = data.get("provider_args") or []
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise TypeError("provider_args must be a list of strings")
-        return cls(parse_permission_mode(data.get("permission_mode")), tuple(args))
-
-
 def refused_as_root(agents: dict[str, AgentRunOptions], env: Mapping[str, str]) -> None:
     """A CLI that will not run as root the way this run asks (Claude Code skipping its permission
     checks unless told it is sandboxed: its `root_refusal`) is refused at submit, before anything
@@ -84,48 +58,6 @@ def refused_as_root(agents: dict[str, AgentRunOptions], env: Mapping[str, str]) 
         if why is not None:
             raise invalid(why, provider=name, permission_mode=options.permission_mode or "full",
                           reason_code="provider_refused")
-
-
-def agents_in(raw: bytes) -> dict[str, AgentRunOptions]:
-    """The agent options a stored `request.json` records (none recorded: each CLI's own defaults).
-
-    Raises `Untrusted` (with its reason code) for bytes that are not such a request.
-    """
-    from lionrun.domain.availability import MALFORMED
-    from lionrun.domain.untrusted import Untrusted, parse_json
-
-    data = parse_json(raw, "request.json")
-    agents = data.get("agents") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or not isinstance(agents, dict | None):
-        raise Untrusted(MALFORMED, "request.json records no agents object")
-    try:
-        return {str(name): AgentRunOptions.from_dict(value) for name, value in (agents or {}).items()}
-    except (TypeError, ContractError) as exc:
-        raise Untrusted(MALFORMED, f"request.json agents: {exc}") from None
-
-
-def parse_permission_mode(text: object, where: str = "--permission-mode") -> PermissionMode | None:
-    """`read-only`, `edits` or `full`; None when not given."""
-    if text is None:
-        return None
-    for mode in PERMISSION_MODES:
-        if text == mode:
-            return mode
-    raise invalid(f"{where} must be one of {', '.join(PERMISSION_MODES)}, not {text!r}",
-                  permission_mode=str(text)[:100])
-
-
-def parse_provider_args(values: object, where: str = "--provider-arg") -> tuple[str, ...]:
-    """Extra arguments passed verbatim to an agent CLI: a list of strings, no NUL, at most 64."""
-    if values is None:
-        return ()
-    if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
-        raise invalid(f"{where} must be a list of strings")
-    if len(values) > MAX_PROVIDER_ARGS:
-        raise invalid(f"{where} is given more than {MAX_PROVIDER_ARGS} times")
-    if any("\0" in v for v in values):
-        raise invalid(f"{where} cannot carry a NUL character")
-    return tuple(values)
 
 
 # --- the executor ---------------------------------------------------------------------

@@ -4,11 +4,16 @@ model and age; a person's table fits the terminal (`--wide` shows every cell who
 from __future__ import annotations
 
 import sys
-from argparse import Namespace
-from datetime import datetime
 from typing import Any
 
 from lionrun.entrypoints.verbs._common import this
+
+# argparse (with gettext) is not imported by a read the dispatcher answers without a parser
+# (entrypoints/startup/fast_path.py): its Namespace is an annotation only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
+    from datetime import datetime
 
 SHORT_ID_WIDTH = 6  # the hex part, which names the run for a person (`li job status c3406e`)
 

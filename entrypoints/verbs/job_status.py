@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from argparse import Namespace
 from typing import Any
 
 from lionrun.entrypoints.verbs._common import run_id_arg, this
+
+# argparse (with gettext) is not imported by a read the dispatcher answers without a parser
+# (entrypoints/startup/fast_path.py): its Namespace is an annotation only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 
 def register(sub: Any, words: list[str] | None = None) -> None:

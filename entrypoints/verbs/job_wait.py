@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import sys
-from argparse import Namespace
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import IO, Any
 
 from lionrun.domain.contract import ContractError, ErrorKind
 from lionrun.entrypoints.verbs._common import selected_ids, selection_words, silence, this
+
+# argparse (with gettext) is not imported by a read the dispatcher answers without a parser
+# (entrypoints/startup/fast_path.py): its Namespace is an annotation only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
 
 SPINNER = "|/-\\"
 

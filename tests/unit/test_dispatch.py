@@ -170,8 +170,14 @@ def test_an_envelope_is_one_line_even_for_characters_line_readers_split_on(
     assert json.loads(text)["data"]["text"] == f"a{breaker}b"
 
 
-@pytest.mark.parametrize("words", sorted(fast_path.WITHOUT_PARSER), ids=" ".join)
+POLLS = [("job", "status", "20261205T233531-f32ef1"), ("job", "status", "c3406e"), ("job", "list"),
+         ("job", "wait", "20261205T233531-f32ef1"), ("job", "wait", "c3406e", "--max-wait", "0"),
+         ("job", "wait", "x", "--max-wait", "1.5")]
+
+
+@pytest.mark.parametrize("words", [*sorted(fast_path.WITHOUT_PARSER), *POLLS], ids=" ".join)
 def test_words_answered_without_a_parser_get_the_namespace_the_parser_gives(words: tuple[str, ...]) -> None:
+    assert fast_path.without_parser(list(words)) is not None, "the words go through the parser; this proves nothing"
     from lionrun.entrypoints.cli import build_parser
 
     fast = vars(dispatcher.parse(list(words)))
@@ -179,6 +185,16 @@ def test_words_answered_without_a_parser_get_the_namespace_the_parser_gives(word
         parsed = vars(built.parse_args(list(words)))
         parsed.pop("tree")  # the parser itself, for `li completion` alone
         assert fast == parsed
+
+
+@pytest.mark.parametrize("words", [
+    ("job", "status", "-h"), ("job", "status", "--help"), ("job", "status"), ("job", "status", "a", "b"),
+    ("job", "list", "--wide"), ("job", "list", "--limit", "3"), ("job", "wait", "-"), ("job", "wait", "a", "b"),
+    ("job", "wait", "a", "--max-wait", "-1"), ("job", "wait", "a", "--max-wait=0"), ("job", "wait", "a", "--poll-interval", "1"),
+    ("job", "wait", "a", "--max-wait"), ("job", "output", "a"), ("job", "kill", "a"), ("agent", "status", "a"),
+], ids=" ".join)
+def test_any_other_words_of_a_poll_go_through_the_parser(words: tuple[str, ...]) -> None:
+    assert fast_path.without_parser(list(words)) is None
 
 
 def test_a_handshake_without_a_parser_answers_what_the_parser_path_answers(monkeypatch: pytest.MonkeyPatch) -> None:
