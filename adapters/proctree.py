@@ -22,7 +22,7 @@ import os
 
 TYPE_CHECKING = False  # typing is not imported at run time: the lean supervisor holds every import
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
     Stat = tuple[str, int, int, int, int]  # state, ppid, pgrp, session, start ticks
@@ -211,6 +211,27 @@ def kill_group(pgid: int, signum: int) -> bool:
     except OSError:
         return False  # an impossible group (EINVAL): nothing was signalled
     return True
+
+
+# Seconds a process of the run found alive after the leg's own process ended has to be gone before
+# it counts as left running: the leg's own forks between the supervisor and the work (the
+# confinement's, the PID namespace's init) end a moment after the leg, and one caught mid-exit
+# (its memory already released, not yet a zombie) is no stray.
+SETTLE = 0.25
+
+
+def left_running(find: Callable[[], dict[int, int]], settle: float = SETTLE) -> dict[int, int]:
+    """What `find` (a scan of the run's processes) names once it names nothing, or else after
+    `settle` seconds, scanning every 20 ms. Each look is a whole scan: a stray that forked on its
+    way out (a double fork) is still found in its child."""
+    import time
+
+    left = find()
+    deadline = time.monotonic() + settle
+    while left and time.monotonic() < deadline:
+        time.sleep(0.02)
+        left = find()
+    return left
 
 
 class RunTree:

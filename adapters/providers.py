@@ -79,7 +79,7 @@ class ChildGroups:
             mark = f"LI_LEG_ID={leg}".encode()
             return {pid: start for pid, start in found.items() if proctree.carries(pid, mark)}
 
-        left = strays()
+        left = proctree.left_running(strays)
         if not left:
             return
         if say is not None:

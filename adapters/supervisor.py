@@ -332,7 +332,7 @@ class LegWatch:
     def _ended(self, now: float) -> bool:
         """After the leg's own process ended: stop what of the run still lives (none may outlive its
         end); True once none does and the output is drained (or its time is up)."""
-        self.left = self.tree.alive()
+        self.left = self.tree.alive() if self.left_stopped else proctree.left_running(self.tree.alive)
         if self.left:
             self._end_left(self.left, now)
         return not self.left and (not self.streams or now >= self.drain_until)
