@@ -31,7 +31,8 @@ def test_ended_runs_are_copied_whole_once_and_read_back_from_the_database(
     fifo = os.path.join(str(tmp_path), "fifo")
     os.mkfifo(fifo)
     os.symlink(fifo, os.path.join(li_home, "runs", ids[0], "artifacts", "planted"))
-    live = machine("agent", "--detach", "sh", "sleep 30", home=li_home).envelope["data"]["run_id"]
+    # live for the whole test (killed at its end): a run not ended is skipped by every copy
+    live = machine("agent", "--detach", "sh", "sleep 600", home=li_home).envelope["data"]["run_id"]
     try:
         before = {i: (machine("job", "status", i, home=li_home).envelope["data"],
                       machine("job", "output", i, home=li_home).envelope["data"]) for i in ids}
