@@ -13,6 +13,7 @@ from msgspec import field as msgspec_field
 from lionrun.domain.agent_options import AgentRunOptions
 from lionrun.domain.agents import NAMES as AGENT_NAMES
 from lionrun.domain.agents import agent, is_agent
+from lionrun.domain.agents import agents as every_agent
 from lionrun.domain.budget import Budget
 from lionrun.domain.contract import ContractError
 from lionrun.domain.contract import (
@@ -123,10 +124,12 @@ def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[
     asking = [name for name in agents if not agent(name).asks
               and (mode == "ask" or (mode is None and defaults.get(name, AgentRunOptions()).permission_mode == "ask"))]
     if asking:
-        raise invalid(f"--permission-mode ask needs a CLI that hands its permission prompts to a tool (claude: "
-                      f"--permission-prompt-tool); {', '.join(asking)} has no headless route to ask a person "
-                      "(codex exec and gemini -p deny or stop where they would ask)", argument="--permission-mode",
-                      providers=asking, reason_code="provider_refused")
+        routes = "; ".join(f"{cli.name}: {cli.prompts}" for cli in every_agent() if cli.asks)
+        instead = "; ".join(agent(name).prompts for name in asking)
+        raise invalid(f"--permission-mode ask needs a CLI that hands its permission prompts to a tool ({routes}); "
+                      f"{', '.join(asking)} {'has' if len(asking) == 1 else 'have'} no headless route to ask a person "
+                      f"({instead})",
+                      argument="--permission-mode", providers=asking, reason_code="provider_refused")
     if args is not None and len(agents) > 1:
         raise invalid(f"--provider-arg is passed verbatim to one CLI, but this run uses {', '.join(agents)}; "
                       "set per-provider args in config.toml instead", providers=agents)

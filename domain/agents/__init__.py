@@ -67,6 +67,9 @@ class AgentCli(NamedTuple):
     outcome: Callable[[list[dict[str, Any]]], Outcome]  # what its whole stream means to its provider
     doctor: DoctorProbe
     asks: bool = False  # its permission prompts can be put to a person through li (`--permission-mode ask`)
+    # How it meets a permission prompt headless, in a refusal's words: the route li hands it when it
+    # `asks` (`--permission-prompt-tool`), else what it does instead of asking.
+    prompts: str = "it has no prompt li can answer"
     # the argv that hands it li's permission-prompt tool: `servers` is MCP's `mcpServers` table
     ask_arguments: Callable[[Mapping[str, Any]], list[str]] = _no_ask_arguments
     exit_reason: Callable[[Outcome, int], str | None] = _no_exit_reason  # a reason some exit statuses name

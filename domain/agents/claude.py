@@ -250,7 +250,7 @@ def spend(event: dict[str, Any]) -> Report | None:
 
 CLI: Final = AgentCli(
     name=NAME, executable="claude", arguments=arguments, permission_flags=PERMISSION_FLAGS, resume=("--resume",),
-    owns=owns, beats=beats, outcome=outcome, asks=True, ask_arguments=ask_arguments,
+    owns=owns, beats=beats, outcome=outcome, asks=True, prompts="--permission-prompt-tool", ask_arguments=ask_arguments,
     root_refusal=root_refusal, reports_tokens=True, reports_cost=True, cost_flag="--max-budget-usd", spend=spend,
     doctor=DoctorProbe("claude", "install the claude CLI to run `li agent claude ...`; other providers still work"),
 )

@@ -187,5 +187,6 @@ def spend(event: dict[str, Any]) -> Report | None:
 CLI: Final = AgentCli(
     name=NAME, executable="codex", arguments=arguments, permission_flags=PERMISSION_FLAGS, resume=("resume",),
     owns=owns, beats=beats, outcome=outcome, reports_tokens=True, spend=spend,
+    prompts="codex exec denies or stops where it would ask",
     doctor=DoctorProbe("codex", "install the codex CLI to run `li agent codex ...`; other providers still work"),
 )

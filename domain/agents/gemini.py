@@ -169,5 +169,6 @@ def spend(event: dict[str, Any]) -> Report | None:
 CLI: Final = AgentCli(
     name=NAME, executable="gemini", arguments=arguments, permission_flags=PERMISSION_FLAGS, resume=("--resume",),
     owns=owns, beats=beats, outcome=outcome, exit_reason=exit_reason, reports_tokens=True, spend=spend,
+    prompts="gemini -p denies every tool call that needs approval",
     doctor=DoctorProbe("gemini", "install the gemini CLI to run `li agent gemini ...`; other providers still work"),
 )

@@ -164,6 +164,7 @@ def spend(event: dict[str, Any]) -> Report | None:
 CLI: Final = AgentCli(
     name=NAME, executable="opencode", arguments=arguments, permission_flags=PERMISSION_FLAGS, resume=("--session",),
     owns=owns, beats=beats, outcome=outcome, reports_tokens=True, spend=spend,
+    prompts="opencode run has a flag to approve every permission, none to ask",
     doctor=DoctorProbe("opencode", "install the opencode CLI (npm: opencode-ai) to run `li agent opencode ...`; "
                                    "other providers still work"),
 )

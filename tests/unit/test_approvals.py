@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from lionrun.domain.agents import agent, agents
 from lionrun.domain.approval import (
     OPEN_MAX,
     answer_text,
@@ -51,10 +52,15 @@ def test_too_many_open_requests_and_bad_timeouts_are_refused() -> None:
             parse_timeout(bad)
 
 
-@pytest.mark.parametrize("provider", ["codex", "gemini"])
+@pytest.mark.parametrize("provider", [cli.name for cli in agents() if not cli.asks])
 def test_ask_is_refused_for_a_cli_with_no_headless_route(provider: str) -> None:
-    with pytest.raises(ContractError, match="no headless route"):
+    with pytest.raises(ContractError, match="no headless route") as refused:
         agent_options({provider}, "ask", None, {})
+    # The refusal is the registry's words: this CLI's own, and the route of every CLI that can ask.
+    message = refused.value.message
+    assert f"{provider} has no headless route" in message and agent(provider).prompts in message, message
+    assert all(f"{cli.name}: {cli.prompts}" in message for cli in agents() if cli.asks), message
+    assert refused.value.detail["providers"] == [provider]
     with pytest.raises(ContractError, match="no headless route"):  # from config.toml too
         agent_options({provider}, None, None, {provider: AgentRunOptions("ask")})
     assert agent_options({"claude"}, "ask", None, {})["claude"].arguments("claude")[-2:] == [
