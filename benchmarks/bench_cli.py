@@ -37,6 +37,15 @@ CALLS: list[tuple[str, str, list[str]]] = [
     ("help", "--help --machine", ["--help", "--machine"]),
 ]
 STORE_RUNS = 20
+# What the libraries li is built on cost by themselves: imported by the li's own interpreter and left
+# with os._exit, as li leaves (entrypoints/startup/quick_exit.py). No code of ours can make a call
+# that imports them cheaper than these rows (docs/performance.md, "What item 7 asks").
+REFERENCES: list[tuple[str, str, str]] = [
+    # (key, shown as, what is imported)
+    ("msgspec", "import msgspec (the wire model's library: every read)", "msgspec"),
+    ("submit_imports", "import msgspec, psutil, filelock (a submit, before it allocates: D8)",
+     "msgspec, psutil, filelock"),
+]
 
 
 @dataclass
@@ -98,6 +107,8 @@ def measure(li: str, peer: str | None, floor_python: str, repeat: int, root: str
     theirs = {key: Series() for key, _, _ in CALLS}
     sides = [(li, mine, None, floor_argv, floor)] + (
         [(peer, theirs, peer_submits, peer_floor_argv, peer_floor)] if peer else [])
+    references = {side: {key: Series() for key, _, _ in REFERENCES} for side in ("li", "peer")}
+    interpreters = {"li": interpreter_of(li), "peer": interpreter_of(peer) if peer else None}
     for round_no in range(0 if warm_up else 1, repeat + 1):  # round 0 warms caches up, not counted
         for key, _, template in CALLS:
             argv = [part.replace("{id}", run_id) for part in template]
@@ -119,10 +130,43 @@ def measure(li: str, peer: str | None, floor_python: str, repeat: int, root: str
                 if round_no:
                     floor_series.add(paired, None)
                     series[key].add(sample, paired)
+        for side, its_floor in (("li", floor_argv), ("peer", peer_floor_argv)):
+            reference(references[side], interpreters[side], its_floor, homes["handshake"], round_no)
         print(f"  round {round_no}/{repeat}", file=sys.stderr)
     return {"floor": floor.summary(), "li": {k: s.summary() for k, s in mine.items()},
             "peer": {k: s.summary() for k, s in theirs.items()} if peer else None,
-            "peer_floor": peer_floor.summary() if peer_python and peer else None}
+            "peer_floor": peer_floor.summary() if peer_python and peer else None,
+            "reference": {side: ({k: s.summary() for k, s in series.items()} if interpreters[side] else None)
+                          for side, series in references.items()}}
+
+
+def interpreter_of(li: str) -> str | None:
+    """The interpreter a console-script `li` names in its shebang, as named (a venv's python, whose
+    site-packages hold li's libraries), or None for an li that is no Python script."""
+    try:
+        with open(li, "rb") as handle:
+            first = handle.readline(4096).decode(errors="replace").strip()
+    except OSError:
+        return None
+    words = first[2:].split() if first.startswith("#!") else []
+    return words[0] if words and "python" in os.path.basename(words[0]) and os.path.isabs(words[0]) else None
+
+
+def reference(series: dict[str, Series], interpreter: str | None, floor_argv: list[str], home: str,
+              round_no: int) -> None:
+    """One round of the reference rows, each paired with a floor like a call."""
+    if interpreter is None:
+        return
+    for key, _, modules in REFERENCES:
+        if series[key].problem:
+            continue
+        env = common.clean_env(home)
+        paired = common.spawn(floor_argv, env)
+        sample = common.spawn([interpreter, "-c", f"import {modules}\nimport os\nos._exit(0)"], env)
+        if sample.returncode != 0:
+            series[key].problem = f"exit {sample.returncode}: {sample.stderr.strip()[-200:]}"
+        elif round_no:
+            series[key].add(sample, paired)
 
 
 def cell(summary: dict[str, Any], target: float | None = None) -> list[str]:
@@ -153,6 +197,12 @@ def table(result: dict[str, Any], targets: dict[str, float]) -> str:
         row = [f"`{shown}`", *cell(result["li"][key], target), f"≤ {target:g}×" if target else "—"]
         if peer:
             row += cell(peer[key])
+        rows.append(row)
+    mine, theirs = result["reference"]["li"], result["reference"]["peer"]
+    for key, shown, _ in REFERENCES if mine or theirs else ():
+        row = [f"({shown})", *(cell(mine[key]) if mine else ["—"] * 3), "—"]
+        if peer:
+            row += cell(theirs[key]) if theirs else ["—"] * 3
         rows.append(row)
     return common.md_table(header, rows)
 

@@ -42,6 +42,10 @@ def test_bench_cli_quick_measures_a_regular_install_of_head_beside_a_refusing_pe
         assert figures["ok"] is True, (key, figures)
         assert figures["samples"] == 1 and figures["ratio_cpu"]["median"] > 0, (key, figures)
     assert result["floor"]["samples"] == 6 and result["floor"]["cpu_ms"]["median"] > 0  # one per call
+    # the libraries' own cost, through the install's interpreter; a peer that is no Python has none
+    assert set(result["reference"]["li"]) == {"msgspec", "submit_imports"}
+    assert all(f["ok"] and f["ratio_cpu"]["median"] > 0 for f in result["reference"]["li"].values())
+    assert result["reference"]["peer"] is None
     # a peer whose answers are not ok envelopes is a column of refusals, never a crash
     assert {figures["ok"] for figures in result["peer"].values()} == {False}
     assert "no envelope" in result["peer"]["handshake"]["problem"]
