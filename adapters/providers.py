@@ -15,15 +15,16 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from lionrun.adapters import proctree
 from lionrun.application.ports import Held, LegLaunch, Provider, ProviderResult
-from lionrun.domain.agents import AgentCli, agent, agents
+from lionrun.domain.agents import NAMES as AGENT_NAMES
+from lionrun.domain.agents import AgentCli, agent, is_agent
+from lionrun.domain.agents.reasons import IDLE_TIMEOUT
 from lionrun.domain.evidence import KILL_GRACE
 from lionrun.domain.run import RUN_TAG
-from lionrun.domain.transcript import IDLE_TIMEOUT, end_reason, outcome
 
 IDLE_SAID = "li runner: no event from the agent for {seconds:g} s; stopping it\n"  # the lean supervisor's too
 PUMP_JOIN = 5.0
@@ -366,7 +367,10 @@ class AgentProvider:
         """The stream parsed and judged with the exit status: never a success unless the stream
         delivered an answer and neither it nor the exit flagged an error; a failure carries its
         reason (`domain.transcript.end_reason`; `idle_timeout` when the idle watchdog stopped it)
-        and no answer."""
+        and no answer. The stream's readers are imported here: a submit sizes a leg's argv with this
+        module (`command_line`) and reads no stream."""
+        from lionrun.domain.transcript import end_reason, outcome
+
         found = outcome(self.name, list(lines))
         reason = IDLE_TIMEOUT if idle else end_reason(self.name, found, exit_code)
         return ProviderResult(exit_code=exit_code, answer=found.answer if reason is None else None,
@@ -376,6 +380,8 @@ class AgentProvider:
 
     def parse(self, lines: list[str]) -> ProviderResult:
         """The stream alone, as if the CLI exited 0 once it ended (1 when it did not)."""
+        from lionrun.domain.transcript import outcome
+
         return self.conclude(lines, 0 if outcome(self.name, lines).ended else 1, False)
 
 
@@ -391,9 +397,33 @@ def command_line(provider: str, model: str | None, env: Mapping[str, str], extra
     return agent_command(agent(provider), model, env, extra)
 
 
-def default_providers(groups: ChildGroups) -> dict[str, Provider]:
-    """The provider registry: every model spec's provider name to its adapter (sh, then each agent CLI)."""
-    child = ChildRun(groups)
-    found: dict[str, Provider] = {ShProvider.name: ShProvider(child)}
-    found.update((cli.name, AgentProvider(child, cli)) for cli in agents())
-    return found
+class Providers(Mapping[str, Provider]):
+    """The provider registry: every model spec's provider name to its adapter (sh, then each agent
+    CLI), each made when first asked for, so a submit imports the modules of the CLIs its request
+    names and no other (`domain.agents`)."""
+
+    def __init__(self, groups: ChildGroups) -> None:
+        self._child = ChildRun(groups)
+        self._made: dict[str, Provider] = {}
+
+    def __getitem__(self, name: str) -> Provider:
+        found = self._made.get(name)
+        if found is None:
+            if name == ShProvider.name:
+                found = ShProvider(self._child)
+            elif is_agent(name):
+                found = AgentProvider(self._child, agent(name))
+            else:
+                raise KeyError(name)
+            self._made[name] = found
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((ShProvider.name, *AGENT_NAMES))
+
+    def __len__(self) -> int:
+        return 1 + len(AGENT_NAMES)
+
+
+def default_providers(groups: ChildGroups) -> Providers:
+    return Providers(groups)

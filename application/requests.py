@@ -8,8 +8,9 @@ config.toml's defaults (`Settings`, read once per process), else li's own. What 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from lionrun.domain.config import usable
 
@@ -20,8 +21,7 @@ if TYPE_CHECKING:
     from lionrun.domain.request import RunRequest
 
 
-@dataclass(frozen=True)
-class SubmitFlags:
+class SubmitFlags(Struct, frozen=True):
     """What a caller gave for a submit, as given (text; None: not given); checked by `assemble_*`."""
 
     label: str | None = None
@@ -51,7 +51,7 @@ class SubmitFlags:
     @classmethod
     def of(cls, given: object) -> SubmitFlags:
         """The flags an argparse namespace (or any object) carries; what it lacks is not given."""
-        return cls(**{f.name: getattr(given, f.name, None) for f in fields(cls)})
+        return cls(**{name: getattr(given, name, None) for name in cls.__struct_fields__})
 
 
 def common_options(flags: SubmitFlags, settings: Settings, cwd: str,

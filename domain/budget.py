@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Final
 
-from msgspec import Struct
+from msgspec import Struct, field
 
 from lionrun.domain.agents.spend import Report, price, usage_tokens
 from lionrun.domain.contract import ContractError, ErrorKind
@@ -122,8 +121,7 @@ def _reports(provider: str, what: str) -> bool:
     return cli.reports_tokens if what == "tokens" else cli.reports_cost
 
 
-@dataclass
-class Spend:
+class Spend(Struct):
     """What a run spent so far: tokens and dollars (None: nothing reported yet)."""
 
     tokens: int = 0
@@ -142,8 +140,7 @@ def reads_nothing(event: dict[str, Any]) -> Report | None:
     return None
 
 
-@dataclass
-class Meter:
+class Meter(Struct):
     """One leg's spend, fed its CLI's events as they arrive; `spend` is the best count so far:
     what its events reported (each message once, at its largest, plus what was added) until a
     closing event's totals replace it. `read` is the CLI's `spend` (`Meter.of` its provider)."""

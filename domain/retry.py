@@ -16,8 +16,7 @@ from typing import Any, Final
 
 from msgspec import Struct
 
-from lionrun.domain.contract import ContractError, ErrorKind
-from lionrun.domain.transcript import (
+from lionrun.domain.agents.reasons import (
     EMPTY_ANSWER,
     IDLE_TIMEOUT,
     PROVIDER_ERROR,
@@ -25,6 +24,7 @@ from lionrun.domain.transcript import (
     PROVIDER_RATE_LIMITED,
     PROVIDER_UNREACHABLE,
 )
+from lionrun.domain.contract import ContractError, ErrorKind
 
 DEFAULT_ON: Final = (PROVIDER_RATE_LIMITED, PROVIDER_OVERLOADED, PROVIDER_UNREACHABLE)
 # What may be named in --retry-on: a vendor's trouble or a CLI's own failure, never the work's own

@@ -196,7 +196,7 @@ def child_groups() -> ChildGroups:
     return ChildGroups()
 
 
-def provider_registry(groups: ChildGroups) -> dict[str, Provider]:
+def provider_registry(groups: ChildGroups) -> Mapping[str, Provider]:
     from lionrun.adapters.providers import default_providers
 
     return default_providers(groups)

@@ -233,3 +233,17 @@ def test_a_submit_loads_neither_the_work_a_runner_performs_nor_yaml(tmp_path: ob
     assert "lionrun.application.submit" in loaded, "the submit did not run; the check would prove nothing"
     heavy = {"lionrun.application.work", "lionrun.application.orchestrate", "concurrent.futures", "yaml"}
     assert loaded & heavy == set(), sorted(loaded & heavy)
+
+
+def test_a_submit_loads_only_the_agent_clis_it_names_and_no_stream_reader(tmp_path: object) -> None:
+    # The provider registry makes each CLI's adapter when first asked for: a submit imports the
+    # module of the CLIs its request names, and no stream reader (the runner reads the stream).
+    home = os.path.join(str(tmp_path), "li-home")
+    os.mkdir(home, 0o700)
+    modules = os.path.join(str(tmp_path), "modules.json")
+    readers = {"lionrun.domain.transcript", "lionrun.domain.agents.stream"}
+    clis = {"lionrun.domain.agents.claude", "lionrun.domain.agents.codex", "lionrun.domain.agents.gemini",
+            "lionrun.domain.agents.opencode"}
+    loaded = _modules_after(["agent", "sh", "true", "--detach"], home, modules)
+    assert "lionrun.application.submit" in loaded, "the submit did not run; the check would prove nothing"
+    assert loaded & (readers | clis) == set(), sorted(loaded & (readers | clis))

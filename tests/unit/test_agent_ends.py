@@ -11,8 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lionrun.adapters.providers import AgentProvider, ChildGroups, ChildRun
-from lionrun.domain.agents import agent
+from lionrun.adapters.providers import (
+    AgentProvider,
+    ChildGroups,
+    ChildRun,
+    ShProvider,
+    default_providers,
+)
+from lionrun.domain.agents import NAMES, agent
 from lionrun.domain.ending import leg_status
 from lionrun.domain.transcript import (
     AGENT_REASONS,
@@ -184,3 +190,15 @@ def test_any_stream_and_exit_is_one_named_end_never_a_success_without_an_answer(
         assert result.answer and result.answer.strip() and code == 0
     else:
         assert reason in AGENT_REASONS and result.answer is None
+
+
+def test_the_provider_registry_holds_sh_and_every_cli_each_made_once() -> None:
+    registry = default_providers(ChildGroups())
+    assert list(registry) == ["sh", *NAMES] and len(registry) == 1 + len(NAMES)
+    assert isinstance(registry["sh"], ShProvider)
+    for name in NAMES:
+        made = registry[name]
+        assert isinstance(made, AgentProvider) and made.cli is agent(name) and registry[name] is made
+    assert registry.get("nope") is None and "nope" not in registry and "claude" in registry
+    with pytest.raises(KeyError):
+        registry["nope"]
