@@ -108,6 +108,16 @@ def parse_slurm_args(values: object, where: str = "--slurm-arg") -> tuple[str, .
     return tuple(values)
 
 
+def cannot_ask(names: list[str]) -> ContractError:
+    """The refusal of `--permission-mode ask` for CLIs that cannot ask, in the registry's words."""
+    routes = "; ".join(f"{cli.name}: {cli.prompts}" for cli in every_agent() if cli.asks)
+    verb = "has" if len(names) == 1 else "have"
+    return invalid(f"--permission-mode ask needs a CLI that hands its permission prompts to a tool ({routes}); "
+                   f"{', '.join(names)} {verb} no headless route to ask a person "
+                   f"({'; '.join(agent(name).prompts for name in names)})",
+                   argument="--permission-mode", providers=names, reason_code="provider_refused")
+
+
 def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[str, ...] | None,
                   defaults: Mapping[str, AgentRunOptions]) -> dict[str, AgentRunOptions]:
     """Each agent CLI's options for a run: the command line's, else the provider's configured default.
@@ -124,12 +134,7 @@ def agent_options(providers: set[str], mode: PermissionMode | None, args: tuple[
     asking = [name for name in agents if not agent(name).asks
               and (mode == "ask" or (mode is None and defaults.get(name, AgentRunOptions()).permission_mode == "ask"))]
     if asking:
-        routes = "; ".join(f"{cli.name}: {cli.prompts}" for cli in every_agent() if cli.asks)
-        instead = "; ".join(agent(name).prompts for name in asking)
-        raise invalid(f"--permission-mode ask needs a CLI that hands its permission prompts to a tool ({routes}); "
-                      f"{', '.join(asking)} {'has' if len(asking) == 1 else 'have'} no headless route to ask a person "
-                      f"({instead})",
-                      argument="--permission-mode", providers=asking, reason_code="provider_refused")
+        raise cannot_ask(asking)
     if args is not None and len(agents) > 1:
         raise invalid(f"--provider-arg is passed verbatim to one CLI, but this run uses {', '.join(agents)}; "
                       "set per-provider args in config.toml instead", providers=agents)
