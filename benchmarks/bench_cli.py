@@ -113,31 +113,41 @@ def measure(li: str, peer: str | None, floor_python: str, repeat: int, root: str
         for key, _, template in CALLS:
             argv = [part.replace("{id}", run_id) for part in template]
             for exe, series, submit_home, its_floor, floor_series in sides:
-                if series[key].problem:
-                    continue
                 home = submit_home if (key == "submit" and submit_home) else homes[key]
-                env = common.clean_env(home)
-                paired = common.spawn(its_floor, env)
-                sample = common.spawn([exe, *argv], env)
-                problem = common.envelope_problem(sample, "run_id" if key == "submit" else None)
-                if problem:
-                    series[key].problem = problem
-                    continue
-                if key == "submit":  # its runner ends before anything else is measured
-                    pid = common.envelope_data(sample).get("pid")
-                    if isinstance(pid, int):
-                        common.wait_gone([pid], 60)
-                if round_no:
-                    floor_series.add(paired, None)
-                    series[key].add(sample, paired)
+                one_call(key, [exe, *argv], home, its_floor, series[key], floor_series, counted=round_no > 0)
         for side, its_floor in (("li", floor_argv), ("peer", peer_floor_argv)):
             reference(references[side], interpreters[side], its_floor, homes["handshake"], round_no)
         print(f"  round {round_no}/{repeat}", file=sys.stderr)
-    return {"floor": floor.summary(), "li": {k: s.summary() for k, s in mine.items()},
-            "peer": {k: s.summary() for k, s in theirs.items()} if peer else None,
+    return {"floor": floor.summary(), "li": summaries(mine),
+            "peer": summaries(theirs) if peer else None,
             "peer_floor": peer_floor.summary() if peer_python and peer else None,
-            "reference": {side: ({k: s.summary() for k, s in series.items()} if interpreters[side] else None)
-                          for side, series in references.items()}}
+            "reference": {side: summaries(references[side], interpreters[side]) for side in references}}
+
+
+def one_call(key: str, argv: list[str], home: str, floor_argv: list[str], series: Series, floor_series: Series,
+             counted: bool) -> None:
+    """One sample of a call, right after one of its floor; a call that gave no ok envelope is
+    marked and not run again."""
+    if series.problem:
+        return
+    env = common.clean_env(home)
+    paired = common.spawn(floor_argv, env)
+    sample = common.spawn(argv, env)
+    series.problem = common.envelope_problem(sample, "run_id" if key == "submit" else None)
+    if series.problem:
+        return
+    if key == "submit":  # its runner ends before anything else is measured
+        pid = common.envelope_data(sample).get("pid")
+        if isinstance(pid, int):
+            common.wait_gone([pid], 60)
+    if counted:
+        floor_series.add(paired, None)
+        series.add(sample, paired)
+
+
+def summaries(series: dict[str, Series], measured: object = True) -> dict[str, Any] | None:
+    """Each series' figures; None for a side that was not `measured` (no interpreter of its own)."""
+    return {key: one.summary() for key, one in series.items()} if measured else None
 
 
 def interpreter_of(li: str) -> str | None:

@@ -263,6 +263,18 @@ def tables(result: dict[str, Any]) -> str:
     return out
 
 
+def print_unknown_ids_wait(waited: dict[str, Any] | None) -> None:
+    """The line of the wait over ids of no run, when it was measured."""
+    if not waited or not waited.get("ok"):
+        return
+    line = (f"\n`job wait - --max-wait 0 --machine` over {waited['ids']:,} ids (1 run, the rest of none): "
+            f"CPU median {waited['li']['cpu_ms']['median']:.0f} ms")
+    if "peer" in waited:
+        line += (f"; peer {waited['peer']['cpu_ms']['median']:.0f} ms; "
+                 f"paired ratio {waited['cpu_ratio_to_peer_median']}×")
+    print(line, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--list-sizes", default="100,10000,100000", help="store sizes for job list")
@@ -307,14 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{target.label}; {repeat} counted calls per figure after one warm-up; "
               f"load {facts['loadavg']} on {facts['cpus']} CPUs\n")
         print(tables(result), flush=True)
-        waited = result.get("unknown_ids_wait")
-        if waited and waited.get("ok"):
-            line = (f"\n`job wait - --max-wait 0 --machine` over {waited['ids']:,} ids (1 run, the rest of none): "
-                    f"CPU median {waited['li']['cpu_ms']['median']:.0f} ms")
-            if "peer" in waited:
-                line += (f"; peer {waited['peer']['cpu_ms']['median']:.0f} ms; "
-                         f"paired ratio {waited['cpu_ratio_to_peer_median']}×")
-            print(line, flush=True)
+        print_unknown_ids_wait(result.get("unknown_ids_wait"))
         print(f"\nJSON: {path}", flush=True)
     finally:
         print("  removing the synthetic stores ...", file=sys.stderr)
