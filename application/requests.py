@@ -94,10 +94,11 @@ def executor_options(flags: SubmitFlags, settings: Settings) -> dict[str, Any]:
         if flags.partition is not None or flags.slurm_arg is not None:
             raise invalid("--partition and --slurm-arg apply to --executor slurm")
         return {}
-    needs_config = configured and (flags.partition is None or flags.slurm_arg is None)
-    slurm = usable(settings.entries.slurm) if needs_config else None
-    partition = parse_partition(flags.partition) if flags.partition is not None else slurm.partition if slurm else None
-    extra = parse_slurm_args(flags.slurm_arg) if flags.slurm_arg is not None else slurm.args if slurm else ()
+    # Each flag wins over its own entry of [slurm], which is read only when its flag is not given.
+    partition = (parse_partition(flags.partition) if flags.partition is not None
+                 else usable(settings.entries.slurm_partition) if configured else None)
+    extra = (parse_slurm_args(flags.slurm_arg) if flags.slurm_arg is not None
+             else usable(settings.entries.slurm_args) if configured else ())
     return {"executor": executor, "partition": partition, "slurm_args": extra}
 
 

@@ -51,16 +51,13 @@ class ConfigFile(Struct, frozen=True):
         return self.error is not None or (self.raw is not None and any(word in self.raw for word in words))
 
 
-class SlurmDefaults(Struct, frozen=True):
-    partition: str | None = None
-    args: tuple[str, ...] = ()
-
-
 class ConfigEntries(Struct, frozen=True):
     """config.toml's submit defaults, each checked: its value, or why it cannot be used."""
 
     executor: str | Unusable = "local"
-    slurm: SlurmDefaults | Unusable = field(default_factory=SlurmDefaults)
+    # `[slurm]`'s two entries, each checked on its own: a flag that gives one never needs the other
+    slurm_partition: str | None | Unusable = None
+    slurm_args: tuple[str, ...] | Unusable = ()
     confine: str | None | Unusable = None
     worktree: bool | Unusable = False
     worktree_setup: str | None | Unusable = None
@@ -118,7 +115,7 @@ def store_of(raw: bytes | None, path: str) -> str:
 
 def unreadable(why: Unusable) -> ConfigEntries:
     """Every entry refused with the file's own refusal."""
-    return ConfigEntries(executor=why, slurm=why, confine=why, worktree=why, worktree_setup=why, idle_timeout=why,
+    return ConfigEntries(executor=why, slurm_partition=why, slurm_args=why, confine=why, worktree=why, worktree_setup=why, idle_timeout=why,
                          notify=why, queues=why, providers=why)
 
 
@@ -150,20 +147,33 @@ def entries_of(table: Mapping[str, Any]) -> ConfigEntries:
 
     return ConfigEntries(
         executor=checked(lambda: parse_executor(table.get("executor"), "config.toml executor")),
-        slurm=checked(lambda: slurm_of(table.get("slurm", {}))), confine=checked(confine),
+        slurm_partition=checked(lambda: slurm_partition(table)), slurm_args=checked(lambda: slurm_args(table)),
+        confine=checked(confine),
         worktree=checked(worktree),
         worktree_setup=checked(lambda: check_setup(table.get("worktree_setup"), "config.toml worktree_setup")),
         idle_timeout=checked(lambda: parse_idle_timeout(table.get("idle_timeout"), "config.toml idle_timeout")),
         notify=table.get("notify"), queues=checked(queues), providers=checked(providers))
 
 
-def slurm_of(table: object) -> SlurmDefaults:
-    from lionrun.domain.request import invalid, parse_partition, parse_slurm_args
+def slurm_table(table: Mapping[str, Any]) -> Mapping[str, Any]:
+    from lionrun.domain.request import invalid
 
-    if not isinstance(table, dict):
+    value = table.get("slurm", {})
+    if not isinstance(value, dict):
         raise invalid("config.toml: `slurm` must be a table ([slurm] partition, args)")
-    return SlurmDefaults(parse_partition(table.get("partition"), "config.toml [slurm] partition"),
-                         parse_slurm_args(table.get("args"), "config.toml [slurm] args"))
+    return value
+
+
+def slurm_partition(table: Mapping[str, Any]) -> str | None:
+    from lionrun.domain.request import parse_partition
+
+    return parse_partition(slurm_table(table).get("partition"), "config.toml [slurm] partition")
+
+
+def slurm_args(table: Mapping[str, Any]) -> tuple[str, ...]:
+    from lionrun.domain.request import parse_slurm_args
+
+    return parse_slurm_args(slurm_table(table).get("args"), "config.toml [slurm] args")
 
 
 def checked(parse: Callable[[], T]) -> T | Unusable:

@@ -25,7 +25,7 @@ def test_each_entry_is_typed_and_a_bad_one_spoils_only_itself() -> None:
     entries = settings('executor = "slurm"\nconfine = "sometimes"\nidle_timeout = 60\n'
                        '[slurm]\npartition = "debug"\nargs = ["--time=5"]\n').entries
     assert entries.executor == "slurm" and entries.idle_timeout == 60.0
-    assert usable(entries.slurm).partition == "debug" and usable(entries.slurm).args == ("--time=5",)
+    assert usable(entries.slurm_partition) == "debug" and usable(entries.slurm_args) == ("--time=5",)
     assert isinstance(entries.confine, Unusable)
     with pytest.raises(ContractError, match="config.toml confine") as refused:
         usable(entries.confine)
@@ -70,6 +70,25 @@ def test_slurm_defaults_apply_only_to_the_slurm_executor() -> None:
     assert executor_options(SubmitFlags(executor="local"), held) == {}
     with pytest.raises(ContractError, match="apply to --executor slurm"):
         executor_options(SubmitFlags(partition="p"), settings())
+
+
+def test_each_slurm_flag_wins_over_its_own_entry_and_needs_no_other() -> None:
+    # A bad `args` does not refuse a submit that gives --partition, nor a bad `partition` one that
+    # gives --slurm-arg: each entry is read only when its own flag is not given.
+    bad_args = settings('executor = "slurm"\n[slurm]\npartition = "debug"\nargs = ["not-an-option"]\n')
+    assert executor_options(SubmitFlags(slurm_arg=["--time=5"]), bad_args) == {
+        "executor": "slurm", "partition": "debug", "slurm_args": ("--time=5",)}
+    with pytest.raises(ContractError, match=r"config.toml \[slurm\] args"):
+        executor_options(SubmitFlags(partition="p"), bad_args)
+    bad_partition = settings('executor = "slurm"\n[slurm]\npartition = "bad partition!"\nargs = ["--time=5"]\n')
+    assert executor_options(SubmitFlags(partition="p"), bad_partition) == {
+        "executor": "slurm", "partition": "p", "slurm_args": ("--time=5",)}
+    with pytest.raises(ContractError, match=r"config.toml \[slurm\] partition"):
+        executor_options(SubmitFlags(slurm_arg=["--time=5"]), bad_partition)
+    not_a_table = settings('executor = "slurm"\nslurm = "debug"\n')
+    assert executor_options(SubmitFlags(partition="p", slurm_arg=["--time=5"]), not_a_table)["partition"] == "p"
+    with pytest.raises(ContractError, match="`slurm` must be a table"):
+        executor_options(SubmitFlags(partition="p"), not_a_table)
 
 
 def test_a_models_queue_comes_from_the_queues_table() -> None:
