@@ -153,14 +153,14 @@ def seen_by(store: object, acting_for: str | None) -> object:
     return ChildrenOf(store, acting_for)
 
 
-def held_or_read(held: Settings | None) -> Settings:
-    """The process's settings (config.toml read once, with the container); read here for a
-    container made without the environment, as tests make one."""
+def held_or_read(held: Settings | None, home: str) -> Settings:
+    """The process's settings (config.toml read once, with the container); read here, from the
+    container's own home, for a container made without the environment, as tests make one."""
     if held is not None:
         return held
     from lionrun.entrypoints.settings import load_settings
 
-    return load_settings()
+    return load_settings(home=home)
 
 
 def spool(home: str) -> str:
@@ -326,7 +326,7 @@ class Core(containers.DeclarativeContainer):
     config = providers.Configuration()
 
     home = providers.Callable(home_or_default, config.home)
-    settings = providers.Singleton(held_or_read, config.settings)
+    settings = providers.Singleton(held_or_read, config.settings, home)
     clock = providers.Singleton(SystemClock)
     plain_store = providers.Singleton(FsRunStore, home=home)
     # The fault suite's pause points wrap the real store when configured (LI_FAULT_PAUSE): a
@@ -495,6 +495,17 @@ def get_container() -> Any:
         built.config.from_dict(from_environment())
         _container = built
     return _container
+
+
+def read_settings_again() -> None:
+    """config.toml read again, for a process that lives on (`li serve`) before an action that
+    submits: what a person changed or mended in the file since the process started is what the
+    next run gets, as a fresh `li` call would. The store stays the one the process opened."""
+    from lionrun.entrypoints.settings import load_settings
+
+    built = get_container()
+    built.config.settings.from_value(load_settings(home=built.core.home()))
+    built.core.settings.reset()
 
 
 def set_container(container: Any) -> None:

@@ -100,13 +100,14 @@ def from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     return settings
 
 
-def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """Read config.toml (the one read of it) and the environment variables that win over it."""
+def load_settings(environ: Mapping[str, str] | None = None, home: str | None = None) -> Settings:
+    """Read config.toml (the one read of it) and the environment variables that win over it;
+    `home` is the environment's unless given (a container configured with its own)."""
     from lionrun.adapters.config_file import read_config
     from lionrun.domain.config import Settings, store_of
 
     env = os.environ if environ is None else environ
-    home = default_home(env)
+    home = home or default_home(env)
     file = read_config(home)
     return Settings(home=home, file=file, store=env.get("LI_STORE") or store_of(file.raw, file.path),
                     notify_command=env.get("LI_NOTIFY_COMMAND") or None)

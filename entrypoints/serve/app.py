@@ -327,16 +327,20 @@ def kill(run_id: str, form: Any) -> tuple[str, str]:
 
 @action("retry")
 def retry(run_id: str, form: Any) -> tuple[str, str]:
+    from lionrun.entrypoints.container import read_settings_again
     from lionrun.entrypoints.verbs._submit import retried_request, submit
 
+    read_settings_again()  # the page lives on; its submits see config.toml as it is now
     handle = submit(retried_request(Namespace(run_id=run_id)))
     return f"/runs/{handle.run_id}", f"retry of {run_id}"
 
 
 @action("reply")
 def reply(run_id: str, form: Any) -> tuple[str, str]:
+    from lionrun.entrypoints.container import read_settings_again
     from lionrun.entrypoints.verbs._submit import replied_request, submit
 
+    read_settings_again()  # the page lives on; its submits see config.toml as it is now
     prompt = str(form.get("prompt") or "")
     handle = submit(replied_request(Namespace(run_id=run_id, words=[], prompt=prompt, prompt_file=None)))
     return f"/runs/{handle.run_id}", f"reply to {run_id}"

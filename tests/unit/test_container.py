@@ -3,6 +3,8 @@ every side, and the fault suite's store is chosen by configuration."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from dependency_injector import providers
 
@@ -58,3 +60,18 @@ def test_the_environment_changes_only_what_it_gives_a_usable_value_for() -> None
         assert "notify_timeout" not in from_environment({"LI_NOTIFY_TIMEOUT": timeout}), timeout
     assert from_environment({"LI_FAULT_PAUSE": "before_work"})["fault_pause"] == "before_work"
     assert "fault_pause" not in from_environment({})
+
+
+def test_a_container_reads_the_config_toml_of_its_own_home_not_the_environments(
+        tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    own, other = (os.path.join(str(tmp_path), name) for name in ("own", "other"))
+    for home, executor in ((own, "slurm"), (other, "local")):
+        os.makedirs(home, mode=0o700)
+        with open(os.path.join(home, "config.toml"), "w", encoding="utf-8") as handle:
+            handle.write(f'executor = "{executor}"\n')
+    monkeypatch.setenv("LI_HOME", other)
+    container = Container()
+    container.config.from_dict({"home": own})
+    settings = container.core.settings()
+    assert settings.home == own and settings.file.path == os.path.join(own, "config.toml")
+    assert settings.entries.executor == "slurm"
