@@ -22,10 +22,11 @@ For each request the head:
 3. answers the exit status (`exit N`), and interrupts that `li` (SIGINT) when the caller leaves.
 
 A child's detached runner is re-parented to this head (a subreaper) once the `li` that submitted
-it exits, and would count as this run's process, stopped at its end. So what the head starts
-carries a mark (`LI_BROKER_MARK=<a secret of this head>`) that no process of the work can read
-(another user namespace) or guess; a session leader carrying it, and what it started, is no
-process of this run (`proctree.run_processes`, `cut`).
+it exits (and a grandchild's, once the child's head has ended), and would count as this run's
+process, stopped at its end. So what a head's broker starts carries a mark
+(`LI_BROKER_MARK=<a secret of that head>`); a session leader in the head's own mount namespace
+(where no confined work can be) carrying a broker's mark, and what it started, is no process of
+this run (`proctree.run_processes`, `cut`).
 """
 
 from __future__ import annotations

@@ -371,7 +371,7 @@ class StoreHider:
             target.update(broker=name, broker_fd=str(sock.fileno()), mark=mark, run_id=run_id,
                           li=json.dumps(self.li))
             if self.groups is not None:
-                self.groups.cut = f"{broker.MARK}={mark}".encode()
+                self.groups.cut = f"{broker.MARK}=".encode()  # any broker's: a grandchild carries its parent's
         pids = own_pids_here(home)
         target["pids"] = "1" if pids else ""
         if self.groups is not None:

@@ -176,11 +176,12 @@ def _tagged(stats: dict[int, Stat], tag: bytes, since: int, but: set[int]) -> di
 
 
 def brokered(pid: int, stat: Stat, head: int, cut: bytes) -> bool:
-    """Whether the head's descendant `pid` is what the run's broker started for the work (a child
-    run's detached runner, adapters/broker.py): it leads a session of its own, lives in the head's
-    mount namespace (a confined work never does: it cannot return there) and carries the broker's
-    mark — `cut` exactly where the head knows its secret, or any mark when `cut` is `BROKER_MARK`
-    alone (`li job kill`, outside the head, of a run whose work was confined)."""
+    """Whether the head's descendant `pid` is what a broker started for a work (a child run's
+    detached runner, adapters/broker.py): it leads a session of its own, lives in the head's
+    mount namespace (a confined work never does: it cannot return there) and carries a broker's
+    mark — any broker's when `cut` is `BROKER_MARK` alone, as every stop of a confined run asks:
+    a grandchild run, started by a child's broker, is re-parented to this head once the child's
+    head has ended, and carries the child's mark, not this head's."""
     if stat[3] != pid:
         return False
     found = environment(pid)

@@ -281,8 +281,7 @@ class LegWatch:
         if self.broker_fd is not None:
             os.set_inheritable(self.broker_fd, False)  # never into the finisher
         tag, mark = spec.get("run_tag"), confine.get("mark")
-        self.tree = proctree.RunTree(tag.encode() if tag else None,
-                                     proctree.BROKER_MARK + mark.encode() if mark else None)
+        self.tree = proctree.RunTree(tag.encode() if tag else None, proctree.BROKER_MARK if mark else None)
         timeout = spec["timeout"]
         self.deadline = None if timeout is None else began + timeout
         self.idle_for = spec.get("idle_timeout")  # an agent CLI that writes nothing this long is stopped
@@ -477,8 +476,8 @@ def main(argv: list[str]) -> int:
     if spec["folder_fd"] is not None:
         os.close(spec["folder_fd"])
     confine = spec.get("confine") or {}
-    if confine.get("mark"):  # the finisher's last stop spares the broker's children too
-        os.environ["LI_BROKER_CUT"] = (proctree.BROKER_MARK + confine["mark"].encode()).decode()
+    if confine.get("mark"):  # the finisher's last stop spares the brokers' children too
+        os.environ["LI_BROKER_CUT"] = proctree.BROKER_MARK.decode()
     finish = [*spec["finish"], "--finish", spec["run_id"], str(spec["capture_fd"]),
               "-" if code is None else str(code), timed_out, str(int(cancelled)),
               repr(spec["began"]), repr(leg_began)]

@@ -134,3 +134,46 @@ def test_the_parents_timeout_spares_the_child_its_work_submitted(li_home: str, s
     after = ended(li_home, child)
     assert (after["status"], after["outcome"], after["parent"]) == ("completed", "succeeded", parent), after
     assert done.exists()
+
+
+def grandchild_of(home: str, child: str, within: float = 30) -> str:
+    """The grandchild the child's work said it submitted (`GRANDCHILD=<id>` in its console)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        text = str(machine("job", "output", child, home=home).data["console"]["value"])
+        found = re.search(r"^GRANDCHILD=(\S+)$", text, re.M)
+        if found:
+            return found.group(1)
+        time.sleep(0.1)
+    raise AssertionError(f"the child's work submitted no grandchild: {text!r}")
+
+
+@pytest.mark.parametrize("stop", ["end", "kill"])
+@pytest.mark.parametrize("supervisor", SUPERVISORS)
+def test_a_grandchild_left_to_the_parent_when_the_child_ended_is_spared_too(
+        li_home: str, supervisor: str, stop: str, tmp_path: Path) -> None:
+    # The child's work submits a grandchild through the child's broker and the child ends: the
+    # grandchild's runner is re-parented to the parent's head (a subreaper) and carries the
+    # child's mark, not the parent's. The parent's end, and a kill of it, spare it all the same.
+    gate, done, grandchild_script = gated(tmp_path)
+    li = shlex.quote(li_bin())
+    child_script = (f"g=$({li} agent --detach sh {shlex.quote(grandchild_script)} 2>/dev/null); "
+                    'echo "GRANDCHILD=$g"')
+    tail = (f'{li} job wait "$child" --max-wait 60 >/dev/null 2>&1; '
+            + ("sleep 2" if stop == "end" else "sleep 300"))
+    parent = submit(li_home, parent_work(child_script, tail), supervisor)
+    child = child_of(li_home, parent)
+    grandchild = grandchild_of(li_home, child)
+    ended(li_home, child)
+    _, runner = running(li_home, grandchild)
+    head = status(li_home, parent)
+    assert head["status"] == "running" and psutil.Process(runner).ppid() == head["pid"], (head, runner)
+    if stop == "kill":
+        assert machine("job", "kill", parent, home=li_home, env=FAST).data["action"] == "signalled"
+    stopped = ended(li_home, parent)
+    assert stopped["status"] == ("completed" if stop == "end" else "cancelled"), stopped
+    assert psutil.pid_exists(runner) and status(li_home, grandchild)["status"] == "running"
+    gate.touch()
+    after = ended(li_home, grandchild)
+    assert (after["status"], after["outcome"], after["parent"]) == ("completed", "succeeded", child), after
+    assert done.exists()
