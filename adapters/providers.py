@@ -71,14 +71,7 @@ class ChildGroups:
         import time  # the runner's, once (not a provider's import cost)
 
         def strays() -> dict[int, int]:
-            found = self._tree()
-            if leg is None:
-                return found
-            # A leg's end takes only what carries that leg's id: another leg may be forked and not
-            # yet registered (or just unregistered), and is no stray of this one. What lost its
-            # environment is taken by the run's last stop, before the end is recorded.
-            mark = f"LI_LEG_ID={leg}".encode()
-            return {pid: start for pid, start in found.items() if proctree.carries(pid, mark)}
+            return self.leg_strays(leg)
 
         left = proctree.left_running(strays)
         if not left:
@@ -98,6 +91,17 @@ class ChildGroups:
         if left and say is not None:
             say(f"li runner: {len(left)} process(es) of the work could not be stopped: "
                 f"{' '.join(map(str, sorted(left)))}\n")
+
+    def leg_strays(self, leg: str | None) -> dict[int, int]:
+        """The run's processes but this one (`leg`: only those that carry that leg's id). A leg's
+        end takes only what carries its id: another leg may be forked and not yet registered (or
+        just unregistered), and is no stray of this one. What lost its environment is taken by the
+        run's last stop, before the end is recorded."""
+        found = self._tree()
+        if leg is None:
+            return found
+        mark = f"LI_LEG_ID={leg}".encode()
+        return {pid: start for pid, start in found.items() if proctree.carries(pid, mark)}
 
     def _spared(self) -> set[int]:
         with self._lock:
@@ -196,6 +200,7 @@ class ChildRun:
         if stdin_text is not None:
             pumps.append(_feed(child.stdin, stdin_text))
         timed_out = idle = False
+        stopped_at: float | None = None
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             now = time.monotonic()
@@ -212,9 +217,13 @@ class ChildRun:
                 elif deadline is None or now < deadline:
                     continue
             timed_out = True
+            stopped_at = time.monotonic()
+            if leg is not None:  # what the leg started outside its group hears it with the group: one grace
+                proctree.signal_all(self.groups.leg_strays(leg), signal.SIGTERM)
             proctree.stop_group(child, KILL_GRACE)
         self.groups.discard(child.pid)  # what it left running is stopped before its output is awaited
-        self.groups.stop_strays(console.say, leg=leg)
+        grace = KILL_GRACE if stopped_at is None else max(0.0, KILL_GRACE - (time.monotonic() - stopped_at))
+        self.groups.stop_strays(console.say, leg=leg, grace=grace)
         for pump in pumps:
             pump.join(PUMP_JOIN)
         return child.returncode, timed_out, idle
