@@ -218,9 +218,10 @@ class ChildRun:
                     continue
             timed_out = True
             stopped_at = time.monotonic()
+            proctree.kill_group(child.pid, signal.SIGTERM)  # first: the scan below takes a while
             if leg is not None:  # what the leg started outside its group hears it with the group: one grace
                 proctree.signal_all(self.groups.leg_strays(leg), signal.SIGTERM)
-            proctree.stop_group(child, KILL_GRACE)
+            proctree.stop_group(child, max(0.0, KILL_GRACE - (time.monotonic() - stopped_at)))
         self.groups.discard(child.pid)  # what it left running is stopped before its output is awaited
         grace = KILL_GRACE if stopped_at is None else max(0.0, KILL_GRACE - (time.monotonic() - stopped_at))
         self.groups.stop_strays(console.say, leg=leg, grace=grace)
