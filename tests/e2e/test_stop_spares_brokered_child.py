@@ -55,16 +55,21 @@ def ended(home: str, run_id: str, within: float = 60) -> dict[str, Any]:
     return status(home, run_id)
 
 
-def child_of(home: str, parent: str, within: float = 30) -> str:
-    """The child the parent's work said it submitted (`CHILD=<id>` in its console)."""
+def said(home: str, run_id: str, name: str, within: float = 30) -> str:
+    """The run id a run's work said it submitted (`NAME=<id>` in its console)."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        text = str(machine("job", "output", parent, home=home).data["console"]["value"])
-        found = re.search(r"^CHILD=(\S+)$", text, re.M)
+        text = str(machine("job", "output", run_id, home=home).data["console"]["value"])
+        found = re.search(rf"^{name}=(\S+)$", text, re.M)
         if found:
             return found.group(1)
         time.sleep(0.1)
-    raise AssertionError(f"the parent's work submitted no child: {text!r}")
+    raise AssertionError(f"the work of {run_id} said no {name}: {text!r}")
+
+
+def child_of(home: str, parent: str) -> str:
+    """The child the parent's work said it submitted (`CHILD=<id>` in its console)."""
+    return said(home, parent, "CHILD")
 
 
 def running(home: str, run_id: str) -> tuple[dict[str, Any], int]:
@@ -136,18 +141,6 @@ def test_the_parents_timeout_spares_the_child_its_work_submitted(li_home: str, s
     assert done.exists()
 
 
-def grandchild_of(home: str, child: str, within: float = 30) -> str:
-    """The grandchild the child's work said it submitted (`GRANDCHILD=<id>` in its console)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        text = str(machine("job", "output", child, home=home).data["console"]["value"])
-        found = re.search(r"^GRANDCHILD=(\S+)$", text, re.M)
-        if found:
-            return found.group(1)
-        time.sleep(0.1)
-    raise AssertionError(f"the child's work submitted no grandchild: {text!r}")
-
-
 @pytest.mark.parametrize("stop", ["end", "kill"])
 @pytest.mark.parametrize("supervisor", SUPERVISORS)
 def test_a_grandchild_left_to_the_parent_when_the_child_ended_is_spared_too(
@@ -163,7 +156,7 @@ def test_a_grandchild_left_to_the_parent_when_the_child_ended_is_spared_too(
             + ("sleep 2" if stop == "end" else "sleep 300"))
     parent = submit(li_home, parent_work(child_script, tail), supervisor)
     child = child_of(li_home, parent)
-    grandchild = grandchild_of(li_home, child)
+    grandchild = said(li_home, child, "GRANDCHILD")
     ended(li_home, child)
     _, runner = running(li_home, grandchild)
     head = status(li_home, parent)
