@@ -96,18 +96,22 @@ def envelope_data(sample: Sample) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def python_of(li: str) -> str:
-    """The interpreter a console-script `li` runs on (its shebang), resolved; else ours."""
+def interpreter_of(li: str) -> str | None:
+    """The interpreter a console-script `li` names in its shebang, as named (a venv's python, whose
+    site-packages hold li's libraries), or None for an li that is no Python script."""
     try:
         with open(li, "rb") as handle:
             first = handle.readline(4096).decode(errors="replace").strip()
     except OSError:
-        first = ""
-    if first.startswith("#!") and "python" in first:
-        candidate = first[2:].split()[0]
-        if os.path.isabs(candidate) and os.path.exists(candidate):
-            return os.path.realpath(candidate)
-    return os.path.realpath(sys.executable)
+        return None
+    words = first[2:].split() if first.startswith("#!") else []
+    found = words[0] if words and "python" in os.path.basename(words[0]) else None
+    return found if found is not None and os.path.isabs(found) and os.path.exists(found) else None
+
+
+def python_of(li: str) -> str:
+    """The interpreter a console-script `li` runs on (its shebang), resolved; else ours."""
+    return os.path.realpath(interpreter_of(li) or sys.executable)
 
 
 def regular_install(rev: str, root: str, quick: bool = False) -> tuple[str, str]:

@@ -108,7 +108,7 @@ def measure(li: str, peer: str | None, floor_python: str, repeat: int, root: str
     sides = [(li, mine, None, floor_argv, floor)] + (
         [(peer, theirs, peer_submits, peer_floor_argv, peer_floor)] if peer else [])
     references = {side: {key: Series() for key, _, _ in REFERENCES} for side in ("li", "peer")}
-    interpreters = {"li": interpreter_of(li), "peer": interpreter_of(peer) if peer else None}
+    interpreters = {"li": common.interpreter_of(li), "peer": common.interpreter_of(peer) if peer else None}
     for round_no in range(0 if warm_up else 1, repeat + 1):  # round 0 warms caches up, not counted
         for key, _, template in CALLS:
             argv = [part.replace("{id}", run_id) for part in template]
@@ -148,18 +148,6 @@ def one_call(key: str, argv: list[str], home: str, floor_argv: list[str], series
 def summaries(series: dict[str, Series], measured: object = True) -> dict[str, Any] | None:
     """Each series' figures; None for a side that was not `measured` (no interpreter of its own)."""
     return {key: one.summary() for key, one in series.items()} if measured else None
-
-
-def interpreter_of(li: str) -> str | None:
-    """The interpreter a console-script `li` names in its shebang, as named (a venv's python, whose
-    site-packages hold li's libraries), or None for an li that is no Python script."""
-    try:
-        with open(li, "rb") as handle:
-            first = handle.readline(4096).decode(errors="replace").strip()
-    except OSError:
-        return None
-    words = first[2:].split() if first.startswith("#!") else []
-    return words[0] if words and "python" in os.path.basename(words[0]) and os.path.isabs(words[0]) else None
 
 
 def reference(series: dict[str, Series], interpreter: str | None, floor_argv: list[str], home: str,
