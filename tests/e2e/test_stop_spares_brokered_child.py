@@ -152,8 +152,10 @@ def test_a_grandchild_left_to_the_parent_when_the_child_ended_is_spared_too(
     li = shlex.quote(li_bin())
     child_script = (f"g=$({li} agent --detach sh {shlex.quote(grandchild_script)} 2>/dev/null); "
                     'echo "GRANDCHILD=$g"')
+    release = tmp_path / "release"  # the parent's work ends (or is killed) once the test looked
     tail = (f'{li} job wait "$child" --max-wait 60 >/dev/null 2>&1; '
-            + ("sleep 2" if stop == "end" else "sleep 300"))
+            + (f"n=0; while [ ! -e {release} ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done"
+               if stop == "end" else "sleep 300"))
     parent = submit(li_home, parent_work(child_script, tail), supervisor)
     child = child_of(li_home, parent)
     grandchild = said(li_home, child, "GRANDCHILD")
@@ -163,6 +165,8 @@ def test_a_grandchild_left_to_the_parent_when_the_child_ended_is_spared_too(
     assert head["status"] == "running" and psutil.Process(runner).ppid() == head["pid"], (head, runner)
     if stop == "kill":
         assert machine("job", "kill", parent, home=li_home, env=FAST).data["action"] == "signalled"
+    else:
+        release.touch()
     stopped = ended(li_home, parent)
     assert stopped["status"] == ("completed" if stop == "end" else "cancelled"), stopped
     assert psutil.pid_exists(runner) and status(li_home, grandchild)["status"] == "running"
